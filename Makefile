@@ -1,0 +1,33 @@
+# Two entry points on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev,llm,milvus,torch,meteor
+export RAGDIAL_DATA ?= $(abspath ../shared/data)
+
+.PHONY: demo test lint install system-deps clean
+
+$(VENV)/.installed-$(subst $(comma),-,$(EXTRAS)): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install 'torch==2.13.0'
+	$(PY) -m pip install -e '.[$(EXTRAS)]'
+	touch $@
+
+comma := ,
+install: $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+system-deps:
+	bash scripts/system-deps.sh
+
+lint: install
+	$(PY) -m ruff check src tests benchmarks
+
+test: system-deps install lint
+	$(PY) -m pytest -q
+
+demo: install
+	$(VENV)/bin/ragdial demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info

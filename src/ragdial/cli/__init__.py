@@ -1,0 +1,33 @@
+"""The ``ragdial`` command line: one Typer app, one sub-app per job."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ragdial.cli import data as data_cli
+from ragdial.errors import RagdialError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
+app.add_typer(data_cli.app, name="data")
+
+
+def main() -> None:
+    """Entry point: user errors print one line and exit 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except RagdialError as err:
+        typer.secho(f"error: {err}", err=True, fg="red")
+        sys.exit(2)
+    except typer.Abort:
+        sys.exit(1)
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except Exception as err:  # click usage errors
+        import click
+
+        if isinstance(err, click.ClickException):
+            err.show()
+            sys.exit(err.exit_code)
+        raise

@@ -1,0 +1,55 @@
+"""``ragdial data``: stats, validate and convert any supported format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragdial import datasets
+from ragdial.datasets._io import write_lines
+
+app = typer.Typer(no_args_is_help=True, help="Inspect, validate and convert benchmark data.")
+FormatArg = Annotated[str, typer.Argument(help=f"one of: {', '.join(datasets.FORMATS)}")]
+PathArg = Annotated[Path, typer.Argument(help="data file or folder (see README)")]
+SplitOpt = Annotated[str | None, typer.Option(help="split (val, train, develop, ...)")]
+
+
+@app.command()
+def stats(
+    format: FormatArg, path: PathArg, split: SplitOpt = None, json_: bool = typer.Option(False, "--json")
+) -> None:
+    """Count dialogs, examples, knowledge-seeking examples and knowledge items."""
+    dataset = datasets.load(format, path, split)
+    numbers = dataset.stats()
+    if json_:
+        typer.echo(json.dumps({"format": format, "split": dataset.split, **numbers}))
+        return
+    table = Table(title=f"{format} {dataset.split} ({path})")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key, value in numbers.items():
+        table.add_row(key, f"{value:,}")
+    Console().print(table)
+
+
+@app.command()
+def validate(format: FormatArg, path: PathArg, split: SplitOpt = None) -> None:
+    """Read every record and check every field and knowledge reference; exit 2 on the first problem."""
+    dataset = datasets.load(format, path, split)
+    for example in dataset.examples:
+        for item_id in example.knowledge_ids:
+            dataset.kb.get(item_id)
+    typer.echo(f"ok: {len(dataset.examples)} examples, {len(dataset.kb)} knowledge items")
+
+
+@app.command()
+def convert(format: FormatArg, path: PathArg, out: Path, split: SplitOpt = None) -> None:
+    """Write the unified schema as JSON lines (knowledge items, then examples)."""
+    dataset = datasets.load(format, path, split)
+    write_lines(out, dataset.iter_jsonl())
+    typer.echo(f"wrote {out}")

@@ -1,0 +1,74 @@
+"""One loader per format family, behind one registry: ``load(FORMAT, PATH, split=...)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.schema import Dataset
+
+
+@dataclass(frozen=True)
+class Format:
+    """A registered data format: how to load it and what its path names."""
+
+    name: str
+    loader: Callable[..., Dataset]
+    path_help: str
+    default_split: str | None = None
+
+
+def _dstc(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+    from ragdial.datasets import dstc
+
+    return dstc.load(path, split or "val", **options)
+
+
+def _kdconv(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+    from ragdial.datasets import kdconv
+
+    path = Path(path)
+    if path.is_dir():  # a KdConv domain folder: dev.json (or the split named) and kb_<domain>.json if present
+        kb = next(iter(sorted(path.glob("kb_*.json"))), None)
+        options.setdefault("kb_path", kb)
+        path = path / f"{split or 'dev'}.json"
+    return kdconv.load(path, split=split or "", **options)
+
+
+def _smp2017(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+    from ragdial.datasets import smp2017
+
+    return smp2017.load(path, split or "train", **options)
+
+
+def _mobilecs2(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+    from ragdial.datasets import mobilecs2
+
+    return mobilecs2.load(path, split=split, **options)
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("dstc9", _dstc, "data root with knowledge.json and <split>/logs.json, labels.json", "val"),
+        Format("dstc11", _dstc, "data root with knowledge.json and <split>/logs.json, labels.json", "val"),
+        Format("kdconv", _kdconv, "a KdConv domain folder (dev.json, kb_<domain>.json) or a dialogs JSON file"),
+        Format("huawei", _kdconv, "valid.json or test_contexts.json of the Huawei challenge"),
+        Format("smp2017", _smp2017, "folder with <split>/<split>_<label>.txt files", "train"),
+        Format("mobilecs2", _mobilecs2, "a MobileCS2 dialogs JSON file (global KB and FAQ beside it)"),
+    )
+}
+
+
+def load(format: str, path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+    """Load ``path`` in ``format`` into the schema."""
+    try:
+        spec = FORMATS[format]
+    except KeyError:
+        raise RagdialError(f"unknown format {format!r}; known: {', '.join(FORMATS)}") from None
+    dataset = spec.loader(path, split, **options)
+    dataset.format = format
+    return dataset

@@ -1,0 +1,186 @@
+"""DSTC9 track 1 and DSTC11 track 5: ``logs.json`` + ``labels.json`` + ``knowledge.json``.
+
+Layout (the official ``--dataroot`` layout): ``ROOT/knowledge.json`` and ``ROOT/<split>/logs.json`` (+
+``labels.json`` where labelled). DSTC9 knowledge is per-entity FAQ snippets (``docs`` with ``title``/``body``);
+DSTC11 knowledge has per-entity ``faqs`` (``question``/``answer``) and ``reviews`` addressed down to the sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragdial.datasets._io import expect, field, read_json, write_json
+from ragdial.errors import DataFormatError
+from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
+
+SPEAKERS = {"U": Speaker.USER, "S": Speaker.SYSTEM}
+LABEL_KEYS = ("target", "knowledge", "response")
+
+
+def knowledge_id(ref: Mapping[str, Any]) -> str:
+    """The stable id of an official knowledge reference (a ``labels.json`` knowledge entry)."""
+    head = f"{ref['domain']}:{ref['entity_id']}"
+    doc_type = ref.get("doc_type")
+    if doc_type is None:
+        return f"{head}:{ref['doc_id']}"
+    if doc_type == "review":
+        return f"{head}:review:{ref['doc_id']}:{ref['sent_id']}"
+    return f"{head}:{doc_type}:{ref['doc_id']}"
+
+
+def knowledge_ref(item: Knowledge) -> dict[str, Any]:
+    """The official reference of a knowledge item, keys in the organisers' order."""
+    ref: dict[str, Any] = {"domain": item.fields["domain"], "entity_id": item.fields["entity_id"]}
+    if "doc_type" in item.fields:
+        ref["doc_type"] = item.fields["doc_type"]
+    ref["doc_id"] = item.fields["doc_id"]
+    if "sent_id" in item.fields:
+        ref["sent_id"] = item.fields["sent_id"]
+    return ref
+
+
+def _entity_id(raw: str) -> int | str:
+    return int(raw) if raw.lstrip("-").isdigit() else raw
+
+
+def load_knowledge(path: str | Path) -> KnowledgeBase:
+    """Read a DSTC9 or DSTC11 ``knowledge.json`` into global knowledge items."""
+    data = expect(path, read_json(path), dict)
+    kb = KnowledgeBase()
+    for domain, entities in data.items():
+        expect(path, entities, dict, record=domain)
+        for raw_entity, entity in entities.items():
+            record = f"{domain}/{raw_entity}"
+            expect(path, entity, dict, record=record)
+            entity_id = _entity_id(raw_entity)
+            name = entity.get("name")
+            base = {"domain": domain, "entity_id": entity_id, "entity": name}
+            if "docs" in entity:  # DSTC9
+                for doc_id, doc in field(path, record, entity, "docs", dict).items():
+                    title = field(path, f"{record}/docs/{doc_id}", doc, "title", str)
+                    body = field(path, f"{record}/docs/{doc_id}", doc, "body", str)
+                    fields = {**base, "doc_id": int(doc_id), "title": title, "body": body}
+                    item_id = knowledge_id(fields)
+                    kb.add(Knowledge(item_id, f"{title} {body}", SourceKind.SNIPPET, fields))
+                continue
+            for doc_id, faq in (entity.get("faqs") or {}).items():
+                question = field(path, f"{record}/faqs/{doc_id}", faq, "question", str)
+                answer = field(path, f"{record}/faqs/{doc_id}", faq, "answer", str)
+                fields = {**base, "doc_type": "faq", "doc_id": int(doc_id), "title": question, "body": answer}
+                kb.add(Knowledge(knowledge_id(fields), f"{question} {answer}", SourceKind.FAQ, fields))
+            for doc_id, review in (entity.get("reviews") or {}).items():
+                sentences = field(path, f"{record}/reviews/{doc_id}", review, "sentences", dict)
+                for sent_id, sentence in sentences.items():
+                    expect(path, sentence, str, record=f"{record}/reviews/{doc_id}/sentences/{sent_id}")
+                    fields = {
+                        **base,
+                        "doc_type": "review",
+                        "doc_id": int(doc_id),
+                        "sent_id": int(sent_id),
+                        "traveler_type": review.get("traveler_type"),
+                    }
+                    kb.add(Knowledge(knowledge_id(fields), sentence, SourceKind.REVIEW, fields))
+    return kb
+
+
+def read_logs(path: str | Path) -> list[list[Turn]]:
+    """Read ``logs.json``: a list of instances, each a list of ``{"speaker": "U"|"S", "text"}``."""
+    logs = expect(path, read_json(path), list)
+    instances = []
+    for index, instance in enumerate(logs):
+        expect(path, instance, list, record=index)
+        turns = []
+        for turn_index, turn in enumerate(instance):
+            record = f"{index}, turn {turn_index}"
+            speaker = field(path, record, turn, "speaker", str)
+            if speaker not in SPEAKERS:
+                raise DataFormatError(path, f"speaker must be 'U' or 'S', found {speaker!r}", record, "speaker")
+            turns.append(Turn(SPEAKERS[speaker], field(path, record, turn, "text", str)))
+        if not turns:
+            raise DataFormatError(path, "empty dialog context", index)
+        instances.append(turns)
+    return instances
+
+
+def read_labels(path: str | Path, kb: KnowledgeBase | None = None) -> list[dict[str, Any]]:
+    """Read and check ``labels.json`` (gold or predicted): every knowledge reference must exist in ``kb``."""
+    labels = expect(path, read_json(path), list)
+    for index, label in enumerate(labels):
+        target = field(path, index, label, "target", bool)
+        if not target:
+            continue
+        knowledge = field(path, index, label, "knowledge", list)
+        for ref_index, ref in enumerate(knowledge):
+            record = f"{index}, knowledge {ref_index}"
+            expect(path, ref, dict, record=record)
+            for key in ("domain", "entity_id", "doc_id"):
+                if key not in ref:
+                    raise DataFormatError(path, "required field is missing", record, key)
+            if kb is not None and knowledge_id(ref) not in kb:
+                raise DataFormatError(path, f"unknown knowledge {knowledge_id(ref)!r}", record, "knowledge")
+        if "response" in label:
+            field(path, index, label, "response", str)
+    return labels
+
+
+def load(root: str | Path, split: str = "val", knowledge: str | Path | None = None) -> Dataset:
+    """Load one split of a DSTC9/DSTC11 data root; ``knowledge`` overrides ``ROOT/knowledge.json``."""
+    root = Path(root)
+    kb = load_knowledge(knowledge or root / "knowledge.json")
+    version = (
+        "dstc11"
+        if any(k.source == SourceKind.REVIEW for k in kb) or (any("doc_type" in k.fields for k in kb))
+        else "dstc9"
+    )
+    logs_path = root / split / "logs.json"
+    labels_path = root / split / "labels.json"
+    instances = read_logs(logs_path) if logs_path.exists() else []
+    labels = read_labels(labels_path, kb) if labels_path.exists() and instances else None
+    if labels is not None and len(labels) != len(instances):
+        raise DataFormatError(
+            labels_path, f"{len(labels)} labels for {len(instances)} log instances in {logs_path}", field="length"
+        )
+    dialogs, examples = [], []
+    for index, turns in enumerate(instances):
+        dialog_id = str(index)
+        dialogs.append(Dialog(dialog_id, turns))
+        example = Example(dialog_id, dialog_id, len(turns), turns)
+        if labels is not None:
+            label = labels[index]
+            example.needs_knowledge = bool(label["target"])
+            example.knowledge_ids = [knowledge_id(ref) for ref in label.get("knowledge") or []]
+            example.response = label.get("response")
+            extra = {k: v for k, v in label.items() if k not in LABEL_KEYS}
+            if extra:
+                example.meta["label_extra"] = extra
+        examples.append(example)
+    return Dataset(version, split, "en", kb, dialogs, examples, str(root))
+
+
+def label_record(
+    kb: KnowledgeBase,
+    target: bool,
+    knowledge_ids: Sequence[str] = (),
+    response: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ``labels.json`` entry in the official format (ranked knowledge, most likely first)."""
+    record: dict[str, Any] = {"target": target}
+    if target:
+        record["knowledge"] = [knowledge_ref(kb.get(item_id)) for item_id in knowledge_ids]
+        if response is not None:
+            record["response"] = response
+    if extra:
+        record.update(extra)
+    return record
+
+
+def write_labels(path: str | Path, kb: KnowledgeBase, examples: Iterable[Example]) -> Path:
+    """Write predictions (or gold) on ``examples`` as an official ``labels.json``."""
+    records = [
+        label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response, e.meta.get("label_extra"))
+        for e in examples
+    ]
+    return write_json(path, records)

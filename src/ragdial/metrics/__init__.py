@@ -1,0 +1,1 @@
+"""Metrics, each implemented once; challenge scores composed from them."""

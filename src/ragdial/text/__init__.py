@@ -1,0 +1,1 @@
+"""Text processing: tokenisation, normalisation, ASR-noise simulation."""

@@ -1,0 +1,1 @@
+"""Turn understanding: knowledge-seeking detection, api_query and intent classification."""
