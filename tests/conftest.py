@@ -1,0 +1,33 @@
+"""Shared fixtures: the benchmark data folder (skipped with a reason where absent) and our own small fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragdial.paths import data_root
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``$RAGDIAL_DATA`` (default ``../shared/data``); the test is skipped where it is absent."""
+    root = data_root()
+    if not root.is_dir():
+        pytest.skip(f"benchmark data not found at {root} (set RAGDIAL_DATA)")
+    return root
+
+
+def shared_path(root: Path, relative: str) -> Path:
+    """A path inside the shared data; skips the test when that folder is missing."""
+    path = root / relative
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    return FIXTURES
