@@ -59,6 +59,7 @@ class HybridRetriever(Retriever):
         self._queries = QueryCache(self.encoder) if self.encoder is not None else None
         self.reranker = reranker
         self.tracker = EntityTracker(self.items)
+        self._tokens: dict[int, set[str]] = {}
         self._position = {item.id: i for i, item in enumerate(self.items)}
         self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)
         self._local: dict[str, list[int]] = {}
@@ -76,6 +77,13 @@ class HybridRetriever(Retriever):
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def item_tokens(self, index: int) -> set[str]:
+        """The analyzer tokens of one item (computed once)."""
+        tokens = self._tokens.get(index)
+        if tokens is None:
+            tokens = self._tokens[index] = set(self.config.analyzer(self.items[index].text or ""))
+        return tokens
 
     def position(self, item_id: str) -> int:
         return self._position[item_id]
