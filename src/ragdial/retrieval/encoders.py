@@ -173,13 +173,14 @@ class QueryCache:
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, row in zip(missing, self.encoder.encode(missing, is_query=True), strict=True):
-                self._cache[text] = row
+        fresh = dict(zip(missing, self.encoder.encode(missing, is_query=True), strict=True)) if missing else {}
+        if not texts:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        out = np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
         for text in texts:
+            if text in fresh:
+                self._cache[text] = fresh[text]
             self._cache.move_to_end(text)
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
-        if not texts:
-            return np.zeros((0, self.encoder.dim), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        return out

@@ -20,6 +20,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
+from ragdial.retrieval.interaction import InteractionModel, pair_features
 from ragdial.schema import Example, SourceKind, Turn
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ FEATURES = [
     "used_before",
     "entity_used_before",
     "log_length",
+    "interaction",
 ]
+INTERACTION_FILE = "interaction.npy"
 MODEL_FILE = "reranker.txt"
 META_FILE = "reranker.json"
 
@@ -61,8 +64,22 @@ def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(b) if b else 0.0
 
 
-def features(retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
-    """One feature row per candidate, columns in ``FEATURES`` order."""
+def pair_rows(retriever: HybridRetriever, scores: CandidateScores) -> list[list[str]]:
+    """The word-pair features of each candidate, for the interaction model."""
+    query_tokens = retriever.config.analyzer(scores.query)
+    return [
+        pair_features(query_tokens, retriever.item_tokens(int(i)), retriever.items[int(i)].source.value)
+        for i in scores.indices
+    ]
+
+
+def features(
+    retriever: HybridRetriever,
+    context: Sequence[Turn],
+    scores: CandidateScores,
+    interaction: InteractionModel | None = None,
+) -> np.ndarray:
+    """One feature row per candidate, columns in ``FEATURES`` order (``interaction`` 0 without a model)."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
@@ -118,6 +135,8 @@ def features(retriever: HybridRetriever, context: Sequence[Turn], scores: Candid
             out[row, cols["title_overlap"]] = _overlap(set(analyzer(title)), query_tokens)
         out[row, cols["used_before"]] = item.id in used
         out[row, cols["log_length"]] = math.log1p(len(tokens))
+    if interaction is not None:
+        out[:, cols["interaction"]] = interaction.score(pair_rows(retriever, scores))
     return out
 
 
@@ -126,6 +145,7 @@ class Reranker:
     """A LightGBM model scoring candidates, and the cut that turns scores into a selection."""
 
     booster: Any
+    interaction: InteractionModel | None = None
     threshold: float = 0.5
     max_select: int = 10
     depth: int = 100
@@ -139,7 +159,7 @@ class Reranker:
             return final
         top = np.argsort(-scores.fused, kind="stable")[: self.depth]
         sub = _subset(scores, top)
-        final[top] = self.booster.predict(features(retriever, context, sub))
+        final[top] = self.booster.predict(features(retriever, context, sub, self.interaction))
         return final
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
@@ -152,6 +172,8 @@ class Reranker:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.booster.save_model(str(directory / MODEL_FILE))
+        if self.interaction is not None:
+            self.interaction.save(directory / INTERACTION_FILE)
         meta = {
             "features": FEATURES,
             "threshold": self.threshold,
@@ -174,7 +196,16 @@ class Reranker:
         if meta.get("features") != FEATURES:
             raise RagdialError(f"{meta_path}: trained on other features; retrain with `ragdial train retriever`")
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
-        return cls(booster, float(meta["threshold"]), int(meta["max_select"]), int(meta["depth"]), meta.get("info", {}))
+        path = directory / INTERACTION_FILE
+        interaction = InteractionModel.load(path) if path.exists() else None
+        return cls(
+            booster,
+            interaction,
+            float(meta["threshold"]),
+            int(meta["max_select"]),
+            int(meta["depth"]),
+            meta.get("info", {}),
+        )
 
 
 def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
@@ -193,11 +224,22 @@ def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
     )
 
 
-def training_rows(
-    retriever: HybridRetriever, examples: Iterable[Example], depth: int = 100
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[str]], list[list[str]]]:
-    """Feature rows, labels, group sizes, and per query the candidate ids (in row order) and gold ids."""
-    xs, ys, groups, cand_ids, golds = [], [], [], [], []
+@dataclass
+class TrainingRows:
+    """Feature rows of many queries: labels, group sizes, candidate and gold ids, word-pair rows, query dialogs."""
+
+    x: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    cand_ids: list[list[str]]
+    golds: list[list[str]]
+    pairs: list[list[str]]
+    dialogs: list[str]
+
+
+def training_rows(retriever: HybridRetriever, examples: Iterable[Example], depth: int = 100) -> TrainingRows:
+    """Feature rows (interaction column left 0) for the knowledge-seeking examples with gold."""
+    xs, ys, groups, cand_ids, golds, pairs, dialogs = [], [], [], [], [], [], []
     for example in examples:
         if not example.needs_knowledge or not example.knowledge_ids:
             continue
@@ -213,9 +255,11 @@ def training_rows(
         groups.append(len(ids))
         cand_ids.append(ids)
         golds.append(list(example.knowledge_ids))
+        pairs.extend(pair_rows(retriever, sub))
+        dialogs.append(example.dialog_id)
     if not xs:
         raise RagdialError("no knowledge-seeking examples with gold knowledge to train the reranker on")
-    return np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds
+    return TrainingRows(np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds, pairs, dialogs)
 
 
 def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
@@ -255,6 +299,14 @@ def best_threshold(
     return best
 
 
+def _dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """A fold per query, grouped by dialog."""
+    names = sorted(set(dialogs))
+    random.Random(seed).shuffle(names)
+    fold_of = {name: i % folds for i, name in enumerate(names)}
+    return np.array([fold_of[d] for d in dialogs])
+
+
 def train(
     retriever: HybridRetriever,
     examples: Sequence[Example],
@@ -262,25 +314,40 @@ def train(
     max_select: int = 10,
     rounds: int = 300,
     seed: int = 0,
-    holdout: float = 0.2,
+    folds: int = 5,
+    interaction: bool = True,
 ) -> Reranker:
-    """Fit on ``examples`` (knowledge-seeking ones with gold); the threshold is tuned on a dialog-grouped holdout."""
-    dialogs = sorted({e.dialog_id for e in examples})
-    random.Random(seed).shuffle(dialogs)
-    held = set(dialogs[: int(len(dialogs) * holdout)])
-    fit_x, fit_y, *_ = training_rows(retriever, [e for e in examples if e.dialog_id not in held], depth)
+    """Fit the reranker on ``examples`` (knowledge-seeking ones with gold).
+
+    The interaction model's feature is filled out-of-fold (dialog-grouped ``folds``) so LightGBM sees honest
+    values; the threshold is tuned on one held-out fold, then both models are refit on everything.
+    """
+    data = training_rows(retriever, examples, depth)
+    query_fold = _dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
+    row_query = np.repeat(np.arange(len(data.groups)), data.groups)
+    column = FEATURES.index("interaction")
+    model = None
+    if interaction:
+        if query_fold is not None:
+            row_fold = query_fold[row_query]
+            for fold in range(folds):
+                train_rows = np.flatnonzero(row_fold != fold)
+                held_rows = np.flatnonzero(row_fold == fold)
+                part = InteractionModel.fit([data.pairs[i] for i in train_rows], data.y[train_rows], seed)
+                data.x[held_rows, column] = part.score([data.pairs[i] for i in held_rows])
+        model = InteractionModel.fit(data.pairs, data.y, seed)
+        if query_fold is None:
+            data.x[:, column] = model.score(data.pairs)
     threshold = 0.5
-    if held:
-        tune_x, tune_y, groups, cand_ids, golds = training_rows(
-            retriever, [e for e in examples if e.dialog_id in held], depth
-        )
-        probe = _fit(fit_x, fit_y, seed, rounds)
-        flat = probe.predict(tune_x)
-        probs = np.split(flat, np.cumsum(groups)[:-1])
-        threshold = best_threshold(probs, cand_ids, golds, max_select)
-        all_x, all_y = np.concatenate([fit_x, tune_x]), np.concatenate([fit_y, tune_y])
-    else:
-        all_x, all_y = fit_x, fit_y
-    booster = _fit(all_x, all_y, seed, rounds)
-    info = {"examples": len(examples), "rows": len(all_x), "positives": int(all_y.sum()), "rounds": rounds}
-    return Reranker(booster, threshold, max_select, depth, info)
+    if query_fold is not None:
+        held_query = query_fold == 0
+        held_rows = held_query[row_query]
+        probe = _fit(data.x[~held_rows], data.y[~held_rows], seed, rounds)
+        flat = probe.predict(data.x[held_rows])
+        probs = np.split(flat, np.cumsum(data.groups[held_query])[:-1])
+        cand = [c for c, h in zip(data.cand_ids, held_query, strict=True) if h]
+        gold = [g for g, h in zip(data.golds, held_query, strict=True) if h]
+        threshold = best_threshold(probs, cand, gold, max_select)
+    booster = _fit(data.x, data.y, seed, rounds)
+    info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
+    return Reranker(booster, model, threshold, max_select, depth, info)
