@@ -25,11 +25,12 @@ from ragdial.schema import KnowledgeBase
 
 
 def systems(pinyin: bool) -> dict[str, RetrieverConfig]:
-    analyzer = Analyzer(pinyin=pinyin)
+    # candidates: the triples of every entity named so far in the dialog (the topic entity and those it led to)
+    common = {"analyzer": Analyzer(pinyin=pinyin), "carry_turns": 100}
     return {
-        "BM25": RetrieverConfig(encoder=None, fusion="bm25", analyzer=analyzer),
-        "dense (USE)": RetrieverConfig(fusion="dense", analyzer=analyzer),
-        "hybrid (RRF)": RetrieverConfig(fusion="rrf", analyzer=analyzer),
+        "BM25": RetrieverConfig(encoder=None, fusion="bm25", **common),
+        "dense (USE)": RetrieverConfig(fusion="dense", **common),
+        "hybrid (RRF)": RetrieverConfig(fusion="rrf", **common),
     }
 
 

@@ -17,17 +17,23 @@ from ragdial.schema import Knowledge, Turn
 _BRACKETS = re.compile(r"[（(\[【《].*?[）)\]】》]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_GENERIC = frozenset({"the", "hotel", "restaurant", "guest house", "guesthouse", "inn", "house", "lodge"})
+_GENERIC = frozenset(
+    {"the", "hotel", "restaurant", "guest house", "guesthouse", "inn", "house", "lodge", "bar", "cafe", "city"}
+)
+_APOSTROPHE = re.compile(r"['’`]")
+_SUFFIXES = (" restaurant ", " hotel ", " guest house ", " guesthouse ", " bed and breakfast ", " b and b ")
 
 
 def normalise(text: str) -> str:
-    """Lower-case, punctuation to single spaces, padded with spaces for whole-word matching."""
-    text = _NON_WORD.sub(" ", text.lower()).strip()
+    """Lower-case, '&' as 'and', apostrophes dropped, punctuation to single spaces, padded with spaces."""
+    text = _APOSTROPHE.sub("", text.lower().replace("&", " and "))
+    text = _NON_WORD.sub(" ", text).strip()
     return f" {text} "
 
 
 def aliases(name: str) -> set[str]:
-    """The normalised forms a name may take in a turn (as written, without brackets, without a leading 'the')."""
+    """The normalised forms a name may take in a turn: as written, without brackets, without a leading 'the',
+    without a generic suffix ("Fitzbillies" for "Fitzbillies Restaurant"), "guesthouse"/"house" for "guest house"."""
     forms = {name, _BRACKETS.sub("", name)}
     out = set()
     for form in forms:
@@ -36,6 +42,10 @@ def aliases(name: str) -> set[str]:
             norm = norm[4:]
         out.add(norm)
         out.add(norm.replace(" guest house ", " guesthouse "))
+        out.add(norm.replace(" guest house ", " house "))
+        for suffix in _SUFFIXES:
+            if norm.endswith(suffix) and len(norm) - len(suffix) >= 5:
+                out.add(norm[: -len(suffix) + 1])
     min_len = 2 if any(_CJK.search(a) for a in out) else 3
     return {a for a in out if len(a.strip()) >= min_len and a.strip() not in _GENERIC}
 
@@ -87,8 +97,9 @@ class EntityTracker:
             start = norm.find(needle)
             while start != -1:
                 end = start + len(needle)
-                if not any(s < end and start < e for s, e in taken):
-                    taken.append((start, end))
+                inner = (start + 1, end - 1) if needle.startswith(" ") else (start, end)  # padding may be shared
+                if not any(s < inner[1] and inner[0] < e for s, e in taken):
+                    taken.append(inner)
                     hits.extend((start, n) for n in sorted(names))
                     break
                 start = norm.find(needle, start + 1)
