@@ -50,6 +50,13 @@ def test_entity_tracker_prefers_longest_name_and_recent_turn():
     assert EntityTracker([]).focus(context) == []
 
 
+def test_entity_tracker_pinyin_finds_misheard_names():
+    items = [item("梅花山庄"), item("故宫")]
+    assert EntityTracker(items).find("梅花杉庄门票多少") == []
+    assert EntityTracker(items, pinyin=True).find("梅花杉庄门票多少") == ["梅花山庄"]
+    assert EntityTracker(items, pinyin=True).find("姑宫") == []  # two-character names stay exact
+
+
 def test_query_texts_modes():
     context = [Turn(Speaker.USER, "a"), Turn(Speaker.SYSTEM, "b"), Turn(Speaker.USER, "c")]
     assert query_texts(context, RetrieverConfig(query="last_user", encoder=None)) == [("c", 1.0)]

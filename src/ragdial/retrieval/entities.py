@@ -56,10 +56,21 @@ class Mention:
     turn: int  # index in the context
 
 
-class EntityTracker:
-    """Finds the KB's entity names in dialog turns."""
+def _pinyin_line(text: str) -> str:
+    """The toneless pinyin of the Chinese characters in ``text``, space-separated and padded."""
+    from pypinyin import Style, lazy_pinyin
 
-    def __init__(self, items: Iterable[Knowledge]) -> None:
+    return " " + " ".join(lazy_pinyin("".join(_CJK.findall(text)), style=Style.NORMAL, errors="ignore")) + " "
+
+
+class EntityTracker:
+    """Finds the KB's entity names in dialog turns.
+
+    With ``pinyin``, Chinese names of three or more characters also match by toneless pinyin, so a name an ASR
+    error spelled with homophones (梅花杉 for 梅花山) is still found.
+    """
+
+    def __init__(self, items: Iterable[Knowledge], pinyin: bool = False) -> None:
         table: dict[str, set[str]] = {}
         for item in items:
             name = item.fields.get("entity")
@@ -70,6 +81,14 @@ class EntityTracker:
         self._aliases = sorted(table.items(), key=lambda kv: -len(kv[0]))
         self.entities = sorted({e for names in table.values() for e in names})
         self._memo: dict[str, list[str]] = {}
+        self._pinyin: list[tuple[str, set[str]]] = []
+        if pinyin:
+            by_sound: dict[str, set[str]] = {}
+            for alias, names in self._aliases:
+                chars = _CJK.findall(alias)
+                if len(chars) >= 3 and len(chars) == len(alias.strip()):
+                    by_sound.setdefault(_pinyin_line(alias), set()).update(names)
+            self._pinyin = sorted(by_sound.items(), key=lambda kv: -len(kv[0]))
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -106,6 +125,12 @@ class EntityTracker:
         seen: dict[str, None] = {}
         for _, name in sorted(hits):
             seen.setdefault(name, None)
+        if self._pinyin and cjk:
+            sound = _pinyin_line(text)
+            for syllables, names in self._pinyin:
+                if syllables in sound:
+                    for name in sorted(names):
+                        seen.setdefault(name, None)
         return list(seen)
 
     def mentions(self, context: Sequence[Turn]) -> list[Mention]:
