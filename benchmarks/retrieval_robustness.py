@@ -23,13 +23,13 @@ from ragdial.text.asr_noise import corrupt_context
 
 
 def systems() -> dict[str, RetrieverConfig]:
-    pinyin = Analyzer(pinyin=True)
+    pinyin = Analyzer(pinyin=True)  # pinyin bigram tokens and pinyin entity matching
     return {
-        "BM25": RetrieverConfig(encoder=None, fusion="bm25"),
-        "BM25 + pinyin": RetrieverConfig(encoder=None, fusion="bm25", analyzer=pinyin),
-        "dense (USE)": RetrieverConfig(fusion="dense"),
-        "hybrid (RRF)": RetrieverConfig(fusion="rrf"),
-        "hybrid + pinyin": RetrieverConfig(fusion="rrf", analyzer=pinyin),
+        "BM25": RetrieverConfig(encoder=None, fusion="bm25", carry_turns=100),
+        "BM25 + pinyin": RetrieverConfig(encoder=None, fusion="bm25", analyzer=pinyin, carry_turns=100),
+        "dense (USE)": RetrieverConfig(fusion="dense", carry_turns=100),
+        "hybrid (RRF)": RetrieverConfig(fusion="rrf", carry_turns=100),
+        "hybrid + pinyin": RetrieverConfig(fusion="rrf", analyzer=pinyin, carry_turns=100),
     }
 
 
