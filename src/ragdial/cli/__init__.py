@@ -20,6 +20,9 @@ def main() -> None:
     except RagdialError as err:
         typer.secho(f"error: {err}", err=True, fg="red")
         sys.exit(2)
+    except OSError as err:  # unreadable input, unwritable output
+        typer.secho(f"error: {err}", err=True, fg="red")
+        sys.exit(2)
     except typer.Abort:
         sys.exit(1)
     except typer.Exit as exit_:

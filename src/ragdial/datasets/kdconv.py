@@ -95,6 +95,8 @@ def load(path: str | Path, kb_path: str | Path | None = None, targets: str = "sy
     for index, dialog in enumerate(raw):
         expect(path, dialog, dict, record=index)
         turns = _read_messages(path, str(index), field(path, index, dialog, "messages", list))
+        if not turns:
+            raise DataFormatError(path, "empty dialog: no messages", index, "messages")
         dialog_id = str(index)
         dialogs.append(Dialog(dialog_id, turns, {"name": dialog["name"]} if "name" in dialog else {}))
         for turn_index in range(1, len(turns)):
