@@ -149,3 +149,18 @@ def test_python_m_ragdial_reports_without_traceback(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stderr.startswith(f"error: {file}")
+
+
+def test_cli_loader_options(capsys, fixtures: Path, tmp_path: Path) -> None:
+    source = fixtures / "mobilecs2" / "en"
+    dialogs = tmp_path / "d.json"
+    dialogs.write_bytes((source / "dev_final_processed.json").read_bytes())
+    kb = ["-o", f"global_kb={source / 'global_kb.json'}", "-o", f"faq={source / 'qa.json'}"]
+    code, err = run_cli(capsys, "data", "validate", "mobilecs2", str(dialogs), *kb)
+    assert code == 0, err
+    cases = (("kb=x", "takes no option kb (accepted: global_kb, faq, language)"), ("language", "KEY=VALUE"))
+    for bad, message in cases:
+        code, err = run_cli(capsys, "data", "stats", "mobilecs2", str(dialogs), *kb, "-o", bad)
+        assert code == 2 and message in err
+    code, err = run_cli(capsys, "data", "stats", "mobilecs2", str(dialogs), *kb, "-o", "language=fr")
+    assert code == 2 and err.strip() == "error: language must be one of zh, en, not 'fr'"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdial.datasets._io import expect, field, read_json, write_json
-from ragdial.errors import DataFormatError
+from ragdial.errors import DataFormatError, OptionError
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 GLOBAL_KB_FILES = ("global_kb.json", "global_kb_en.json")
@@ -322,7 +322,7 @@ def load(
     dialogs = read_dialogs(path)
     language = language or _detect_language(dialogs)
     if language not in MARKERS:
-        raise DataFormatError(path, f"language must be one of {', '.join(MARKERS)}, not {language!r}")
+        raise OptionError(f"language must be one of {', '.join(MARKERS)}, not {language!r}")
     products = read_global_kb(global_kb or _beside(path, GLOBAL_KB_FILES, "global KB", "global_kb"))
     faq_entries = read_faq(faq or _beside(path, FAQ_FILES, "FAQ file", "faq"))
     kb = build_kb(products, faq_entries, dialogs, language)
@@ -590,7 +590,7 @@ DEMO_PACKAGE = "ragdial.resources.demo_kb"
 def demo_paths(language: str = "zh") -> tuple[Path, Path, Path]:
     """The bundled demo files: (dialogs, global KB, FAQ) for ``language``."""
     if language not in MARKERS:
-        raise ValueError(f"language must be 'zh' or 'en', not {language!r}")
+        raise OptionError(f"language must be 'zh' or 'en', not {language!r}")
     root = Path(str(resources.files(DEMO_PACKAGE).joinpath(language)))
     return root / "dialogs.json", root / "global_kb.json", root / "qa.json"
 
