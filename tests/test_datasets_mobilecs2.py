@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragdial import datasets
 from ragdial.datasets import mobilecs2
@@ -44,6 +46,15 @@ def by_id(dataset, example_id):
 )
 def test_split_api_result_as_organisers(api_result: str, pieces: list[str]) -> None:
     assert mobilecs2.split_api_result(api_result) == pieces
+
+
+BODY = st.text(st.sampled_from("流量费用元GB：，。0123"), max_size=12).filter(lambda t: "业务名称" not in t)
+
+
+@given(st.lists(BODY, min_size=1, max_size=5, unique=True), st.sampled_from(["，", "。"]))
+def test_joined_products_split_back(bodies: list[str], joiner: str) -> None:
+    pieces = ["业务名称：" + body for body in bodies]
+    assert mobilecs2.split_api_result(joiner.join(pieces)) == pieces
 
 
 def test_split_english_pieces() -> None:
@@ -220,6 +231,7 @@ def write(path: Path, data) -> Path:
         ([{"id": "ys-0001", "top20_id": [1]}], 0, "turn_num", "required field is missing"),
         ([{"id": "ys-0001", "turn_num": "0", "top20_id": ["1"]}], 0, "top20_id", "integer"),
         ([{"id": "ys-0001", "turn_num": "0", "top20_id": list(range(21))}], 0, "top20_id", "at most 20"),
+        ([{"id": "ys-0001", "turn_num": "0", "top20_id": []}] * 2, 1, "turn_num", "appears twice"),
     ],
 )
 def test_bad_track1_files(zh, tmp_path: Path, records, record, field, message) -> None:

@@ -496,6 +496,8 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
         example_id = f"{dial_id}:{turn_num}"
         if examples is not None and example_id not in examples:
             raise DataFormatError(path, f"no turn {turn_num} in dialog {dial_id!r}", index, "turn_num")
+        if example_id in result:
+            raise DataFormatError(path, f"turn {turn_num} of dialog {dial_id!r} appears twice", index, "turn_num")
         ids = []
         for position in top:
             if not isinstance(position, int) or isinstance(position, bool):
