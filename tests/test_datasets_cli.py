@@ -36,9 +36,9 @@ def test_stats_dstc11_json(shared_data: Path) -> None:
 def test_stats_table_and_validate_on_mobilecs2(fixtures: Path) -> None:
     path = fixtures / "mobilecs2" / "zh" / "dev_final_processed.json"
     table = ragdial("data", "stats", "mobilecs2", str(path))
-    assert table.returncode == 0 and "knowledge_seeking" in table.stdout and "17" in table.stdout
+    assert table.returncode == 0 and "knowledge_seeking" in table.stdout and "19" in table.stdout
     valid = ragdial("data", "validate", "mobilecs2", str(path))
-    assert valid.returncode == 0 and valid.stdout.startswith("ok: 21 examples, 42 knowledge items")
+    assert valid.returncode == 0 and valid.stdout.startswith("ok: 23 examples, 42 knowledge items")
 
 
 def test_convert_writes_the_unified_schema(fixtures: Path, tmp_path: Path) -> None:
@@ -48,5 +48,5 @@ def test_convert_writes_the_unified_schema(fixtures: Path, tmp_path: Path) -> No
     rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     knowledge = [Knowledge.from_dict(r) for r in rows if r.pop("type") == "knowledge"]
     examples = [Example.from_dict(r) for r in rows if "dialog_id" in r]
-    assert len(knowledge) == 42 and len(examples) == 21
+    assert len(knowledge) == 42 and len(examples) == 23
     assert examples[2].knowledge_ids == ["product:6", "product:7"] and examples[2].api_query == "查询特定业务信息"

@@ -81,7 +81,7 @@ def test_inform_pieces_as_organisers_metrics(knowledge: str, pieces: list[str]) 
 def test_fixture_counts_and_language(zh, en) -> None:
     assert zh.language == "zh" and en.language == "en"
     assert zh.split == "dev" and zh.format == "mobilecs2"
-    assert len(zh.dialogs) == 6 and len(zh.examples) == 21
+    assert len(zh.dialogs) == 6 and len(zh.examples) == 23
     assert len(zh.kb.by_source(SourceKind.PRODUCT)) == 15
     assert len(zh.kb.by_source(SourceKind.FAQ)) == 15
     assert len(en.dialogs) == 3 and len(en.examples) == 7
@@ -118,6 +118,12 @@ def test_gold_pieces_map_to_items(zh) -> None:
 def test_faq_gold_is_the_entry_whose_answer_is_the_response(zh) -> None:
     assert by_id(zh, "ys-0002:1").knowledge_ids == ["faq:7"]
     assert by_id(zh, "ys-0005:0").knowledge_ids == ["faq:9"]  # api_result given as 答案：...
+    assert by_id(zh, "ys-0002:2").knowledge_ids == ["faq:1"]  # same answer up to case and spaces
+
+
+def test_faq_turn_without_an_answer_in_the_faq(zh) -> None:
+    example = by_id(zh, "ys-0003:4")
+    assert example.knowledge_ids == [] and example.meta["unmatched_gold"] == [example.response]
 
 
 def test_unmatched_gold_piece_is_kept(zh) -> None:

@@ -145,6 +145,19 @@ def text_fields(text: str) -> dict[str, str]:
     return result
 
 
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+_URL = re.compile(r"https?://[^\u4e00-\u9fa5\s]+")
+_SPACE = re.compile(r"\s+")
+
+
+def loose_text(text: str) -> str:
+    """A loose form of a response for pairing a ``[QA]`` turn with its FAQ answer, close to what the organisers'
+    ``reader.clean_utt`` does to the lower-cased text before they pair them: lower case, ``[...]`` tags, URLs and
+    spaces dropped, repeated ``。`` collapsed."""
+    text = _URL.sub("", _BRACKETED.sub("", text.lower()))
+    return re.sub("。+", "。", _SPACE.sub("", text))
+
+
 def _name_of(text: str, language: str) -> str | None:
     head = MARKERS[language].head
     return text[len(head) :].split("，")[0].split(", ")[0] if text.startswith(head) else None
@@ -282,12 +295,14 @@ class _GoldIndex:
         self.products: dict[str, str] = {}
         self.faq_texts: dict[str, str] = {}
         self.faq_answers: dict[str, str] = {}
+        self.faq_answers_loose: dict[str, str] = {}
         for item in kb.global_items:
             if item.source == SourceKind.PRODUCT:
                 self.products.setdefault(item.text, item.id)
             else:
                 self.faq_texts.setdefault(item.text, item.id)
                 self.faq_answers.setdefault(item.fields["answer"], item.id)
+                self.faq_answers_loose.setdefault(loose_text(item.fields["answer"]), item.id)
         self.kb = kb
 
     def local(self, dialog_id: str) -> dict[str, str]:
@@ -302,8 +317,13 @@ class _GoldIndex:
             if piece in table:
                 return table[piece]
         if markers.answer in piece:
-            return self.faq_answers.get(piece.split(markers.answer)[-1])
+            return self.answer(piece.split(markers.answer)[-1])
         return None
+
+    def answer(self, response: str) -> str | None:
+        """The FAQ entry answering with ``response``: exact text, else equal after :func:`loose_text`."""
+        found = self.faq_answers.get(response)
+        return found if found is not None else self.faq_answers_loose.get(loose_text(response))
 
 
 def load(
@@ -359,8 +379,12 @@ def _read_turns(raw: RawDialog, kb: KnowledgeBase, gold: _GoldIndex, language: s
                     unmatched.append(piece)
                 elif item_id not in ids:
                     ids.append(item_id)
-        elif api_query == QA and record["system"] in gold.faq_answers:
-            ids.append(gold.faq_answers[record["system"]])
+        elif api_query == QA:
+            item_id = gold.answer(record["system"])
+            if item_id is None:
+                unmatched.append(record["system"])
+            else:
+                ids.append(item_id)
         turns.append(Turn(Speaker.USER, record["user"]))
         system = Turn(Speaker.SYSTEM, record["system"], ids, api_query, api_result)
         turns.append(system)
