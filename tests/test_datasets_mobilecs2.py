@@ -214,6 +214,17 @@ def test_track2_round_trip_carries_gold_beside_generated(zh, tmp_path: Path) -> 
     assert mobilecs2.inform_pieces(qa["查询结果"]) == [qa["客服"]]
 
 
+def test_track2_reads_the_organisers_nested_result(tmp_path: Path) -> None:
+    turn = {"用户": "u", "客服": "s", "查询": "", "查询结果": "", "查询-生成": "", "客服-生成": "g", "bleu": 3.0}
+    path = write(tmp_path / "result.json", [[turn, turn], [turn]])
+    back = mobilecs2.read_track2(path)
+    assert list(back) == ["0:0", "0:1", "1:0"] and back["1:0"]["客服-生成"] == "g"
+    broken = write(tmp_path / "broken.json", [[turn], [{**turn, "客服-生成": None}]])
+    with pytest.raises(DataFormatError, match="expected str") as err:
+        mobilecs2.read_track2(broken)
+    assert (err.value.record, err.value.field) == ("1, turn 0", "客服-生成")
+
+
 def test_track2_needs_every_turn(zh, tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="no generated response") as err:
         mobilecs2.write_track2(tmp_path / "t2.json", zh.kb, zh.examples, {})

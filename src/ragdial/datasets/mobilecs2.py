@@ -587,24 +587,43 @@ def write_track2(
     return write_json(path, records)
 
 
+def _check_track2_values(path: str | Path, record_name: str | int, record: Any) -> None:
+    field(path, record_name, record, "客服-生成", str)
+    for key in TRACK2_KEYS:
+        if key in record and not isinstance(record[key], str):
+            raise DataFormatError(path, f"expected str, found {type(record[key]).__name__}", record_name, key)
+
+
 def read_track2(path: str | Path, dataset: Dataset | None = None) -> dict[str, dict[str, Any]]:
-    """Read a track-2 file into ``{example id: record}``; each record needs ``id``, ``turn_num`` and ``客服-生成``."""
+    """Read a track-2 file into ``{example id: record}``; each record needs ``id``, ``turn_num`` and ``客服-生成``.
+
+    The organisers' own ``result.json`` (a list of dialogs, each a list of turns without ids) is read too; its
+    turns are keyed ``"<dialog index>:<turn index>"`` and cannot be checked against a dataset.
+    """
     data = expect(path, read_json(path), list)
+    if data and all(isinstance(dialog, list) for dialog in data):
+        return _read_result_dialogs(path, data)
     examples = {e.id for e in dataset.examples} if dataset is not None else None
     result: dict[str, dict[str, Any]] = {}
     for index, record in enumerate(data):
         dial_id = field(path, index, record, "id", str)
         turn_num = _turn_number(path, index, record)
-        field(path, index, record, "客服-生成", str)
-        for key in TRACK2_KEYS:
-            if key in record and not isinstance(record[key], str):
-                raise DataFormatError(path, f"expected str, found {type(record[key]).__name__}", index, key)
+        _check_track2_values(path, index, record)
         example_id = f"{dial_id}:{turn_num}"
         if examples is not None and example_id not in examples:
             raise DataFormatError(path, f"no turn {turn_num} in dialog {dial_id!r}", index, "turn_num")
         if example_id in result:
             raise DataFormatError(path, f"turn {turn_num} of dialog {dial_id!r} appears twice", index, "turn_num")
         result[example_id] = dict(record)
+    return result
+
+
+def _read_result_dialogs(path: str | Path, data: list[Any]) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = {}
+    for dialog_index, dialog in enumerate(data):
+        for turn_index, record in enumerate(dialog):
+            _check_track2_values(path, f"{dialog_index}, turn {turn_index}", record)
+            result[f"{dialog_index}:{turn_index}"] = dict(record)
     return result
 
 
