@@ -325,3 +325,15 @@ def test_demo_languages_are_parallel() -> None:
 def test_demo_rejects_other_languages() -> None:
     with pytest.raises(ValueError, match="zh"):
         mobilecs2.load_demo("fr")
+
+
+def test_dialog_extras_round_trip(fixtures: Path, tmp_path: Path) -> None:
+    kb = fixtures / "mobilecs2" / "zh"
+    dialogs = {
+        "a": {"log": [{"user": "u", "system": "s", "api_query": "", "api_result": "", "note": 1}], "topic": "x"},
+        "b": [{"user": "u2", "system": "s2"}],
+    }
+    path = write(tmp_path / "in.json", dialogs)
+    dataset = mobilecs2.load(path, global_kb=kb / "global_kb.json", faq=kb / "qa.json")
+    assert dataset.examples[0].meta["turn_extra"] == {"note": 1}
+    assert mobilecs2.dialogs_record(dataset) == dialogs

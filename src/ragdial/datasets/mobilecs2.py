@@ -190,6 +190,7 @@ class RawDialog:
     log: list[dict[str, Any]]
     local_kb: list[str]
     bare: bool = False  # the file gives the log alone (unlabelled data)
+    has_local_kb: bool = True  # False where the dialog object has no "local_kb" key
     extra: dict[str, Any] | None = None
 
 
@@ -208,9 +209,7 @@ def read_dialogs(path: str | Path) -> list[RawDialog]:
             for index, item in enumerate(local_kb):
                 expect(path, item, str, record=f"{dial_id}, local_kb {index}")
             extra = {k: v for k, v in value.items() if k not in ("log", "local_kb")}
-            raw = RawDialog(dial_id, log, local_kb, extra=extra or None)
-            if "local_kb" not in value:
-                raw.extra = {**(raw.extra or {}), "_no_local_kb": True}
+            raw = RawDialog(dial_id, log, local_kb, has_local_kb="local_kb" in value, extra=extra or None)
         if not raw.log:
             raise DataFormatError(path, "empty dialog: no turns", dial_id, "log")
         for turn_num, turn in enumerate(raw.log):
@@ -351,6 +350,8 @@ def load(
     for raw in dialogs:
         turns, dialog_examples = _read_turns(raw, kb, gold, language)
         meta: dict[str, Any] = {"bare_log": True} if raw.bare else {}
+        if not raw.has_local_kb:
+            meta["no_local_kb"] = True
         if raw.extra:
             meta["extra"] = raw.extra
         out_dialogs.append(Dialog(raw.id, turns, meta))
@@ -433,11 +434,10 @@ def dialogs_record(dataset: Dataset) -> dict[str, Any]:
         if dialog.meta.get("bare_log"):
             out[dialog.id] = log
             continue
-        extra = dict(dialog.meta.get("extra") or {})
         value: dict[str, Any] = {"log": log}
-        if not extra.pop("_no_local_kb", False):
+        if not dialog.meta.get("no_local_kb"):
             value["local_kb"] = [item.text for item in dataset.kb.local_items(dialog.id)]
-        value.update(extra)
+        value.update(dialog.meta.get("extra") or {})
         out[dialog.id] = value
     return out
 
