@@ -164,3 +164,19 @@ def test_cli_loader_options(capsys, fixtures: Path, tmp_path: Path) -> None:
         assert code == 2 and message in err
     code, err = run_cli(capsys, "data", "stats", "mobilecs2", str(dialogs), *kb, "-o", "language=fr")
     assert code == 2 and err.strip() == "error: language must be one of zh, en, not 'fr'"
+
+
+def test_dstc_unknown_split_is_named(tmp_path: Path) -> None:
+    root = dstc_root(tmp_path, [LOG], [GOOD_LABEL])
+    with pytest.raises(DataFormatError, match="no such split 'test'; splits here: val") as err:
+        datasets.load("dstc11", root, "test")
+    assert err.value.path == str(root / "test" / "logs.json")
+
+
+def test_dstc_knowledge_with_a_non_numeric_doc_id(tmp_path: Path) -> None:
+    path = write_json(
+        tmp_path / "knowledge.json", {"hotel": {"1": {"name": "Inn", "faqs": {"x": {"question": "q", "answer": "a"}}}}}
+    )
+    with pytest.raises(DataFormatError, match="expected a numeric id, found 'x'") as err:
+        datasets.load("dstc11", tmp_path)
+    assert (err.value.path, err.value.record) == (str(path), "hotel/1/faqs/x")
