@@ -130,14 +130,31 @@ def fit_messages(
             knowledge.pop()
         else:
             break
+    if context:  # shorten the one remaining turn, keeping its end (the question) and the knowledge
+        turn = context[-1]
+
+        def with_tail(keep: int) -> list[dict[str, str]]:
+            cut = Turn(turn.speaker, turn.text[len(turn.text) - keep :] if keep else "")
+            return build_messages(request, [cut], knowledge, exemplars)
+
+        keep = _longest(len(turn.text), lambda n: size(with_tail(n)) <= budget)
+        messages = with_tail(keep)
+        if keep or size(messages) <= budget:
+            return messages, size(messages)
     head, last = messages[:-1], messages[-1]["content"]
     room = budget - size(head) - PER_MESSAGE_TOKENS
-    low, high = 0, len(last)  # keep the longest tail of the last message that fits
-    while low < high:
-        keep = (low + high + 1) // 2
-        if count_tokens(last[-keep:]) <= room:
-            low = keep
-        else:
-            high = keep - 1
-    messages = [*head, {"role": "user", "content": last[len(last) - low :] if low else ""}]
+    keep = _longest(len(last), lambda n: count_tokens(last[len(last) - n :] if n else "") <= room)
+    messages = [*head, {"role": "user", "content": last[len(last) - keep :] if keep else ""}]
     return messages, size(messages)
+
+
+def _longest(limit: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``n`` in ``0..limit`` with ``fits(n)`` (``fits`` is monotone: true up to some n)."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low

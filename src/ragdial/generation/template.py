@@ -36,7 +36,9 @@ DEFAULT_FALLBACK = {"zh": "好的，还有什么可以帮您的吗？", "en": "I
 MAX_PATTERN_LITERAL = 30  # characters of a pattern outside its placeholders
 MIN_PATTERN_COUNT = 2
 FRAMING_OVERLAP = 0.3  # a reply sentence sharing less than this with the knowledge is framing
-MIN_FRAMING_SHARE = 0.05
+MIN_FRAMING_SHARE = 0.2  # framing closers/openers are used when at least this share of replies have one
+MIN_LEAD_SHARE = 0.03
+MAX_LEAD_WORDS = 6
 
 
 @dataclass
@@ -50,6 +52,7 @@ class TemplateModel:
     default_value_budget: int = 60
     openers: dict[str, str] = field(default_factory=dict)  # source kind -> sentence
     closers: dict[str, str] = field(default_factory=dict)
+    leads: dict[str, str] = field(default_factory=dict)  # source kind -> reply prefix, e.g. "According to {entity},"
     content_budget: dict[str, int] = field(default_factory=dict)  # source kind -> usual reply length
     fallback: str = ""
     trained_on: int = 0
@@ -122,6 +125,7 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
     openers: dict[str, Counter[str]] = defaultdict(Counter)
     closers: dict[str, Counter[str]] = defaultdict(Counter)
     kind_count: Counter[str] = Counter()
+    leads: dict[str, Counter[str]] = defaultdict(Counter)
     no_knowledge: Counter[str] = Counter()
     trained = 0
     for example in examples:
@@ -157,6 +161,8 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         kind_count[kind] += 1
         content_lengths[kind].append(length(response, language))
         reference = {t for k in texts for t in words(content(k), language)}
+        if language != "zh":
+            leads[kind].update(_lead_candidates(response, texts))
         if len(reply_sentences) > 1:
             if _overlap(reply_sentences[0], reference, language) < FRAMING_OVERLAP:
                 openers[kind][reply_sentences[0]] += 1
@@ -174,13 +180,51 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         model.default_value_budget = int(statistics.median(all_lengths))
     model.content_budget = {k: int(statistics.median(v)) for k, v in sorted(content_lengths.items())}
     for kind, total in kind_count.items():
-        minimum = max(MIN_PATTERN_COUNT, int(MIN_FRAMING_SHARE * total))
-        if opener := _most_common(openers[kind], minimum):
-            model.openers[kind] = opener
-        if closer := _most_common(closers[kind], minimum):
-            model.closers[kind] = closer
+        if sum(openers[kind].values()) >= MIN_FRAMING_SHARE * total:
+            model.openers[kind] = _most_common(openers[kind], MIN_PATTERN_COUNT) or ""
+        if sum(closers[kind].values()) >= MIN_FRAMING_SHARE * total:
+            model.closers[kind] = _most_common(closers[kind], MIN_PATTERN_COUNT) or ""
+        minimum = max(MIN_PATTERN_COUNT, MIN_LEAD_SHARE * total)
+        frequent = {lead: n for lead, n in leads[kind].items() if n >= minimum}
+        if frequent:  # the longest frequent lead-in, most frequent among equals
+            model.leads[kind] = max(frequent, key=lambda lead: (len(lead.split()), frequent[lead], lead))
+    model.openers = {k: v for k, v in model.openers.items() if v}
+    model.closers = {k: v for k, v in model.closers.items() if v}
     model.fallback = _most_common(no_knowledge, MIN_PATTERN_COUNT) or DEFAULT_FALLBACK.get(language, "")
     return model
+
+
+_LOWER_AFTER_LEAD = frozenset(
+    [
+        "The",
+        "A",
+        "An",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "It",
+        "Its",
+        "They",
+        "Their",
+        "There",
+        "Our",
+        "My",
+        "We",
+        "Everything",
+    ]
+)
+
+
+def _lead_candidates(response: str, items: Sequence[Knowledge]) -> set[str]:
+    """The first 2..6 words of a reply, with the entity's name replaced by ``{entity}``."""
+    for item in items:
+        entity = str(item.fields.get("entity") or "")
+        if entity and entity in response:
+            response = response.replace(entity, ENTITY)
+            break
+    tokens = response.split()
+    return {" ".join(tokens[:n]) for n in range(2, min(MAX_LEAD_WORDS, len(tokens) - 1) + 1)}
 
 
 def _closest_sentences(text: str, query: str, budget: int, language: str) -> str:
@@ -284,6 +328,13 @@ class TemplateGenerator(Generator):
                 break
             body.append(text)
             used += size
+        lead = self.model.leads.get(kind)
+        if lead and body and (ENTITY not in lead or items[0].fields.get("entity")):
+            first = body[0]
+            head, _, rest = first.partition(" ")
+            if head in _LOWER_AFTER_LEAD:
+                first = f"{head.lower()} {rest}"
+            body[0] = lead.replace(ENTITY, str(items[0].fields.get("entity") or "")) + " " + first
         opener, closer = self.model.openers.get(kind), self.model.closers.get(kind)
         return [s for s in (opener, *body, closer) if s]
 
