@@ -40,6 +40,7 @@ class ChallengeScores:
     scores: dict[str, Any]
     signatures: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
 
     def flat(self) -> dict[str, float]:
         """``{"detection.f1": 0.9, ...}`` for tables."""

@@ -14,6 +14,21 @@ from ragdial.metrics.result import Score, signature
 NO_GOLD = ("skip", "zero", "one", "error")
 
 
+def reciprocal_rank(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+    """1/rank of the first item of ``ranked[:k]`` that is in ``relevant`` (0 when none is)."""
+    wanted = set(relevant)
+    for rank, item in enumerate(list(ranked)[:k], start=1):
+        if item in wanted:
+            return 1.0 / rank
+    return 0.0
+
+
+def hit_at_k(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+    """1 when any of ``ranked[:k]`` is in ``relevant``, else 0."""
+    wanted = set(relevant)
+    return 1.0 if any(item in wanted for item in list(ranked)[:k]) else 0.0
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -55,10 +70,9 @@ def recall_at_k(
     elif unit in ("query", "fraction"):
 
         def one(relevant, predicted, raw):
-            top = set(predicted[:k])
             if unit == "query":
-                return 1.0 if relevant & top else 0.0
-            return len(relevant & top) / len(relevant)
+                return hit_at_k(relevant, predicted, k)
+            return len(relevant & set(predicted[:k])) / len(relevant)
 
         value = _mean(_per_query(gold, ranked, no_gold, one))
     else:
@@ -70,10 +84,7 @@ def mrr_at_k(gold: Sequence[Sequence[Hashable]], ranked: Sequence[Sequence[Hasha
     """Mean reciprocal rank of the first gold id within the top k (0 when none is there)."""
 
     def one(relevant, predicted, raw):
-        for rank, item in enumerate(predicted[:k], start=1):
-            if item in relevant:
-                return 1.0 / rank
-        return 0.0
+        return reciprocal_rank(relevant, predicted, k)
 
     value = _mean(_per_query(gold, ranked, no_gold, one))
     return Score(f"mrr@{k}", value, signature("mrr", k=k, no_gold=no_gold))
