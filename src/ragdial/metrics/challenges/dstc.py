@@ -110,7 +110,7 @@ def score_dstc9(gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, 
     }
     signatures = {
         "weighting": signature("dstc-weighting", by="detection", report="f1"),
-        "selection": signature("selection", match="domain+entity_id+doc_id", k="1,5", mrr_k=5),
+        "selection": signature("selection", match="domain,entity,doc", k="1,5", mrr_k=5),
         "bleu": bleu.bleu_signature(4, "dstc9", "none", "sentence") + "|n:1-4",
         "meteor": meteor.nltk_meteor_signature(),
         "rouge": rouge.rouge_dstc9_signature(),
@@ -183,7 +183,7 @@ def score_dstc11(
     }
     signatures = {
         "weighting": signature("dstc-weighting", by="detection", report="f1", corpus_metrics="times-tp"),
-        "selection": signature("selection", match="faq:domain+entity+doc|review:+sent_id", dedup_pred=True),
+        "selection": signature("selection", match="faq=domain,entity,doc;review=+sent", dedup_pred=True),
         "bleu": bleu_score.signature,
         "meteor": meteor.meteor15_signature() if with_meteor else "meteor|skipped:yes",
         "rouge": rouge.rouge_signature(),

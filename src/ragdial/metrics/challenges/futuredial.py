@@ -45,6 +45,20 @@ def split_api_result(api_result: str) -> list[str]:
     return [api_result.replace("业务名称：", "")]
 
 
+def split_kb_pieces(api_result: str) -> list[str]:
+    """The knowledge-base entries an ``api_result`` holds, as the organisers' ``reader.split_api_result`` cuts them
+    to find track-1 labels (every piece keeps its ``业务名称：`` head so that it equals a KB string)."""
+    for separator in ("，业务名称：", "。业务名称："):
+        if separator in api_result:
+            first, *rest = api_result.split(separator)
+            pieces = [first]
+            for piece in rest:
+                if "业务名称：" + piece not in pieces:
+                    pieces.append("业务名称：" + piece)
+            return pieces
+    return [api_result]
+
+
 def score_track1(gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Sequence[Hashable]]) -> ChallengeScores:
     """``gold[i]``: the gold piece ids of turn i (``None`` for a piece missing from the KB); ``ranked[i]``: its
     top-20 ids, best first. Turns without gold pieces are skipped."""
