@@ -7,12 +7,14 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import eval as eval_cli
 from ragdial.cli import generate as generate_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
 app.add_typer(data_cli.app, name="data")
 app.add_typer(generate_cli.app, name="generate")
+app.add_typer(eval_cli.app, name="eval")
 
 
 def main() -> None:
