@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,llm,milvus,torch,meteor
 comma := ,
-STAMP := $(STAMP)
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 export RAGDIAL_DATA ?= $(abspath ../shared/data)
 
 .PHONY: demo test lint install system-deps clean
