@@ -7,6 +7,8 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import eval as eval_cli
+from ragdial.cli import generate as generate_cli
 from ragdial.cli import index as index_cli
 from ragdial.cli import retrieve as retrieve_cli
 from ragdial.cli import train as train_cli
@@ -17,6 +19,8 @@ app.add_typer(data_cli.app, name="data")
 app.add_typer(index_cli.app, name="index")
 app.add_typer(retrieve_cli.app, name="retrieve")
 app.add_typer(train_cli.app, name="train")
+app.add_typer(generate_cli.app, name="generate")
+app.add_typer(eval_cli.app, name="eval")
 
 
 def main() -> None:
@@ -24,6 +28,9 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except RagdialError as err:
+        typer.secho(f"error: {err}", err=True, fg="red")
+        sys.exit(2)
+    except OSError as err:  # unreadable input, unwritable output
         typer.secho(f"error: {err}", err=True, fg="red")
         sys.exit(2)
     except typer.Abort:
