@@ -115,7 +115,7 @@ def run_systems(kb, train, test, systems, depth: int = 20, log=print, train_kb=N
         name = "hybrid + reranker"
         curves[name] = recall_at(golds, rankings)
         scores = selection_scores(golds, preds)
-        cut = f"p>={reranker.threshold:.3f}"
+        cut = f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest"
         rows.append({"system": name, "cut": cut, **scores, "R@1": curves[name][1], "R@5": curves[name][5]})
         log(f"{name}: {rows[-1]}")
     return rows, curves

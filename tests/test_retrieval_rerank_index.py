@@ -84,6 +84,15 @@ def test_cut_keeps_at_least_one():
     assert [r.item.id for r in Reranker(None, threshold=0.5).cut(items)] == ["0"]
     assert len(Reranker(None, threshold=0.05).cut(items)) == 2
     assert len(Reranker(None, threshold=0.05).cut(items, k=1)) == 1
+    assert len(Reranker(None, threshold=0.05, relative=0.6).cut(items)) == 1  # 0.1 < 0.6 x 0.2
+    assert Reranker(None).cut([]) == []
+
+
+def test_best_threshold_prefers_the_cut_that_matches_gold():
+    probs = [np.array([0.9, 0.8, 0.1]), np.array([0.7, 0.2, 0.1])]
+    ids = [["a", "b", "c"], ["d", "e", "f"]]
+    threshold, relative = rerank.best_threshold(probs, ids, [["a", "b"], ["d"]], max_select=3)
+    assert 0.2 < threshold <= 0.7 or relative * 0.7 > 0.2
 
 
 def test_interaction_model_learns_word_pairs():

@@ -150,6 +150,7 @@ class Reranker:
     max_select: int = 10
     depth: int = 100
     info: dict[str, Any] = field(default_factory=dict)
+    relative: float = 0.0
 
     def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones, below 0 for the rest."""
@@ -163,9 +164,13 @@ class Reranker:
         return final
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
-        """The items at or above the threshold (at least the best one, at most ``max_select`` or ``k``)."""
+        """The items scoring at least ``threshold`` and ``relative`` x the best score (at least the best one, at
+        most ``max_select`` or ``k``)."""
         limit = min(self.max_select, k or self.max_select)
-        chosen = [r for r in ranked[:limit] if r.score >= self.threshold]
+        if not ranked:
+            return []
+        floor = max(self.threshold, self.relative * ranked[0].score)
+        chosen = [r for r in ranked[:limit] if r.score >= floor]
         return chosen or list(ranked[:1])
 
     def save(self, directory: str | Path) -> Path:
@@ -179,6 +184,7 @@ class Reranker:
             "threshold": self.threshold,
             "max_select": self.max_select,
             "depth": self.depth,
+            "relative": self.relative,
             "info": self.info,
         }
         (directory / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -205,6 +211,7 @@ class Reranker:
             int(meta["max_select"]),
             int(meta["depth"]),
             meta.get("info", {}),
+            float(meta.get("relative", 0.0)),
         )
 
 
@@ -280,22 +287,31 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
     return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=FEATURES), num_boost_round=rounds)
 
 
+RELATIVE_CUTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
 def best_threshold(
     probs: list[np.ndarray], cand_ids: list[list[str]], golds: list[list[str]], max_select: int
-) -> float:
-    """The probability threshold maximising micro selection F1 (the DSTC11 formula; at least one item chosen)."""
-    best, best_f1 = 0.5, -1.0
+) -> tuple[float, float]:
+    """The (absolute, relative-to-best) probability cut maximising micro selection F1 (the DSTC11 formula; at least
+    one item chosen)."""
+    best, best_f1 = (0.5, 0.0), -1.0
+    ranked = []
+    for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
+        order = np.argsort(-p, kind="stable")[:max_select]
+        ranked.append((p[order], [ids[i] in set(gold) for i in order], len(set(gold))))
+    gold_total = sum(n for _, _, n in ranked)
     for threshold in np.arange(0.05, 0.96, 0.025):
-        tp = chosen_total = gold_total = 0
-        for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
-            order = np.argsort(-p, kind="stable")[:max_select]
-            chosen = {ids[i] for i in order if p[i] >= threshold} or {ids[order[0]]}
-            tp += len(chosen & set(gold))
-            chosen_total += len(chosen)
-            gold_total += len(set(gold))
-        f1 = 2 * tp / (chosen_total + gold_total) if chosen_total + gold_total else 0.0
-        if f1 > best_f1:
-            best, best_f1 = float(threshold), f1
+        for relative in RELATIVE_CUTS:
+            tp = chosen_total = 0
+            for p, hits, _ in ranked:
+                keep = p >= max(threshold, relative * p[0])
+                keep[0] = True
+                tp += sum(h for h, k in zip(hits, keep, strict=True) if k)
+                chosen_total += int(keep.sum())
+            f1 = 2 * tp / (chosen_total + gold_total) if chosen_total + gold_total else 0.0
+            if f1 > best_f1 + 1e-12:
+                best, best_f1 = (float(threshold), relative), f1
     return best
 
 
@@ -338,7 +354,7 @@ def train(
         model = InteractionModel.fit(data.pairs, data.y, seed)
         if query_fold is None:
             data.x[:, column] = model.score(data.pairs)
-    threshold = 0.5
+    threshold, relative = 0.5, 0.0
     if query_fold is not None:
         held_query = query_fold == 0
         held_rows = held_query[row_query]
@@ -347,7 +363,7 @@ def train(
         probs = np.split(flat, np.cumsum(data.groups[held_query])[:-1])
         cand = [c for c, h in zip(data.cand_ids, held_query, strict=True) if h]
         gold = [g for g, h in zip(data.golds, held_query, strict=True) if h]
-        threshold = best_threshold(probs, cand, gold, max_select)
+        threshold, relative = best_threshold(probs, cand, gold, max_select)
     booster = _fit(data.x, data.y, seed, rounds)
     info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
-    return Reranker(booster, model, threshold, max_select, depth, info)
+    return Reranker(booster, model, threshold, max_select, depth, info, relative)
