@@ -92,7 +92,9 @@ def test_best_threshold_prefers_the_cut_that_matches_gold():
     probs = [np.array([0.9, 0.8, 0.1]), np.array([0.7, 0.2, 0.1])]
     ids = [["a", "b", "c"], ["d", "e", "f"]]
     threshold, relative = rerank.best_threshold(probs, ids, [["a", "b"], ["d"]], max_select=3)
-    assert 0.2 < threshold <= 0.7 or relative * 0.7 > 0.2
+    assert 0.2 < threshold <= 0.7 and relative == 0.0
+    threshold, relative = rerank.best_threshold(probs, ids, [["a", "b"], ["d"]], 3, rerank.RELATIVE_CUTS)
+    assert 0.2 < max(threshold, relative * 0.7) <= 0.7
 
 
 def test_interaction_model_learns_word_pairs():
