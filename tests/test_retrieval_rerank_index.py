@@ -188,3 +188,33 @@ def test_cli_batch_huawei_result(tmp_path):
     assert set(records) == {e.id for e in examples}
     for example in examples:  # turns that use knowledge get triples, the others none
         assert bool(records[example.id].get("attrs")) == bool(example.knowledge_ids)
+
+
+def test_cli_batch_mobilecs2_track1(tmp_path):
+    data = str(Path(__file__).parent / "fixtures" / "mobilecs2" / "zh" / "dev_final_processed.json")
+    assert (
+        runner.invoke(
+            app, ["index", "build", "mobilecs2", data, "-o", str(tmp_path / "i"), "--encoder", "none"]
+        ).exit_code
+        == 0
+    )
+    out = tmp_path / "track1.json"
+    result = runner.invoke(
+        app, ["retrieve", "batch", "mobilecs2", data, "--index", str(tmp_path / "i"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    dataset = datasets.load("mobilecs2", data)
+    submitted = datasets.mobilecs2.read_track1(out, dataset)
+    assert set(submitted) == {e.id for e in dataset.examples}
+    assert all(
+        len(ids) == min(20, len(dataset.kb.candidates(e.dialog_id)))
+        for e in dataset.examples
+        for ids in [submitted[e.id]]
+    )
+
+
+def test_cli_batch_rejects_other_formats(tmp_path):
+    result = runner.invoke(
+        app, ["retrieve", "batch", "smp2017", "x", "--index", str(tmp_path), "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code != 0
