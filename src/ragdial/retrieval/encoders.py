@@ -189,6 +189,9 @@ class QueryCache:
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
+    def clear(self) -> None:
+        self._cache.clear()
+
     @classmethod
     def shared(cls, encoder: Encoder, size: int = 20000) -> QueryCache:
         """The process-wide cache of ``encoder`` (every retriever using that encoder shares it)."""
