@@ -7,10 +7,14 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import predict as predict_cli
+from ragdial.cli import train as train_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
 app.add_typer(data_cli.app, name="data")
+app.add_typer(train_cli.app, name="train")
+app.command("predict")(predict_cli.predict)
 
 
 def main() -> None:

@@ -19,12 +19,13 @@ def as_context(item: str | Sequence[Turn]) -> list[Turn]:
     return list(item)
 
 
-def view_text(context: Sequence[Turn], view: str, window: int = 3) -> str:
+def view_text(context: str | Sequence[Turn], view: str, window: int = 3) -> str:
     """The text ``view`` names, at most ``MAX_CHARS`` characters.
 
     ``last_user``: the newest user turn. ``last_system``: the newest system turn before it. ``history``: up to
     ``window`` turns before the newest user turn, oldest first, joined by newlines.
     """
+    context = as_context(context)
     last_user = next((i for i in range(len(context) - 1, -1, -1) if context[i].speaker == Speaker.USER), None)
     if view == "last_user":
         text = context[last_user].text if last_user is not None else ""
