@@ -75,7 +75,7 @@ def detector(
     path: PathArg,
     out: OutOpt,
     split: SplitOpt = None,
-    embedding: EmbeddingOpt = "none",
+    embedding: EmbeddingOpt = "use",
     hold_out: HoldOutOpt = None,
     folds: FoldsOpt = 5,
     knowledge: Annotated[bool, typer.Option(help="add knowledge-base match (BM25) features")] = True,

@@ -45,10 +45,11 @@ def intent_classifier(embedding: str | None = "use", c: float = 10.0) -> TextCla
 
 
 def turn_detector(
-    knowledge: Sequence[str] | None = None, embedding: str | None = None, c: float = 10.0, window: int = 2
+    knowledge: Sequence[str] | None = None, embedding: str | None = "use", c: float = 10.0, window: int = 2
 ) -> TextClassifier:
-    """Word 1-2-grams and character 2-4-grams of the last user turn, word n-grams of the turns before it, and
-    (when ``knowledge`` texts are given) how well the best knowledge item matches the last user turn."""
+    """Word 1-2-grams and character 2-4-grams of the last user turn, word n-grams of the turns before it, a
+    sentence embedding of the last user turn, and (when ``knowledge`` texts are given) how well the best knowledge
+    item matches the last user turn."""
     blocks: list[FeatureBlock] = [
         NgramTfidf("last_user", "word", (1, 2)),
         NgramTfidf("last_user", "char", (2, 4), min_df=2),
@@ -95,7 +96,7 @@ def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[A
     return contexts, targets
 
 
-def new_classifier(task: str, dataset: Dataset, embedding: str | None = None, use_knowledge: bool = True) -> Any:
+def new_classifier(task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True) -> Any:
     """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base."""
     if task == "intent":
         return intent_classifier(embedding)
