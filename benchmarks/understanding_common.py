@@ -1,8 +1,4 @@
-"""Helpers shared by the understanding benchmarks: detection P/R/F1, latency, markdown tables.
-
-ragdial.metrics was not on main when these were written, so scores come from this file (detection, the official
-DSTC formula) and scikit-learn (classification); switch to ragdial.metrics once it lands.
-"""
+"""Helpers shared by the understanding benchmarks: detection P/R/F1 (ragdial.metrics), latency, markdown tables."""
 
 from __future__ import annotations
 
@@ -11,16 +7,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragdial.metrics.challenges.detection import DetectionCounts
+
 
 def detection_prf(gold: Sequence[bool], predicted: Sequence[bool]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of the positive class, as the DSTC9/DSTC11 ``scores.py`` counts them per instance."""
-    tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g and p)
-    fp = sum(1 for g, p in zip(gold, predicted, strict=True) if p and not g)
-    fn = sum(1 for g, p in zip(gold, predicted, strict=True) if g and not p)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+    """Precision, recall and F1 of knowledge-seeking detection, counted per instance as the DSTC scorers do."""
+    counts = DetectionCounts()
+    for g, p in zip(gold, predicted, strict=True):
+        counts.add(g, p)
+    return counts.weighted(counts.tp)
 
 
 def latency_ms(predict_one: Callable[[Any], Any], inputs: Sequence[Any], n: int = 200) -> tuple[float, float]:

