@@ -77,3 +77,14 @@ def test_cli_errors_are_one_line(monkeypatch, capsys, tmp_path: Path, fixtures: 
     code, _, err = run(monkeypatch, capsys, *args)
     assert code == 2 and "--hold-out must be in 0..4" in err
     assert not (tmp_path / "m").exists()
+
+
+def test_train_and_predict_api_query(monkeypatch, capsys, fixtures: Path, tmp_path: Path) -> None:
+    data = fixtures / "mobilecs2" / "zh" / "dev_final_processed.json"
+    model_dir = tmp_path / "api"
+    code, out, _ = run(monkeypatch, capsys, "train", "api-query", "mobilecs2", data, "-o", model_dir)
+    assert code == 0 and "trained api_query on 23 examples" in out
+    code, out, err = run(monkeypatch, capsys, "predict", model_dir, "--format", "mobilecs2", "--data", data)
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(records) == 23 and "exact match with the gold labels: 23/23" in err
+    assert {r["prediction"] for r in records} >= {"", "[QA]", "查询用户已办理的业务，取消"}

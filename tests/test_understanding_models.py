@@ -146,9 +146,23 @@ def test_api_query_is_multi_label() -> None:
     ]
     texts, targets = [t for t, _ in data], [y for _, y in data]
     model = api_query_classifier().fit(texts, targets)
-    assert model.classes == ["查询用户已办理的业务", "查询特定业务信息", "取消", "[QA]"]
+    assert model.classes == ["查询用户已办理的业务", "查询特定业务信息", "取消", "[QA]", ""]  # "": no look-up
     assert model.predict(texts) == targets
     assert model.predict_one("") == []  # nothing to go on: no look-up
+    assert model.predict_one("zzz") == []
+    with pytest.raises(RagdialError, match="reserved"):
+        api_query_classifier().fit(texts, [*targets[:-1], [""]])
+
+
+def test_api_query_on_the_mobilecs2_fixture(fixtures: Path, tmp_path: Path) -> None:
+    dataset = datasets.load("mobilecs2", fixtures / "mobilecs2" / "zh" / "dev_final_processed.json")
+    contexts, targets = training_data("api_query", dataset)
+    assert ["查询用户已办理的业务", "取消"] in targets and [] in targets
+    model = api_query_classifier().fit(contexts, targets)
+    assert model.predict(contexts) == targets  # the training turns are learnt (no real benchmark: see docs)
+    loaded = TextClassifier.load(model.save(tmp_path / "api"))
+    assert loaded.predict(contexts) == targets
+    assert format_api_query(loaded.predict_one(contexts[14])) == "查询用户已办理的业务，取消"
 
 
 def test_broken_model_folders(tmp_path: Path, intent_model: TextClassifier) -> None:

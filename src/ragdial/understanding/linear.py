@@ -1,7 +1,10 @@
 """A linear head: weights learned with scikit-learn, kept as numpy arrays, applied with a matrix product.
 
 ``mode`` is ``multiclass`` (one label per input, softmax over classes), ``binary`` (``classes`` = [False, True],
-sigmoid of one score) or ``multilabel`` (an independent sigmoid per class). ``solver`` is ``logistic``
+sigmoid of one score) or ``multilabel`` (an independent sigmoid per class, plus an ``empty_label`` class for "no
+label"; every class at or over ``threshold`` is predicted, and where none is, the most probable one — so that with
+little data a turn still gets its likeliest reading, which may be "no label"; an input without any known feature
+gets no label). ``solver`` is ``logistic``
 (LogisticRegression: calibrated probabilities) or ``svm`` (LinearSVC: probabilities are the sigmoid/softmax of the
 margins, not calibrated).
 """
@@ -46,12 +49,14 @@ class LinearHead:
         c: float = 10.0,
         class_weight: str | None = None,
         threshold: float = 0.5,
+        empty_label: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, not {solver!r}")
         self.mode, self.solver, self.c, self.class_weight, self.threshold = mode, solver, c, class_weight, threshold
+        self.empty_label = empty_label if mode == "multilabel" else None
         self.classes: list[Any] = []
         self.weights = np.zeros((0, 0), dtype=np.float32)
         self.bias = np.zeros(0, dtype=np.float32)
@@ -63,6 +68,7 @@ class LinearHead:
             "c": self.c,
             "class_weight": self.class_weight,
             "threshold": self.threshold,
+            "empty_label": self.empty_label,
         }
 
     def fit(self, features: sparse.csr_matrix, targets: Sequence[Any], classes: Sequence[Any]) -> LinearHead:
@@ -93,6 +99,11 @@ class LinearHead:
         return self
 
     def _fit_multilabel(self, features: sparse.csr_matrix, targets: Sequence[Any]) -> LinearHead:
+        if self.empty_label is not None:
+            if self.empty_label in self.classes:
+                raise RagdialError(f"{self.empty_label!r} is reserved for 'no label' and cannot be a label")
+            self.classes.append(self.empty_label)
+            targets = [list(t) or [self.empty_label] for t in targets]
         weights = np.zeros((len(self.classes), features.shape[1]), dtype=np.float32)
         bias = np.zeros(len(self.classes), dtype=np.float32)
         for index, label in enumerate(self.classes):
@@ -125,7 +136,15 @@ class LinearHead:
             return [self.classes[i] for i in probabilities.argmax(axis=1)]
         if self.mode == "binary":
             return [bool(p) for p in probabilities[:, 0] >= self.threshold]
-        return [[c for c, on in zip(self.classes, row, strict=True) if on] for row in probabilities >= self.threshold]
+        result = []
+        no_evidence = np.asarray(features.getnnz(axis=1)) == 0
+        for row, empty in zip(probabilities, no_evidence, strict=True):
+            if empty:  # nothing known in the input (empty text, unseen words only): no label
+                result.append([])
+                continue
+            chosen = [i for i in np.flatnonzero(row >= self.threshold)] or [int(row.argmax())]
+            result.append([self.classes[i] for i in chosen if self.classes[i] != self.empty_label])
+        return result
 
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {"classes": self.classes}, {"weights": self.weights, "bias": self.bias}

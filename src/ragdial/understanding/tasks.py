@@ -72,7 +72,7 @@ def api_query_classifier(c: float = 10.0) -> TextClassifier:
         NgramTfidf("last_user", "word", (1, 2)),
         NgramTfidf("history", "word", (1, 1), window=2),
     ]
-    return TextClassifier("api_query", blocks, LinearHead("multilabel", "logistic", c=c))
+    return TextClassifier("api_query", blocks, LinearHead("multilabel", "logistic", c=c, empty_label=""))
 
 
 def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[Any]]:
