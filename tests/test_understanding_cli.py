@@ -88,3 +88,15 @@ def test_train_and_predict_api_query(monkeypatch, capsys, fixtures: Path, tmp_pa
     records = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(records) == 23 and "exact match with the gold labels: 23/23" in err
     assert {r["prediction"] for r in records} >= {"", "[QA]", "查询用户已办理的业务，取消"}
+
+
+def test_predict_reports_gold_labels_unseen_in_training(monkeypatch, capsys, smp_like: Path, tmp_path: Path) -> None:
+    model_dir = tmp_path / "intent"
+    args = ("train", "intent", "smp2017", smp_like, "--embedding", "none", "-o", model_dir)
+    assert run(monkeypatch, capsys, *args)[0] == 0
+    (smp_like / "train" / "train_alarm.txt").write_bytes("明早七点叫我起床\r\n".encode("utf-8-sig"))
+    code, out, err = run(monkeypatch, capsys, "predict", model_dir, "--format", "smp2017", "--data", smp_like)
+    predictions = {json.loads(line)["prediction"] for line in out.splitlines()}
+    assert code == 0 and "alarm" not in predictions and len(out.splitlines()) == 25
+    assert "exact match with the gold labels: 24/25" in err
+    assert "gold labels never seen in training (always counted wrong): alarm" in err
