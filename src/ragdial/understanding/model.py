@@ -60,7 +60,9 @@ class TextClassifier:
                 block.set_knowledge(texts)
 
     # -- training and prediction ----------------------------------------------------------------------------------
-    def fit(self, inputs: Sequence[Input], targets: Sequence[Any], classes: Sequence[Any] | None = None) -> Any:
+    def fit(
+        self, inputs: Sequence[Input], targets: Sequence[Any], classes: Sequence[Any] | None = None
+    ) -> TextClassifier:
         """Fit the feature blocks and the head. ``classes`` fixes the label order (default: first seen)."""
         if len(inputs) != len(targets):
             raise ValueError(f"{len(inputs)} inputs but {len(targets)} targets")

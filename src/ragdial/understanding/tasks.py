@@ -96,7 +96,9 @@ def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[A
     return contexts, targets
 
 
-def new_classifier(task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True) -> Any:
+def new_classifier(
+    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True
+) -> TextClassifier:
     """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base."""
     if task == "intent":
         return intent_classifier(embedding)
