@@ -130,13 +130,6 @@ def test_futuredial_track1_per_piece():
     assert result.counts == {"turns": 3, "pieces": 4}
 
 
-def test_futuredial_split_api_result():
-    assert futuredial.split_api_result("业务名称：A，费用：1，业务名称：B，费用：2") == ["A，费用：1", "B，费用：2"]
-    assert futuredial.split_api_result("业务名称：A。业务名称：B") == ["A", "B"]
-    assert futuredial.split_api_result("问题：x？答案：请稍等") == ["请稍等"]
-    assert futuredial.split_kb_pieces("业务名称：A，业务名称：B") == ["业务名称：A", "业务名称：B"]
-
-
 TRACK2_TURNS = [
     futuredial.Track2Turn(
         "您好，您的套餐是流量王，每月三十元。", "您好，您目前办理的是流量王套餐，每月三十元。", "业务名称：流量王"
