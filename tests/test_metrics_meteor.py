@@ -28,6 +28,7 @@ def test_nltk_meteor_uses_wordnet_synonyms(wordnet):
 def test_missing_wordnet_gives_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(meteor, "_nltk_has_wordnet", lambda: False)
     monkeypatch.setenv("RAGDIAL_WORDNET_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("RAGDIAL_CACHE", str(tmp_path / "cache"))
     meteor.ensure_wordnet.cache_clear()
     try:
         with pytest.raises(meteor.WordNetMissing, match="wordnet-base"):

@@ -2,7 +2,8 @@
 
 Every function returns a :class:`~ragdial.metrics.result.Score` (or a dict of floats with a ``*_signature()``
 beside it) whose signature names what changes the number: tokenisation, smoothing, backbone and layer, k.
-See docs/metrics.md for each metric and the official script it matches.
+See docs/metrics.md for each metric and the official script it matches. ROUGE, METEOR and BERTScore live in
+their modules (``ragdial.metrics.rouge``, ``.meteor``, ``.bertscore``), imported where used.
 """
 
 from ragdial.metrics.bleu import corpus_bleu, mean_sentence_bleu, sacrebleu_corpus_bleu, sentence_bleu
@@ -10,7 +11,6 @@ from ragdial.metrics.classification import classification_report, plot_confusion
 from ragdial.metrics.overlap import distinct, generation_f1, inform
 from ragdial.metrics.result import ChallengeScores, Score
 from ragdial.metrics.retrieval import hit_at_k, mrr_at_k, recall_at_k, reciprocal_rank, set_prf
-from ragdial.metrics.rouge import rouge, rouge_dstc9
 
 __all__ = [
     "ChallengeScores",
@@ -26,8 +26,6 @@ __all__ = [
     "plot_confusion",
     "recall_at_k",
     "reciprocal_rank",
-    "rouge",
-    "rouge_dstc9",
     "sacrebleu_corpus_bleu",
     "sentence_bleu",
     "set_prf",

@@ -139,13 +139,15 @@ def ensure_wordnet() -> str:
 
     if _nltk_has_wordnet():
         return "nltk_data"
+    nltk_dir = cache_dir() / "nltk_data"
     source = Path(os.environ.get("RAGDIAL_WORDNET_DIR", DEBIAN_WORDNET))
-    if not source.is_dir():
+    if (nltk_dir / "corpora" / "wordnet" / "lexnames").is_file():
+        source = nltk_dir / "corpora" / "wordnet"  # built before
+    elif not source.is_dir():
         raise WordNetMissing(
             "nltk METEOR needs WordNet: install the Debian package wordnet-base (apt-get install wordnet-base), "
             "set RAGDIAL_WORDNET_DIR to a WordNet 3.0 dict folder, or run nltk.download('wordnet') where online"
         )
-    nltk_dir = cache_dir() / "nltk_data"
     build_wordnet(source, nltk_dir)
     if str(nltk_dir) not in nltk.data.path:
         nltk.data.path.insert(0, str(nltk_dir))
