@@ -157,7 +157,9 @@ def futuredial_track2(
                 if not isinstance(record.get(name), str):
                     raise DataFormatError(pred, "without --gold every record needs the gold string", key, name)
             turns.append(Track2Turn(record["客服-生成"], record["客服"], record["查询结果"]))
-        language = "zh"
+        from ragdial.text.tokenize import detect_language
+
+        language = detect_language(" ".join(t.response for t in turns[:200]))
     else:
         dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
         records = mobilecs2.read_track2(pred, dataset)
