@@ -7,10 +7,12 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import service as service_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
 app.add_typer(data_cli.app, name="data")
+service_cli.register(app)
 
 
 def main() -> None:

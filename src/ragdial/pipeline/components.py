@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ragdial.errors import RagdialError
 from ragdial.generation.base import Generator
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 from ragdial.pipeline.decision import LOOKUPS, AlwaysRetrieve, Detector
@@ -70,6 +71,64 @@ def always(ctx: BuildContext, lookups: list[str] | None = None) -> Detector:
 DETECTORS.register("always", always, "no model: every turn looks up the user profile and the global knowledge")
 
 
+# ---- retrievers: factory(ctx, **params) -> Retriever (ragdial.retrieval; params are RetrieverConfig fields)
+
+
+def _hybrid_retriever(ctx: BuildContext, defaults: dict[str, Any], params: dict[str, Any]) -> Retriever:
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+
+    return HybridRetriever(ctx.knowledge.dataset.kb, RetrieverConfig.from_dict({**defaults, **params}))
+
+
+def bm25(ctx: BuildContext, **params: Any) -> Retriever:
+    """BM25 over the shared tokens (no dense encoder), query from recent turns."""
+    return _hybrid_retriever(ctx, {"fusion": "bm25", "encoder": None}, params)
+
+
+def hybrid(ctx: BuildContext, **params: Any) -> Retriever:
+    """BM25 + dense (USE multilingual) fused by reciprocal rank."""
+    return _hybrid_retriever(ctx, {"fusion": "rrf"}, params)
+
+
+RETRIEVERS.register("bm25", bm25, "BM25 (ragdial.retrieval.HybridRetriever without a dense encoder)")
+RETRIEVERS.register("hybrid", hybrid, "BM25 + dense encoder, reciprocal-rank fusion")
+
+
+# ---- generators: factory(ctx, **params) -> Generator (ragdial.generation)
+
+
+def template(ctx: BuildContext, model: str | None = None, max_items: int = 3) -> Generator:
+    """The template generator: a saved model, or one learned from the knowledge source's dialogs."""
+    from ragdial.generation.template import TemplateGenerator
+
+    if model:
+        return TemplateGenerator.load(model, max_items=max_items)
+    dataset = ctx.knowledge.dataset
+    return TemplateGenerator.train(dataset.examples, dataset.kb, ctx.language, max_items=max_items)
+
+
+def llama(ctx: BuildContext, **params: Any) -> Generator:
+    """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one); loaded now."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    generator = LlamaCppGenerator(**params)
+    generator.warm_up()
+    return generator
+
+
+def openai(ctx: BuildContext, **params: Any) -> Generator:
+    """Any OpenAI-compatible server (``base_url``, ``model``, ``api_key``)."""
+    from ragdial.generation import backends
+
+    return backends.create("openai", **params)
+
+
+GENERATORS.register("template", template, "learned templates filled with knowledge verbatim (instant)")
+GENERATORS.register("llama", llama, "a GGUF model through llama.cpp (offline packaged Qwen2.5-0.5B by default)")
+GENERATORS.register("openai", openai, "an OpenAI-compatible server (vLLM, llama.cpp server, ...)")
+
+
 # ---- "auto": the best component installed here
 
 AUTO: dict[str, tuple[str, ...]] = {
@@ -115,10 +174,14 @@ def _component(
         key = [name, spec.params, None if shared else ctx.language]
         try:
             return cache.get(kind, key, lambda name=name: registry.build(name, ctx, **spec.params))
-        except ConfigError as err:
+        except ImportError as err:  # the component's module or its extra is not installed here
+            if spec.name != "auto":
+                raise ConfigError(f"{registry.kind} {name!r} is not installed here: {err}") from None
+            problems.append(f"{name}: {err}")
+        except RagdialError as err:  # e.g. no model file: "auto" tries the next
             if spec.name != "auto":
                 raise
-            problems.append(str(err))
+            problems.append(f"{name}: {err}")
     tried = ", ".join(AUTO[kind])
     raise ConfigError(
         f"no {registry.kind} can be built here (tried {tried}): {'; '.join(problems) or 'none installed'}"

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import hmac
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,12 @@ def create_app(service: Service) -> FastAPI:
 
 def app_from_env() -> FastAPI:
     """The app a uvicorn worker builds (``uvicorn --factory ragdial.serve.app:app_from_env``)."""
-    return create_app(Service.from_env())
+    from ragdial.serve.runner import ANNOUNCE_ENV, announce_when_ready
+
+    app = create_app(Service.from_env())
+    if os.environ.get(ANNOUNCE_ENV):
+        announce_when_ready(app, os.environ[ANNOUNCE_ENV])
+    return app
 
 
 # ---- request handling
