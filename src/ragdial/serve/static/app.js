@@ -114,7 +114,10 @@ async function openSession(id) {
     $("messages").innerHTML = "";
     for (const m of session.messages) {
       const el = addMessage(m.role, m.content);
-      if (m.role === "assistant") renderKnowledge(el, m.knowledge, m.meta.decision, m.meta.timings);
+      if (m.role === "assistant") {
+        renderKnowledge(el, m.knowledge, m.meta.decision, m.meta.timings);
+        el.dataset.done = "true";
+      }
     }
     document.querySelectorAll("#sessions li").forEach((li) => li.classList.toggle("active", li.dataset.id === id));
   } catch (e) { showError(e.message); }
