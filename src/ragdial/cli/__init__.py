@@ -7,11 +7,15 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import eval as eval_cli
+from ragdial.cli import generate as generate_cli
 from ragdial.cli import service as service_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
 app.add_typer(data_cli.app, name="data")
+app.add_typer(generate_cli.app, name="generate")
+app.add_typer(eval_cli.app, name="eval")
 service_cli.register(app)
 
 
@@ -20,6 +24,9 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except RagdialError as err:
+        typer.secho(f"error: {err}", err=True, fg="red")
+        sys.exit(2)
+    except OSError as err:  # unreadable input, unwritable output
         typer.secho(f"error: {err}", err=True, fg="red")
         sys.exit(2)
     except typer.Abort:
