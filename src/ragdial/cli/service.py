@@ -174,8 +174,79 @@ def demo(
     run_server(settings, "127.0.0.1", port, 1, "info", service)
 
 
+def run(
+    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc11, huawei or kdconv")],
+    path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
+    config: ConfigOpt = None,
+    split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
+    fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
+    limit: Annotated[int | None, typer.Option(min=1, help="run the first N examples only")] = None,
+    language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
+    out: Annotated[Path | None, typer.Option(help="output folder (default: runs/<benchmark>)")] = None,
+    retriever: RetrieverOpt = None,
+    generator: GeneratorOpt = None,
+    meteor: Annotated[bool, typer.Option(help="DSTC11: METEOR 1.5 (needs Java)")] = True,
+    bertscore: Annotated[bool, typer.Option(help="MobileCS2: track-2 scores (BERTScore needs torch)")] = True,
+) -> None:
+    """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ragdial.cli.eval import report
+    from ragdial.datasets._io import write_json
+    from ragdial.pipeline import run as runner
+
+    bench = runner.benchmark(benchmark)
+    system_config = _config(config, retriever, generator)
+    dataset = bench.load(path, split, language)
+    system_config.languages = [dataset.language]
+    examples = bench.select(dataset, None if fold < 0 else fold)[:limit]
+    if not examples:
+        raise RagdialError(f"{benchmark}: no examples to run (split {dataset.split!r}, fold {fold})")
+    console = Console(stderr=True)
+    with console.status(f"building the dialog system over {benchmark} {dataset.split} ({len(dataset.kb)} items)"):
+        system = build_system(system_config, dataset.language, knowledge=runner.knowledge_for(dataset))
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    tokens = {"n": 0, "ms": 0.0}
+    with Progress(*columns, TextColumn("{task.fields[rate]}"), console=console) as progress:
+        task = progress.add_task(f"{benchmark} {dataset.split}", total=len(examples), rate="")
+
+        def advance(example, reply: Reply) -> None:
+            tokens["n"] += reply.tokens
+            tokens["ms"] += reply.timings["generate_ms"]
+            rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
+            progress.update(task, advance=1, rate=f"{rate:,.1f} tokens/s")
+
+        predictions = runner.predict(system, examples, advance)
+    folder = out or Path("runs") / benchmark
+    folder.mkdir(parents=True, exist_ok=True)
+    written = bench.write(folder, dataset, examples, predictions)
+    options = {"out": folder, "meteor": meteor, "bertscore": bertscore}
+    scores = bench.score(dataset, examples, predictions, options)
+    speed = runner.speed(predictions)
+    summary = {
+        "benchmark": benchmark,
+        "split": dataset.split,
+        "fold": fold if benchmark == "dstc11" else None,
+        "examples": len(examples),
+        "config": system_config.to_data(),
+        "components": {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
+        "speed": speed,
+        "scores": {s.challenge: s.to_dict() for s in scores},
+        "submission": [str(p) for p in written],
+    }
+    write_json(folder / "scores.json", summary)
+    for result in scores:
+        report(result, False, None)
+    typer.echo(
+        f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
+        f" / p95 {speed['total_ms_p95']:.0f} ms"
+    )
+    typer.echo(f"wrote {', '.join(str(p) for p in written)} and {folder / 'scores.json'}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the service commands to the ``ragdial`` app."""
     app.command()(chat)
     app.command()(serve)
     app.command()(demo)
+    app.command()(run)

@@ -188,16 +188,23 @@ def _component(
     )
 
 
-def build_system(config: SystemConfig, language: str, cache: ComponentCache | None = None) -> Any:
-    """Build the ``DialogSystem`` of ``language`` from ``config``."""
+def build_system(
+    config: SystemConfig,
+    language: str,
+    cache: ComponentCache | None = None,
+    knowledge: KnowledgeSource | None = None,
+) -> Any:
+    """Build the ``DialogSystem`` of ``language`` from ``config`` (over ``knowledge`` instead of the config's
+    knowledge source when given, e.g. a benchmark split)."""
     from ragdial.pipeline.system import DialogSystem
 
     if language not in config.languages:
         raise ConfigError(f"language {language!r} is not configured (languages: {', '.join(config.languages)})")
     cache = cache or ComponentCache()
-    ks = config.knowledge
-    params = {"language": language, **ks.params}
-    knowledge = cache.get("knowledge", [ks.name, params], lambda: KNOWLEDGE.build(ks.name, **params))
+    if knowledge is None:
+        ks = config.knowledge
+        params = {"language": language, **ks.params}
+        knowledge = cache.get("knowledge", [ks.name, params], lambda: KNOWLEDGE.build(ks.name, **params))
     ctx = BuildContext(knowledge, language, config)
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragdial.schema import Dataset
+from ragdial.schema import Dataset, Knowledge
 
 
 @dataclass(frozen=True)
@@ -47,3 +47,11 @@ class KnowledgeSource:
 
     def user(self, user_id: str) -> UserProfile | None:
         return next((u for u in self.users if u.id == user_id), None)
+
+
+def _first_value(item: Knowledge) -> str:
+    """The first structured value of a profile item (MobileCS2: the name of the user's first service)."""
+    attributes = item.fields.get("attributes")
+    if isinstance(attributes, dict) and attributes:
+        return str(next(iter(attributes.values())))
+    return ""

@@ -71,7 +71,8 @@ class Piece:
 
 @dataclass
 class Reply:
-    """A complete answer. Timings are milliseconds per stage; ``tokens`` counts the generator's pieces."""
+    """A complete answer. Timings are milliseconds per stage; ``tokens`` counts the generator's pieces;
+    ``knowledge`` is what the answer cites (the top ``top_k`` of ``ranking``)."""
 
     text: str
     knowledge: list[Citation]
@@ -79,6 +80,7 @@ class Reply:
     timings: dict[str, float]
     tokens: int
     language: str
+    ranking: list[Citation] = field(default_factory=list, repr=False)  # all retrieved (top ``retrieve_k``)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,24 +149,28 @@ class DialogSystem:
     def retrieve(
         self, context: Sequence[Turn], user: str | None, decision: Decision | None = None, k: int | None = None
     ) -> list[Citation]:
-        """The cited knowledge for the next system turn, within the decision's look-ups."""
+        """The cited knowledge for the next system turn (``k`` items, default ``top_k``), within the decision's
+        look-ups."""
+        return self.rank(context, user, decision)[: k or self.config.top_k]
+
+    def rank(self, context: Sequence[Turn], user: str | None, decision: Decision | None = None) -> list[Citation]:
+        """Up to ``retrieve_k`` items within the decision's look-ups, best first (``min_score`` applied)."""
         decision = decision or self.decide(context)
         if not decision.needs_knowledge:
             return []
-        k = k or self.config.top_k
         local = len(self.knowledge.dataset.kb.local_items(user)) if user else 0
         with _lock_for(self.retriever):
             hits = self.retriever.retrieve(context, dialog_id=user, k=self.config.retrieve_k + local)
-        citations = []
+        ranked = []
         for hit in hits:
             if not decision.allows(hit.item, user):
                 continue
             if self.config.min_score is not None and hit.score < self.config.min_score:
                 continue
-            citations.append(Citation.of(hit.item, hit.score))
-            if len(citations) == k:
+            ranked.append(Citation.of(hit.item, hit.score))
+            if len(ranked) == self.config.retrieve_k:
                 break
-        return citations
+        return ranked
 
     def context_for(self, history: Sequence[Turn], user_text: str) -> list[Turn]:
         """The last ``history_turns`` turns of ``history`` followed by the user's new turn."""
@@ -185,7 +191,8 @@ class DialogSystem:
         decision = self.decide(context)
         timings["understand_ms"] = _ms(stage)
         stage = time.perf_counter()
-        knowledge = self.retrieve(context, user, decision)
+        ranking = self.rank(context, user, decision)
+        knowledge = ranking[: self.config.top_k]
         timings["retrieve_ms"] = _ms(stage)
         yield Prepared(decision, knowledge, dict(timings))
         request = GenerationRequest(
@@ -209,7 +216,7 @@ class DialogSystem:
         timings["generate_ms"] = _ms(stage)
         timings.setdefault("first_token_ms", timings["generate_ms"])
         timings["total_ms"] = _ms(start)
-        yield Reply("".join(pieces).strip(), knowledge, decision, timings, len(pieces), self.language)
+        yield Reply("".join(pieces).strip(), knowledge, decision, timings, len(pieces), self.language, ranking)
 
     def answer(self, context: Sequence[Turn], user: str | None = None) -> Reply:
         """The reply to the turn after ``context`` (batch use: no session)."""
