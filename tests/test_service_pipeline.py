@@ -180,3 +180,23 @@ def test_answer_runs_without_a_session_for_batch_use(systems):
     reply = en.answer(context, user=None)
     assert reply.knowledge[0].id == "f1"
     assert all(c.scope == "" for c in reply.knowledge)  # no user: no profile items
+
+
+@pytest.mark.parametrize(
+    ("labels", "needs", "lookups", "sources"),
+    [
+        ([], False, [], []),
+        (["[QA]"], True, ["global"], ["faq"]),
+        (["查询用户已办理的业务"], True, ["user_profile"], []),
+        (["查询特定业务信息"], True, ["global"], ["product"]),
+        (["search for products information"], True, ["global"], ["product"]),
+        (["查询用户已办理的业务", "查询特定业务信息"], True, ["user_profile", "global"], ["product"]),
+        (["办理"], True, ["user_profile", "global"], []),
+    ],
+)
+def test_api_query_labels_decide_the_look_ups(labels, needs, lookups, sources):
+    from ragdial.pipeline.detectors import decision_for_api_query
+
+    decision = decision_for_api_query(labels).to_dict()
+    assert (decision["needs_knowledge"], decision["lookups"], decision["sources"]) == (needs, lookups, sources)
+    assert decision["label"] == "，".join(labels)

@@ -71,6 +71,39 @@ def always(ctx: BuildContext, lookups: list[str] | None = None) -> Detector:
 DETECTORS.register("always", always, "no model: every turn looks up the user profile and the global knowledge")
 
 
+def _classifier(ctx: BuildContext, task: str, model: str | None) -> Any:
+    """A saved understanding model, or one trained now on the knowledge source's labelled turns."""
+    from ragdial.understanding.model import TextClassifier
+    from ragdial.understanding.tasks import new_classifier, training_data
+
+    if model:
+        return TextClassifier.load(model)
+    dataset = ctx.knowledge.dataset
+    contexts, targets = training_data(task, dataset)  # no labelled turns: a RagdialError, "auto" moves on
+    classifier = new_classifier(task, dataset)
+    classifier.fit(contexts, targets)
+    return classifier
+
+
+def api_query(ctx: BuildContext, model: str | None = None) -> Detector:
+    """MobileCS2 look-up prediction → none / FAQ / user profile / products (a saved model or trained on the
+    knowledge source's dialogs)."""
+    from ragdial.pipeline.detectors import ApiQueryDetector
+
+    return ApiQueryDetector(_classifier(ctx, "api_query", model))
+
+
+def knowledge_seeking(ctx: BuildContext, model: str | None = None, threshold: float = 0.5) -> Detector:
+    """Knowledge-seeking turn detection (DSTC task 1); both look-ups when it fires."""
+    from ragdial.pipeline.detectors import KnowledgeSeekingDetector
+
+    return KnowledgeSeekingDetector(_classifier(ctx, "detector", model), threshold)
+
+
+DETECTORS.register("api_query", api_query, "predicted MobileCS2 api_query decides whether and where to look up")
+DETECTORS.register("knowledge_seeking", knowledge_seeking, "a knowledge-seeking turn detector; both look-ups")
+
+
 # ---- retrievers: factory(ctx, **params) -> Retriever (ragdial.retrieval; params are RetrieverConfig fields)
 
 
