@@ -101,10 +101,40 @@ def test_chat_page_streams_cited_answers_in_both_languages(tmp_path, browser):
         answer = _ask(page, "畅游套餐多少钱")
         assert page.locator(".msg.assistant").count() == 3
         assert errors == []
+    finally:
+        server.stop()
 
+
+DEMO = {"knowledge": "demo", "retriever": {"name": "bm25", "query": "last_user"}, "generator": "template"}
+SOURCES = {"user_profile": ("用户信息", "user profile"), "product": ("产品", "product"), "faq": ("常见问题", "FAQ")}
+
+
+@pytest.mark.slow
+def test_demo_page_on_the_bundled_knowledge_base(tmp_path, browser):
+    """The page over the real demo (BM25 + templates): every answer cites typed knowledge; the screenshot."""
+    server = Server(tmp_path, DEMO).start()
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 700}, locale="zh-CN")
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='demo-u1']").wait_for(state="attached")
+        page.get_by_test_id("profile").select_option("demo-u1")
+        for question in ("我的账户余额还有多少", "国际漫游怎么开通", "我本月已用流量多少"):
+            answer = _ask(page, question)
+            assert answer.locator(".bubble").inner_text().strip()
+            citations = answer.get_by_test_id("citation")
+            assert citations.count() >= 1
+            for i in range(citations.count()):
+                kind = citations.nth(i).get_attribute("data-source")
+                assert citations.nth(i).locator(".badge").inner_text() == SOURCES[kind][0]
+        sources = [c.get_attribute("data-source") for c in page.get_by_test_id("citation").all()]
+        assert "faq" in sources and "user_profile" in sources
+        assert page.get_by_test_id("sessions").locator("li").count() == 1
+        assert errors == []
         shot = tmp_path / "screenshot.png"
         page.screenshot(path=str(shot))
-        assert shot.stat().st_size > 10_000
+        assert 10_000 < shot.stat().st_size < 400_000
         target = os.environ.get("RAGDIAL_SCREENSHOT")
         if target:
             shutil.copy(shot, ROOT / Path(target))

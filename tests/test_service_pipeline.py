@@ -42,6 +42,7 @@ def test_default_config_serves_the_demo_in_both_languages():
     config = load_config(None)
     assert config.knowledge.name == "demo" and config.languages == ["zh", "en"]
     assert config.retriever.name == "auto" and config.generator.name == "auto"
+    assert config.retriever.params == {"query": "last_user"}
 
 
 @pytest.mark.parametrize(

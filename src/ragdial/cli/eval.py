@@ -176,8 +176,7 @@ def kdsd(
     keys = [e.id for e in dataset.examples]
     files.require_all(pred, result, keys, "system turns")
     predicted = [
-        [kdconv.triple_id(a["name"], a["attrname"], a["attrvalue"]) for a in result[k].get("attrs") or []]
-        for k in keys
+        [kdconv.triple_id(a["name"], a["attrname"], a["attrvalue"]) for a in result[k].get("attrs") or []] for k in keys
     ]
     scores = score_kdsd(
         [e.knowledge_ids for e in dataset.examples],

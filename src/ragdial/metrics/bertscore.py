@@ -49,7 +49,13 @@ def bertscore_signature(model: str, layers: int) -> str:
     import bert_score
 
     return signature(
-        "bertscore", model=_model_name(model), layer=layers, idf=False, rescale=False, stat="f1", agg="mean",
+        "bertscore",
+        model=_model_name(model),
+        layer=layers,
+        idf=False,
+        rescale=False,
+        stat="f1",
+        agg="mean",
         version=bert_score.__version__,
     )
 

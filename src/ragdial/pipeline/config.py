@@ -4,8 +4,8 @@
 languages: [zh, en]            # one system per language; a session picks one
 knowledge: {name: demo}        # the bundled demo KB; or {name: dataset, format: mobilecs2, path: ...}
 detector: {name: always}       # does a turn need knowledge, and which look-up (user profile / global)
-retriever: {name: bm25}
-generator: {name: template}
+retriever: {name: auto, query: last_user}   # hybrid where the encoder is installed, else BM25
+generator: {name: auto}        # the offline GGUF through llama.cpp where installed, else templates
 retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
@@ -60,7 +60,7 @@ class SystemConfig:
     languages: list[str] = field(default_factory=lambda: ["zh", "en"])
     knowledge: ComponentSpec = field(default_factory=lambda: ComponentSpec("demo"))
     detector: ComponentSpec = field(default_factory=lambda: ComponentSpec("always"))
-    retriever: ComponentSpec = field(default_factory=lambda: ComponentSpec("auto"))
+    retriever: ComponentSpec = field(default_factory=lambda: ComponentSpec("auto", {"query": "last_user"}))
     generator: ComponentSpec = field(default_factory=lambda: ComponentSpec("auto"))
     retrieve_k: int = 20
     top_k: int = 3

@@ -36,12 +36,8 @@ class KnowledgeSource:
             items = dataset.kb.local_items(dialog.id)
             if not items:
                 continue
-            name = str(dialog.meta.get("name") or dialog.meta.get("user") or dialog.id)
-            summary = (
-                "；".join(item.text for item in items[:2])
-                if dataset.language == "zh"
-                else "; ".join(item.text for item in items[:2])
-            )
+            name = str(dialog.meta.get("name") or dialog.meta.get("user") or _first_value(items[0]) or dialog.id)
+            summary = ("；" if dataset.language == "zh" else "; ").join(item.text for item in items[:2])
             users.append(UserProfile(dialog.id, name, summary[:200], len(items)))
         return cls(dataset, users)
 
