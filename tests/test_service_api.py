@@ -208,3 +208,29 @@ def test_a_failing_generator_reports_in_band_and_loses_nothing(tmp_path):
     assert chunks[-1]["error"]["type"] == "server_error" and "backend went away" in chunks[-1]["error"]["message"]
     assert client.get(f"/v1/sessions/{sid}").json()["turns"] == 0  # no half turn stored
     assert client.get(f"/v1/sessions/{sid}").status_code == 200
+
+
+def test_the_official_openai_client_talks_to_the_service(tmp_path):
+    openai = pytest.importorskip("openai", reason="the openai client is not installed")
+    http = _client(tmp_path, api_key=KEY)
+    client = openai.OpenAI(base_url="http://testserver/v1", api_key=KEY, http_client=http, max_retries=0)
+    completion = client.chat.completions.create(
+        model="ragdial", messages=[{"role": "user", "content": "夜猫流量包"}], extra_body={"profile": "u2"}
+    )
+    assert completion.choices[0].message.content.startswith("[夜猫流量包]")
+    extension = completion.model_extra["ragdial"]
+    assert extension["knowledge"][0]["source"] in ("product", "user_profile")
+    stream = client.chat.completions.create(
+        model="ragdial",
+        messages=[{"role": "user", "content": "怎么查询话费余额"}],
+        stream=True,
+        extra_body={"session_id": extension["session_id"]},
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+    assert text.strip().startswith("[怎么查询话费余额]")
+    assert (
+        http.get(f"/v1/sessions/{extension['session_id']}", headers={"Authorization": f"Bearer {KEY}"}).json()["turns"]
+        == 4
+    )
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url="http://testserver/v1", api_key="wrong", http_client=http, max_retries=0).models.list()

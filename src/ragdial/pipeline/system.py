@@ -136,6 +136,17 @@ class DialogSystem:
         config = config or SystemConfig()
         return build_system(config, language or config.languages[0])
 
+    def warm_up(self) -> None:
+        """Load what components load lazily (models, query encoders) now, not on the first user's turn."""
+        for component in (self.detector, self.retriever, self.generator):
+            warm = getattr(component, "warm_up", None)
+            if callable(warm):
+                warm()
+        user = self.users[0].id if self.users else None
+        context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
+        self.decide(context)
+        self.rank(context, user)
+
     @property
     def users(self) -> list[UserProfile]:
         return self.knowledge.users

@@ -64,6 +64,8 @@ class Service:
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
+        for system in self.systems.values():
+            system.warm_up()
         self.store = store or SessionStore(settings.db_path)
 
     @classmethod
