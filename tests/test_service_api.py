@@ -134,7 +134,8 @@ def test_health_and_page(client):
 BAD = [
     ("{not json", 400, "not valid JSON"),
     ("", 422, "request body is missing"),
-    ("[]", 422, "body"),
+    ("[]", 422, "request body must be a JSON object"),
+    (b"\xff\xfe{", 400, "not valid JSON"),
     ("{}", 422, "messages: Field required"),
     ('{"messages": []}', 422, "at least 1"),
     ('{"messages": [{"content": "hi"}]}', 422, "messages.0.role"),

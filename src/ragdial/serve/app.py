@@ -42,6 +42,11 @@ def _fail(status: int, message: str, param: str | None = None) -> HTTPException:
     return HTTPException(status, detail={"message": message, "param": param})
 
 
+def _shown(value: str, limit: int = 64) -> str:
+    """A client-sent value quoted in an error message, cut to ``limit`` characters."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
 def create_app(service: Service) -> FastAPI:
     """The HTTP app over ``service``."""
     app = FastAPI(title="ragdial", version="0.1.0", summary="Knowledge-grounded dialog with cited knowledge")
@@ -147,7 +152,7 @@ def create_app(service: Service) -> FastAPI:
         try:
             service.store.delete(session_id)
         except UnknownSessionError:
-            raise _fail(404, f"unknown session {session_id!r}", "session_id") from None
+            raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
         return {"id": session_id, "deleted": True}
 
     return app
@@ -185,7 +190,7 @@ def _profile(service: Service, language: str, profile: str | None) -> str | None
     system = service.system(language)
     if system.knowledge.user(profile) is None:
         known = ", ".join(u.id for u in system.users) or "none"
-        raise _fail(422, f"unknown profile {profile!r} for language {language!r}; known: {known}", "profile")
+        raise _fail(422, f"unknown profile {_shown(profile)} for language {language!r}; known: {known}", "profile")
     return profile
 
 
@@ -199,7 +204,7 @@ def _load_session(service: Service, session_id: str) -> Session:
     try:
         return service.store.get(session_id)
     except UnknownSessionError:
-        raise _fail(404, f"unknown session {session_id!r}", "session_id") from None
+        raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
 
 
 def _open_session(service: Service, body: ChatRequest) -> Session:
@@ -286,7 +291,7 @@ def _session_body(service: Service, session_id: str) -> dict[str, Any]:
         summary = service.store.summary(session_id)
         turns = service.store.turns(session_id)
     except UnknownSessionError:
-        raise _fail(404, f"unknown session {session_id!r}", "session_id") from None
+        raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
     return {**summary.to_dict(), "messages": [t.to_message() for t in turns]}
 
 
@@ -297,6 +302,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, dict) else {"message": str(exc.detail)}
+        if detail.get("message") == "There was an error parsing the body":  # starlette: not UTF-8, not a form
+            detail = {"message": "request body is not valid JSON (send UTF-8 JSON with Content-Type: application/json)"}
         kind = ERROR_KINDS.get(exc.status_code, "error")
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
         body = oai.error_body(detail.get("message", ""), kind, exc.status_code, detail.get("param"))
@@ -313,6 +320,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         loc = [str(p) for p in first.get("loc", ()) if p != "body"]
         if first.get("type") == "missing" and not loc:
             message = "request body is missing: send a JSON object"
+        elif not loc:
+            message = "request body must be a JSON object (send Content-Type: application/json)"
         else:
             where = ".".join(loc) or "body"
             message = f"{where}: {str(first.get('msg', 'invalid')).removeprefix('Value error, ')}"
