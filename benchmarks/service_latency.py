@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import socket
 import statistics
 import subprocess
@@ -99,8 +100,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40, help="measured turns")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured turns first")
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--budget", type=float, default=1800, help="stop asking after this many seconds")
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server is stopped on a kill too
+    load_before = os.getloadavg()[0]
 
     tmp = Path(tempfile.mkdtemp(prefix="ragdial-bench-"))
     config = {
@@ -138,7 +142,11 @@ def main() -> None:
             profiles = {p["id"] for p in client.get(f"{url}/v1/profiles").json()["profiles"]}
             rows = []
             questions = _questions(args.turns + args.warmup)
+            started = time.monotonic()
             for index, (language, user, question) in enumerate(questions):
+                if time.monotonic() - started > args.budget:
+                    print(f"time budget of {args.budget:.0f} s spent: {len(rows)} turns measured", file=sys.stderr)
+                    break
                 key = (language, user)
                 if key not in sessions:
                     body = {"profile": user if user in profiles else None, "language": language}
@@ -156,7 +164,7 @@ def main() -> None:
     print(
         f"generator {components['generator']}, retriever {components['retriever']}, {len(rows)} turns, "
         f"max_tokens {args.max_tokens}, {os.cpu_count()} CPUs, {platform.python_version()}, "
-        f"load average before {os.getloadavg()[0]:.1f}"
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
     print()
     print("| per turn (ms) | p50 | p95 |")
