@@ -235,3 +235,15 @@ def test_the_official_openai_client_talks_to_the_service(tmp_path):
     )
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url="http://testserver/v1", api_key="wrong", http_client=http, max_retries=0).models.list()
+
+
+def test_more_pages_mount_beside_the_api(tmp_path):
+    from fastapi import APIRouter
+
+    router = APIRouter()
+    router.add_api_route("/ping", lambda: {"pong": True})
+    config = SystemConfig.from_data(doubles.CONFIG)
+    service = Service(ServiceSettings(config, str(tmp_path / "s.sqlite")))
+    client = TestClient(create_app(service, routers=[("/rating", router)]))
+    assert client.get("/rating/ping").json() == {"pong": True}
+    assert client.get("/healthz").status_code == 200

@@ -104,3 +104,15 @@ def test_memory_store_works_across_threads():
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda n: store.append(session.id, _pair(str(n))), range(8)))
     assert len(store.get(session.id).history) == 16
+
+
+def test_session_state_is_stored_with_its_turns(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    session = Session.new("u1", "zh")
+    session.state = {"task": {"domain": "train", "slots": {"from": "哈尔滨"}}}
+    store.create(session)
+    assert store.get(session.id).state == session.state
+    store.append(session.id, _pair("0"), {"task": {"domain": "train", "slots": {"from": "哈尔滨", "to": "北京"}}})
+    assert store.get(session.id).state["task"]["slots"] == {"from": "哈尔滨", "to": "北京"}
+    store.append(session.id, _pair("1"))  # no new state: the stored one stays
+    assert store.get(session.id).state["task"]["slots"]["to"] == "北京"

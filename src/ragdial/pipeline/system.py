@@ -23,12 +23,14 @@ from ragdial.schema import Knowledge, Speaker, Turn
 
 @dataclass
 class Session:
-    """One conversation: which user's profile it may look up (a scope in the KB), its language and history."""
+    """One conversation: which user's profile it may look up (a scope in the KB), its language and history.
+    ``state`` is JSON-serialisable data a stateful component keeps between turns (stored with the session)."""
 
     id: str
     user: str | None = None
     language: str = "zh"
     history: list[Turn] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def new(cls, user: str | None = None, language: str = "zh") -> Session:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
@@ -47,9 +47,11 @@ def _shown(value: str, limit: int = 64) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
-def create_app(service: Service) -> FastAPI:
-    """The HTTP app over ``service``."""
+def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) -> FastAPI:
+    """The HTTP app over ``service``; ``routers`` are more pages mounted at their prefixes (e.g. rating pages)."""
     app = FastAPI(title="ragdial", version="0.1.0", summary="Knowledge-grounded dialog with cited knowledge")
+    for prefix, router in routers:
+        app.include_router(router, prefix=prefix)
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
@@ -235,7 +237,8 @@ def _save(service: Service, session: Session, reply: Reply) -> None:
     user_turn, system_turn = session.history[-2], session.history[-1]
     meta = {"decision": reply.decision.to_dict(), "timings": reply.timings, "tokens": reply.tokens}
     try:
-        service.store.append(session.id, [StoredTurn(user_turn), StoredTurn(system_turn, reply.knowledge, meta)])
+        turns = [StoredTurn(user_turn), StoredTurn(system_turn, reply.knowledge, meta)]
+        service.store.append(session.id, turns, session.state)
     except UnknownSessionError:
         raise _fail(404, f"session {session.id!r} was deleted while answering", "session_id") from None
 

@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     user TEXT,
     language TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL DEFAULT '{}',
     created REAL NOT NULL,
     updated REAL NOT NULL
 );
@@ -104,7 +105,11 @@ class SessionStore:
             self._shared_lock = threading.RLock()
         else:
             self._shared = None
-        (self._shared or self._db()).executescript(SCHEMA)
+        db = self._shared or self._db()
+        db.executescript(SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+        if "state" not in columns:  # a store written by an earlier version
+            db.execute("ALTER TABLE sessions ADD COLUMN state TEXT NOT NULL DEFAULT '{}'")
 
     def _connect(self, check_same_thread: bool = True) -> sqlite3.Connection:
         db = sqlite3.connect(
@@ -152,8 +157,9 @@ class SessionStore:
         now = time.time()
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO sessions (id, user, language, title, created, updated) VALUES (?, ?, ?, '', ?, ?)",
-                (session.id, session.user, session.language, now, now),
+                "INSERT INTO sessions (id, user, language, title, state, created, updated) "
+                "VALUES (?, ?, ?, '', ?, ?, ?)",
+                (session.id, session.user, session.language, json.dumps(session.state, ensure_ascii=False), now, now),
             )
             if turns:
                 self._append(db, session.id, turns, now)
@@ -166,11 +172,11 @@ class SessionStore:
     def get(self, session_id: str) -> Session:
         """The session with its whole history; ``UnknownSessionError`` if there is none."""
         with self._transaction(write=False) as db:
-            row = db.execute("SELECT user, language FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = db.execute("SELECT user, language, state FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise UnknownSessionError(session_id)
             turns = [t.turn for t in self._turns(db, session_id)]
-        return Session(session_id, row[0], row[1], turns)
+        return Session(session_id, row[0], row[1], turns, json.loads(row[2]))
 
     def turns(self, session_id: str) -> list[StoredTurn]:
         with self._transaction(write=False) as db:
@@ -196,11 +202,16 @@ class SessionStore:
             if db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise UnknownSessionError(session_id)
 
-    def append(self, session_id: str, turns: Sequence[StoredTurn]) -> int:
-        """Append ``turns`` after the session's last turn in one transaction; returns the new number of turns."""
+    def append(self, session_id: str, turns: Sequence[StoredTurn], state: dict[str, Any] | None = None) -> int:
+        """Append ``turns`` after the session's last turn in one transaction (with the session's new ``state``,
+        if given); returns the new number of turns."""
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 raise UnknownSessionError(session_id)
+            if state is not None:
+                db.execute(
+                    "UPDATE sessions SET state = ? WHERE id = ?", (json.dumps(state, ensure_ascii=False), session_id)
+                )
             return self._append(db, session_id, turns, time.time())
 
     # ---- helpers
