@@ -49,6 +49,7 @@ def chat(
     console = Console(stderr=json_)
     with console.status("building the dialog system (index, models) ..."):
         system = build_system(system_config, language)
+        system.warm_up()
     if profile is not None and system.knowledge.user(profile) is None:
         raise RagdialError(f"unknown profile {profile!r}; known: {', '.join(u.id for u in system.users)}")
     session = system.new_session(profile or (system.users[0].id if system.users else None))
@@ -58,6 +59,8 @@ def chat(
         try:
             text = input("" if json_ else "you> ")
         except (EOFError, KeyboardInterrupt):
+            if not json_:
+                console.print()
             break
         text = text.strip()
         if not text:
