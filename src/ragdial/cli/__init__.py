@@ -12,6 +12,7 @@ from ragdial.cli import generate as generate_cli
 from ragdial.cli import index as index_cli
 from ragdial.cli import retrieve as retrieve_cli
 from ragdial.cli import train as train_cli
+from ragdial.cli import service as service_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
@@ -21,6 +22,7 @@ app.add_typer(retrieve_cli.app, name="retrieve")
 app.add_typer(train_cli.app, name="train")
 app.add_typer(generate_cli.app, name="generate")
 app.add_typer(eval_cli.app, name="eval")
+service_cli.register(app)
 
 
 def main() -> None:
