@@ -48,12 +48,19 @@ class Gazetteer:
 class TravelDB:
     """Read-only search plus booking over one travel database."""
 
-    def __init__(self, url: str | Path | None = None) -> None:
+    def __init__(self, url: str | Path | None = None, scratch: bool = False) -> None:
+        """Open a database; ``scratch=True`` works on an in-memory copy, so bookings leave the file untouched."""
         target = sqlite_target(url if url is not None else default_db_path())
         if target != ":memory:" and not Path(target).is_file():
             raise RagdialError(f"travel database {target} not found: run `ragdial task make-db` first")
         self.url = str(url)
-        self.conn = sqlite3.connect(target, check_same_thread=False)
+        if scratch:
+            source = sqlite3.connect(target)
+            self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+            source.backup(self.conn)
+            source.close()
+        else:
+            self.conn = sqlite3.connect(target, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         try:
             self.meta = {row["key"]: row["value"] for row in self.conn.execute("SELECT key, value FROM meta")}

@@ -92,6 +92,9 @@ class TaskBranch:
         p = parse(text, self.gazetteer, self.today)
         lang = state["language"] = p.language
         domain_said = self._domain_of(text, p)
+        if p.off_topic and not p.cities and not p.domains:  # "明天天气怎么样" is no travel date
+            msg = R.GUIDE[lang] + (" " + self._prompt(state) if state["domain"] else "")
+            return TaskTurn(msg, state, in_scope=False, acts=["guide"])
 
         if "最便宜" in text or "cheapest" in text.lower():
             p.choice = p.choice or 1

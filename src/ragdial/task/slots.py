@@ -66,6 +66,8 @@ CORRECTION = ["不对", "不是", "错了", "改成", "换成", "改为", "改�
 CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
 BYE = ["再见", "拜拜", "没有了", "没别的", "不需要了", "就这些", "结束", "谢谢"]
 BYE_EN = ["bye", "goodbye", "that's all", "nothing else", "thank you", "thanks"]
+OFF_TOPIC = ["天气", "笑话", "唱歌", "唱首歌", "股票", "新闻", "电影", "音乐", "讲个故事", "几点了", "你是谁", "你叫什么"]
+OFF_TOPIC_EN = ["weather", "joke", "sing", "stock", "news", "movie", "music", "story", "who are you"]
 ORDINALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 DEP_BEFORE = ("从", "由", "自")
@@ -98,6 +100,7 @@ class Parse:
     deny: bool = False
     correction: bool = False
     bye: bool = False
+    off_topic: bool = False
 
     def has_slots(self) -> bool:
         """Whether any task slot (not just a dialog act) was found."""
@@ -349,6 +352,7 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         result.deny = bool(words & {"no", "nope", "wrong"}) or "don't" in lower
         result.correction = any(c in lower for c in CORRECTION_EN)
         result.bye = any(b in lower for b in BYE_EN)
+        result.off_topic = any(w in lower for w in OFF_TOPIC_EN)
     else:
         names = list(gaz.cities) + list(gaz.places)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
@@ -400,6 +404,7 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         result.deny = any(stripped.startswith(w) for w in DENY)
         result.correction = _first(text, CORRECTION)
         result.bye = _first(text, BYE)
+        result.off_topic = _first(text, OFF_TOPIC)
     m = re.search(r"\b([A-Z0-9]{2}\d{3,4}|[GDKTZ]\d{1,4})\b", text.upper())
     if m:
         result.code = m.group(1)
