@@ -7,10 +7,14 @@ import sys
 import typer
 
 from ragdial.cli import data as data_cli
+from ragdial.cli import simulate as simulate_cli
+from ragdial.cli import task as task_cli
 from ragdial.errors import RagdialError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
 app.add_typer(data_cli.app, name="data")
+app.add_typer(task_cli.app, name="task")
+app.command("simulate")(simulate_cli.simulate)
 
 
 def main() -> None:
