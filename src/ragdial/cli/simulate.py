@@ -16,12 +16,15 @@ def simulate(
     seed: Annotated[int, typer.Option("--seed", help="seed for goals and user behaviour")] = 0,
     db: Annotated[str | None, typer.Option("--db", help="database path or sqlite:/// URL")] = None,
     noise: Annotated[float, typer.Option("--noise", help="ASR-style noise rate per character (0 = clean)")] = 0.0,
-    out: Annotated[Path, typer.Option("--out", help="folder for dialogs.jsonl and metrics.json")] = Path("runs/simulate"),
+    out: Annotated[Path, typer.Option("--out", help="folder for dialogs.jsonl and metrics.json")] = Path(
+        "runs/simulate"
+    ),
     url: Annotated[str | None, typer.Option("--url", help="talk to a running ragdial server over HTTP instead")] = None,
 ) -> None:
     """Simulate N dialogs; print completion ratio, mean turns (unfinished = 30) and guidance rate."""
     from ragdial.errors import RagdialError
-    from ragdial.task.simulation import simulate as run, write_logs
+    from ragdial.task.simulation import simulate as run
+    from ragdial.task.simulation import write_logs
     from ragdial.task.simulator import summarise
 
     if goals < 1:
@@ -35,10 +38,12 @@ def simulate(
     if url:
         from ragdial.task.http_channel import HttpChannel
 
-        def factory(_db):  # noqa: ANN001, ANN202
+        def factory(_db):
             return HttpChannel(url)
 
-    results = list(track(run(db, goals, seed, noise=noise_fn, channel_factory=factory), total=goals, description="dialogs"))
+    results = list(
+        track(run(db, goals, seed, noise=noise_fn, channel_factory=factory), total=goals, description="dialogs")
+    )
     metrics_path = write_logs(results, out)
     m = summarise(results)
     table = Table(title=f"simulated online test: {goals} goals, seed {seed}, noise {noise}")

@@ -131,7 +131,9 @@ class TravelDB:
             if constraints.get("date"):
                 add("r.date = ?", constraints["date"])
                 where.append("r.rooms >= 1")
-                sql = "SELECT h.*, r.date AS date, r.rooms AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
+                sql = (
+                    "SELECT h.*, r.date AS date, r.rooms AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
+                )
             else:
                 sql = "SELECT h.* FROM hotels h"
             order = " ORDER BY h.price, h.stars DESC"

@@ -48,12 +48,38 @@ CABINS = (("经济舱", 1.0), ("商务舱", 2.6), ("头等舱", 4.2))
 TRAIN_TYPES: dict[str, tuple[int, list[tuple[str, str, float]]]] = {
     "G": (260, [("二等座", "", 0.46), ("一等座", "", 0.74), ("商务座", "", 1.45)]),
     "D": (200, [("二等座", "", 0.31), ("一等座", "", 0.50)]),
-    "Z": (120, [("硬卧", "上铺", 0.16), ("硬卧", "中铺", 0.17), ("硬卧", "下铺", 0.18),
-                ("软卧", "上铺", 0.25), ("软卧", "下铺", 0.27)]),
-    "T": (100, [("硬座", "", 0.09), ("硬卧", "上铺", 0.15), ("硬卧", "中铺", 0.16), ("硬卧", "下铺", 0.17),
-                ("软卧", "上铺", 0.24), ("软卧", "下铺", 0.26)]),
-    "K": (85, [("硬座", "", 0.08), ("硬卧", "上铺", 0.14), ("硬卧", "中铺", 0.15), ("硬卧", "下铺", 0.16),
-               ("软卧", "上铺", 0.23), ("软卧", "下铺", 0.25)]),
+    "Z": (
+        120,
+        [
+            ("硬卧", "上铺", 0.16),
+            ("硬卧", "中铺", 0.17),
+            ("硬卧", "下铺", 0.18),
+            ("软卧", "上铺", 0.25),
+            ("软卧", "下铺", 0.27),
+        ],
+    ),
+    "T": (
+        100,
+        [
+            ("硬座", "", 0.09),
+            ("硬卧", "上铺", 0.15),
+            ("硬卧", "中铺", 0.16),
+            ("硬卧", "下铺", 0.17),
+            ("软卧", "上铺", 0.24),
+            ("软卧", "下铺", 0.26),
+        ],
+    ),
+    "K": (
+        85,
+        [
+            ("硬座", "", 0.08),
+            ("硬卧", "上铺", 0.14),
+            ("硬卧", "中铺", 0.15),
+            ("硬卧", "下铺", 0.16),
+            ("软卧", "上铺", 0.23),
+            ("软卧", "下铺", 0.25),
+        ],
+    ),
 }
 
 
@@ -93,8 +119,21 @@ def _flight_rows(rng: random.Random, dates: list[str]) -> list[tuple]:
                         price = int(round(base * demand * factor / 10) * 10)
                         seats = 0 if rng.random() < 0.06 else rng.randint(1, 40)
                         rows.append(
-                            (number, airline, a.name, b.name, dep_place, arr_place, date,
-                             _clock(depart), _clock(arrive), cabin, "", price, seats)
+                            (
+                                number,
+                                airline,
+                                a.name,
+                                b.name,
+                                dep_place,
+                                arr_place,
+                                date,
+                                _clock(depart),
+                                _clock(arrive),
+                                cabin,
+                                "",
+                                price,
+                                seats,
+                            )
                         )
     return rows
 
@@ -120,11 +159,23 @@ def _train_rows(rng: random.Random, dates: list[str]) -> list[tuple]:
                 dep_place, arr_place = rng.choice(a.stations), rng.choice(b.stations)
                 for date in dates:
                     for seat_class, berth, per_km in classes:
-                        price = int(round(max(per_km * dist, 15)))
+                        price = round(max(per_km * dist, 15))
                         seats = 0 if rng.random() < 0.05 else rng.randint(1, 80)
                         rows.append(
-                            (number, a.name, b.name, dep_place, arr_place, date, _clock(depart),
-                             _clock(depart + minutes), seat_class, berth, price, seats)
+                            (
+                                number,
+                                a.name,
+                                b.name,
+                                dep_place,
+                                arr_place,
+                                date,
+                                _clock(depart),
+                                _clock(depart + minutes),
+                                seat_class,
+                                berth,
+                                price,
+                                seats,
+                            )
                         )
     return rows
 
@@ -140,7 +191,9 @@ def _hotel_rows(rng: random.Random) -> list[tuple]:
     return rows
 
 
-def generate(path: str | Path, seed: int = 0, start: dt.date = DEFAULT_START, days: int = DEFAULT_DAYS) -> dict[str, int]:
+def generate(
+    path: str | Path, seed: int = 0, start: dt.date = DEFAULT_START, days: int = DEFAULT_DAYS
+) -> dict[str, int]:
     """Write a fresh database to ``path`` (written to a temporary file, then moved); returns row counts."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -83,8 +83,16 @@ def date_expression(date: dt.date, today: dt.date, rng: random.Random) -> str:
 
 
 FIELD_OF = {
-    "dep_city": "dep_city", "arr_city": "arr_city", "city": "city", "date": "date", "time_from": "dep_time",
-    "time_to": "dep_time", "seat_class": "seat_class", "berths": "berth", "max_price": "price", "stars": "stars",
+    "dep_city": "dep_city",
+    "arr_city": "arr_city",
+    "city": "city",
+    "date": "date",
+    "time_from": "dep_time",
+    "time_to": "dep_time",
+    "seat_class": "seat_class",
+    "berths": "berth",
+    "max_price": "price",
+    "stars": "stars",
     "min_stars": "stars",
 }
 
@@ -115,13 +123,17 @@ def satisfies(item: dict[str, Any], constraints: dict[str, Any]) -> bool:
     return True
 
 
-def _random_row(db: TravelDB, table: str, dates: list[str], rng: random.Random, where: str = "", args: tuple = ()) -> dict[str, Any] | None:
+def _random_row(
+    db: TravelDB, table: str, dates: list[str], rng: random.Random, where: str = "", args: tuple = ()
+) -> dict[str, Any] | None:
     date = rng.choice(dates)
     cond = "date = ? AND seats > 0" + (f" AND {where}" if where else "")
     count = db.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {cond}", (date, *args)).fetchone()[0]
     if not count:
         return None
-    row = db.conn.execute(f"SELECT * FROM {table} WHERE {cond} LIMIT 1 OFFSET ?", (date, *args, rng.randrange(count))).fetchone()
+    row = db.conn.execute(
+        f"SELECT * FROM {table} WHERE {cond} LIMIT 1 OFFSET ?", (date, *args, rng.randrange(count))
+    ).fetchone()
     return dict(row)
 
 
@@ -147,7 +159,11 @@ def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: r
         c["seat_class"] = row["seat_class"]
         if row["berth"] and rng.random() < 0.7:
             others = [b for b in ("上铺", "中铺", "下铺") if b != row["berth"]]
-            c["berths"] = sorted({row["berth"], rng.choice(others)}, key=lambda b: "上中下".index(b[0])) if rng.random() < 0.6 else [row["berth"]]
+            c["berths"] = (
+                sorted({row["berth"], rng.choice(others)}, key=lambda b: "上中下".index(b[0]))
+                if rng.random() < 0.6
+                else [row["berth"]]
+            )
             if row["seat_class"] == "软卧":
                 c["berths"] = [b for b in c["berths"] if b != "中铺"]
     if rng.random() < 0.4:
@@ -156,7 +172,9 @@ def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: r
     return SubGoal(domain, c, date_expression(date, today, rng))
 
 
-def _hotel(db: TravelDB, city: str | None, date: str | None, dates: list[str], today: dt.date, rng: random.Random) -> SubGoal | None:
+def _hotel(
+    db: TravelDB, city: str | None, date: str | None, dates: list[str], today: dt.date, rng: random.Random
+) -> SubGoal | None:
     date = date or rng.choice(dates)
     sql = "SELECT h.* FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id WHERE r.date = ? AND r.rooms > 0"
     args: list[Any] = [date]
@@ -215,7 +233,12 @@ def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, 
                 continue
             date = dt.date.fromisoformat(train["date"])
             expr = date_expression(date, today, rng)
-            route = {"dep_city": train["dep_city"], "arr_city": train["arr_city"], "date": train["date"], "max_price": budget}
+            route = {
+                "dep_city": train["dep_city"],
+                "arr_city": train["arr_city"],
+                "date": train["date"],
+                "max_price": budget,
+            }
             subs.append(SubGoal("flight", dict(route), expr, expect_fail=True))
             subs.append(SubGoal("train", dict(route), ""))
             hotel = _hotel(db, train["arr_city"], train["date"], dates, today, rng)

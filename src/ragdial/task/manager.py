@@ -21,7 +21,11 @@ from ragdial.task.slots import Parse, parse
 
 FLIGHT_CLASSES = ("经济舱", "商务舱", "头等舱")
 TRAIN_CLASSES = ("二等座", "一等座", "商务座", "硬座", "硬卧", "软卧")
-REQUIRED = {"flight": ("dep_city", "arr_city", "date"), "train": ("dep_city", "arr_city", "date"), "hotel": ("city", "date")}
+REQUIRED = {
+    "flight": ("dep_city", "arr_city", "date"),
+    "train": ("dep_city", "arr_city", "date"),
+    "hotel": ("city", "date"),
+}
 SHOWN = 3
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
@@ -109,14 +113,22 @@ class TaskBranch:
             state["pending"] = None
             if p.deny and not p.has_slots() and p.choice is None and not domain_said:
                 state["offers"] = state["offers"]  # keep the list; ask again
-                msg = "好的，不订这个。您想换哪一个，或者改什么条件？" if lang == "zh" else "OK, not that one. Which one instead, or what should I change?"
+                msg = (
+                    "好的，不订这个。您想换哪一个，或者改什么条件？"
+                    if lang == "zh"
+                    else "OK, not that one. Which one instead, or what should I change?"
+                )
                 return TaskTurn(msg, state, acts=["reqalts"])
 
         # 2. choosing one of the listed options
         if state["offers"] and (p.choice is not None or p.code) and not p.has_slots():
             item = self._chosen(state, p)
             if item is not None:
-                state["pending"] = {"domain": state["domain"], "id": item["id"], "date": item.get("date") or state["slots"].get("date")}
+                state["pending"] = {
+                    "domain": state["domain"],
+                    "id": item["id"],
+                    "date": item.get("date") or state["slots"].get("date"),
+                }
                 return TaskTurn(R.confirm(state["domain"], item, lang), state, acts=["confirm"])
 
         # 3. goodbye
@@ -275,7 +287,9 @@ class TaskBranch:
         return "请问您要订哪一个？" if lang == "zh" else "Which one would you like?"
 
     def _constraints(self, domain: str, slots: dict[str, Any]) -> dict[str, Any]:
-        c = {k: slots.get(k) for k in ("dep_city", "arr_city", "date", "time_from", "time_to", "seat_class", "max_price")}
+        c = {
+            k: slots.get(k) for k in ("dep_city", "arr_city", "date", "time_from", "time_to", "seat_class", "max_price")
+        }
         if domain == "hotel":
             c = {k: slots.get(k) for k in ("city", "date", "stars", "min_stars", "max_price")}
         elif slots.get("berths"):
@@ -293,7 +307,11 @@ class TaskBranch:
         state["asked"] = None
         if domain != "hotel" and slots["dep_city"] == slots["arr_city"]:
             state["asked"] = "arr_city"
-            msg = "出发地和目的地相同，请问您要去哪个城市？" if lang == "zh" else "Departure and destination are the same; where are you going?"
+            msg = (
+                "出发地和目的地相同，请问您要去哪个城市？"
+                if lang == "zh"
+                else "Departure and destination are the same; where are you going?"
+            )
             return TaskTurn(msg, state, acts=["request:arr_city"])
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
@@ -306,10 +324,7 @@ class TaskBranch:
 
     def _count_note(self, domain: str, slots: dict[str, Any], shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
-        if domain == "hotel":
-            where = slots["city"]
-        else:
-            where = f"{slots['dep_city']}→{slots['arr_city']}"
+        where = slots["city"] if domain == "hotel" else f"{slots['dep_city']}→{slots['arr_city']}"
         when = R.date_text(slots["date"], lang)
         if lang == "zh":
             return f"为您找到{when}{where}符合条件的{name}，价格最低的{shown}个："
@@ -348,7 +363,9 @@ class TaskBranch:
             if rows:
                 relaxed_rows = rows
                 notes.append(
-                    f"{say_zh}有{len(rows)}个可选，最低{rows[0]['price']}元" if zh else f"{say_en} there are options from {rows[0]['price']} yuan"
+                    f"{say_zh}有{len(rows)}个可选，最低{rows[0]['price']}元"
+                    if zh
+                    else f"{say_en} there are options from {rows[0]['price']} yuan"
                 )
                 break
         if not relaxed_rows and constraints.get("date"):
@@ -369,8 +386,9 @@ class TaskBranch:
             rows = self.db.search(other, other_c, limit=1)
             if rows:
                 state["suggest"] = other
+                means = "飞机" if other == "flight" else "火车"
                 notes.append(
-                    f"改坐{'飞机' if other == 'flight' else '火车'}的话有符合条件的{R.DOMAIN_NAMES[lang][other]}，最低{rows[0]['price']}元，需要帮您查吗"
+                    f"改坐{means}的话有符合条件的{R.DOMAIN_NAMES[lang][other]}，最低{rows[0]['price']}元，需要帮您查吗"
                     if zh
                     else f"by {other} there are matching options from {rows[0]['price']} yuan; shall I look?"
                 )
@@ -380,12 +398,24 @@ class TaskBranch:
         else:
             state["offers"], listing = [], ""
         if not notes:
-            tail = "这个条件下确实没有可订的，请您换个日期或目的地试试。" if zh else "Nothing can be booked under these conditions; please try another date or destination."
+            tail = (
+                "这个条件下确实没有可订的，请您换个日期或目的地试试。"
+                if zh
+                else "Nothing can be booked under these conditions; please try another date or destination."
+            )
         else:
             end = "？" if state["suggest"] else "。"
-            tail = ("；".join(notes) + end) if zh else (" " + "; ".join(notes).rstrip("?") + ("?" if state["suggest"] else "."))
+            tail = (
+                ("；".join(notes) + end)
+                if zh
+                else (" " + "; ".join(notes).rstrip("?") + ("?" if state["suggest"] else "."))
+            )
         if seen:  # asked the same again: say plainly that it cannot be done
-            tail = ("这些条件我已经查过了，确实没有。" if zh else "I have checked these conditions already: there is nothing.") + tail
+            tail = (
+                "这些条件我已经查过了，确实没有。"
+                if zh
+                else "I have checked these conditions already: there is nothing."
+            ) + tail
         msg = head + tail
         if listing:
             msg += ("\n可选的有：\n" if zh else "\nAlternatives:\n") + listing
@@ -410,7 +440,13 @@ class TaskBranch:
             item = {**item, "date": pending["date"]}
         summary = R.item_summary(domain, item, "zh")
         number = self.db.book(domain, item, pending["date"], summary)
-        booking = {"domain": domain, "number": number, "item_id": item["id"], "date": pending["date"], "summary": summary}
+        booking = {
+            "domain": domain,
+            "number": number,
+            "item_id": item["id"],
+            "date": pending["date"],
+            "summary": summary,
+        }
         state["booked"].append(booking)
         state["pending"] = None
         state["offers"] = []

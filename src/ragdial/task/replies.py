@@ -12,7 +12,10 @@ DOMAIN_NAMES = {
     "zh": {"flight": "航班", "train": "车次", "hotel": "酒店"},
     "en": {"flight": "flights", "train": "trains", "hotel": "hotels"},
 }
-TICKET_NAMES = {"zh": {"flight": "机票", "train": "火车票", "hotel": "酒店"}, "en": {"flight": "flight", "train": "train ticket", "hotel": "hotel room"}}
+TICKET_NAMES = {
+    "zh": {"flight": "机票", "train": "火车票", "hotel": "酒店"},
+    "en": {"flight": "flight", "train": "train ticket", "hotel": "hotel room"},
+}
 SLOT_QUESTIONS = {  # cue: 请问 + the slot's words
     "zh": {
         "dep_city": "请问您从哪个城市出发？",

@@ -31,7 +31,9 @@ def simulate(
     goals = sample_goals(db, n_goals, seed, start)
     channel = channel_factory(db) if channel_factory else InProcessChannel(TaskBranch(db, today=start))
     for goal in goals:
-        yield run_dialog(goal, channel, db, start, seed=random.Random(seed * 1_000_003 + goal.id).randrange(2**31), noise=noise)
+        yield run_dialog(
+            goal, channel, db, start, seed=random.Random(seed * 1_000_003 + goal.id).randrange(2**31), noise=noise
+        )
 
 
 def write_logs(results: list[DialogResult], out_dir: Path) -> Path:

@@ -20,7 +20,14 @@ from ragdial.task.goals import Goal, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
 
 MAX_TURNS = 30
-OFF_TOPIC_UTTERANCES = ("你会唱歌吗", "给我讲个笑话吧", "你是机器人吗", "最近有什么好看的电影", "帮我查一下股票行情", "你叫什么名字")
+OFF_TOPIC_UTTERANCES = (
+    "你会唱歌吗",
+    "给我讲个笑话吧",
+    "你是机器人吗",
+    "最近有什么好看的电影",
+    "帮我查一下股票行情",
+    "你叫什么名字",
+)
 GUIDE_CUES = ("我可以帮您", "I can help")
 Noise = Callable[[str, random.Random], str]
 
@@ -49,7 +56,9 @@ class InProcessChannel:
         return turn.reply
 
 
-OPTION_RE = re.compile(r"^\s*(\d+)\.\s+(\S+)\s+(\d+月\d+日)\s+(\d\d:\d\d)(\S+?)→(\d\d:\d\d)(\S+)\s+(\S+?)\s+(\d+)元\s*$")
+OPTION_RE = re.compile(
+    r"^\s*(\d+)\.\s+(\S+)\s+(\d+月\d+日)\s+(\d\d:\d\d)(\S+?)→(\d\d:\d\d)(\S+)\s+(\S+?)\s+(\d+)元\s*$"
+)
 HOTEL_RE = re.compile(r"^\s*(\d+)\.\s+(\S+)\s+(\d)星\s+(\S+)\s+每晚(\d+)元\s*$")
 
 
@@ -61,8 +70,12 @@ def read_item(line: str) -> dict[str, Any] | None:
         seat = m.group(8)
         berth = seat[-2:] if seat.endswith("铺") else ""
         return {
-            "index": int(m.group(1)), "code": m.group(2), "dep_time": m.group(4), "seat_class": seat[: len(seat) - len(berth)],
-            "berth": berth, "price": int(m.group(9)),
+            "index": int(m.group(1)),
+            "code": m.group(2),
+            "dep_time": m.group(4),
+            "seat_class": seat[: len(seat) - len(berth)],
+            "berth": berth,
+            "price": int(m.group(9)),
         }
     m = HOTEL_RE.match(text)
     if m:
@@ -83,8 +96,13 @@ class DialogResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "goal": self.goal.to_dict(), "goal_text": self.goal.describe(), "success": self.success, "turns": self.turns,
-            "guidance": self.guidance, "bookings": self.bookings, "log": self.log,
+            "goal": self.goal.to_dict(),
+            "goal_text": self.goal.describe(),
+            "success": self.success,
+            "turns": self.turns,
+            "guidance": self.guidance,
+            "bookings": self.bookings,
+            "log": self.log,
         }
 
 
@@ -134,15 +152,21 @@ class UserSimulator:
             return "".join(parts)
         dep = c["dep_city"]
         if self.goal.correction and self.index == 0 and first and not full:
-            wrong = rng.choice([x for x in ("北京", "上海", "广州", "成都", "西安", "武汉") if x not in (c["dep_city"], c["arr_city"])])
-            self.pending_correction = rng.choice((f"不对，是从{dep}出发", f"不是{wrong}，是{dep}", f"说错了，应该是从{dep}出发"))
+            wrong = rng.choice(
+                [x for x in ("北京", "上海", "广州", "成都", "西安", "武汉") if x not in (c["dep_city"], c["arr_city"])]
+            )
+            self.pending_correction = rng.choice(
+                (f"不对，是从{dep}出发", f"不是{wrong}，是{dep}", f"说错了，应该是从{dep}出发")
+            )
             dep = wrong
         parts = [opener]
         if full or keep():
             parts.append(self._date_words(sub))
         if c.get("period"):
             parts.append(c["period"])
-        parts.append(f"从{dep}到{c['arr_city']}" if (full or keep() or self.pending_correction) else f"去{c['arr_city']}")
+        parts.append(
+            f"从{dep}到{c['arr_city']}" if (full or keep() or self.pending_correction) else f"去{c['arr_city']}"
+        )
         name = "机票" if sub.domain == "flight" else "火车票"
         parts.append(f"的{c.get('seat_class', '')}{name}")
         if c.get("berths"):
@@ -218,14 +242,18 @@ class UserSimulator:
         if self.options and ("订哪一个" in reply or "可选的有" in reply or "Which one" in reply):
             for item in self.options:
                 if satisfies(item, sub.constraints):
-                    return self.rng.choice((f"第{item['index']}个", f"就订第{item['index']}个吧", f"要第{item['index']}个"))
+                    return self.rng.choice(
+                        (f"第{item['index']}个", f"就订第{item['index']}个吧", f"要第{item['index']}个")
+                    )
         self.restated += 1
         if self.restated > 4:
             return None
         return self._request(sub, full=True, first=False)
 
 
-def run_dialog(goal: Goal, channel: Channel, db: TravelDB, today, seed: int, noise: Noise | None = None) -> DialogResult:
+def run_dialog(
+    goal: Goal, channel: Channel, db: TravelDB, today, seed: int, noise: Noise | None = None
+) -> DialogResult:
     """Simulate one dialog and judge it from the database's bookings."""
     rng = random.Random(seed)
     noise_rng = random.Random(seed + 1_000_003)

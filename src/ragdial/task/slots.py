@@ -22,29 +22,58 @@ from ragdial.task.db import Gazetteer
 
 WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 WEEKDAYS_EN = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
-MONTHS_EN = {m: i + 1 for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+MONTHS_EN = {
+    m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
+}
 RELATIVE_DAYS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3}
 RELATIVE_DAYS_EN = {"today": 0, "tonight": 0, "tomorrow": 1, "day after tomorrow": 2}
 
 # period -> (from, to) departure-time window, end exclusive
 PERIODS = {
-    "凌晨": ("00:00", "06:00"), "早上": ("06:00", "09:00"), "早晨": ("06:00", "09:00"), "清早": ("06:00", "09:00"),
-    "上午": ("06:00", "12:00"), "中午": ("11:00", "14:00"), "下午": ("12:00", "18:00"), "傍晚": ("17:00", "20:00"),
-    "晚上": ("18:00", "24:00"), "夜里": ("20:00", "24:00"), "夜间": ("20:00", "24:00"), "白天": ("06:00", "18:00"),
+    "凌晨": ("00:00", "06:00"),
+    "早上": ("06:00", "09:00"),
+    "早晨": ("06:00", "09:00"),
+    "清早": ("06:00", "09:00"),
+    "上午": ("06:00", "12:00"),
+    "中午": ("11:00", "14:00"),
+    "下午": ("12:00", "18:00"),
+    "傍晚": ("17:00", "20:00"),
+    "晚上": ("18:00", "24:00"),
+    "夜里": ("20:00", "24:00"),
+    "夜间": ("20:00", "24:00"),
+    "白天": ("06:00", "18:00"),
 }
 PERIODS_EN = {
-    "early morning": ("00:00", "06:00"), "morning": ("06:00", "12:00"), "noon": ("11:00", "14:00"),
-    "afternoon": ("12:00", "18:00"), "evening": ("18:00", "24:00"), "tonight": ("18:00", "24:00"),
+    "early morning": ("00:00", "06:00"),
+    "morning": ("06:00", "12:00"),
+    "noon": ("11:00", "14:00"),
+    "afternoon": ("12:00", "18:00"),
+    "evening": ("18:00", "24:00"),
+    "tonight": ("18:00", "24:00"),
     "night": ("20:00", "24:00"),
 }
 SEAT_CLASSES = {
-    "经济舱": "经济舱", "商务舱": "商务舱", "头等舱": "头等舱", "二等座": "二等座", "一等座": "一等座",
-    "商务座": "商务座", "硬座": "硬座", "硬卧": "硬卧", "软卧": "软卧", "二等": "二等座", "一等": "一等座",
+    "经济舱": "经济舱",
+    "商务舱": "商务舱",
+    "头等舱": "头等舱",
+    "二等座": "二等座",
+    "一等座": "一等座",
+    "商务座": "商务座",
+    "硬座": "硬座",
+    "硬卧": "硬卧",
+    "软卧": "软卧",
+    "二等": "二等座",
+    "一等": "一等座",
 }
 SEAT_CLASSES_EN = {
-    "economy": "经济舱", "business class": "business", "business": "business", "first class": "first",
-    "second class": "二等座", "hard seat": "硬座", "hard sleeper": "硬卧", "soft sleeper": "软卧",
+    "economy": "经济舱",
+    "business class": "business",
+    "business": "business",
+    "first class": "first",
+    "second class": "二等座",
+    "hard seat": "硬座",
+    "hard sleeper": "硬卧",
+    "soft sleeper": "软卧",
 }
 BERTHS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
 BERTHS_EN = {"upper": "上铺", "middle": "中铺", "lower": "下铺"}
@@ -66,7 +95,20 @@ CORRECTION = ["不对", "不是", "错了", "改成", "换成", "改为", "改�
 CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
 BYE = ["再见", "拜拜", "没有了", "没别的", "不需要了", "就这些", "结束", "谢谢"]
 BYE_EN = ["bye", "goodbye", "that's all", "nothing else", "thank you", "thanks"]
-OFF_TOPIC = ["天气", "笑话", "唱歌", "唱首歌", "股票", "新闻", "电影", "音乐", "讲个故事", "几点了", "你是谁", "你叫什么"]
+OFF_TOPIC = [
+    "天气",
+    "笑话",
+    "唱歌",
+    "唱首歌",
+    "股票",
+    "新闻",
+    "电影",
+    "音乐",
+    "讲个故事",
+    "几点了",
+    "你是谁",
+    "你叫什么",
+]
 OFF_TOPIC_EN = ["weather", "joke", "sing", "stock", "news", "movie", "music", "story", "who are you"]
 ORDINALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
@@ -105,15 +147,35 @@ class Parse:
     def has_slots(self) -> bool:
         """Whether any task slot (not just a dialog act) was found."""
         return bool(
-            self.cities or self.date or self.time_from or self.time_to or self.seat_class or self.berths
-            or self.max_price or self.stars or self.min_stars
+            self.cities
+            or self.date
+            or self.time_from
+            or self.time_to
+            or self.seat_class
+            or self.berths
+            or self.max_price
+            or self.stars
+            or self.min_stars
         )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 NUM = r"[0-9]+|[零〇一二两三四五六七八九十百千万]+"
 
@@ -206,11 +268,15 @@ def parse_date(text: str, today: dt.date, english: bool = False) -> str | None:
         if m:
             offset = {"next": 1, "this": 0}.get(m.group(1) or "")
             return _week_date(today, WEEKDAYS_EN[m.group(2)], offset).isoformat()
-        m = re.search(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", lower)
+        m = re.search(
+            r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", lower
+        )
         if m:
             date = _month_day(today, MONTHS_EN[m.group(1)], int(m.group(2)))
             return date.isoformat() if date else None
-        m = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", lower)
+        m = re.search(
+            r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", lower
+        )
         if m:
             date = _month_day(today, MONTHS_EN[m.group(2)], int(m.group(1)))
             return date.isoformat() if date else None
@@ -305,7 +371,9 @@ def _english_cities(text: str, gaz: Gazetteer) -> tuple[list[tuple[str, str | No
             if re.search(r"\bnot\s+$", before):
                 negated.append(city)
                 continue
-            role = "dep" if re.search(r"\bfrom\s+$", before) else "arr" if re.search(r"\b(to|in|at)\s+$", before) else None
+            role = (
+                "dep" if re.search(r"\bfrom\s+$", before) else "arr" if re.search(r"\b(to|in|at)\s+$", before) else None
+            )
             found.append((m.start(), city, role))
     found.sort()
     cities = [(c, r) for _, c, r in found]
