@@ -291,7 +291,8 @@ def parse_date(text: str, today: dt.date, english: bool = False) -> str | None:
     for start, _end, word in _find(text, list(RELATIVE_DAYS)):
         del start
         return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
-    m = re.search(r"(下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+    # "查一下下周三" is 一下 + 下周三, not 下下周三
+    m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
     if m:
         offset = {"下下": 2, "下": 1, "这": 0, "本": 0}.get(m.group(1) or "")
         return _week_date(today, WEEKDAYS_ZH[m.group(2)], offset).isoformat()
