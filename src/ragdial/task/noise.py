@@ -9,16 +9,15 @@ from ragdial.errors import RagdialError
 
 
 def asr_noise_function(rate: float) -> Callable[[str, random.Random], str]:
-    """``f(text, rng) -> noisy text`` at ``rate``, from the project's ASR-noise module."""
+    """``f(text, rng) -> noisy text``: ``ragdial.text.asr_noise.corrupt`` at ``rate``, seeded from ``rng``."""
+    if not 0.0 <= rate <= 1.0:
+        raise RagdialError(f"noise rate {rate} must be between 0 and 1")
     try:
-        from ragdial.text import asr_noise
+        from ragdial.text.asr_noise import corrupt
     except ImportError as err:
         raise RagdialError("ASR noise needs ragdial.text.asr_noise, which is not in this build yet") from err
-    corrupt = getattr(asr_noise, "corrupt", None) or getattr(asr_noise, "add_noise", None)
-    if corrupt is None:
-        raise RagdialError("ragdial.text.asr_noise has no corrupt()/add_noise() function")
 
     def apply(text: str, rng: random.Random) -> str:
-        return corrupt(text, rate=rate, rng=rng)
+        return corrupt(text, rate, seed=rng.randrange(2**31))
 
     return apply
