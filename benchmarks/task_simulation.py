@@ -44,7 +44,7 @@ def main() -> None:
     for noise in args.noise:
         try:
             results, seconds = run(db, args.goals, args.seed, noise)
-        except Exception as err:  # noqa: BLE001 - report a missing noise module in the table
+        except Exception as err:
             rows.append(f"| {noise:.0%} | - | - | - | - | not run: {err} |")
             continue
         m = summarise(results)
@@ -60,7 +60,9 @@ def main() -> None:
             g = summarise(group)
             by_kind[kind][noise] = f"{g['completion_ratio']:.3f} / {g['mean_turns']:.2f} (n={g['dialogs']})"
     print(f"Simulated online test, {args.goals} goals, seed {args.seed}, database {db}\n")
-    print("| ASR noise | dialogs | completion ratio | mean turns (unfinished = 30) | out-of-scope guidance | wall time |")
+    print(
+        "| ASR noise | dialogs | completion ratio | mean turns (unfinished = 30) | out-of-scope guidance | wall time |"
+    )
     print("|---|---|---|---|---|---|")
     print("\n".join(rows))
     print("\nBy goal kind (completion / mean turns):\n")

@@ -9,7 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 LEVELS = ("nominal", "ordinal", "interval")
 
 
-def krippendorff_alpha(units: Mapping[object, Sequence[float]] | Iterable[Sequence[float]], level: str = "interval") -> float | None:
+def krippendorff_alpha(
+    units: Mapping[object, Sequence[float]] | Iterable[Sequence[float]], level: str = "interval"
+) -> float | None:
     """Alpha over ``units`` (each: the values the raters gave that unit). None when it is undefined
     (no unit with two ratings, or every rating the same value)."""
     if level not in LEVELS:
