@@ -166,3 +166,18 @@ def test_simulator_on_a_few_goals(db_path):
         assert 1 <= len(result.log) <= 30
         if result.success:
             assert len(result.bookings) == sum(not s.expect_fail for s in result.goal.subgoals)
+
+
+def test_intent_classifier_routes_only_before_a_task(db_path):
+    calls = []
+
+    def classifier(text):
+        calls.append(text)
+        return "flight" if "走" in text else "chat"
+
+    branch = TaskBranch(TravelDB(db_path, scratch=True), intent=classifier)
+    turns = talk(branch, "明天想从北京走，去上海", "从北京走")
+    assert turns[0].state["domain"] == "flight" and "请问您要订哪一个" in turns[0].reply
+    assert calls == ["明天想从北京走，去上海"]  # mid-task the classifier is not asked
+    train = talk(branch, "帮我订明天北京到上海的火车票", "从北京走")
+    assert train[1].state["domain"] == "train"

@@ -78,3 +78,52 @@ def chat(
         typer.echo(f"system: {turn.reply}")
         if turn.done:
             return
+
+
+@app.command()
+def rate(
+    store: Annotated[Path, typer.Option(help="SQLite file for the ratings")] = Path("runs/ratings.sqlite"),
+    db: DbOpt = None,
+    host: str = "127.0.0.1",
+    port: int = 8008,
+) -> None:
+    """Serve only the human rating pages (/rating/online, /rating/offline, /rating/export.json)."""
+    import uvicorn
+
+    from ragdial.serve.rating import rating_app
+
+    app_ = rating_app(store, db)
+    typer.echo(f"rating pages on http://{host}:{port}/rating/")
+    uvicorn.run(app_, host=host, port=port, log_level="warning")
+
+
+@app.command("import-outputs")
+def import_outputs(
+    path: Annotated[Path, typer.Argument(help="JSON list of {context, response, knowledge?, source?, system?}")],
+    store: Annotated[Path, typer.Option(help="SQLite file for the ratings")] = Path("runs/ratings.sqlite"),
+) -> None:
+    """Add system outputs to be rated offline."""
+    from ragdial.datasets._io import read_json
+    from ragdial.serve.rating_store import RatingStore
+
+    items = read_json(path)
+    if not isinstance(items, list):
+        raise RagdialError(f"{path}: expected a JSON list of items")
+    ids = RatingStore(store).add_items(items)
+    typer.echo(f"added {len(ids)} items to {store}")
+
+
+@app.command("export-ratings")
+def export_ratings(
+    store: Annotated[Path, typer.Option(help="SQLite file for the ratings")] = Path("runs/ratings.sqlite"),
+    out: Annotated[Path, typer.Option(help="folder for ratings.json, online.csv, offline.csv")] = Path("runs/ratings"),
+) -> None:
+    """Write ratings as JSON (with means and Krippendorff's alpha) and CSV."""
+    from ragdial.serve.rating_store import RatingStore
+
+    ratings = RatingStore(store)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ratings.json").write_text(json.dumps(ratings.export_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+    for kind in ("online", "offline"):
+        (out / f"{kind}.csv").write_text(ratings.export_csv(kind), encoding="utf-8")
+    typer.echo(json.dumps(ratings.summary(), ensure_ascii=False, indent=2))

@@ -95,7 +95,7 @@ class TaskBranch:
         state["turns"] += 1
         p = parse(text, self.gazetteer, self.today)
         lang = state["language"] = p.language
-        domain_said = self._domain_of(text, p)
+        domain_said = self._domain_of(text, p, use_classifier=state["domain"] is None)
         if p.off_topic and not p.cities and not p.domains:  # "明天天气怎么样" is no travel date
             msg = R.GUIDE[lang] + (" " + self._prompt(state) if state["domain"] else "")
             return TaskTurn(msg, state, in_scope=False, acts=["guide"])
@@ -161,13 +161,15 @@ class TaskBranch:
         return self._next(state)
 
     # ------------------------------------------------------------------ routing and slots
-    def _domain_of(self, text: str, p: Parse) -> str | None:
+    def _domain_of(self, text: str, p: Parse, use_classifier: bool = True) -> str | None:
+        """The domain an utterance names: keywords first; the intent classifier only before a task has started
+        (mid-task, "从北京出发" must not switch a train booking to flights)."""
         if len(p.domains) == 1:
             return p.domains[0]
         if len(p.domains) > 1:  # "订完机票再订酒店": the first named wins; seat words name trains
             return p.domains[0]
-        if self.intent is not None:
-            return SMP_TO_DOMAIN.get(self.intent(text))
+        if self.intent is not None and use_classifier:
+            return SMP_TO_DOMAIN.get(str(self.intent(text)))
         return None
 
     def _switch(self, state: dict[str, Any], domain: str) -> None:
