@@ -138,3 +138,17 @@ def test_acts(gaz, text, choice, affirm, deny):
 def test_off_topic_has_no_slots(gaz):
     p = parse("你会唱歌吗", gaz, TODAY)
     assert p.off_topic and not p.has_slots() and not p.domains
+
+
+def test_simulator_numbers_parse_back():
+    from ragdial.task.simulator import chinese_number
+
+    for value in (1, 5, 10, 12, 100, 350, 1200, 1050, 2000, 4300):
+        assert cn_number(chinese_number(value)) == value, chinese_number(value)
+
+
+def test_pinyin_matching_does_not_reach_into_city_names(gaz):
+    # 一下无锡: 下无 sounds like 下午 (xia wu) but 无 belongs to 无锡
+    p = parse("帮我查一下无锡出发去天津的软卧火车票", gaz, TODAY)
+    assert p.period is None and p.time_from is None
+    assert p.cities == [("无锡", "dep"), ("天津", "arr")]

@@ -56,6 +56,24 @@ class InProcessChannel:
         return turn.reply
 
 
+def chinese_number(value: int) -> str:
+    """Chinese numeral for 1..9999 (1200 -> 一千二百, 5 -> 五), as a speaker would say a price or star rating."""
+    digits = "零一二三四五六七八九"
+    if value < 10:
+        return digits[value]
+    out, zero = "", False
+    for unit_value, unit in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        d = value // unit_value % 10
+        if d:
+            if zero and out:
+                out += "零"
+            out += ("" if (unit == "十" and d == 1 and not out) else digits[d]) + unit
+            zero = False
+        elif out:
+            zero = True
+    return out
+
+
 OPTION_RE = re.compile(
     r"^\s*(\d+)\.\s+(\S+)\s+(\d+月\d+日)\s+(\d\d:\d\d)(\S+?)→(\d\d:\d\d)(\S+)\s+(\S+?)\s+(\d+)元\s*$"
 )
@@ -129,26 +147,42 @@ class UserSimulator:
 
         return sub.date_expr or date_expression(dt.date.fromisoformat(sub.constraints["date"]), self.today, self.rng)
 
+    def _price(self, value: int, per_night: bool = False) -> str:
+        amount = str(value) if self.rng.random() < 0.7 else chinese_number(value)
+        night = "每晚" if per_night and self.rng.random() < 0.6 else ""
+        return self.rng.choice(
+            (f"{night}{amount}元以内", f"{night}不超过{amount}元", f"预算{amount}块", f"{night}{amount}块以下")
+        )
+
+    def _route(self, domain: str, dep: str, arr: str) -> tuple[str, bool]:
+        """A departure+destination phrase, and whether it must come before the ticket word."""
+        forms = [f"从{dep}到{arr}", f"{dep}到{arr}", f"{dep}去{arr}", f"{dep}出发去{arr}"]
+        if domain == "flight":
+            forms.append(f"{dep}飞{arr}")
+        return self.rng.choice(forms), True
+
     def _request(self, sub: SubGoal, full: bool = False, first: bool = True, after_booking: bool = False) -> str:
         c, rng = sub.constraints, self.rng
         keep = (lambda: True) if full else (lambda: rng.random() < 0.8)
         if first:
-            opener = rng.choice(("帮我订", "我想订", "我要订", "帮我查一下", "我想买"))
+            opener = rng.choice(("帮我订", "我想订", "我要订", "帮我查一下", "我想买", "请帮我订", ""))
         elif after_booking:
-            opener = rng.choice(("再帮我订", "还要订", "再帮我找"))
+            opener = rng.choice(("再帮我订", "还要订", "再帮我找", "另外订"))
         else:
-            opener = rng.choice(("我要", "帮我看看", "我想要"))
+            opener = rng.choice(("我要", "帮我看看", "我想要", ""))
         if sub.domain == "hotel":
             parts = [opener]
             if sub.date_expr and keep():
                 parts.append(sub.date_expr)
-            parts.append(f"{c['city']}的酒店")
+            parts.append(rng.choice((f"{c['city']}的酒店", f"一家{c['city']}的酒店", f"{c['city']}的宾馆")))
             if c.get("stars"):
-                parts.append(f"，要{c['stars']}星级的")
+                stars = str(c["stars"]) if rng.random() < 0.5 else chinese_number(c["stars"])
+                parts.append(rng.choice((f"，要{stars}星级的", f"，{stars}星的", f"，最好是{stars}星级")))
             if c.get("min_stars"):
-                parts.append(f"，{c['min_stars']}星以上")
+                stars = str(c["min_stars"]) if rng.random() < 0.5 else chinese_number(c["min_stars"])
+                parts.append(rng.choice((f"，{stars}星以上", f"，{stars}星及以上")))
             if c.get("max_price"):
-                parts.append(f"，每晚{c['max_price']}元以内")
+                parts.append("，" + self._price(c["max_price"], per_night=True))
             return "".join(parts)
         dep = c["dep_city"]
         if self.goal.correction and self.index == 0 and first and not full:
@@ -164,15 +198,23 @@ class UserSimulator:
             parts.append(self._date_words(sub))
         if c.get("period"):
             parts.append(c["period"])
-        parts.append(
-            f"从{dep}到{c['arr_city']}" if (full or keep() or self.pending_correction) else f"去{c['arr_city']}"
-        )
-        name = "机票" if sub.domain == "flight" else "火车票"
-        parts.append(f"的{c.get('seat_class', '')}{name}")
+        if full or keep() or self.pending_correction:
+            parts.append(self._route(sub.domain, dep, c["arr_city"])[0])
+        else:
+            parts.append(f"去{c['arr_city']}")
+        name = "机票" if sub.domain == "flight" else rng.choice(("火车票", "火车票", "车票"))
+        seat = c.get("seat_class", "")
+        if seat and rng.random() < 0.5:
+            parts.append(f"的{name}，要{seat}")
+        else:
+            parts.append(f"的{seat}{name}")
         if c.get("berths"):
-            parts.append("，" + "或者".join(c["berths"]) + ("都行" if len(c["berths"]) > 1 else ""))
+            if len(c["berths"]) > 1:
+                parts.append("，" + rng.choice(("或者", "或", "和")).join(c["berths"]) + "都行")
+            else:
+                parts.append(rng.choice(("，要", "，")) + c["berths"][0])
         if c.get("max_price"):
-            parts.append(f"，{c['max_price']}元以内")
+            parts.append("，" + self._price(c["max_price"]))
         return "".join(parts)
 
     def _answer(self, reply: str) -> str | None:

@@ -209,8 +209,13 @@ def _pinyin(text: str) -> tuple[str, ...]:
     return tuple(lazy_pinyin(text))
 
 
-def _find(text: str, vocab: list[str], fuzzy: bool = True) -> list[tuple[int, int, str]]:
-    """Non-overlapping (start, end, word) matches of vocab in text, longest first; then pinyin matches."""
+def _find(
+    text: str, vocab: list[str], fuzzy: bool = True, blocked: frozenset[int] = frozenset()
+) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, word) matches of vocab in text, longest first; then pinyin matches.
+
+    ``blocked`` positions (city names already found) take no pinyin match: 一下无锡 holds no 下午 (xia wu).
+    """
     taken = [False] * len(text)
     found: list[tuple[int, int, str]] = []
     for word in sorted(vocab, key=len, reverse=True):
@@ -231,7 +236,9 @@ def _find(text: str, vocab: list[str], fuzzy: bool = True) -> list[tuple[int, in
                 target = _pinyin(word)
                 n = len(word)
                 for start in range(len(text) - n + 1):
-                    if not any(taken[start : start + n]) and chars[start : start + n] == target:
+                    if any(taken[start : start + n]) or any(i in blocked for i in range(start, start + n)):
+                        continue
+                    if chars[start : start + n] == target:
                         found.append((start, start + n, word))
                         for i in range(start, start + n):
                             taken[i] = True
@@ -257,7 +264,7 @@ def _month_day(today: dt.date, month: int, day: int) -> dt.date | None:
     return None
 
 
-def parse_date(text: str, today: dt.date, english: bool = False) -> str | None:
+def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozenset[int] = frozenset()) -> str | None:
     """The date a phrase names, as ISO, relative to ``today``; None when none is named."""
     lower = text.lower()
     if english:
@@ -288,8 +295,7 @@ def parse_date(text: str, today: dt.date, english: bool = False) -> str | None:
             return None
     for word, _start in sorted(((w, text.find(w)) for w in RELATIVE_DAYS if w in text), key=lambda x: -len(x[0])):
         return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
-    for start, _end, word in _find(text, list(RELATIVE_DAYS)):
-        del start
+    for _start, _end, word in _find(text, list(RELATIVE_DAYS), blocked=blocked):
         return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
     # "查一下下周三" is 一下 + 下周三, not 下下周三
     m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
@@ -320,7 +326,9 @@ def _clock_of(hour: int, pm: bool) -> str:
     return f"{min(hour, 24):02d}:00"
 
 
-def parse_time(text: str, english: bool = False) -> tuple[str | None, str | None, str | None]:
+def parse_time(
+    text: str, english: bool = False, blocked: frozenset[int] = frozenset()
+) -> tuple[str | None, str | None, str | None]:
     """(time_from, time_to, period word) for a departure-time phrase."""
     lower = text.lower()
     if english:
@@ -339,7 +347,7 @@ def parse_time(text: str, english: bool = False) -> tuple[str | None, str | None
         tail = text[m.end() - 2 : m.end()]
         after = "后" in tail
         return (clock, None, None) if after else (None, clock, None)
-    found = _find(text, list(PERIODS))
+    found = _find(text, list(PERIODS), blocked=blocked)
     if found:
         word = found[0][2]
         return PERIODS[word][0], PERIODS[word][1], word
@@ -391,6 +399,7 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
 
     english = detect_language(text) == "en"
     result = Parse(language="en" if english else "zh")
+    blocked: frozenset[int] = frozenset()
     lower = text.lower().strip()
     if english:
         for domain, words in DOMAIN_WORDS_EN.items():
@@ -426,6 +435,7 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         names = list(gaz.cities) + list(gaz.places)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
         spans = [s for s in _find(text, [n for n in names if not n.isascii()]) if len(s[2]) >= 2]
+        blocked = frozenset(i for start, end, _w in spans for i in range(start, end))
         roles = _roles(text, spans)
         for (start, _end, word), role in zip(spans, roles, strict=True):
             city = gaz.cities.get(word) or gaz.places[word][0]
@@ -439,16 +449,16 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
                 continue
             result.cities.append((city, role))
         for domain, words in DOMAIN_WORDS.items():
-            if _find(text, words, fuzzy=True):
+            if _find(text, words, blocked=blocked):
                 result.domains.append(domain)
         if re.search(r"(飞|航空)", text) and "flight" not in result.domains:
             result.domains.append("flight")
         if re.search(r"[住]", text) and "hotel" not in result.domains:
             result.domains.append("hotel")
-        classes = _find(text, list(SEAT_CLASSES))
+        classes = _find(text, list(SEAT_CLASSES), blocked=blocked)
         if classes:
             result.seat_class = SEAT_CLASSES[classes[0][2]]
-        result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS))]
+        result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS), blocked=blocked)]
         m = re.search(
             rf"(?:不超过|不高于|低于|少于|预算|最多|以内|不要超过|控制在)\s*({NUM})\s*(?:元|块)?|({NUM})\s*(?:元|块|块钱)?\s*(?:以内|以下|之内|内)",
             text,
@@ -477,8 +487,8 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
     m = re.search(r"\b([A-Z0-9]{2}\d{3,4}|[GDKTZ]\d{1,4})\b", text.upper())
     if m:
         result.code = m.group(1)
-    result.date = parse_date(text, today, english)
-    result.time_from, result.time_to, result.period = parse_time(text, english)
+    result.date = parse_date(text, today, english, blocked)
+    result.time_from, result.time_to, result.period = parse_time(text, english, blocked)
     if result.period in ("tonight",) and result.date is None:
         result.date = today.isoformat()
     return result
