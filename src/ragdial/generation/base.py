@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -10,8 +11,21 @@ from ragdial.schema import Knowledge, Turn
 
 
 @dataclass
+class Exemplar:
+    """A training example shown to a model in context: the dialog, the knowledge it used and the gold reply."""
+
+    context: list[Turn]
+    knowledge: list[Knowledge]
+    response: str
+
+
+@dataclass
 class GenerationRequest:
-    """What a generator needs: the dialog so far and the knowledge to ground the reply in."""
+    """What a generator needs: the dialog so far and the knowledge to ground the reply in.
+
+    ``exemplars`` are in-context examples (used by the LLM backends); ``stop`` ends the reply at any of these
+    strings; setting ``cancel`` stops a running stream after the piece in flight.
+    """
 
     context: list[Turn]
     knowledge: list[Knowledge] = field(default_factory=list)
@@ -19,6 +33,13 @@ class GenerationRequest:
     max_tokens: int = 256
     temperature: float = 0.0
     seed: int = 0
+    exemplars: list[Exemplar] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    cancel: threading.Event | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
 
 class Generator(ABC):
@@ -30,3 +51,7 @@ class Generator(ABC):
 
     def generate(self, request: GenerationRequest) -> str:
         return "".join(self.stream(request))
+
+    def close(self) -> None:
+        """Release what the backend holds (a model, a connection); a no-op by default."""
+        return None

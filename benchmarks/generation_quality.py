@@ -1,0 +1,111 @@
+"""Reply quality with gold knowledge: DSTC11 val fold 0, Huawei valid fold 0, KdConv travel dev.
+
+    PYTHONPATH=src python benchmarks/generation_quality.py --backend template
+    PYTHONPATH=src python benchmarks/generation_quality.py --backend llama --sample 100
+
+Prints a markdown table. The template backend learns from the training part of each split; the LLM gets
+2 in-context exemplars retrieved (BM25) from the same training part. See generation_common.py for splits and
+scoring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from generation_common import challenge_score, char_scores, dstc_scores, merged_kb, sample, split_folds
+from ragdial import datasets
+from ragdial.generation.backends import create
+from ragdial.generation.batch import request_for
+from ragdial.generation.exemplars import ExemplarIndex
+from ragdial.generation.template import TemplateGenerator
+from ragdial.paths import data_root
+
+
+def tasks(root: Path):
+    """(name, language, train examples, eval examples, dataset for eval, kb for training)."""
+    dstc = datasets.load("dstc11", root / "dstc11_track5", "val")
+    train, evaluate = split_folds(dstc)
+    yield (
+        "DSTC11 val fold 0",
+        dstc,
+        [e for e in train if e.needs_knowledge],
+        [e for e in evaluate if e.needs_knowledge],
+        dstc.kb,
+    )
+    huawei = datasets.load("huawei", root / "huawei_kdsd" / "valid.json")
+    train, evaluate = split_folds(huawei)
+    yield "Huawei valid fold 0", huawei, train, evaluate, huawei.kb
+    film = datasets.load("kdconv", root / "kdconv" / "film")
+    music = datasets.load("kdconv", root / "kdconv" / "music")
+    travel = datasets.load("kdconv", root / "kdconv" / "travel")
+    yield (
+        "KdConv travel dev (train film+music)",
+        travel,
+        [*film.examples, *music.examples],
+        travel.examples,
+        merged_kb(film, music),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="template", choices=["template", "llama", "openai"])
+    parser.add_argument("--sample", type=int, default=None, help="a seeded random sample of eval examples per task")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--exemplars", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--only", default=None, help="run only tasks whose name contains this")
+    parser.add_argument("--dump", default=None, help="write predictions as JSON lines here")
+    args = parser.parse_args()
+    root = data_root()
+    rows = []
+    shared = None if args.backend == "template" else create(args.backend, base_url=args.base_url)
+    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
+    for name, dataset, train, evaluate, train_kb in tasks(root):
+        if args.only and args.only not in name:
+            continue
+        evaluate = sample(evaluate, args.sample, args.seed)
+        started = time.perf_counter()
+        if args.backend == "template":
+            generator = TemplateGenerator.train(train, train_kb, dataset.language)
+            exemplars = None
+        else:
+            generator = shared
+            exemplars = ExemplarIndex(train, train_kb, dataset.language) if args.exemplars else None
+        predictions = []
+        for example in evaluate:
+            request = request_for(example, dataset, args.max_tokens, args.seed, exemplars, args.exemplars)
+            predictions.append(generator.generate(request).strip())
+            if dump:
+                dump.write(
+                    json.dumps(
+                        {"task": name, "id": example.id, "pred": predictions[-1], "gold": example.response},
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
+        seconds = time.perf_counter() - started
+        references = [e.response or "" for e in evaluate]
+        if dataset.language == "en":
+            scores = dstc_scores(predictions, references)
+        else:
+            scores = char_scores(predictions, references)
+            scores["score (gold triples)"] = challenge_score(scores, 1.0, 1.0, 1.0)
+        rows.append((name, len(evaluate), scores, seconds))
+    print(f"backend: {args.backend}; sample: {args.sample or 'all'} (seed {args.seed}); gold knowledge\n")
+    for name, n, scores, seconds in rows:
+        print(f"**{name}** ({n} replies, {seconds:.0f} s)\n")
+        print("| " + " | ".join(scores) + " |")
+        print("|" + "---|" * len(scores))
+        print("| " + " | ".join(f"{v:.4f}" for v in scores.values()) + " |\n")
+
+
+if __name__ == "__main__":
+    main()

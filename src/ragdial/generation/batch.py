@@ -1,0 +1,75 @@
+"""Generate replies for every example of a dataset and write the official submission file of its format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ragdial.errors import RagdialError
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.exemplars import ExemplarIndex
+from ragdial.schema import Dataset, Example
+
+
+def request_for(
+    example: Example,
+    dataset: Dataset,
+    max_tokens: int = 128,
+    seed: int = 0,
+    exemplars: ExemplarIndex | None = None,
+    n_exemplars: int = 2,
+) -> GenerationRequest:
+    """A deterministic request for ``example`` grounded in its (gold or predicted) ``knowledge_ids``."""
+    knowledge = [dataset.kb.get(i) for i in example.knowledge_ids if i in dataset.kb]
+    shots = exemplars.nearest(example.context, n_exemplars, exclude_dialog=example.dialog_id) if exemplars else []
+    return GenerationRequest(
+        context=list(example.context),
+        knowledge=knowledge,
+        language=dataset.language,
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=seed,
+        exemplars=shots,
+    )
+
+
+def generate_all(
+    generator: Generator,
+    dataset: Dataset,
+    examples: Iterable[Example],
+    on_done: Callable[[Example], None] | None = None,
+    **request_options: object,
+) -> list[Example]:
+    """Set ``response`` on each example (DSTC: only knowledge-seeking ones) and return them."""
+    done = []
+    for example in examples:
+        if dataset.format in ("dstc9", "dstc11") and not example.needs_knowledge:
+            example.response = None
+        else:
+            example.response = generator.generate(request_for(example, dataset, **request_options)).strip()
+        done.append(example)
+        if on_done:
+            on_done(example)
+    return done
+
+
+def write_submission(path: str | Path, dataset: Dataset, examples: list[Example]) -> Path:
+    """The official file for the dataset's format: DSTC ``labels.json``, Huawei ``result.json``, FutureDial turns."""
+    if dataset.format in ("dstc9", "dstc11"):
+        from ragdial.datasets import dstc
+
+        return dstc.write_labels(path, dataset.kb, examples)
+    if dataset.format in ("kdconv", "huawei"):
+        from ragdial.datasets import kdconv
+
+        return kdconv.write_result(path, dataset.kb, examples)
+    if dataset.format == "mobilecs2":
+        try:
+            from ragdial.datasets import mobilecs2
+        except ImportError:
+            raise RagdialError("the MobileCS2 writer is not available in this install") from None
+        writer = getattr(mobilecs2, "write_track2", None) or getattr(mobilecs2, "write_responses", None)
+        if writer is None:
+            raise RagdialError("ragdial.datasets.mobilecs2 has no track-2 writer")
+        return writer(path, dataset, examples)
+    raise RagdialError(f"no submission writer for format {dataset.format!r}")

@@ -1,0 +1,107 @@
+"""Local LLM generator on llama-cpp-python with a GGUF model (the packaged offline Qwen2.5 0.5B by default)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.model_files import resolve_model
+from ragdial.generation.prompts import fit_messages
+
+PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
+
+
+class LlamaCppGenerator(Generator):
+    """Streams a chat completion from a GGUF model using the model's own chat template.
+
+    ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
+    packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        n_ctx: int = 2048,
+        n_threads: int = 2,
+        n_batch: int = 256,
+        **llama_options: Any,
+    ) -> None:
+        self.model_name = model
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.n_batch = n_batch
+        self.llama_options = llama_options
+        self._llm: Any = None
+        self._lock = threading.Lock()
+        self.model_path: Path | None = None
+
+    def warm_up(self) -> None:
+        if self._llm is not None:
+            return
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'") from None
+        self.model_path = resolve_model(self.model_name)
+        try:
+            self._llm = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                n_batch=self.n_batch,
+                verbose=False,
+                **self.llama_options,
+            )
+        except (ValueError, RuntimeError) as err:
+            raise RagdialError(f"could not load model {self.model_path}: {err}") from None
+
+    @property
+    def llm(self) -> Any:
+        self.warm_up()
+        return self._llm
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's tokenizer."""
+        if not text:
+            return 0
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def fit(self, request: GenerationRequest) -> tuple[list[dict[str, str]], int]:
+        """The messages to send (truncated to the context window) and the reply token budget."""
+        max_tokens = max(1, min(request.max_tokens, self.n_ctx // 2))
+        budget = self.n_ctx - max_tokens - PROMPT_MARGIN
+        messages, _ = fit_messages(request, self.count_tokens, budget)
+        return messages, max_tokens
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        messages, max_tokens = self.fit(request)
+        with self._lock:
+            self.llm.set_seed(request.seed)
+            chunks = self.llm.create_chat_completion(
+                messages=messages,
+                max_tokens=max_tokens,
+                temperature=request.temperature,
+                top_k=1 if request.temperature <= 0 else 40,
+                seed=request.seed,
+                stop=list(request.stop) or None,
+                stream=True,
+            )
+            try:
+                for chunk in chunks:
+                    if request.cancelled:
+                        return
+                    piece = chunk["choices"][0]["delta"].get("content")
+                    if piece:
+                        yield piece
+            finally:
+                chunks.close()
+
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None

@@ -1,0 +1,68 @@
+"""The llama.cpp backend on the packaged offline GGUF: short deterministic replies, streaming, limits, cancel."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ragdial.datasets import kdconv
+from ragdial.generation.base import GenerationRequest
+from ragdial.generation.model_files import ModelFileError, packaged_parts
+from ragdial.schema import Speaker, Turn
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the llm extra)")
+
+
+@pytest.fixture(scope="module")
+def generator():
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    try:
+        packaged_parts()
+    except ModelFileError as err:
+        pytest.skip(str(err))
+    llm = LlamaCppGenerator(n_ctx=512)
+    llm.warm_up()
+    yield llm
+    llm.close()
+
+
+def ticket_request(max_tokens: int = 8) -> GenerationRequest:
+    item = kdconv.triple("云松山", "门票", "成人票45元")
+    return GenerationRequest([Turn(Speaker.USER, "云松山的门票多少钱？")], [item], max_tokens=max_tokens)
+
+
+def test_short_deterministic_grounded_reply(generator):
+    first = generator.generate(ticket_request())
+    assert "45" in first
+    assert generator.generate(ticket_request()) == first
+
+
+def test_streams_pieces_within_max_tokens(generator):
+    pieces = list(generator.stream(ticket_request(max_tokens=3)))
+    assert 1 < len(pieces) <= 3
+    assert generator.count_tokens("".join(pieces)) <= 3
+
+
+def test_over_long_context_is_truncated_not_fatal(generator):
+    turns = [
+        Turn(Speaker.USER if i % 2 == 0 else Speaker.SYSTEM, f"这是第{i}轮很长的闲聊内容。" * 4) for i in range(120)
+    ]
+    turns.append(Turn(Speaker.USER, "云松山的门票多少钱？"))
+    request = ticket_request(max_tokens=4)
+    request.context = turns
+    messages, max_tokens = generator.fit(request)
+    prompt = messages[-1]["content"]
+    assert "第0轮" not in prompt and "云松山的门票多少钱？" in prompt
+    assert sum(generator.count_tokens(m["content"]) for m in messages) + max_tokens < generator.n_ctx
+    assert generator.generate(request)  # runs
+
+
+def test_cancellation_stops_the_stream(generator):
+    request = ticket_request(max_tokens=20)
+    request.cancel = threading.Event()
+    stream = generator.stream(request)
+    next(stream)
+    request.cancel.set()
+    assert list(stream) == []

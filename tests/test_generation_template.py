@@ -1,0 +1,100 @@
+"""The template generator: patterns learned from a fixture, values copied verbatim, streaming, save/load."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ragdial.datasets import kdconv
+from ragdial.errors import DataFormatError
+from ragdial.generation.base import GenerationRequest
+from ragdial.generation.template import TemplateGenerator, TemplateModel
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+
+
+@pytest.fixture()
+def travel(fixtures):
+    return kdconv.load(fixtures / "generation" / "travel_dialogs.json")
+
+
+@pytest.fixture()
+def generator(travel):
+    return TemplateGenerator.train(travel.examples, travel.kb, "zh")
+
+
+def ask(text: str) -> list[Turn]:
+    return [Turn(Speaker.USER, text)]
+
+
+def test_learns_attribute_patterns_and_fallback(generator):
+    model = generator.model
+    assert model.attribute_patterns["门票"] == "{entity}的门票是{value}。"
+    assert model.attribute_patterns["开放时间"] == "开放时间是{value}。"
+    assert "地址" not in model.attribute_patterns  # seen once: below the minimum count
+    assert model.fallback == "不客气。"
+
+
+def test_fills_pattern_with_value_verbatim(generator):
+    item = kdconv.triple("红枫谷", "门票", "旺季60元，淡季40元")
+    reply = generator.generate(GenerationRequest(ask("红枫谷门票多少钱？"), [item]))
+    assert reply == "红枫谷的门票是旺季60元，淡季40元。"
+
+
+def test_unknown_attribute_uses_generic_pattern(generator):
+    item = kdconv.triple("红枫谷", "电话", "0571-1234567")
+    reply = generator.generate(GenerationRequest(ask("电话多少？"), [item]))
+    assert "0571-1234567" in reply
+
+
+def test_no_knowledge_gives_learned_fallback(generator):
+    assert generator.generate(GenerationRequest(ask("好的，再见。"))) == "不客气。"
+
+
+def test_long_value_is_cut_to_clauses_near_the_question(generator):
+    value = "园内有一座古塔。湖边种满了垂柳。夜晚有灯光喷泉表演。南门附近可以租自行车。" * 3
+    item = kdconv.triple("红枫谷", "Information", value)
+    reply = generator.generate(GenerationRequest(ask("晚上有喷泉表演吗？"), [item]))
+    assert "夜晚有灯光喷泉表演" in reply
+    assert len(reply) < len(value)
+
+
+def test_text_knowledge_is_copied():
+    faq = Knowledge(
+        "f1",
+        "Is there parking? Yes, free parking is on site.",
+        SourceKind.FAQ,
+        {"body": "Yes, free parking is on site."},
+    )
+    generator = TemplateGenerator(TemplateModel(language="en", closers={"faq": "Anything else?"}))
+    reply = generator.generate(GenerationRequest(ask("Can I park there?"), [faq], language="en"))
+    assert reply == "Yes, free parking is on site. Anything else?"
+
+
+def test_streams_words_and_respects_max_tokens_stop_and_cancel(generator):
+    item = kdconv.triple("云松山", "开放时间", "8:00-17:30")
+    request = GenerationRequest(ask("几点开门？"), [item])
+    pieces = list(generator.stream(request))
+    assert len(pieces) > 3 and "".join(pieces) == "开放时间是8:00-17:30。"
+    request.max_tokens = 3
+    assert list(generator.stream(request)) == ["开", "放", "时"]
+    request.max_tokens, request.stop = 50, ["是"]
+    assert generator.generate(request) == "开放时间"
+    request.stop, request.cancel = [], threading.Event()
+    stream = generator.stream(request)
+    assert next(stream) == "开"
+    request.cancel.set()
+    assert list(stream) == []
+
+
+def test_save_and_load_round_trip(generator, tmp_path):
+    path = generator.save(tmp_path / "template.json")
+    loaded = TemplateGenerator.load(path)
+    assert loaded.model == generator.model
+
+
+def test_load_rejects_other_json(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"language": "zh"}', encoding="utf-8")
+    with pytest.raises(DataFormatError, match="format"):
+        TemplateGenerator.load(path)
