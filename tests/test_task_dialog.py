@@ -181,3 +181,15 @@ def test_intent_classifier_routes_only_before_a_task(db_path):
     assert calls == ["明天想从北京走，去上海"]  # mid-task the classifier is not asked
     train = talk(branch, "帮我订明天北京到上海的火车票", "从北京走")
     assert train[1].state["domain"] == "train"
+
+
+def test_misheard_confirmation_keeps_the_booking_open(branch):
+    turns = talk(branch, "明天从北京到上海的火车票", "第一个", "呃呃呃", "确认")
+    assert "确认预订吗" in turns[2].reply and turns[2].state["pending"] is not None
+    assert turns[3].booked is not None
+
+
+def test_same_city_twice_does_not_loop(branch):
+    turns = talk(branch, "明天从西安到上海的机票", "去西安", "上海出发")
+    assert "不能相同" in turns[1].reply and "从哪个城市出发" in turns[1].reply
+    assert turns[2].state["slots"]["dep_city"] == "上海" and turns[2].state["slots"]["arr_city"] == "西安"

@@ -152,3 +152,36 @@ def test_pinyin_matching_does_not_reach_into_city_names(gaz):
     p = parse("帮我查一下无锡出发去天津的软卧火车票", gaz, TODAY)
     assert p.period is None and p.time_from is None
     assert p.cities == [("无锡", "dep"), ("天津", "arr")]
+
+
+@pytest.mark.parametrize(
+    ("heard", "check"),
+    [  # homophone ASR errors (same toneless pinyin) as ragdial.text.asr_noise makes them
+        (
+            "斡响订12月9日完上难京去桂林的车票",
+            lambda p: p.cities == [("南京", "dep"), ("桂林", "arr")] and p.period == "晚上",
+        ),
+        ("12约4日的", lambda p: p.date == "2026-12-04"),
+        ("下舟而", lambda p: p.date == "2026-12-08"),
+        (
+            "后天晚上哈尔滨驱杭州的即票",
+            lambda p: p.cities == [("哈尔滨", "dep"), ("杭州", "arr")] and "flight" in p.domains,
+        ),
+        (
+            "再帮我订桂林得濒馆，窑5醒鸡的，1100块以夏",
+            lambda p: p.stars == 5 and p.max_price == 1100 and "hotel" in p.domains,
+        ),
+        ("部是西安，是武汉", lambda p: p.negated_cities == ["西安"] and p.cities == [("武汉", None)]),
+        ("钥地1各", lambda p: p.choice == 1),
+        ("可一", lambda p: p.affirm),
+        ("时的", lambda p: p.affirm),
+        ("说错肋，应该是从天津出法", lambda p: p.correction and p.cities == [("天津", "dep")]),
+    ],
+)
+def test_homophone_noise(gaz, heard, check):
+    assert check(parse(heard, gaz, TODAY)), parse(heard, gaz, TODAY)
+
+
+def test_exact_only_parsing_misses_homophones(gaz):
+    p = parse("斡响订12月9日完上难京去桂林的车票", gaz, TODAY, by_sound=False)
+    assert p.cities == [("桂林", "arr")] and p.period is None

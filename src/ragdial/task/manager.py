@@ -75,9 +75,17 @@ class TaskBranch:
     ``today`` is the current date relative dates are resolved against (default: the first date of the
     database's timetables, so generated data always has "tomorrow"). ``intent`` optionally maps an utterance to
     an SMP2017 label (``flight``/``train``/``chat``/...); keyword rules are the fallback and cover hotels.
+    ``by_sound`` matches names and cue words by toneless pinyin too (robust to homophone ASR errors).
     """
 
-    def __init__(self, db: TravelDB, today: dt.date | None = None, intent: IntentClassifier | None = None) -> None:
+    def __init__(
+        self,
+        db: TravelDB,
+        today: dt.date | None = None,
+        intent: IntentClassifier | None = None,
+        by_sound: bool = True,
+    ) -> None:
+        self.by_sound = by_sound
         self.db = db
         self.gazetteer = db.gazetteer()
         self.today = today or dt.date.fromisoformat(db.meta.get("start", dt.date.today().isoformat()))
@@ -86,14 +94,14 @@ class TaskBranch:
     # ------------------------------------------------------------------ public
     def understands(self, text: str) -> bool:
         """Whether an utterance is about the travel tasks (for a pipeline deciding where to route)."""
-        p = parse(text, self.gazetteer, self.today)
+        p = parse(text, self.gazetteer, self.today, self.by_sound)
         return bool(self._domain_of(text, p) or p.has_slots())
 
     def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
         state = copy.deepcopy(state) if state else new_state()
         state["turns"] += 1
-        p = parse(text, self.gazetteer, self.today)
+        p = parse(text, self.gazetteer, self.today, self.by_sound)
         lang = state["language"] = p.language
         domain_said = self._domain_of(text, p, use_classifier=state["domain"] is None)
         if p.off_topic and not p.cities and not p.domains:  # "明天天气怎么样" is no travel date
@@ -110,9 +118,12 @@ class TaskBranch:
             if p.bye and not p.has_slots():
                 state["pending"] = None
                 return self._finish(state)
+            understood = p.affirm or p.deny or p.has_slots() or p.choice is not None or p.code or domain_said
+            if not understood:  # misheard or off-topic: keep the booking open and ask again
+                msg = R.GUIDE[lang] + " " + self._prompt(state)
+                return TaskTurn(msg, state, in_scope=False, acts=["guide"])
             state["pending"] = None
             if p.deny and not p.has_slots() and p.choice is None and not domain_said:
-                state["offers"] = state["offers"]  # keep the list; ask again
                 msg = (
                     "好的，不订这个。您想换哪一个，或者改什么条件？"
                     if lang == "zh"
@@ -308,13 +319,16 @@ class TaskBranch:
             return TaskTurn(R.SLOT_QUESTIONS[lang][missing], state, acts=[f"request:{state['asked']}"])
         state["asked"] = None
         if domain != "hotel" and slots["dep_city"] == slots["arr_city"]:
-            state["asked"] = "arr_city"
+            # keep the city just said, ask again for the other one (never ask the same question in a loop)
+            other = "dep_city" if state.get("last_city_slot") == "arr_city" else "arr_city"
+            slots.pop(other)
+            state["asked"] = other
             msg = (
-                "出发地和目的地相同，请问您要去哪个城市？"
+                "出发地和目的地不能相同。" + R.SLOT_QUESTIONS[lang][other]
                 if lang == "zh"
-                else "Departure and destination are the same; where are you going?"
+                else "Departure and destination cannot be the same. " + R.SLOT_QUESTIONS[lang][other]
             )
-            return TaskTurn(msg, state, acts=["request:arr_city"])
+            return TaskTurn(msg, state, acts=[f"request:{other}"])
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
         if rows:

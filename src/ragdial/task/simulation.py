@@ -22,6 +22,7 @@ def simulate(
     noise: Noise | None = None,
     channel_factory: Callable[[TravelDB], Channel] | None = None,
     today: dt.date | None = None,
+    by_sound: bool = True,
 ) -> Iterator[DialogResult]:
     """Yield one result per goal. By default the system is an in-process ``TaskBranch`` on a scratch copy of
     the database (bookings do not touch the file); ``channel_factory`` plugs in another system (HTTP)."""
@@ -29,7 +30,9 @@ def simulate(
     db = TravelDB(db_url, scratch=scratch)
     start = today or dt.date.fromisoformat(db.meta["start"])
     goals = sample_goals(db, n_goals, seed, start)
-    channel = channel_factory(db) if channel_factory else InProcessChannel(TaskBranch(db, today=start))
+    channel = (
+        channel_factory(db) if channel_factory else InProcessChannel(TaskBranch(db, today=start, by_sound=by_sound))
+    )
     for goal in goals:
         yield run_dialog(
             goal, channel, db, start, seed=random.Random(seed * 1_000_003 + goal.id).randrange(2**31), noise=noise

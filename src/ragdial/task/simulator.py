@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ragdial.task.db import TravelDB
+from ragdial.task.db import Gazetteer, TravelDB
 from ragdial.task.goals import Goal, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
 
@@ -90,6 +90,9 @@ def read_item(line: str) -> dict[str, Any] | None:
         return {
             "index": int(m.group(1)),
             "code": m.group(2),
+            "day": m.group(3),
+            "dep_place": m.group(5),
+            "arr_place": m.group(7),
             "dep_time": m.group(4),
             "seat_class": seat[: len(seat) - len(berth)],
             "berth": berth,
@@ -127,8 +130,9 @@ class DialogResult:
 class UserSimulator:
     """The user side of one dialog, driven by an agenda built from its goal."""
 
-    def __init__(self, goal: Goal, today, rng: random.Random) -> None:
+    def __init__(self, goal: Goal, today, rng: random.Random, gazetteer: Gazetteer | None = None) -> None:
         self.goal, self.today, self.rng = goal, today, rng
+        self.gazetteer = gazetteer
         self.index = 0  # current subgoal
         self.options: list[dict[str, Any]] = []
         self.pending_oos = goal.out_of_scope
@@ -148,7 +152,7 @@ class UserSimulator:
         return sub.date_expr or date_expression(dt.date.fromisoformat(sub.constraints["date"]), self.today, self.rng)
 
     def _price(self, value: int, per_night: bool = False) -> str:
-        amount = str(value) if self.rng.random() < 0.7 else chinese_number(value)
+        amount = str(value) if value >= 10000 or self.rng.random() < 0.7 else chinese_number(value)
         night = "每晚" if per_night and self.rng.random() < 0.6 else ""
         return self.rng.choice(
             (f"{night}{amount}元以内", f"{night}不超过{amount}元", f"预算{amount}块", f"{night}{amount}块以下")
@@ -221,6 +225,11 @@ class UserSimulator:
         sub, rng = self.sub, self.rng
         assert sub is not None
         c = sub.constraints
+        asked_domain = "hotel" if "住在哪个城市" in reply or "哪天入住" in reply else "trip"
+        if (("从哪个城市出发" in reply or "要去哪个城市" in reply) and sub.domain == "hotel") or (
+            asked_domain == "hotel" and sub.domain != "hotel"
+        ):
+            return None  # the system misheard the domain: restate the request
         if "从哪个城市出发" in reply:
             return rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}"))
         if "要去哪个城市" in reply:
@@ -233,6 +242,22 @@ class UserSimulator:
         if "机票、火车票还是酒店" in reply:
             return self._request(sub, full=True, first=False)
         return None
+
+    def _fits(self, item: dict[str, Any], sub: SubGoal) -> bool:
+        """Whether an option or booking summary meets the subgoal, as a person reads it: the stations' cities,
+        the day, the class and berth, the time, the price, the hotel's city and stars."""
+        seen = dict(item)
+        gaz = self.gazetteer
+        if gaz is not None and "dep_place" in item:
+            seen["dep_city"] = gaz.places.get(item["dep_place"], ("?",))[0]
+            seen["arr_city"] = gaz.places.get(item["arr_place"], ("?",))[0]
+        if "day" in item:
+            month, day = re.match(r"(\d+)月(\d+)日", item["day"]).groups()
+            want = sub.constraints.get("date", "")
+            seen["date"] = f"{want[:4]}-{int(month):02d}-{int(day):02d}"
+        if "name" in item and sub.constraints.get("city"):
+            seen["city"] = sub.constraints["city"] if f"({sub.constraints['city']}" in item["name"] else "?"
+        return satisfies(seen, sub.constraints)
 
     # ---------------------------------------------------------------- the agenda
     def start(self) -> str:
@@ -268,7 +293,7 @@ class UserSimulator:
         if "确认预订吗" in reply:
             summary = re.search(r"为您预订：(.+?)。请问确认预订吗", reply)
             item = read_item(summary.group(1)) if summary else None
-            if item is not None and satisfies(item, sub.constraints):
+            if item is not None and self._fits(item, sub):
                 return self.rng.choice(("确认", "好的", "是的", "可以"))
             return "不对，" + self._request(sub, full=True, first=False)
         if "没有找到" in reply and sub.expect_fail:
@@ -283,7 +308,7 @@ class UserSimulator:
             return answer
         if self.options and ("订哪一个" in reply or "可选的有" in reply or "Which one" in reply):
             for item in self.options:
-                if satisfies(item, sub.constraints):
+                if self._fits(item, sub):
                     return self.rng.choice(
                         (f"第{item['index']}个", f"就订第{item['index']}个吧", f"要第{item['index']}个")
                     )
@@ -299,7 +324,7 @@ def run_dialog(
     """Simulate one dialog and judge it from the database's bookings."""
     rng = random.Random(seed)
     noise_rng = random.Random(seed + 1_000_003)
-    sim = UserSimulator(goal, today, rng)
+    sim = UserSimulator(goal, today, rng, db.gazetteer())
     sim.guided = None
     channel.reset()
     result = DialogResult(goal)

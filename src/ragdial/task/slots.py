@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -91,7 +92,7 @@ AFFIRM = ["是的", "对的", "好的", "确认", "可以", "没问题", "就这
 AFFIRM_EN = ["yes", "yeah", "ok", "okay", "sure", "confirm", "correct", "right", "fine"]
 DENY = ["不对", "不是", "不要", "不用", "不行", "算了", "错了", "换一个", "不"]
 DENY_EN = ["no", "not", "nope", "don't", "wrong"]
-CORRECTION = ["不对", "不是", "错了", "改成", "换成", "改为", "改一下", "我说的是", "应该是", "其实是"]
+CORRECTION = ["不对", "不是", "错了", "说错", "改成", "换成", "改为", "改一下", "我说的是", "应该是", "其实是"]
 CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
 BYE = ["再见", "拜拜", "没有了", "没别的", "不需要了", "就这些", "结束", "谢谢"]
 BYE_EN = ["bye", "goodbye", "that's all", "nothing else", "thank you", "thanks"]
@@ -112,6 +113,7 @@ OFF_TOPIC = [
 OFF_TOPIC_EN = ["weather", "joke", "sing", "stock", "news", "movie", "music", "story", "who are you"]
 ORDINALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+NEGATED_SOUNDS = {("bu", "shi"), ("bu", "qu"), ("bu", "cong"), ("bu", "zai")}
 DEP_BEFORE = ("从", "由", "自")
 ARR_BEFORE = ("到", "去", "飞", "往", "至", "抵达", "回")
 DEP_AFTER = ("出发", "走", "起飞", "发车", "上车")
@@ -204,9 +206,79 @@ def cn_number(text: str) -> int | None:
     return total + section
 
 
-@lru_cache(maxsize=4096)
+_BY_SOUND: ContextVar[bool] = ContextVar("by_sound", default=True)
+
+
+@lru_cache(maxsize=8192)
+def _char_pinyin(char: str) -> str:
+    return lazy_pinyin(char)[0] if "\u4e00" <= char <= "\u9fff" else char
+
+
 def _pinyin(text: str) -> tuple[str, ...]:
-    return tuple(lazy_pinyin(text))
+    """Toneless pinyin of each character (non-Chinese characters stand for themselves); with matching by sound
+    switched off, the characters themselves, so every comparison by sound becomes an exact one."""
+    if not _BY_SOUND.get():
+        return tuple(text)
+    return tuple(_char_pinyin(c) for c in text)
+
+
+def _sounds_like(text: str, word: str) -> bool:
+    """Whether ``word`` (Chinese) occurs in ``text`` by toneless pinyin."""
+    have, want = _pinyin(text), _pinyin(word)
+    n = len(want)
+    return any(have[i : i + n] == want for i in range(len(have) - n + 1))
+
+
+def _starts_like(text: str, words: list[str]) -> bool:
+    have = _pinyin(text)
+    return any(text.startswith(w) or have[: len(w)] == _pinyin(w) for w in words)
+
+
+# cue characters by sound, for a second reading of date, star, price and choice phrases (ASR homophones)
+CANONICAL = {
+    "yue": "月",
+    "ri": "日",
+    "hao": "号",
+    "zhou": "周",
+    "xia": "下",
+    "xing": "星",
+    "ji": "级",
+    "er": "二",
+    "san": "三",
+    "si": "四",
+    "wu": "五",
+    "liu": "六",
+    "qi": "七",
+    "ba": "八",
+    "jiu": "九",
+    "tian": "天",
+    "di": "第",
+    "ge": "个",
+    "yuan": "元",
+    "kuai": "块",
+    "nei": "内",
+    "bai": "百",
+    "qian": "千",
+    "yi": "一",
+    "chao": "超",
+    "guo": "过",
+    "yu": "预",
+    "suan": "算",
+    "shang": "上",
+    "liang": "两",
+}
+
+
+def canonical(text: str, blocked: frozenset[int] = frozenset()) -> str:
+    """``text`` with cue characters replaced by the canonical character of the same sound (not in city names)."""
+    if not _BY_SOUND.get():
+        return text
+    out = []
+    for i, char in enumerate(text):
+        if i not in blocked and "\u4e00" <= char <= "\u9fff":
+            char = CANONICAL.get(_char_pinyin(char), char)
+        out.append(char)
+    return "".join(out)
 
 
 def _find(
@@ -228,8 +300,8 @@ def _find(
                     taken[i] = True
             start = text.find(word, end)
     if fuzzy:
-        chars = _pinyin(text) if len(_pinyin(text)) == len(text) else None
-        if chars is not None:
+        chars = _pinyin(text)
+        if chars:
             for word in sorted(vocab, key=len, reverse=True):
                 if len(word) < 2 or not all("\u4e00" <= c <= "\u9fff" for c in word):
                     continue
@@ -298,7 +370,7 @@ def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozen
     for _start, _end, word in _find(text, list(RELATIVE_DAYS), blocked=blocked):
         return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
     # "查一下下周三" is 一下 + 下周三, not 下下周三
-    m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+    m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星[期七]|礼拜)([一二三四五六日天])", text)
     if m:
         offset = {"下下": 2, "下": 1, "这": 0, "本": 0}.get(m.group(1) or "")
         return _week_date(today, WEEKDAYS_ZH[m.group(2)], offset).isoformat()
@@ -355,17 +427,33 @@ def parse_time(
 
 
 def _roles(text: str, spans: list[tuple[int, int, str]]) -> list[str | None]:
+    sounds = _pinyin(text)
     roles: list[str | None] = []
     for i, (start, end, _word) in enumerate(spans):
         before, after = text[max(0, start - 2) : start], text[end : end + 2]
+        said_before = sounds[start - 1] if start else ""
+        said_after = sounds[end : end + 2]
+        more = end + 1 < len(text)
         role = None
-        if before.endswith(DEP_BEFORE) or after.startswith(DEP_AFTER):
+        if (
+            before.endswith(DEP_BEFORE)
+            or after.startswith(DEP_AFTER)
+            or said_before == "cong"
+            or said_after[:2] == ("chu", "fa")
+        ):
             role = "dep"
-        elif before.endswith(ARR_BEFORE) or after.startswith(ARR_AFTER):
+        elif before.endswith(ARR_BEFORE) or after.startswith(ARR_AFTER) or said_before in ("dao", "qu", "fei"):
             role = "arr"
-        elif i + 1 < len(spans) and re.fullmatch(r"\s*(到|去|飞|至|-|—|→|到达)\s*", text[end : spans[i + 1][0]]):
-            role = "dep"
+        else:
+            between = text[end : spans[i + 1][0]] if i + 1 < len(spans) else ""
+            leads_on = after[:1] in ("到", "去", "飞") or said_after[:1] in (("dao",), ("qu",), ("fei",))
+            if re.fullmatch(r"\s*(到|去|飞|至|-|—|→|到达)\s*", between) or (more and leads_on):
+                role = "dep"
         roles.append(role)
+    if len(spans) == 2 and spans[0][2] != spans[1][2]:  # "X … Y": the first is where one leaves from
+        first, second = roles
+        if first in (None, "dep") and second in (None, "arr") and (first, second) != ("dep", "arr"):
+            roles = ["dep", "arr"]
     return roles
 
 
@@ -389,12 +477,48 @@ def _english_cities(text: str, gaz: Gazetteer) -> tuple[list[tuple[str, str | No
     return cities, negated
 
 
+def _price_of(text: str) -> int | None:
+    m = re.search(
+        rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|控制在)\s*({NUM})\s*(?:元|块)?"
+        rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内)",
+        text,
+    )
+    return cn_number(m.group(1) or m.group(2)) if m else None
+
+
+def _stars_of(text: str) -> tuple[int | None, int | None]:
+    """(stars, min_stars) named in a hotel request."""
+    m = re.search(rf"({NUM})\s*星(?:级)?(?:酒店)?((?:及)?[以一]上)?", text)
+    if m:
+        value = cn_number(m.group(1))
+        if value and 1 <= value <= 5:
+            return (None, value) if m.group(2) else (value, None)
+    return None, None
+
+
+def _choice_of(text: str) -> int | None:
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种)?", text) or re.search(
+        r"(?:选|要|订)\s*([1-9一二三四五])\s*(?:号)?(?:$|[，。,!！ ])", text
+    )
+    return cn_number(m.group(1)) if m else None
+
+
 def _first(text: str, words: list[str]) -> bool:
     return any(w in text for w in words)
 
 
-def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
-    """Parse one user utterance against a gazetteer and the current date."""
+def parse(text: str, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> Parse:
+    """Parse one user utterance against a gazetteer and the current date.
+
+    ``by_sound=False`` switches off matching by pinyin (for the ablation in the benchmark)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return _parse(text, gaz, today)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
     from ragdial.text.tokenize import detect_language
 
     english = detect_language(text) == "en"
@@ -434,19 +558,23 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
     else:
         names = list(gaz.cities) + list(gaz.places)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
-        spans = [s for s in _find(text, [n for n in names if not n.isascii()]) if len(s[2]) >= 2]
+        spans = _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
         blocked = frozenset(i for start, end, _w in spans for i in range(start, end))
-        roles = _roles(text, spans)
-        for (start, _end, word), role in zip(spans, roles, strict=True):
+        kept = []
+        for start, end, word in spans:
             city = gaz.cities.get(word) or gaz.places[word][0]
             if word in gaz.places:
                 result.places[city] = word
                 kind_domain = "flight" if gaz.places[word][1] == "airport" else "train"
                 if kind_domain not in result.domains:
                     result.domains.append(kind_domain)
-            if re.search(r"(不是|不去|不从|不在)$", text[max(0, start - 2) : start]):
+            said = _pinyin(text[max(0, start - 2) : start])
+            if re.search(r"(不是|不去|不从|不在)$", text[max(0, start - 2) : start]) or said in NEGATED_SOUNDS:
                 result.negated_cities.append(city)
-                continue
+            else:
+                kept.append((start, end, word))
+        for (_start, _end, word), role in zip(kept, _roles(text, kept), strict=True):
+            city = gaz.cities.get(word) or gaz.places[word][0]
             result.cities.append((city, role))
         for domain, words in DOMAIN_WORDS.items():
             if _find(text, words, blocked=blocked):
@@ -459,35 +587,27 @@ def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         if classes:
             result.seat_class = SEAT_CLASSES[classes[0][2]]
         result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS), blocked=blocked)]
-        m = re.search(
-            rf"(?:不超过|不高于|低于|少于|预算|最多|以内|不要超过|控制在)\s*({NUM})\s*(?:元|块)?|({NUM})\s*(?:元|块|块钱)?\s*(?:以内|以下|之内|内)",
-            text,
-        )
-        if m:
-            result.max_price = cn_number(m.group(1) or m.group(2))
-        m = re.search(rf"({NUM})\s*星(?:级)?(?:酒店)?(以上|及以上)?", text)
-        if m:
-            value = cn_number(m.group(1))
-            if value and 1 <= value <= 5:
-                if m.group(2):
-                    result.min_stars = value
-                else:
-                    result.stars = value
-        m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种)?", text) or re.search(
-            r"(?:选|要|订)\s*([1-9一二三四五])\s*(?:号)?(?:$|[，。,!！ ])", text
-        )
-        if m:
-            result.choice = cn_number(m.group(1))
+        heard = canonical(text, blocked)  # a second reading by sound, for ASR homophones
+        result.max_price = _price_of(text) or _price_of(heard)
+        result.stars, result.min_stars = _stars_of(text) if _stars_of(text) != (None, None) else _stars_of(heard)
+        result.choice = _choice_of(text) or _choice_of(heard)
         stripped = re.sub(r"[，。！？,.!?\s]", "", text)
-        result.affirm = any(stripped.startswith(w) for w in AFFIRM) and not stripped.startswith(("不", "是不"))
-        result.deny = any(stripped.startswith(w) for w in DENY)
-        result.correction = _first(text, CORRECTION)
+        long_affirm = [w for w in AFFIRM if len(w) > 1]
+        result.affirm = (
+            any(stripped.startswith(w) for w in AFFIRM) or _starts_like(stripped, long_affirm)
+        ) and not stripped.startswith(("不", "是不"))
+        result.deny = any(stripped.startswith(w) for w in DENY) or _starts_like(
+            stripped, [w for w in DENY if len(w) > 1]
+        )
+        result.correction = _first(text, CORRECTION) or any(_sounds_like(text, w) for w in CORRECTION)
         result.bye = _first(text, BYE)
         result.off_topic = _first(text, OFF_TOPIC)
     m = re.search(r"\b([A-Z0-9]{2}\d{3,4}|[GDKTZ]\d{1,4})\b", text.upper())
     if m:
         result.code = m.group(1)
     result.date = parse_date(text, today, english, blocked)
+    if result.date is None and not english:
+        result.date = parse_date(canonical(text, blocked), today, english, blocked)
     result.time_from, result.time_to, result.period = parse_time(text, english, blocked)
     if result.period in ("tonight",) and result.date is None:
         result.date = today.isoformat()
