@@ -193,3 +193,31 @@ def test_same_city_twice_does_not_loop(branch):
     turns = talk(branch, "明天从西安到上海的机票", "去西安", "上海出发")
     assert "不能相同" in turns[1].reply and "从哪个城市出发" in turns[1].reply
     assert turns[2].state["slots"]["dep_city"] == "上海" and turns[2].state["slots"]["arr_city"] == "西安"
+
+
+def test_http_channel_speaks_the_chat_completions_api(db_path):
+    """The simulator over HTTP against a stand-in server with the service's request/response shape."""
+    import uuid
+
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from ragdial.task.http_channel import HttpChannel
+
+    branch = TaskBranch(TravelDB(db_path, scratch=True))
+    sessions: dict[str, dict] = {}
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    def chat(body: dict) -> dict:
+        sid = body.get("session_id") or uuid.uuid4().hex
+        turn = branch.respond(sessions.get(sid), body["messages"][-1]["content"])
+        sessions[sid] = turn.state
+        return {"choices": [{"message": {"role": "assistant", "content": turn.reply}}], "ragdial": {"session_id": sid}}
+
+    db = TravelDB(db_path, scratch=True)
+    goals = sample_goals(db, 3, seed=11, today=TODAY)
+    channel = HttpChannel("http://testserver", client=TestClient(app))
+    results = [run_dialog(g, channel, branch.db, TODAY, seed=g.id) for g in goals]
+    assert len(sessions) == 3  # one server session per dialog
+    assert summarise(results)["completion_ratio"] == 1.0
