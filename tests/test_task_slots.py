@@ -185,3 +185,9 @@ def test_homophone_noise(gaz, heard, check):
 def test_exact_only_parsing_misses_homophones(gaz):
     p = parse("斡响订12月9日完上难京去桂林的车票", gaz, TODAY, by_sound=False)
     assert p.cities == [("桂林", "arr")] and p.period is None
+
+
+def test_words_said_exactly_are_not_reread_by_sound(gaz):
+    # 商务 (shang wu) sounds like 上午: a business-class request names no morning
+    p = parse("帮我订12月6日郑州去厦门的商务舱机票", gaz, TODAY)
+    assert p.seat_class == "商务舱" and p.period is None

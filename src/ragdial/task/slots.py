@@ -120,6 +120,11 @@ DEP_AFTER = ("出发", "走", "起飞", "发车", "上车")
 ARR_AFTER = ("下车",)
 
 
+EXACT_CUES = sorted(
+    {*SEAT_CLASSES, *BERTHS, *PERIODS, *RELATIVE_DAYS, *(w for ws in DOMAIN_WORDS.values() for w in ws)}, key=len
+)
+
+
 @dataclass
 class Parse:
     """Everything one utterance says, in canonical form (cities in Chinese, dates ISO, times HH:MM)."""
@@ -559,7 +564,9 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         names = list(gaz.cities) + list(gaz.places)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
         spans = _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
-        blocked = frozenset(i for start, end, _w in spans for i in range(start, end))
+        # words said exactly (cities, classes, domain words, ...) take no match by sound: 商务舱 holds no 上午
+        exact = spans + _find(text, EXACT_CUES, fuzzy=False)
+        blocked = frozenset(i for start, end, _w in exact for i in range(start, end))
         kept = []
         for start, end, word in spans:
             city = gaz.cities.get(word) or gaz.places[word][0]
