@@ -191,3 +191,9 @@ def test_words_said_exactly_are_not_reread_by_sound(gaz):
     # 商务 (shang wu) sounds like 上午: a business-class request names no morning
     p = parse("帮我订12月6日郑州去厦门的商务舱机票", gaz, TODAY)
     assert p.seat_class == "商务舱" and p.period is None
+
+
+def test_noisy_next_week_and_noisy_business_class(gaz):
+    assert parse("请帮我顶夏周五素周的酒店", gaz, TODAY).date == "2026-12-11"
+    p = parse("榜卧丁12月6日郑州去厦焖的上务舱机票，2300袁以内", gaz, TODAY)
+    assert p.seat_class == "商务舱" and p.period is None and p.max_price == 2300

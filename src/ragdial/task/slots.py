@@ -121,7 +121,9 @@ ARR_AFTER = ("下车",)
 
 
 EXACT_CUES = sorted(
-    {*SEAT_CLASSES, *BERTHS, *PERIODS, *RELATIVE_DAYS, *(w for ws in DOMAIN_WORDS.values() for w in ws)}, key=len
+    w
+    for w in {*SEAT_CLASSES, *BERTHS, *PERIODS, *RELATIVE_DAYS, *(w for ws in DOMAIN_WORDS.values() for w in ws)}
+    if len(w) >= 2
 )
 
 
@@ -378,6 +380,8 @@ def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozen
     m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星[期七]|礼拜)([一二三四五六日天])", text)
     if m:
         offset = {"下下": 2, "下": 1, "这": 0, "本": 0}.get(m.group(1) or "")
+        if offset is None and m.start() > 0:  # 夏周五 / 吓周四: the word before 周 heard by sound
+            offset = {"xia": 1, "zhe": 0, "ben": 0}.get(_pinyin(text[m.start() - 1])[0])
         return _week_date(today, WEEKDAYS_ZH[m.group(2)], offset).isoformat()
     m = re.search(rf"({NUM})月({NUM})[日号]?", text)
     if m:
@@ -591,6 +595,8 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         if re.search(r"[住]", text) and "hotel" not in result.domains:
             result.domains.append("hotel")
         classes = _find(text, list(SEAT_CLASSES), blocked=blocked)
+        # a class heard by sound is longer than a period word: 上务舱 is 商务舱, not 上午
+        blocked |= frozenset(i for start, end, _w in classes for i in range(start, end))
         if classes:
             result.seat_class = SEAT_CLASSES[classes[0][2]]
         result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS), blocked=blocked)]
