@@ -221,3 +221,10 @@ def test_http_channel_speaks_the_chat_completions_api(db_path):
     results = [run_dialog(g, channel, branch.db, TODAY, seed=g.id) for g in goals]
     assert len(sessions) == 3  # one server session per dialog
     assert summarise(results)["completion_ratio"] == 1.0
+
+
+def test_overnight_arrival_is_marked_and_read_back():
+    line = "1. K704 12月2日 22:40哈尔滨站→次日13:08北京西站 软卧下铺 304元"
+    item = read_item(line)
+    assert item["arr_place"] == "北京西站" and item["berth"] == "下铺" and item["seat_class"] == "软卧"
+    assert item["price"] == 304 and item["dep_time"] == "22:40"

@@ -24,12 +24,12 @@ CREATE TABLE places (name TEXT PRIMARY KEY, city TEXT NOT NULL REFERENCES cities
 CREATE TABLE flights (
     id INTEGER PRIMARY KEY, flight_no TEXT NOT NULL, airline TEXT NOT NULL,
     dep_city TEXT NOT NULL, arr_city TEXT NOT NULL, dep_place TEXT NOT NULL, arr_place TEXT NOT NULL,
-    date TEXT NOT NULL, dep_time TEXT NOT NULL, arr_time TEXT NOT NULL,
+    date TEXT NOT NULL, dep_time TEXT NOT NULL, arr_time TEXT NOT NULL, arr_days INTEGER NOT NULL,
     seat_class TEXT NOT NULL, berth TEXT NOT NULL DEFAULT '', price INTEGER NOT NULL, seats INTEGER NOT NULL);
 CREATE TABLE trains (
     id INTEGER PRIMARY KEY, train_no TEXT NOT NULL,
     dep_city TEXT NOT NULL, arr_city TEXT NOT NULL, dep_place TEXT NOT NULL, arr_place TEXT NOT NULL,
-    date TEXT NOT NULL, dep_time TEXT NOT NULL, arr_time TEXT NOT NULL,
+    date TEXT NOT NULL, dep_time TEXT NOT NULL, arr_time TEXT NOT NULL, arr_days INTEGER NOT NULL,
     seat_class TEXT NOT NULL, berth TEXT NOT NULL DEFAULT '', price INTEGER NOT NULL, seats INTEGER NOT NULL);
 CREATE TABLE hotels (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL, district TEXT NOT NULL,
@@ -129,6 +129,7 @@ def _flight_rows(rng: random.Random, dates: list[str]) -> list[tuple]:
                                 date,
                                 _clock(depart),
                                 _clock(arrive),
+                                arrive // 1440,
                                 cabin,
                                 "",
                                 price,
@@ -171,6 +172,7 @@ def _train_rows(rng: random.Random, dates: list[str]) -> list[tuple]:
                                 date,
                                 _clock(depart),
                                 _clock(depart + minutes),
+                                (depart + minutes) // 1440,
                                 seat_class,
                                 berth,
                                 price,
@@ -204,7 +206,7 @@ def generate(
     conn = sqlite3.connect(tmp)
     try:
         conn.executescript(SCHEMA)
-        meta = {"seed": str(seed), "start": start.isoformat(), "days": str(days), "generator": "ragdial.task.dbgen/1"}
+        meta = {"seed": str(seed), "start": start.isoformat(), "days": str(days), "generator": "ragdial.task.dbgen/2"}
         conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         for city in CITIES:
             conn.execute("INSERT INTO cities VALUES (?, ?, ?)", (city.name, city.name_en, ",".join(city.aliases)))
@@ -213,13 +215,13 @@ def generate(
         flights = _flight_rows(rng, dates)
         conn.executemany(
             "INSERT INTO flights (flight_no, airline, dep_city, arr_city, dep_place, arr_place, date, dep_time,"
-            " arr_time, seat_class, berth, price, seats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " arr_time, arr_days, seat_class, berth, price, seats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             flights,
         )
         trains = _train_rows(rng, dates)
         conn.executemany(
             "INSERT INTO trains (train_no, dep_city, arr_city, dep_place, arr_place, date, dep_time, arr_time,"
-            " seat_class, berth, price, seats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " arr_days, seat_class, berth, price, seats) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             trains,
         )
         hotels = _hotel_rows(rng)

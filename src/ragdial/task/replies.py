@@ -59,15 +59,18 @@ def item_summary(domain: str, item: dict[str, Any], language: str = "zh") -> str
             return f"{item['name']} {item['stars']}星 {item['district']} 每晚{item['price']}元"
         return f"{item['name']} {item['stars']}-star, {item['district']}, {item['price']} yuan/night"
     code = item["flight_no"] if domain == "flight" else item["train_no"]
+    days = item.get("arr_days", 0)
+    arrive = item["arr_time"]
+    if days:
+        arrive = ("次日" if days == 1 else f"第{days + 1}天") + arrive if language == "zh" else f"{arrive}(+{days}d)"
     seat = item["seat_class"] + item.get("berth", "")
     when = date_text(item["date"], language)
     if language == "zh":
         return (
-            f"{code} {when} {item['dep_time']}{item['dep_place']}→{item['arr_time']}{item['arr_place']} "
-            f"{seat} {item['price']}元"
+            f"{code} {when} {item['dep_time']}{item['dep_place']}→{arrive}{item['arr_place']} {seat} {item['price']}元"
         )
     return (
-        f"{code} {when} {item['dep_time']} {item['dep_place']} → {item['arr_time']} {item['arr_place']} "
+        f"{code} {when} {item['dep_time']} {item['dep_place']} → {arrive} {item['arr_place']} "
         f"{seat} {item['price']} yuan"
     )
 

@@ -75,7 +75,7 @@ def chinese_number(value: int) -> str:
 
 
 OPTION_RE = re.compile(
-    r"^\s*(\d+)\.\s+(\S+)\s+(\d+月\d+日)\s+(\d\d:\d\d)(\S+?)→(\d\d:\d\d)(\S+)\s+(\S+?)\s+(\d+)元\s*$"
+    r"^\s*(\d+)\.\s+(\S+)\s+(\d+月\d+日)\s+(\d\d:\d\d)(\S+?)→(?:次日|第\d天)?(\d\d:\d\d)(\S+)\s+(\S+?)\s+(\d+)元\s*$"
 )
 HOTEL_RE = re.compile(r"^\s*(\d+)\.\s+(\S+)\s+(\d)星\s+(\S+)\s+每晚(\d+)元\s*$")
 
