@@ -73,9 +73,9 @@ def test_cli_errors_are_one_line(monkeypatch, capsys, tmp_path: Path, fixtures: 
     data = fixtures / "understanding" / "dstc"
     code, _, err = run(monkeypatch, capsys, "train", "intent", "dstc11", data, "-o", tmp_path / "m")
     assert code == 2 and "no examples labelled for task 'intent'" in err
-    args = ("train", "detector", "dstc11", data, "--hold-out", "7", "-o", tmp_path / "m")
+    args = ("train", "detector", "dstc11", data, "--exclude-fold", "7", "-o", tmp_path / "m")
     code, _, err = run(monkeypatch, capsys, *args)
-    assert code == 2 and "--hold-out must be in 0..4" in err
+    assert code == 2 and "--exclude-fold must be in 0..4" in err
     assert not (tmp_path / "m").exists()
 
 

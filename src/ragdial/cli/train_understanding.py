@@ -18,11 +18,11 @@ PathArg = Annotated[Path, typer.Argument(help="data file or folder")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="model folder to write (model.json + arrays.npz)")]
 SplitOpt = Annotated[str | None, typer.Option(help="split to train on (default: the format's default)")]
 EmbeddingOpt = Annotated[str, typer.Option(help="sentence encoder for an embedding feature block, or 'none'")]
-HoldOutOpt = Annotated[
+ExcludeFoldOpt = Annotated[
     int | None,
     typer.Option(help="leave this dialog-grouped fold (crc32 of the first turn % --folds) out of training"),
 ]
-FoldsOpt = Annotated[int, typer.Option(help="number of dialog-grouped folds for --hold-out")]
+FoldsOpt = Annotated[int, typer.Option(help="number of dialog-grouped folds for --exclude-fold")]
 
 
 def _train(
@@ -32,23 +32,23 @@ def _train(
     out: Path,
     split: str | None,
     embedding: str,
-    hold_out: int | None,
+    exclude_fold: int | None,
     folds: int,
     use_knowledge: bool = True,
 ) -> None:
     if not path.exists():
         raise RagdialError(f"{path}: no such file or folder")
     dataset = datasets.load(format, path, split)
-    if hold_out is not None:
-        if not 0 <= hold_out < folds:
-            raise RagdialError(f"--hold-out must be in 0..{folds - 1}, not {hold_out}")
-        dataset.examples = [e for e in dataset.examples if fold_of(e, folds) != hold_out]
+    if exclude_fold is not None:
+        if not 0 <= exclude_fold < folds:
+            raise RagdialError(f"--exclude-fold must be in 0..{folds - 1}, not {exclude_fold}")
+        dataset.examples = [e for e in dataset.examples if fold_of(e, folds) != exclude_fold]
     contexts, targets = training_data(task, dataset)
     model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge)
     started = time.perf_counter()
     model.fit(contexts, targets)
     model.meta.update(
-        {"data_format": format, "data_path": str(path), "split": dataset.split, "hold_out_fold": hold_out}
+        {"data_format": format, "data_path": str(path), "split": dataset.split, "excluded_fold": exclude_fold}
     )
     model.save(out)
     typer.echo(
@@ -63,11 +63,11 @@ def intent(
     out: OutOpt,
     split: SplitOpt = None,
     embedding: EmbeddingOpt = "use",
-    hold_out: HoldOutOpt = None,
+    exclude_fold: ExcludeFoldOpt = None,
     folds: FoldsOpt = 5,
 ) -> None:
     """Train a single-utterance intent classifier (e.g. SMP2017-ECDT task 1)."""
-    _train("intent", format, path, out, split, embedding, hold_out, folds)
+    _train("intent", format, path, out, split, embedding, exclude_fold, folds)
 
 
 def detector(
@@ -76,12 +76,12 @@ def detector(
     out: OutOpt,
     split: SplitOpt = None,
     embedding: EmbeddingOpt = "use",
-    hold_out: HoldOutOpt = None,
+    exclude_fold: ExcludeFoldOpt = None,
     folds: FoldsOpt = 5,
     knowledge: Annotated[bool, typer.Option(help="add knowledge-base match (BM25) features")] = True,
 ) -> None:
     """Train a knowledge-seeking turn detector (DSTC9/11 task 1; KdConv/Huawei: does the turn use a triple)."""
-    _train("detector", format, path, out, split, embedding, hold_out, folds, knowledge)
+    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge)
 
 
 def api_query(
@@ -89,8 +89,8 @@ def api_query(
     path: PathArg,
     out: OutOpt,
     split: SplitOpt = None,
-    hold_out: HoldOutOpt = None,
+    exclude_fold: ExcludeFoldOpt = None,
     folds: FoldsOpt = 5,
 ) -> None:
     """Train a MobileCS2 api_query classifier (multi-label: [QA], user/product/other information, handle, ...)."""
-    _train("api_query", format, path, out, split, "none", hold_out, folds)
+    _train("api_query", format, path, out, split, "none", exclude_fold, folds)
