@@ -55,10 +55,11 @@ def test_train_and_predict_intent(monkeypatch, capsys, smp_like: Path, tmp_path:
 def test_train_and_predict_detector(monkeypatch, capsys, fixtures: Path, tmp_path: Path) -> None:
     data = fixtures / "understanding" / "dstc"
     model_dir = tmp_path / "det"
-    args = ("train", "detector", "dstc11", data, "--split", "val", "--embedding", "none", "-o", model_dir)
-    code, out, _ = run(monkeypatch, capsys, *args)
+    args = ("train", "detector", "dstc11", data, "--split", "val", "--embedding", "none", "--threshold", "0.4")
+    code, out, _ = run(monkeypatch, capsys, *args, "-o", model_dir)
     assert code == 0 and "trained detector on 24 examples" in out
-    assert TextClassifier.load(model_dir).meta["data_format"] == "dstc11"
+    model = TextClassifier.load(model_dir)
+    assert model.meta["data_format"] == "dstc11" and model.head.threshold == 0.4
     code, out, _ = run(monkeypatch, capsys, "predict", model_dir, "Are pets allowed at the Hilltop Inn?")
     assert code == 0 and json.loads(out)["prediction"] == "true"
     code, out, err = run(monkeypatch, capsys, "predict", model_dir, "--format", "dstc11", "--data", data, "--fold", "0")

@@ -35,6 +35,7 @@ def _train(
     exclude_fold: int | None,
     folds: int,
     use_knowledge: bool = True,
+    threshold: float = 0.5,
 ) -> None:
     if not path.exists():
         raise RagdialError(f"{path}: no such file or folder")
@@ -44,7 +45,9 @@ def _train(
             raise RagdialError(f"--exclude-fold must be in 0..{folds - 1}, not {exclude_fold}")
         dataset.examples = [e for e in dataset.examples if fold_of(e, folds) != exclude_fold]
     contexts, targets = training_data(task, dataset)
-    model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge)
+    if not 0.0 < threshold < 1.0:
+        raise RagdialError(f"--threshold must be between 0 and 1, not {threshold}")
+    model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge, threshold)
     started = time.perf_counter()
     model.fit(contexts, targets)
     model.meta.update(
@@ -79,9 +82,10 @@ def detector(
     exclude_fold: ExcludeFoldOpt = None,
     folds: FoldsOpt = 5,
     knowledge: Annotated[bool, typer.Option(help="add knowledge-base match (BM25) features")] = True,
+    threshold: Annotated[float, typer.Option(help="a turn needs knowledge when P(seeking) >= this")] = 0.5,
 ) -> None:
     """Train a knowledge-seeking turn detector (DSTC9/11 task 1; KdConv/Huawei: does the turn use a triple)."""
-    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge)
+    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge, threshold)
 
 
 def api_query(

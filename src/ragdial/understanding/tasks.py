@@ -45,11 +45,15 @@ def intent_classifier(embedding: str | None = "use", c: float = 10.0) -> TextCla
 
 
 def turn_detector(
-    knowledge: Sequence[str] | None = None, embedding: str | None = "use", c: float = 10.0, window: int = 2
+    knowledge: Sequence[str] | None = None,
+    embedding: str | None = "use",
+    c: float = 10.0,
+    window: int = 2,
+    threshold: float = 0.5,
 ) -> TextClassifier:
     """Word 1-2-grams and character 2-4-grams of the last user turn, word n-grams of the turns before it, a
     sentence embedding of the last user turn, and (when ``knowledge`` texts are given) how well the best knowledge
-    item matches the last user turn."""
+    item matches the last user turn. A turn is knowledge-seeking when P(seeking) >= ``threshold``."""
     blocks: list[FeatureBlock] = [
         NgramTfidf("last_user", "word", (1, 2)),
         NgramTfidf("last_user", "char", (2, 4), min_df=2),
@@ -61,7 +65,7 @@ def turn_detector(
         match = KnowledgeMatch("last_user")
         match.set_knowledge(knowledge)
         blocks.append(match)
-    return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c))
+    return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
 
 
 def api_query_classifier(c: float = 10.0) -> TextClassifier:
@@ -97,14 +101,15 @@ def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[A
 
 
 def new_classifier(
-    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True
+    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True, threshold: float = 0.5
 ) -> TextClassifier:
-    """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base."""
+    """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base and fires at
+    P(seeking) >= ``threshold``."""
     if task == "intent":
         return intent_classifier(embedding)
     if task == "detector":
         knowledge = [item.text for item in dataset.kb] if use_knowledge and len(dataset.kb) else None
-        return turn_detector(knowledge, embedding)
+        return turn_detector(knowledge, embedding, threshold=threshold)
     if task == "api_query":
         return api_query_classifier()
     raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
