@@ -1,7 +1,6 @@
 """Shared helpers of the retrieval benchmarks: folds, selection scores, recall@k, plots, a markdown table.
 
-``selection_scores`` is a stand-in for ``ragdial.metrics`` (being written in parallel): the DSTC11 formulas —
-micro precision/recall/F1 over (deduplicated) predicted vs gold items, exact match per instance.
+Selection and recall scores come from ``ragdial.metrics.retrieval`` (the one implementation).
 """
 
 from __future__ import annotations
@@ -11,6 +10,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ragdial.metrics.retrieval import recall_at_k, set_prf
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 KS = (1, 2, 3, 5, 10, 20)
@@ -22,33 +23,21 @@ def dstc_fold(first_turn_text: str, folds: int = 5) -> int:
 
 
 def selection_scores(golds: Sequence[Sequence[str]], preds: Sequence[Sequence[str]]) -> dict[str, float]:
-    """DSTC11 selection: micro P/R/F1 over items and exact-match accuracy over instances with gold or predictions."""
-    tp = fp = fn = exact = total = 0
-    for gold, pred in zip(golds, preds, strict=True):
-        gold_set, pred_list = set(gold), list(dict.fromkeys(pred))
-        if not gold_set and not pred_list:
-            continue
-        total += 1
-        hits = sum(1 for p in pred_list if p in gold_set)
-        tp += hits
-        fp += len(pred_list) - hits
-        fn += len(gold_set) - hits
-        exact += int(hits == len(gold_set) == len(pred_list))
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return {"P": p, "R": r, "F1": f, "EM": exact / total if total else 0.0}
+    """DSTC11 selection (``ragdial.metrics``): micro P/R/F1 over deduplicated items, exact match per instance."""
+    scores = set_prf(golds, preds)
+    return {
+        "P": scores["precision"].value,
+        "R": scores["recall"].value,
+        "F1": scores["f1"].value,
+        "EM": scores["exact_match"].value,
+    }
 
 
 def recall_at(
     golds: Sequence[Sequence[str]], rankings: Sequence[Sequence[str]], ks: Iterable[int] = KS
 ) -> dict[int, float]:
-    """Mean fraction of an instance's gold items found in its top k."""
-    out = {}
-    for k in ks:
-        values = [len(set(g) & set(r[:k])) / len(set(g)) for g, r in zip(golds, rankings, strict=True) if g]
-        out[k] = float(np.mean(values)) if values else 0.0
-    return out
+    """Mean share of an instance's gold items found in its top k (``ragdial.metrics`` recall, unit "fraction")."""
+    return {k: recall_at_k(golds, rankings, k, unit="fraction").value for k in ks}
 
 
 def best_top_k(golds: Sequence[Sequence[str]], rankings: Sequence[Sequence[str]], limit: int = 10) -> int:
@@ -126,7 +115,7 @@ def run_systems(kb, train, test, systems, depth: int = 20, log=print, train_kb=N
         name = "hybrid + reranker"
         curves[name] = recall_at(golds, rankings)
         scores = selection_scores(golds, preds)
-        cut = f"p>={reranker.threshold:.3f}"
+        cut = f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest"
         rows.append({"system": name, "cut": cut, **scores, "R@1": curves[name][1], "R@5": curves[name][5]})
         log(f"{name}: {rows[-1]}")
     return rows, curves

@@ -71,7 +71,7 @@ def main() -> None:
     preds = [[r.item.id for r in hybrid.select(e.context, e.dialog_id, 10)] for e in test]
     name = "hybrid + reranker"
     curves[name] = recall_at(golds, rankings)
-    cut = f"p>={hybrid.reranker.threshold:.3f}"
+    cut = f"p>={hybrid.reranker.threshold:.3f}, >={hybrid.reranker.relative:.1f}xbest"
     rows.append(
         {"system": name, "cut": cut, **selection_scores(golds, preds), "R@1": curves[name][1], "R@5": curves[name][5]}
     )

@@ -24,13 +24,17 @@ from ragdial.retrieval.config import RetrieverConfig
 from ragdial.schema import KnowledgeBase
 
 
-def systems(pinyin: bool) -> dict[str, RetrieverConfig]:
-    analyzer = Analyzer(pinyin=pinyin)
-    return {
-        "BM25": RetrieverConfig(encoder=None, fusion="bm25", analyzer=analyzer),
-        "dense (USE)": RetrieverConfig(fusion="dense", analyzer=analyzer),
-        "hybrid (RRF)": RetrieverConfig(fusion="rrf", analyzer=analyzer),
+def systems(pinyin: bool, dense: bool = True) -> dict[str, RetrieverConfig]:
+    # candidates: the triples of every entity named so far in the dialog (the topic entity and those it led to)
+    common = {"analyzer": Analyzer(pinyin=pinyin), "carry_turns": 100}
+    out = {
+        "BM25": RetrieverConfig(encoder=None, fusion="bm25", **common),
+        "dense (USE)": RetrieverConfig(fusion="dense", **common),
+        "hybrid (RRF)": RetrieverConfig(fusion="rrf", **common),
     }
+    if not dense:
+        del out["dense (USE)"]
+    return out
 
 
 def seeking(dataset):
@@ -51,7 +55,7 @@ def kdconv(root: Path, pinyin: bool):
     return run_systems(test_ds.kb, train, test, systems(pinyin), train_kb=train_kb)
 
 
-def huawei(root: Path, pinyin: bool, noise: float, folds: int):
+def huawei(root: Path, pinyin: bool, noise: float, folds: int, dense: bool):
     ds = datasets.load("huawei", root / "huawei_kdsd" / "valid.json")
     examples = seeking(ds)
     if noise:
@@ -64,7 +68,7 @@ def huawei(root: Path, pinyin: bool, noise: float, folds: int):
         train = [e for e in examples if fold_of[e.dialog_id] != fold]
         test = [e for e in examples if fold_of[e.dialog_id] == fold]
         print(f"Huawei fold {fold}: train {len(train)}, eval {len(test)}, KB {len(ds.kb)}", flush=True)
-        rows, curves = run_systems(ds.kb, train, test, systems(pinyin))
+        rows, curves = run_systems(ds.kb, train, test, systems(pinyin, dense))
         all_rows.append(rows)
         all_curves.append(curves)
     return average_rows(all_rows), average_curves(all_curves)
@@ -77,12 +81,13 @@ def main() -> None:
     parser.add_argument("--pinyin", action="store_true", help="add pinyin tokens to BM25")
     parser.add_argument("--noise", type=float, default=0.0, help="homophone noise rate on user turns (huawei)")
     parser.add_argument("--folds", type=int, default=5, help="how many of the 5 huawei folds to run")
+    parser.add_argument("--no-dense", action="store_true", help="skip the dense-only system (saves time)")
     args = parser.parse_args()
     if args.task == "kdconv":
         rows, curves = kdconv(args.data, args.pinyin)
         title = "KdConv travel dev (trained on film+music)"
     else:
-        rows, curves = huawei(args.data, args.pinyin, args.noise, args.folds)
+        rows, curves = huawei(args.data, args.pinyin, args.noise, args.folds, not args.no_dense)
         title = f"Huawei valid, {args.folds} folds, noise {args.noise:.0%}"
     print(markdown_table(rows))
     tag = f"{args.task}{'_pinyin' if args.pinyin else ''}{f'_noise{int(args.noise * 100)}' if args.noise else ''}"

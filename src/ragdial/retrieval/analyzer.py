@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -11,18 +13,31 @@ from ragdial.text.tokenize import detect_language, words
 PINYIN_PREFIX = "py:"
 
 
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+
+
 @lru_cache(maxsize=65536)
-def _pinyin(word: str) -> str:
+def _syllables(run: str) -> tuple[str, ...]:
     from pypinyin import Style, lazy_pinyin
 
-    return "".join(lazy_pinyin(word, style=Style.NORMAL, errors="ignore"))
+    return tuple(lazy_pinyin(run, style=Style.NORMAL, errors="ignore"))
+
+
+def pinyin_bigrams(text: str) -> list[str]:
+    """Toneless pinyin syllable bigrams over each run of Chinese characters, independent of word segmentation
+    (a homophone error also changes how jieba segments, so word-level pinyin would not match)."""
+    out = []
+    for run in _CJK_RUN.findall(text):
+        syllables = _syllables(run)
+        out.extend(f"{PINYIN_PREFIX}{a}_{b}" for a, b in itertools.pairwise(syllables))
+    return out
 
 
 @dataclass(frozen=True)
 class Analyzer:
     """How texts become BM25 tokens. ``language=None`` detects per text, so a mixed KB works.
 
-    ``pinyin`` adds a toneless pinyin token for each Chinese word, so an ASR homophone error (同音字) still matches.
+    ``pinyin`` adds toneless pinyin syllable bigrams, so an ASR homophone error (同音字) still matches.
     """
 
     language: str | None = None
@@ -36,7 +51,7 @@ class Analyzer:
         language = self.language or detect_language(text)
         tokens = words(text, language, stem=self.stem, drop_stopwords=self.drop_stopwords)
         if self.pinyin and language == "zh":
-            tokens = tokens + [PINYIN_PREFIX + _pinyin(t) for t in tokens if not t.isascii() and _pinyin(t)]
+            tokens = tokens + pinyin_bigrams(text)
         return tokens
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -164,22 +165,33 @@ def encode_cached(
 
 
 class QueryCache:
-    """A small in-memory LRU of query vectors (dialog contexts repeat turns from one query to the next)."""
+    """An in-memory LRU of query vectors (dialog contexts repeat turns from one query to the next)."""
+
+    _shared: ClassVar[dict[str, QueryCache]] = {}
 
     def __init__(self, encoder: Encoder, size: int = 4096) -> None:
         self.encoder = encoder
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
+    @classmethod
+    def shared(cls, encoder: Encoder, size: int = 20000) -> QueryCache:
+        """The process-wide cache of ``encoder`` (every retriever using that encoder shares it)."""
+        with _LOCK:
+            if encoder.name not in cls._shared:
+                cls._shared[encoder.name] = cls(encoder, size)
+            return cls._shared[encoder.name]
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, row in zip(missing, self.encoder.encode(missing, is_query=True), strict=True):
-                self._cache[text] = row
+        fresh = dict(zip(missing, self.encoder.encode(missing, is_query=True), strict=True)) if missing else {}
+        if not texts:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        out = np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
         for text in texts:
+            if text in fresh:
+                self._cache[text] = fresh[text]
             self._cache.move_to_end(text)
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
-        if not texts:
-            return np.zeros((0, self.encoder.dim), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        return out

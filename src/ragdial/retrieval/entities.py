@@ -17,17 +17,23 @@ from ragdial.schema import Knowledge, Turn
 _BRACKETS = re.compile(r"[（(\[【《].*?[）)\]】》]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_GENERIC = frozenset({"the", "hotel", "restaurant", "guest house", "guesthouse", "inn", "house", "lodge"})
+_GENERIC = frozenset(
+    {"the", "hotel", "restaurant", "guest house", "guesthouse", "inn", "house", "lodge", "bar", "cafe", "city"}
+)
+_APOSTROPHE = re.compile(r"['’`]")
+_SUFFIXES = (" restaurant ", " hotel ", " guest house ", " guesthouse ", " bed and breakfast ", " b and b ")
 
 
 def normalise(text: str) -> str:
-    """Lower-case, punctuation to single spaces, padded with spaces for whole-word matching."""
-    text = _NON_WORD.sub(" ", text.lower()).strip()
+    """Lower-case, '&' as 'and', apostrophes dropped, punctuation to single spaces, padded with spaces."""
+    text = _APOSTROPHE.sub("", text.lower().replace("&", " and "))
+    text = _NON_WORD.sub(" ", text).strip()
     return f" {text} "
 
 
 def aliases(name: str) -> set[str]:
-    """The normalised forms a name may take in a turn (as written, without brackets, without a leading 'the')."""
+    """The normalised forms a name may take in a turn: as written, without brackets, without a leading 'the',
+    without a generic suffix ("Fitzbillies" for "Fitzbillies Restaurant"), "guesthouse"/"house" for "guest house"."""
     forms = {name, _BRACKETS.sub("", name)}
     out = set()
     for form in forms:
@@ -36,6 +42,10 @@ def aliases(name: str) -> set[str]:
             norm = norm[4:]
         out.add(norm)
         out.add(norm.replace(" guest house ", " guesthouse "))
+        out.add(norm.replace(" guest house ", " house "))
+        for suffix in _SUFFIXES:
+            if norm.endswith(suffix) and len(norm) - len(suffix) >= 5:
+                out.add(norm[: -len(suffix) + 1])
     min_len = 2 if any(_CJK.search(a) for a in out) else 3
     return {a for a in out if len(a.strip()) >= min_len and a.strip() not in _GENERIC}
 
@@ -46,10 +56,21 @@ class Mention:
     turn: int  # index in the context
 
 
-class EntityTracker:
-    """Finds the KB's entity names in dialog turns."""
+def _pinyin_line(text: str) -> str:
+    """The toneless pinyin of the Chinese characters in ``text``, space-separated and padded."""
+    from pypinyin import Style, lazy_pinyin
 
-    def __init__(self, items: Iterable[Knowledge]) -> None:
+    return " " + " ".join(lazy_pinyin("".join(_CJK.findall(text)), style=Style.NORMAL, errors="ignore")) + " "
+
+
+class EntityTracker:
+    """Finds the KB's entity names in dialog turns.
+
+    With ``pinyin``, Chinese names of three or more characters also match by toneless pinyin, so a name an ASR
+    error spelled with homophones (梅花杉 for 梅花山) is still found.
+    """
+
+    def __init__(self, items: Iterable[Knowledge], pinyin: bool = False) -> None:
         table: dict[str, set[str]] = {}
         for item in items:
             name = item.fields.get("entity")
@@ -60,6 +81,14 @@ class EntityTracker:
         self._aliases = sorted(table.items(), key=lambda kv: -len(kv[0]))
         self.entities = sorted({e for names in table.values() for e in names})
         self._memo: dict[str, list[str]] = {}
+        self._pinyin: list[tuple[str, set[str]]] = []
+        if pinyin:
+            by_sound: dict[str, set[str]] = {}
+            for alias, names in self._aliases:
+                chars = _CJK.findall(alias)
+                if len(chars) >= 3 and len(chars) == len(alias.strip()):
+                    by_sound.setdefault(_pinyin_line(alias), set()).update(names)
+            self._pinyin = sorted(by_sound.items(), key=lambda kv: -len(kv[0]))
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -87,14 +116,21 @@ class EntityTracker:
             start = norm.find(needle)
             while start != -1:
                 end = start + len(needle)
-                if not any(s < end and start < e for s, e in taken):
-                    taken.append((start, end))
+                inner = (start + 1, end - 1) if needle.startswith(" ") else (start, end)  # padding may be shared
+                if not any(s < inner[1] and inner[0] < e for s, e in taken):
+                    taken.append(inner)
                     hits.extend((start, n) for n in sorted(names))
                     break
                 start = norm.find(needle, start + 1)
         seen: dict[str, None] = {}
         for _, name in sorted(hits):
             seen.setdefault(name, None)
+        if self._pinyin and cjk:
+            sound = _pinyin_line(text)
+            for syllables, names in self._pinyin:
+                if syllables in sound:
+                    for name in sorted(names):
+                        seen.setdefault(name, None)
         return list(seen)
 
     def mentions(self, context: Sequence[Turn]) -> list[Mention]:

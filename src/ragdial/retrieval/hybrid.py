@@ -56,9 +56,9 @@ class HybridRetriever(Retriever):
         if self.encoder is not None and vectors is None:
             vectors = encode_cached(self.encoder, texts) if texts else np.zeros((0, self.encoder.dim), np.float32)
         self.vectors = vectors
-        self._queries = QueryCache(self.encoder) if self.encoder is not None else None
+        self._queries = QueryCache.shared(self.encoder) if self.encoder is not None else None
         self.reranker = reranker
-        self.tracker = EntityTracker(self.items)
+        self.tracker = EntityTracker(self.items, pinyin=self.config.analyzer.pinyin)
         self._tokens: dict[int, set[str]] = {}
         self._position = {item.id: i for i, item in enumerate(self.items)}
         self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)

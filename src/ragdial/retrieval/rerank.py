@@ -20,6 +20,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
+from ragdial.retrieval.interaction import InteractionModel, pair_features
 from ragdial.schema import Example, SourceKind, Turn
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ FEATURES = [
     "used_before",
     "entity_used_before",
     "log_length",
+    "interaction",
 ]
+INTERACTION_FILE = "interaction.npy"
 MODEL_FILE = "reranker.txt"
 META_FILE = "reranker.json"
 
@@ -61,8 +64,22 @@ def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(b) if b else 0.0
 
 
-def features(retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
-    """One feature row per candidate, columns in ``FEATURES`` order."""
+def pair_rows(retriever: HybridRetriever, scores: CandidateScores) -> list[list[str]]:
+    """The word-pair features of each candidate, for the interaction model."""
+    query_tokens = retriever.config.analyzer(scores.query)
+    return [
+        pair_features(query_tokens, retriever.item_tokens(int(i)), retriever.items[int(i)].source.value)
+        for i in scores.indices
+    ]
+
+
+def features(
+    retriever: HybridRetriever,
+    context: Sequence[Turn],
+    scores: CandidateScores,
+    interaction: InteractionModel | None = None,
+) -> np.ndarray:
+    """One feature row per candidate, columns in ``FEATURES`` order (``interaction`` 0 without a model)."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
@@ -118,6 +135,8 @@ def features(retriever: HybridRetriever, context: Sequence[Turn], scores: Candid
             out[row, cols["title_overlap"]] = _overlap(set(analyzer(title)), query_tokens)
         out[row, cols["used_before"]] = item.id in used
         out[row, cols["log_length"]] = math.log1p(len(tokens))
+    if interaction is not None:
+        out[:, cols["interaction"]] = interaction.score(pair_rows(retriever, scores))
     return out
 
 
@@ -126,10 +145,12 @@ class Reranker:
     """A LightGBM model scoring candidates, and the cut that turns scores into a selection."""
 
     booster: Any
+    interaction: InteractionModel | None = None
     threshold: float = 0.5
     max_select: int = 10
     depth: int = 100
     info: dict[str, Any] = field(default_factory=dict)
+    relative: float = 0.0
 
     def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones, below 0 for the rest."""
@@ -139,24 +160,31 @@ class Reranker:
             return final
         top = np.argsort(-scores.fused, kind="stable")[: self.depth]
         sub = _subset(scores, top)
-        final[top] = self.booster.predict(features(retriever, context, sub))
+        final[top] = self.booster.predict(features(retriever, context, sub, self.interaction))
         return final
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
-        """The items at or above the threshold (at least the best one, at most ``max_select`` or ``k``)."""
+        """The items scoring at least ``threshold`` and ``relative`` x the best score (at least the best one, at
+        most ``max_select`` or ``k``)."""
         limit = min(self.max_select, k or self.max_select)
-        chosen = [r for r in ranked[:limit] if r.score >= self.threshold]
+        if not ranked:
+            return []
+        floor = max(self.threshold, self.relative * ranked[0].score)
+        chosen = [r for r in ranked[:limit] if r.score >= floor]
         return chosen or list(ranked[:1])
 
     def save(self, directory: str | Path) -> Path:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.booster.save_model(str(directory / MODEL_FILE))
+        if self.interaction is not None:
+            self.interaction.save(directory / INTERACTION_FILE)
         meta = {
             "features": FEATURES,
             "threshold": self.threshold,
             "max_select": self.max_select,
             "depth": self.depth,
+            "relative": self.relative,
             "info": self.info,
         }
         (directory / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -174,7 +202,17 @@ class Reranker:
         if meta.get("features") != FEATURES:
             raise RagdialError(f"{meta_path}: trained on other features; retrain with `ragdial train retriever`")
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
-        return cls(booster, float(meta["threshold"]), int(meta["max_select"]), int(meta["depth"]), meta.get("info", {}))
+        path = directory / INTERACTION_FILE
+        interaction = InteractionModel.load(path) if path.exists() else None
+        return cls(
+            booster,
+            interaction,
+            float(meta["threshold"]),
+            int(meta["max_select"]),
+            int(meta["depth"]),
+            meta.get("info", {}),
+            float(meta.get("relative", 0.0)),
+        )
 
 
 def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
@@ -193,11 +231,22 @@ def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
     )
 
 
-def training_rows(
-    retriever: HybridRetriever, examples: Iterable[Example], depth: int = 100
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[str]], list[list[str]]]:
-    """Feature rows, labels, group sizes, and per query the candidate ids (in row order) and gold ids."""
-    xs, ys, groups, cand_ids, golds = [], [], [], [], []
+@dataclass
+class TrainingRows:
+    """Feature rows of many queries: labels, group sizes, candidate and gold ids, word-pair rows, query dialogs."""
+
+    x: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    cand_ids: list[list[str]]
+    golds: list[list[str]]
+    pairs: list[list[str]]
+    dialogs: list[str]
+
+
+def training_rows(retriever: HybridRetriever, examples: Iterable[Example], depth: int = 100) -> TrainingRows:
+    """Feature rows (interaction column left 0) for the knowledge-seeking examples with gold."""
+    xs, ys, groups, cand_ids, golds, pairs, dialogs = [], [], [], [], [], [], []
     for example in examples:
         if not example.needs_knowledge or not example.knowledge_ids:
             continue
@@ -213,9 +262,11 @@ def training_rows(
         groups.append(len(ids))
         cand_ids.append(ids)
         golds.append(list(example.knowledge_ids))
+        pairs.extend(pair_rows(retriever, sub))
+        dialogs.append(example.dialog_id)
     if not xs:
         raise RagdialError("no knowledge-seeking examples with gold knowledge to train the reranker on")
-    return np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds
+    return TrainingRows(np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds, pairs, dialogs)
 
 
 def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
@@ -236,23 +287,40 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
     return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=FEATURES), num_boost_round=rounds)
 
 
+RELATIVE_CUTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
 def best_threshold(
     probs: list[np.ndarray], cand_ids: list[list[str]], golds: list[list[str]], max_select: int
-) -> float:
-    """The probability threshold maximising micro selection F1 (the DSTC11 formula; at least one item chosen)."""
-    best, best_f1 = 0.5, -1.0
+) -> tuple[float, float]:
+    """The (absolute, relative-to-best) probability cut maximising micro selection F1 (the DSTC11 formula; at least
+    one item chosen)."""
+    best, best_f1 = (0.5, 0.0), -1.0
+    ranked = []
+    for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
+        order = np.argsort(-p, kind="stable")[:max_select]
+        ranked.append((p[order], [ids[i] in set(gold) for i in order], len(set(gold))))
+    gold_total = sum(n for _, _, n in ranked)
     for threshold in np.arange(0.05, 0.96, 0.025):
-        tp = chosen_total = gold_total = 0
-        for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
-            order = np.argsort(-p, kind="stable")[:max_select]
-            chosen = {ids[i] for i in order if p[i] >= threshold} or {ids[order[0]]}
-            tp += len(chosen & set(gold))
-            chosen_total += len(chosen)
-            gold_total += len(set(gold))
-        f1 = 2 * tp / (chosen_total + gold_total) if chosen_total + gold_total else 0.0
-        if f1 > best_f1:
-            best, best_f1 = float(threshold), f1
+        for relative in RELATIVE_CUTS:
+            tp = chosen_total = 0
+            for p, hits, _ in ranked:
+                keep = p >= max(threshold, relative * p[0])
+                keep[0] = True
+                tp += sum(h for h, k in zip(hits, keep, strict=True) if k)
+                chosen_total += int(keep.sum())
+            f1 = 2 * tp / (chosen_total + gold_total) if chosen_total + gold_total else 0.0
+            if f1 > best_f1 + 1e-12:
+                best, best_f1 = (float(threshold), relative), f1
     return best
+
+
+def _dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """A fold per query, grouped by dialog."""
+    names = sorted(set(dialogs))
+    random.Random(seed).shuffle(names)
+    fold_of = {name: i % folds for i, name in enumerate(names)}
+    return np.array([fold_of[d] for d in dialogs])
 
 
 def train(
@@ -262,25 +330,40 @@ def train(
     max_select: int = 10,
     rounds: int = 300,
     seed: int = 0,
-    holdout: float = 0.2,
+    folds: int = 5,
+    interaction: bool = True,
 ) -> Reranker:
-    """Fit on ``examples`` (knowledge-seeking ones with gold); the threshold is tuned on a dialog-grouped holdout."""
-    dialogs = sorted({e.dialog_id for e in examples})
-    random.Random(seed).shuffle(dialogs)
-    held = set(dialogs[: int(len(dialogs) * holdout)])
-    fit_x, fit_y, *_ = training_rows(retriever, [e for e in examples if e.dialog_id not in held], depth)
-    threshold = 0.5
-    if held:
-        tune_x, tune_y, groups, cand_ids, golds = training_rows(
-            retriever, [e for e in examples if e.dialog_id in held], depth
-        )
-        probe = _fit(fit_x, fit_y, seed, rounds)
-        flat = probe.predict(tune_x)
-        probs = np.split(flat, np.cumsum(groups)[:-1])
-        threshold = best_threshold(probs, cand_ids, golds, max_select)
-        all_x, all_y = np.concatenate([fit_x, tune_x]), np.concatenate([fit_y, tune_y])
-    else:
-        all_x, all_y = fit_x, fit_y
-    booster = _fit(all_x, all_y, seed, rounds)
-    info = {"examples": len(examples), "rows": len(all_x), "positives": int(all_y.sum()), "rounds": rounds}
-    return Reranker(booster, threshold, max_select, depth, info)
+    """Fit the reranker on ``examples`` (knowledge-seeking ones with gold).
+
+    The interaction model's feature is filled out-of-fold (dialog-grouped ``folds``) so LightGBM sees honest
+    values; the threshold is tuned on one held-out fold, then both models are refit on everything.
+    """
+    data = training_rows(retriever, examples, depth)
+    query_fold = _dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
+    row_query = np.repeat(np.arange(len(data.groups)), data.groups)
+    column = FEATURES.index("interaction")
+    model = None
+    if interaction:
+        if query_fold is not None:
+            row_fold = query_fold[row_query]
+            for fold in range(folds):
+                train_rows = np.flatnonzero(row_fold != fold)
+                held_rows = np.flatnonzero(row_fold == fold)
+                part = InteractionModel.fit([data.pairs[i] for i in train_rows], data.y[train_rows], seed)
+                data.x[held_rows, column] = part.score([data.pairs[i] for i in held_rows])
+        model = InteractionModel.fit(data.pairs, data.y, seed)
+        if query_fold is None:
+            data.x[:, column] = model.score(data.pairs)
+    threshold, relative = 0.5, 0.0
+    if query_fold is not None:
+        held_query = query_fold == 0
+        held_rows = held_query[row_query]
+        probe = _fit(data.x[~held_rows], data.y[~held_rows], seed, rounds)
+        flat = probe.predict(data.x[held_rows])
+        probs = np.split(flat, np.cumsum(data.groups[held_query])[:-1])
+        cand = [c for c, h in zip(data.cand_ids, held_query, strict=True) if h]
+        gold = [g for g, h in zip(data.golds, held_query, strict=True) if h]
+        threshold, relative = best_threshold(probs, cand, gold, max_select)
+    booster = _fit(data.x, data.y, seed, rounds)
+    info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
+    return Reranker(booster, model, threshold, max_select, depth, info, relative)
