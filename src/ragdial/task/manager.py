@@ -93,9 +93,10 @@ class TaskBranch:
 
     # ------------------------------------------------------------------ public
     def understands(self, text: str) -> bool:
-        """Whether an utterance is about the travel tasks (for a pipeline deciding where to route)."""
+        """Whether an utterance asks for travel (for a pipeline deciding where to route a new request): a domain
+        named (机票/火车/酒店, or the intent classifier's flight/train), or a city with a role (从北京, 去上海)."""
         p = parse(text, self.gazetteer, self.today, self.by_sound)
-        return bool(self._domain_of(text, p) or p.has_slots())
+        return bool(self._domain_of(text, p) or any(role for _city, role in p.cities))
 
     def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
