@@ -97,7 +97,8 @@ class TravelDB:
         """Rows matching the constraints, cheapest first.
 
         Flight/train constraints: dep_city, arr_city, date, time_from/time_to ("HH:MM"), seat_class, berth,
-        max_price, min_seats (default 1). Hotel: city, date (rooms left), stars, min_stars, max_price, district.
+        max_price, min_seats (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
+        Hotel: city, date (rooms left), stars, min_stars, max_price, district.
         Unknown keys are ignored; missing keys do not constrain.
         """
         where, args = [], []
@@ -120,6 +121,10 @@ class TravelDB:
                 berths = [berths] if isinstance(berths, str) else list(berths)
                 where.append(f"berth IN ({','.join('?' * len(berths))})")
                 args.extend(berths)
+            kinds = constraints.get("train_kinds") if domain == "train" else None
+            if kinds:
+                where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
+                args.extend(kinds)
             add("price <= ?", constraints.get("max_price"))
             add("seats >= ?", constraints.get("min_seats", 1))
             sql = f"SELECT * FROM {table}"

@@ -196,7 +196,7 @@ class TaskBranch:
                 carried["arr_city"] = old["city"]
             if old.get("seat_class") in (FLIGHT_CLASSES if domain == "flight" else TRAIN_CLASSES):
                 carried["seat_class"] = old["seat_class"]
-            for key in ("berths",):
+            for key in ("berths", "train_kinds"):
                 if key in old and domain == "train":
                     carried[key] = old[key]
         else:
@@ -245,6 +245,8 @@ class TaskBranch:
             slots["berths"] = p.berths
             if domain == "train" and slots.get("seat_class") not in ("硬卧", "软卧"):
                 slots["seat_class"] = "硬卧" if "中铺" in p.berths else slots.get("seat_class") or "软卧"
+        if p.train_kinds:
+            slots["train_kinds"] = p.train_kinds
         if p.max_price:
             slots["max_price"] = p.max_price
         if p.stars:
@@ -306,8 +308,11 @@ class TaskBranch:
         }
         if domain == "hotel":
             c = {k: slots.get(k) for k in ("city", "date", "stars", "min_stars", "max_price")}
-        elif slots.get("berths"):
-            c["berth"] = slots["berths"]
+        else:
+            if slots.get("berths"):
+                c["berth"] = slots["berths"]
+            if domain == "train" and slots.get("train_kinds"):
+                c["train_kinds"] = slots["train_kinds"]
         if c.get("time_to") == "24:00":
             c["time_to"] = "24:01"
         return c
@@ -370,6 +375,7 @@ class TaskBranch:
             (("max_price",), "放宽预算的话", "with a higher budget"),
             (("berth",), "换个铺位的话", "with another berth"),
             (("seat_class", "berth"), "换个座位等级的话", "in another class"),
+            (("train_kinds",), "换个车型的话", "on another kind of train"),
             (("stars", "min_stars"), "换个星级的话", "with another star rating"),
             (("time_from", "time_to"), "换个时段的话", "at another time of day"),
         ):
