@@ -77,3 +77,27 @@ def test_simulator_through_the_http_api(tmp_path, db_path):
     evaluator = TravelDB(db_path)  # the service books into the file; success is read from it
     results = [run_dialog(g, channel, evaluator, TODAY, seed=g.id) for g in goals]
     assert summarise(results)["completion_ratio"] == 1.0
+
+
+def test_rating_pages_over_the_whole_system(tmp_path, db_path):
+    from fastapi import FastAPI
+
+    from ragdial.pipeline.components import build_system
+    from ragdial.serve.rating import rating_router, system_backend
+    from ragdial.serve.rating_store import RatingStore
+
+    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
+    app = FastAPI()
+    app.include_router(
+        rating_router(RatingStore(tmp_path / "r.sqlite"), *system_backend(build_system(config, "zh"), db_path))
+    )
+    client = TestClient(app)
+    test = client.post("/rating/api/tests", json={"rater": "ann"}).json()
+    first = client.post(
+        f"/rating/api/tests/{test['test_id']}/messages", json={"text": "明天从北京到上海的火车票"}
+    ).json()
+    assert "请问您要订哪一个" in first["reply"] and first["decision"]["detector"] == "task"
+    second = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "第一个"}).json()
+    assert "确认预订吗" in second["reply"]  # the task state came back from the rating store
+    third = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "怎么查询话费余额"}).json()
+    assert third["decision"]["needs_knowledge"] is False  # a booking is under way: the task branch keeps the turn
