@@ -346,11 +346,19 @@ class TaskBranch:
 
     def _count_note(self, domain: str, slots: dict[str, Any], shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
-        where = slots["city"] if domain == "hotel" else f"{slots['dep_city']}→{slots['arr_city']}"
+        city = self._city_name
+        where = (
+            city(slots["city"], lang)
+            if domain == "hotel"
+            else f"{city(slots['dep_city'], lang)}→{city(slots['arr_city'], lang)}"
+        )
         when = R.date_text(slots["date"], lang)
         if lang == "zh":
             return f"为您找到{when}{where}符合条件的{name}，价格最低的{shown}个："
         return f"Here are the {shown} cheapest matching {name} ({where}, {when}):"
+
+    def _city_name(self, city: str, lang: str) -> str:
+        return self.gazetteer.english.get(city, city) if lang == "en" else city
 
     def _no_result(self, state: dict[str, Any], constraints: dict[str, Any]) -> TaskTurn:
         """Say the goal cannot be met as asked and offer the nearest alternatives (never loop on it)."""
@@ -367,7 +375,8 @@ class TaskBranch:
                 head = (
                     f"抱歉，没有找到{route['dep_city']}到{route['arr_city']}的{name}。"
                     if zh
-                    else f"Sorry, there are no {name} from {route['dep_city']} to {route['arr_city']}."
+                    else f"Sorry, there are no {name} from {self._city_name(route['dep_city'], lang)} to "
+                    f"{self._city_name(route['arr_city'], lang)}."
                 )
         notes: list[str] = []
         relaxed_rows: list[dict[str, Any]] = []
