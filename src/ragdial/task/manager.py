@@ -94,9 +94,12 @@ class TaskBranch:
     # ------------------------------------------------------------------ public
     def understands(self, text: str) -> bool:
         """Whether an utterance asks for travel (for a pipeline deciding where to route a new request): a domain
-        named (机票/火车/酒店, or the intent classifier's flight/train), or a city with a role (从北京, 去上海)."""
+        named (机票/火车/酒店, or the intent classifier's flight/train), a route (北京到上海), or a city with a role
+        and a date (明天去上海)."""
         p = parse(text, self.gazetteer, self.today, self.by_sound)
-        return bool(self._domain_of(text, p) or any(role for _city, role in p.cities))
+        with_role = [city for city, role in p.cities if role]
+        # one city alone ("去北京漫游怎么收费") is not enough: a route, or a city and a date, is a trip
+        return bool(self._domain_of(text, p) or (len(p.cities) >= 2 and with_role) or (with_role and p.date))
 
     def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
