@@ -52,6 +52,8 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     app = FastAPI(title="ragdial", version="0.1.0", summary="Knowledge-grounded dialog with cited knowledge")
     for prefix, router in routers:
         app.include_router(router, prefix=prefix)
+    if service.settings.ratings_path:
+        app.include_router(_rating_pages(service.settings.ratings_path))
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
@@ -168,6 +170,14 @@ def app_from_env() -> FastAPI:
     if os.environ.get(ANNOUNCE_ENV):
         announce_when_ready(app, os.environ[ANNOUNCE_ENV])
     return app
+
+
+def _rating_pages(path: str) -> APIRouter:
+    """The human rating pages (ragdial.serve.rating) over the task branch, under /rating."""
+    from ragdial.serve.rating import RatingStore, rating_router, task_branch_backend
+
+    responder, goal_sampler = task_branch_backend()
+    return rating_router(RatingStore(path), responder, goal_sampler)
 
 
 # ---- request handling
