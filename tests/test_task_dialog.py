@@ -228,3 +228,17 @@ def test_overnight_arrival_is_marked_and_read_back():
     item = read_item(line)
     assert item["arr_place"] == "北京西站" and item["berth"] == "下铺" and item["seat_class"] == "软卧"
     assert item["price"] == 304 and item["dep_time"] == "22:40"
+
+
+def test_high_speed_trains_and_cancelling(branch):
+    turns = talk(branch, "明天从上海到北京的高铁", "第一个", "取消")
+    options = [read_item(line) for line in turns[0].reply.splitlines() if read_item(line)]
+    assert options and all(o["code"].startswith("G") for o in options)
+    assert turns[2].acts == ["reqalts"] and turns[2].state["pending"] is None and turns[2].booked is None
+
+
+def test_what_the_task_branch_claims(branch):
+    for text in ("明天从北京到上海", "北京到上海", "帮我订个酒店", "明天去上海", "book a flight"):
+        assert branch.understands(text), text
+    for text in ("去北京漫游怎么收费", "我的流量还剩多少", "你好", "今天天气怎么样"):
+        assert not branch.understands(text), text

@@ -242,7 +242,25 @@ def build_system(
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
     generator = _component("generator", GENERATORS, config.generator, ctx, cache)
-    return DialogSystem(config, language, knowledge, detector, retriever, generator)
+    task = (
+        cache.get("task", [config.task_db, config.task_today], lambda: _task_branch(config)) if config.task_db else None
+    )
+    return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task)
+
+
+def _task_branch(config: SystemConfig) -> Any:
+    """The flight/train/hotel task branch over ``config.task_db`` (one per process, shared by the languages)."""
+    import datetime as dt
+
+    from ragdial.task import TaskBranch, TravelDB
+
+    today = None
+    if config.task_today:
+        try:
+            today = dt.date.fromisoformat(config.task_today)
+        except ValueError as err:
+            raise ConfigError(f"config, field 'task_today': {config.task_today!r} is not a date YYYY-MM-DD") from err
+    return TaskBranch(TravelDB(config.task_db), today=today)
 
 
 def build_systems(config: SystemConfig) -> dict[str, Any]:

@@ -70,6 +70,9 @@ class SystemConfig:
     temperature: float = 0.0
     seed: int = 0
     max_message_chars: int = 4000
+    # the task branch (flight/train/hotel booking): a travel database path or sqlite:/// URL; None = off
+    task_db: str | None = None
+    task_today: str | None = None  # the date 今天/明天 count from (YYYY-MM-DD); None = the database's first day
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None, where: str = "config") -> SystemConfig:
@@ -91,6 +94,10 @@ class SystemConfig:
                 if not isinstance(langs, list) or not langs or not all(lang in ("zh", "en") for lang in langs):
                     raise ConfigError(f"{where}, field 'languages': expected a list of 'zh'/'en', got {value!r}")
                 values[key] = list(dict.fromkeys(langs))
+            elif key in ("task_db", "task_today"):
+                if value is not None and not isinstance(value, str):
+                    raise ConfigError(f"{where}, field {key!r}: expected a string or null, got {value!r}")
+                values[key] = value
             elif key == "min_score":
                 values[key] = None if value is None else _number(value, float, where, key)
             elif key == "temperature":

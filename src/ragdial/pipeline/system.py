@@ -122,8 +122,11 @@ class DialogSystem:
         detector: Detector,
         retriever: Retriever,
         generator: Generator,
+        task: Any = None,
     ) -> None:
+        """``task``: an optional ``ragdial.task.TaskBranch``; travel requests go there instead of retrieval."""
         self.config = config
+        self.task = task
         self.language = language
         self.knowledge = knowledge
         self.detector = detector
@@ -237,6 +240,9 @@ class DialogSystem:
 
     def stream(self, session: Session, user_text: str, **options: Any) -> Iterator[Event]:
         """Stream the answer to ``user_text`` in ``session``; the session's history grows once the reply is done."""
+        if self.task is not None and _task_routed(self.task, session.state.get("task"), user_text):
+            yield from _task_events(self.task, session, user_text, self.language)
+            return
         context = self.context_for(session.history, user_text)
         for event in self.stream_context(context, session.user, **options):
             if isinstance(event, Reply):
@@ -247,6 +253,31 @@ class DialogSystem:
     def respond(self, session: Session, user_text: str, **options: Any) -> Reply:
         """Answer ``user_text`` in ``session`` and add both turns to its history."""
         return _last(self.stream(session, user_text, **options))
+
+
+def _task_routed(task: Any, state: dict[str, Any] | None, text: str) -> bool:
+    """A turn goes to the task branch while a booking is under way, or when it asks for travel."""
+    under_way = bool(state) and any(state.get(k) for k in ("pending", "offers", "asked", "suggest"))
+    return under_way or task.understands(text)
+
+
+def _task_events(task: Any, session: Session, user_text: str, language: str) -> Iterator[Event]:
+    """One task-branch turn as pipeline events; its state is kept in the session (``session.state['task']``)."""
+    start = time.perf_counter()
+    turn = task.respond(session.state.get("task"), user_text)
+    if turn.done:
+        session.state.pop("task", None)
+    else:
+        session.state["task"] = turn.state
+    label = f"task:{turn.state.get('domain') or 'none'}"
+    decision = Decision(False, (), label=label, detector="task")
+    timings = {"task_ms": _ms(start)}
+    yield Prepared(decision, [], dict(timings))
+    yield Piece(turn.reply)
+    session.history.append(Turn(Speaker.USER, user_text))
+    session.history.append(Turn(Speaker.SYSTEM, turn.reply))
+    timings["total_ms"] = _ms(start)
+    yield Reply(turn.reply, [], decision, timings, 1, language)
 
 
 def _last(events: Iterator[Event]) -> Reply:

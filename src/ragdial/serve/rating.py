@@ -67,6 +67,26 @@ def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, Go
     return respond, goal
 
 
+def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
+    """The whole dialog system under test (task branch, knowledge branch, chit-chat), goals from the travel
+    database: for the service to mount the rating pages over the system it serves. The rating store keeps the
+    test's history and the system's session state."""
+    from ragdial.pipeline.system import Session
+    from ragdial.schema import Speaker, Turn
+
+    _, goal = task_branch_backend(db_url)
+
+    def respond(state: dict[str, Any] | None, text: str) -> Any:
+        state = state or {}
+        history = [Turn(Speaker(speaker), said) for speaker, said in state.get("history", [])]
+        session = Session("rating", None, system.language, history, dict(state.get("session", {})))
+        reply = system.respond(session, text)
+        new_state = {"history": [[t.speaker.value, t.text] for t in session.history], "session": session.state}
+        return reply.text, new_state, {"decision": reply.decision.to_dict()}
+
+    return respond, goal
+
+
 def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSampler) -> APIRouter:
     """The pages and their JSON API."""
     router = APIRouter(prefix="/rating", tags=["rating"])
@@ -170,4 +190,4 @@ def rating_app(store_path: str | Path, db_url: str | Path | None = None):
     return app
 
 
-__all__ = ["RatingStore", "rating_app", "rating_router", "task_branch_backend"]
+__all__ = ["RatingStore", "rating_app", "rating_router", "system_backend", "task_branch_backend"]

@@ -8,6 +8,7 @@ Other SQLAlchemy dialects (postgresql://, mysql://) are not supported and raise 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,7 @@ class TravelDB:
         except sqlite3.DatabaseError as err:
             raise RagdialError(f"{target}: not a ragdial travel database ({err})") from err
         self._gazetteer: Gazetteer | None = None
+        self.lock = threading.RLock()  # one connection shared by the service's worker threads
 
     def close(self) -> None:
         self.conn.close()
@@ -95,7 +97,8 @@ class TravelDB:
         """Rows matching the constraints, cheapest first.
 
         Flight/train constraints: dep_city, arr_city, date, time_from/time_to ("HH:MM"), seat_class, berth,
-        max_price, min_seats (default 1). Hotel: city, date (rooms left), stars, min_stars, max_price, district.
+        max_price, min_seats (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
+        Hotel: city, date (rooms left), stars, min_stars, max_price, district.
         Unknown keys are ignored; missing keys do not constrain.
         """
         where, args = [], []
@@ -118,6 +121,10 @@ class TravelDB:
                 berths = [berths] if isinstance(berths, str) else list(berths)
                 where.append(f"berth IN ({','.join('?' * len(berths))})")
                 args.extend(berths)
+            kinds = constraints.get("train_kinds") if domain == "train" else None
+            if kinds:
+                where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
+                args.extend(kinds)
             add("price <= ?", constraints.get("max_price"))
             add("seats >= ?", constraints.get("min_seats", 1))
             sql = f"SELECT * FROM {table}"
@@ -143,16 +150,18 @@ class TravelDB:
             sql += " WHERE " + " AND ".join(where)
         sql += order + " LIMIT ?"
         args.append(limit)
-        return [dict(row) for row in self.conn.execute(sql, args)]
+        with self.lock:
+            return [dict(row) for row in self.conn.execute(sql, args)]
 
     def get(self, domain: str, item_id: int) -> dict[str, Any] | None:
         table = {"flight": "flights", "train": "trains", "hotel": "hotels"}[domain]
-        row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (item_id,)).fetchone()
+        with self.lock:
+            row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (item_id,)).fetchone()
         return dict(row) if row else None
 
     def book(self, domain: str, item: dict[str, Any], date: str, summary: str) -> int:
         """Record a booking, take one seat/room; returns the booking number."""
-        with self.conn:
+        with self.lock, self.conn:
             if domain == "hotel":
                 self.conn.execute(
                     "UPDATE hotel_rooms SET rooms = rooms - 1 WHERE hotel_id = ? AND date = ? AND rooms > 0",
@@ -168,5 +177,6 @@ class TravelDB:
         return int(cur.lastrowid)
 
     def booking(self, number: int) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
+        with self.lock:
+            row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
         return dict(row) if row else None

@@ -93,9 +93,13 @@ class TaskBranch:
 
     # ------------------------------------------------------------------ public
     def understands(self, text: str) -> bool:
-        """Whether an utterance is about the travel tasks (for a pipeline deciding where to route)."""
+        """Whether an utterance asks for travel (for a pipeline deciding where to route a new request): a domain
+        named (机票/火车/酒店, or the intent classifier's flight/train), a route (北京到上海), or a city with a role
+        and a date (明天去上海)."""
         p = parse(text, self.gazetteer, self.today, self.by_sound)
-        return bool(self._domain_of(text, p) or p.has_slots())
+        with_role = [city for city, role in p.cities if role]
+        # one city alone ("去北京漫游怎么收费") is not enough: a route, or a city and a date, is a trip
+        return bool(self._domain_of(text, p) or (len(p.cities) >= 2 and with_role) or (with_role and p.date))
 
     def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
@@ -195,7 +199,7 @@ class TaskBranch:
                 carried["arr_city"] = old["city"]
             if old.get("seat_class") in (FLIGHT_CLASSES if domain == "flight" else TRAIN_CLASSES):
                 carried["seat_class"] = old["seat_class"]
-            for key in ("berths",):
+            for key in ("berths", "train_kinds"):
                 if key in old and domain == "train":
                     carried[key] = old[key]
         else:
@@ -244,6 +248,8 @@ class TaskBranch:
             slots["berths"] = p.berths
             if domain == "train" and slots.get("seat_class") not in ("硬卧", "软卧"):
                 slots["seat_class"] = "硬卧" if "中铺" in p.berths else slots.get("seat_class") or "软卧"
+        if p.train_kinds:
+            slots["train_kinds"] = p.train_kinds
         if p.max_price:
             slots["max_price"] = p.max_price
         if p.stars:
@@ -305,8 +311,11 @@ class TaskBranch:
         }
         if domain == "hotel":
             c = {k: slots.get(k) for k in ("city", "date", "stars", "min_stars", "max_price")}
-        elif slots.get("berths"):
-            c["berth"] = slots["berths"]
+        else:
+            if slots.get("berths"):
+                c["berth"] = slots["berths"]
+            if domain == "train" and slots.get("train_kinds"):
+                c["train_kinds"] = slots["train_kinds"]
         if c.get("time_to") == "24:00":
             c["time_to"] = "24:01"
         return c
@@ -340,11 +349,19 @@ class TaskBranch:
 
     def _count_note(self, domain: str, slots: dict[str, Any], shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
-        where = slots["city"] if domain == "hotel" else f"{slots['dep_city']}→{slots['arr_city']}"
+        city = self._city_name
+        where = (
+            city(slots["city"], lang)
+            if domain == "hotel"
+            else f"{city(slots['dep_city'], lang)}→{city(slots['arr_city'], lang)}"
+        )
         when = R.date_text(slots["date"], lang)
         if lang == "zh":
             return f"为您找到{when}{where}符合条件的{name}，价格最低的{shown}个："
         return f"Here are the {shown} cheapest matching {name} ({where}, {when}):"
+
+    def _city_name(self, city: str, lang: str) -> str:
+        return self.gazetteer.english.get(city, city) if lang == "en" else city
 
     def _no_result(self, state: dict[str, Any], constraints: dict[str, Any]) -> TaskTurn:
         """Say the goal cannot be met as asked and offer the nearest alternatives (never loop on it)."""
@@ -361,7 +378,8 @@ class TaskBranch:
                 head = (
                     f"抱歉，没有找到{route['dep_city']}到{route['arr_city']}的{name}。"
                     if zh
-                    else f"Sorry, there are no {name} from {route['dep_city']} to {route['arr_city']}."
+                    else f"Sorry, there are no {name} from {self._city_name(route['dep_city'], lang)} to "
+                    f"{self._city_name(route['arr_city'], lang)}."
                 )
         notes: list[str] = []
         relaxed_rows: list[dict[str, Any]] = []
@@ -369,6 +387,7 @@ class TaskBranch:
             (("max_price",), "放宽预算的话", "with a higher budget"),
             (("berth",), "换个铺位的话", "with another berth"),
             (("seat_class", "berth"), "换个座位等级的话", "in another class"),
+            (("train_kinds",), "换个车型的话", "on another kind of train"),
             (("stars", "min_stars"), "换个星级的话", "with another star rating"),
             (("time_from", "time_to"), "换个时段的话", "at another time of day"),
         ):

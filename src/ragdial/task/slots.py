@@ -77,6 +77,7 @@ SEAT_CLASSES_EN = {
     "soft sleeper": "软卧",
 }
 BERTHS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
+TRAIN_KINDS = {"高铁": "G", "动车": "D", "特快": "T", "直达": "Z", "快速": "K"}
 BERTHS_EN = {"upper": "上铺", "middle": "中铺", "lower": "下铺"}
 DOMAIN_WORDS = {
     "flight": ["机票", "航班", "飞机", "飞往", "坐飞机", "舱"],
@@ -90,7 +91,7 @@ DOMAIN_WORDS_EN = {
 }
 AFFIRM = ["是的", "对的", "好的", "确认", "可以", "没问题", "就这个", "行", "好", "对", "嗯", "是"]
 AFFIRM_EN = ["yes", "yeah", "ok", "okay", "sure", "confirm", "correct", "right", "fine"]
-DENY = ["不对", "不是", "不要", "不用", "不行", "算了", "错了", "换一个", "不"]
+DENY = ["不对", "不是", "不要", "不用", "不行", "算了", "错了", "换一个", "取消", "不"]
 DENY_EN = ["no", "not", "nope", "don't", "wrong"]
 CORRECTION = ["不对", "不是", "错了", "说错", "改成", "换成", "改为", "改一下", "我说的是", "应该是", "其实是"]
 CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
@@ -142,6 +143,7 @@ class Parse:
     period: str | None = None
     seat_class: str | None = None
     berths: list[str] = field(default_factory=list)
+    train_kinds: list[str] = field(default_factory=list)  # 高铁 -> G, 动车 -> D
     max_price: int | None = None
     stars: int | None = None
     min_stars: int | None = None
@@ -600,6 +602,8 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         if classes:
             result.seat_class = SEAT_CLASSES[classes[0][2]]
         result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS), blocked=blocked)]
+        kinds = {TRAIN_KINDS[w] for _s, _e, w in _find(text, list(TRAIN_KINDS), blocked=blocked)}
+        result.train_kinds = sorted(kinds)
         heard = canonical(text, blocked)  # a second reading by sound, for ASR homophones
         result.max_price = _price_of(text) or _price_of(heard)
         result.stars, result.min_stars = _stars_of(text) if _stars_of(text) != (None, None) else _stars_of(heard)
