@@ -53,7 +53,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     for prefix, router in routers:
         app.include_router(router, prefix=prefix)
     if service.settings.ratings_path:
-        app.include_router(_rating_pages(service.settings.ratings_path))
+        app.include_router(_rating_pages(service))
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
@@ -172,12 +172,13 @@ def app_from_env() -> FastAPI:
     return app
 
 
-def _rating_pages(path: str) -> APIRouter:
-    """The human rating pages (ragdial.serve.rating) over the task branch, under /rating."""
-    from ragdial.serve.rating import RatingStore, rating_router, task_branch_backend
+def _rating_pages(service: Service) -> APIRouter:
+    """The human rating pages (ragdial.serve.rating) under /rating, testing the system this app serves."""
+    from ragdial.serve.rating import RatingStore, rating_router, system_backend
 
-    responder, goal_sampler = task_branch_backend()
-    return rating_router(RatingStore(path), responder, goal_sampler)
+    system = service.system(service.default_language)
+    responder, goal_sampler = system_backend(system, system.config.task_db)
+    return rating_router(RatingStore(service.settings.ratings_path), responder, goal_sampler)
 
 
 # ---- request handling
