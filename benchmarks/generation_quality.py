@@ -67,7 +67,7 @@ def main() -> None:
     root = data_root()
     rows = []
     shared = None if args.backend == "template" else create(args.backend, base_url=args.base_url)
-    dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
+    dump = open(args.dump, "w", encoding="utf-8", buffering=1) if args.dump else None  # noqa: SIM115
     for name, dataset, train, evaluate, train_kb in tasks(root):
         if args.only and args.only not in name:
             continue

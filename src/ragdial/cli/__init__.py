@@ -10,7 +10,11 @@ from ragdial.cli import data as data_cli
 from ragdial.cli import eval as eval_cli
 from ragdial.cli import generate as generate_cli
 from ragdial.cli import index as index_cli
+from ragdial.cli import predict as predict_cli
 from ragdial.cli import retrieve as retrieve_cli
+from ragdial.cli import service as service_cli
+from ragdial.cli import simulate as simulate_cli
+from ragdial.cli import task as task_cli
 from ragdial.cli import train as train_cli
 from ragdial.errors import RagdialError
 
@@ -21,6 +25,10 @@ app.add_typer(retrieve_cli.app, name="retrieve")
 app.add_typer(train_cli.app, name="train")
 app.add_typer(generate_cli.app, name="generate")
 app.add_typer(eval_cli.app, name="eval")
+service_cli.register(app)
+app.add_typer(task_cli.app, name="task")
+app.command("simulate")(simulate_cli.simulate)
+app.command("predict")(predict_cli.predict)
 
 
 def main() -> None:

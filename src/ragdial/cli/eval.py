@@ -101,42 +101,42 @@ def dstc11(
     report(score_dstc11(gold_labels, predictions, with_meteor=meteor), json_, out)
 
 
-def _turns_with_knowledge(dialogs: dict) -> list[tuple[str, int, dict]]:
-    return [(dial_id, index, turn) for dial_id, dialog in dialogs.items() for index, turn in enumerate(dialog["log"])]
+KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]
+FaqOpt = Annotated[Path | None, typer.Option("--faq", help="qa.json (default: beside the dialogs file)")]
 
 
 @app.command("futuredial-track1")
 def futuredial_track1(
     pred: PredOpt,
-    gold: Annotated[Path, typer.Option("--gold", help="MobileCS2 dialogs file (with api_result and local_kb)")],
-    kb: Annotated[Path, typer.Option("--kb", help="global KB: a JSON list of strings, in index order")],
+    gold: Annotated[Path, typer.Option("--gold", help="MobileCS2 dialogs file (or folder, with --split)")],
+    kb: KbOpt = None,
+    faq: FaqOpt = None,
+    split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 1: recall@1/5/20 per gold piece from a top-20 file; score = sum."""
-    from ragdial.metrics.challenges import files
-    from ragdial.metrics.challenges.futuredial import score_track1, split_kb_pieces
+    from ragdial.datasets import mobilecs2
+    from ragdial.metrics.challenges.checks import require_all
+    from ragdial.metrics.challenges.futuredial import score_track1
 
-    dialogs = files.read_mobilecs2_dialogs(gold)
-    global_kb = read_json(kb)
-    if not isinstance(global_kb, list) or not all(isinstance(x, str) for x in global_kb):
-        raise DataFormatError(kb, "expected a JSON list of knowledge strings")
-    ranked = files.read_track1_predictions(pred)
-    gold_ids, keys = [], []
-    for dial_id, index, turn in _turns_with_knowledge(dialogs):
-        if not turn["api_result"]:
-            continue
-        space = {text: i for i, text in reversed(list(enumerate(global_kb + dialogs[dial_id].get("local_kb", []))))}
-        gold_ids.append([space.get(piece) for piece in split_kb_pieces(turn["api_result"])])
-        keys.append((dial_id, index))
-    files.require_all(pred, ranked, keys, "turns with gold knowledge")
-    report(score_track1(gold_ids, [ranked[k] for k in keys]), json_, out)
+    dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+    ranked = mobilecs2.read_track1(pred, dataset)
+    scored = [e for e in dataset.examples if e.meta.get("scored_source") and e.knowledge_ids]
+    require_all(pred, ranked, [e.id for e in scored], "turns with gold knowledge")
+    report(score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored]), json_, out)
 
 
 @app.command("futuredial-track2")
 def futuredial_track2(
     pred: PredOpt,
-    gold: Annotated[Path, typer.Option("--gold", help="MobileCS2 dialogs file")],
+    gold: Annotated[
+        Path | None,
+        typer.Option("--gold", help="MobileCS2 dialogs file; without it the gold 客服/查询结果 of the file"),
+    ] = None,
+    kb: KbOpt = None,
+    faq: FaqOpt = None,
+    split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
     bertscore_model: Annotated[
         str | None, typer.Option(help="BERTScore backbone (official: bert-base-chinese); default: offline MiniLM")
     ] = None,
@@ -145,18 +145,31 @@ def futuredial_track2(
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 2: character BLEU-4, BERTScore, Inform; score = 0.5*(BLEU/100+BERTScore)+Inform."""
-    from ragdial.metrics.challenges import files
+    from ragdial.datasets import mobilecs2
+    from ragdial.metrics.challenges.checks import require_all
     from ragdial.metrics.challenges.futuredial import Track2Turn, score_track2
 
-    dialogs = files.read_mobilecs2_dialogs(gold)
-    generated = files.read_track2_predictions(pred)
-    keys = [(dial_id, index) for dial_id, index, _ in _turns_with_knowledge(dialogs)]
-    files.require_all(pred, generated, keys, "turns")
-    turns = [
-        Track2Turn(generated[(d, i)], dialogs[d]["log"][i]["system"], dialogs[d]["log"][i]["api_result"])
-        for d, i in keys
-    ]
-    report(score_track2(turns, bertscore_model, bertscore_layers), json_, out)
+    if gold is None:  # the records carry their gold (the official result-file keys)
+        records = mobilecs2.read_track2(pred)
+        turns = []
+        for key, record in records.items():
+            for name in ("客服", "查询结果"):
+                if not isinstance(record.get(name), str):
+                    raise DataFormatError(pred, "without --gold every record needs the gold string", key, name)
+            turns.append(Track2Turn(record["客服-生成"], record["客服"], record["查询结果"]))
+        from ragdial.text.tokenize import detect_language
+
+        language = detect_language(" ".join(t.response for t in turns[:200]))
+    else:
+        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+        records = mobilecs2.read_track2(pred, dataset)
+        require_all(pred, records, [e.id for e in dataset.examples], "turns")
+        turns = [
+            Track2Turn(records[e.id]["客服-生成"], e.response or "", mobilecs2.gold_knowledge_text(dataset.kb, e))
+            for e in dataset.examples
+        ]
+        language = dataset.language
+    report(score_track2(turns, bertscore_model, bertscore_layers, language), json_, out)
 
 
 @app.command("kdsd")
@@ -168,16 +181,15 @@ def kdsd(
 ) -> None:
     """Knowledge-driven spoken dialogue (Huawei): triple P/R/F1, char BLEU-1/2, DISTINCT-1/2, F1, score."""
     from ragdial.datasets import kdconv
-    from ragdial.metrics.challenges import files
+    from ragdial.metrics.challenges.checks import require_all
     from ragdial.metrics.challenges.kdsd import score_kdsd
 
     dataset = kdconv.load(gold)
     result = kdconv.read_result(pred)
     keys = [e.id for e in dataset.examples]
-    files.require_all(pred, result, keys, "system turns")
+    require_all(pred, result, keys, "system turns")
     predicted = [
-        [kdconv.triple_id(a["name"], a["attrname"], a["attrvalue"]) for a in result[k].get("attrs") or []]
-        for k in keys
+        [kdconv.triple_id(a["name"], a["attrname"], a["attrvalue"]) for a in result[k].get("attrs") or []] for k in keys
     ]
     scores = score_kdsd(
         [e.knowledge_ids for e in dataset.examples],
@@ -199,14 +211,14 @@ def smp2017(
 ) -> None:
     """SMP2017-ECDT task 1: accuracy, micro and macro F1, per-class scores, confusion matrix."""
     from ragdial.datasets import smp2017 as smp_data
-    from ragdial.metrics.challenges import files
+    from ragdial.metrics.challenges.checks import require_all
     from ragdial.metrics.challenges.smp2017 import score_smp2017
     from ragdial.metrics.classification import plot_confusion
 
     dataset = smp_data.load(gold, split)
     predicted = smp_data.read_predictions(pred)
     keys = [e.id for e in dataset.examples]
-    files.require_all(pred, predicted, keys, "utterances")
+    require_all(pred, predicted, keys, "utterances")
     labels = sorted({*smp_data.labels(dataset), *(predicted[k] for k in keys)})
     scores = score_smp2017([e.intent for e in dataset.examples], [predicted[k] for k in keys], labels)
     if confusion_png is not None:

@@ -9,11 +9,15 @@ from typing import Annotated
 import typer
 
 from ragdial import datasets
+from ragdial.cli import train_understanding
 from ragdial.cli._retrieval_options import select_fold
 from ragdial.retrieval import rerank
 from ragdial.retrieval.index import load_index
 
 app = typer.Typer(no_args_is_help=True, help="Train models.")
+app.command("detector")(train_understanding.detector)
+app.command("intent")(train_understanding.intent)
+app.command("api-query")(train_understanding.api_query)
 
 
 @app.command()

@@ -68,8 +68,6 @@ def write_submission(path: str | Path, dataset: Dataset, examples: list[Example]
             from ragdial.datasets import mobilecs2
         except ImportError:
             raise RagdialError("the MobileCS2 writer is not available in this install") from None
-        writer = getattr(mobilecs2, "write_track2", None) or getattr(mobilecs2, "write_responses", None)
-        if writer is None:
-            raise RagdialError("ragdial.datasets.mobilecs2 has no track-2 writer")
-        return writer(path, dataset, examples)
+        generated = {e.id: e.response or "" for e in examples}
+        return mobilecs2.write_track2(path, dataset.kb, examples, generated)
     raise RagdialError(f"no submission writer for format {dataset.format!r}")

@@ -186,8 +186,8 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
             model.closers[kind] = _most_common(closers[kind], MIN_PATTERN_COUNT) or ""
         minimum = max(MIN_PATTERN_COUNT, MIN_LEAD_SHARE * total)
         frequent = {lead: n for lead, n in leads[kind].items() if n >= minimum}
-        if frequent:  # the longest frequent lead-in, most frequent among equals
-            model.leads[kind] = max(frequent, key=lambda lead: (len(lead.split()), frequent[lead], lead))
+        if frequent:  # the lead-in covering most reply words: frequency x length
+            model.leads[kind] = max(frequent, key=lambda lead: (frequent[lead] * len(lead.split()), lead))
     model.openers = {k: v for k, v in model.openers.items() if v}
     model.closers = {k: v for k, v in model.closers.items() if v}
     model.fallback = _most_common(no_knowledge, MIN_PATTERN_COUNT) or DEFAULT_FALLBACK.get(language, "")

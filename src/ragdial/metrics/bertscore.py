@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from ragdial.errors import RagdialError
@@ -49,8 +50,24 @@ def bertscore_signature(model: str, layers: int) -> str:
     import bert_score
 
     return signature(
-        "bertscore", model=_model_name(model), layer=layers, idf=False, rescale=False, stat="f1", agg="mean",
+        "bertscore",
+        model=_model_name(model),
+        layer=layers,
+        idf=False,
+        rescale=False,
+        stat="f1",
+        agg="mean",
         version=bert_score.__version__,
+    )
+
+
+@lru_cache(maxsize=2)
+def _scorer(model: str, layers: int, batch_size: int):
+    """A loaded ``BERTScorer`` (the same computation as ``bert_score.score``), kept for the next call."""
+    import bert_score
+
+    return bert_score.BERTScorer(
+        model_type=model, num_layers=layers, batch_size=batch_size, rescale_with_baseline=False, device="cpu"
     )
 
 
@@ -73,21 +90,13 @@ def bertscore(
     if Path(model).is_dir():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        import bert_score
+        import bert_score  # noqa: F401  (checked here for a clear error)
         import torch
     except ImportError:
         raise RagdialError("BERTScore needs torch and bert-score (pip install 'ragdial[torch]')") from None
     torch.set_num_threads(threads)
     try:
-        _, _, f1 = bert_score.score(
-            list(candidates),
-            list(references),
-            model_type=model,
-            num_layers=layers,
-            batch_size=batch_size,
-            rescale_with_baseline=False,
-            device="cpu",
-        )
+        _, _, f1 = _scorer(model, layers, batch_size).score(list(candidates), list(references))
     except OSError as err:
         raise RagdialError(f"BERTScore model {model!r} could not be loaded offline: {err}") from None
     return Score("bertscore", float(f1.mean()), bertscore_signature(model, layers))

@@ -31,17 +31,20 @@ def ngrams(tokens: Sequence[str], n: int) -> Counter:
 
 @dataclass
 class BleuStats:
-    """Clipped matches and totals per order, hypothesis and closest-reference lengths, summed over segments."""
+    """Clipped matches and n-gram totals per order, hypothesis and closest-reference lengths, summed over
+    segments (``floored_totals`` counts at least 1 per segment and order, as nltk's ``modified_precision``)."""
 
     max_n: int
     matches: list[int] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
+    floored_totals: list[int] = field(default_factory=list)  # nltk: max(1, n-gram count) per segment
     hyp_len: int = 0
     ref_len: int = 0
 
     def __post_init__(self) -> None:
         self.matches = self.matches or [0] * self.max_n
         self.totals = self.totals or [0] * self.max_n
+        self.floored_totals = self.floored_totals or [0] * self.max_n
 
     def add(self, hypothesis: Sequence[str], references: Sequence[Sequence[str]]) -> None:
         """Add one segment: a token list and its reference token lists."""
@@ -52,6 +55,7 @@ class BleuStats:
                 best |= ngrams(reference, order)
             self.matches[order - 1] += sum(min(c, best[g]) for g, c in counts.items())
             self.totals[order - 1] += sum(counts.values())
+            self.floored_totals[order - 1] += max(1, sum(counts.values()))
         length = len(hypothesis)
         self.hyp_len += length
         # closest reference length, ties to the shorter (nltk); with one reference every variant agrees
@@ -65,7 +69,7 @@ def bleu_from_stats(stats: BleuStats, weights: Sequence[float], smoothing: str =
             return 0.0
         logs = []
         for order, weight in enumerate(weights):
-            match, total = stats.matches[order], max(1, stats.totals[order])
+            match, total = stats.matches[order], stats.floored_totals[order]
             precision = match / total if match else sys.float_info.min
             logs.append(weight * math.log(precision))
         if stats.hyp_len > stats.ref_len:

@@ -41,14 +41,53 @@ WORDNET_FILES = (
     "verb.exc",
 )
 # WordNet 3.0 lexicographer files, in file-number order (see lexnames(5WN)); the syntactic category follows.
-LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
-    "noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object "
-    "noun.person noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape "
-    "noun.state noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition "
-    "verb.consumption verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession "
-    "verb.social verb.stative verb.weather adj.ppl"
-).split()
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
 
@@ -100,13 +139,15 @@ def ensure_wordnet() -> str:
 
     if _nltk_has_wordnet():
         return "nltk_data"
+    nltk_dir = cache_dir() / "nltk_data"
     source = Path(os.environ.get("RAGDIAL_WORDNET_DIR", DEBIAN_WORDNET))
-    if not source.is_dir():
+    if (nltk_dir / "corpora" / "wordnet" / "lexnames").is_file():
+        source = nltk_dir / "corpora" / "wordnet"  # built before
+    elif not source.is_dir():
         raise WordNetMissing(
             "nltk METEOR needs WordNet: install the Debian package wordnet-base (apt-get install wordnet-base), "
             "set RAGDIAL_WORDNET_DIR to a WordNet 3.0 dict folder, or run nltk.download('wordnet') where online"
         )
-    nltk_dir = cache_dir() / "nltk_data"
     build_wordnet(source, nltk_dir)
     if str(nltk_dir) not in nltk.data.path:
         nltk.data.path.insert(0, str(nltk_dir))
@@ -205,8 +246,17 @@ def meteor15_signature() -> str:
     return signature("meteor", impl="meteor-1.5-jar", lang="en", norm=True, agg="corpus")
 
 
+@lru_cache(maxsize=1)
+def shared_meteor15() -> Meteor15:
+    """One METEOR 1.5 process per Python process (loading the paraphrase table takes seconds), closed at exit."""
+    import atexit
+
+    process = Meteor15()
+    atexit.register(process.close)
+    return process
+
+
 def meteor15(hypotheses: Sequence[str], references: Sequence[str]) -> Score:
     """Corpus METEOR 1.5 (as summ_eval's ``MeteorMetric.evaluate_batch``)."""
-    with Meteor15() as meteor:
-        value, _ = meteor.score(hypotheses, references)
+    value, _ = shared_meteor15().score(hypotheses, references)
     return Score("meteor", value, meteor15_signature())

@@ -47,6 +47,8 @@ def inform_hits(gold_pieces: Sequence[str], response: str) -> list[bool]:
 def inform(gold_pieces: Sequence[Sequence[str]], responses: Sequence[str]) -> Score:
     """FutureDial Inform: the share of gold pieces (over all turns) found verbatim in their turn's response.
     0 when no turn has a gold piece (the official script divides by zero there)."""
-    hits = [hit for pieces, response in zip(gold_pieces, responses, strict=True) for hit in inform_hits(pieces, response)]
+    hits = [
+        hit for pieces, response in zip(gold_pieces, responses, strict=True) for hit in inform_hits(pieces, response)
+    ]
     value = sum(hits) / len(hits) if hits else 0.0
     return Score("inform", value, signature("inform", match="substring", unit="piece"))

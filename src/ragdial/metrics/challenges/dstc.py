@@ -188,7 +188,9 @@ def score_dstc11(
         "meteor": meteor.meteor15_signature() if with_meteor else "meteor|skipped:yes",
         "rouge": rouge.rouge_signature(),
     }
-    return ChallengeScores("dstc11", result, signatures, _counts(counts, len(gold)) | {"selection_instances": sel_total})
+    return ChallengeScores(
+        "dstc11", result, signatures, _counts(counts, len(gold)) | {"selection_instances": sel_total}
+    )
 
 
 def _counts(counts: DetectionCounts, instances: int) -> dict[str, int]:

@@ -1,14 +1,16 @@
 """FutureDial-RAG (SereTOD 2024) tracks 1 and 2, as the organisers' ``retrieve_kb.py`` / ``metrics.py`` compute them.
 
 Track 1: recall@1/5/20 counted per gold knowledge piece (a turn with several pieces counts each), over turns that
-have gold pieces; a gold piece that is not in the knowledge base (index -1 upstream) counts as a miss; each recall
-is ``hits / (pieces + 1e-7)`` as upstream; score = R@1 + R@5 + R@20.
+have gold pieces; each recall is ``hits / (pieces + 1e-7)`` as upstream; score = R@1 + R@5 + R@20. Which turns and
+pieces are gold is decided by :mod:`ragdial.datasets.mobilecs2` as the organisers' ``reader.read_data_api`` does
+(pieces that match no knowledge item are dropped there; a ``None`` id passed here counts as a miss).
 
 Track 2: BLEU = ``BLEUScorer`` (corpus BLEU-4 on characters, whitespace dropped, punctuation kept, epsilon
 smoothing, x100); a turn with an empty generated response is left out of BLEU entirely; BERTScore = mean F1 over
 turns whose generated and gold responses are both non-empty (official: bert-base-chinese, no rescaling); Inform =
-share of gold knowledge pieces of the turn (``api_result`` split as ``metrics.split_api_result`` does) found
-verbatim in the generated response; score = 0.5 * (BLEU/100 + BERTScore) + Inform.
+share of gold knowledge pieces of the turn (its ``查询结果`` split by
+:func:`ragdial.datasets.mobilecs2.inform_pieces`, i.e. ``metrics.split_api_result``) found verbatim in the generated
+response; score = 0.5 * (BLEU/100 + BERTScore) + Inform.
 """
 
 from __future__ import annotations
@@ -16,47 +18,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from ragdial.datasets.mobilecs2 import REFERENCE_PREFIX, inform_pieces
 from ragdial.metrics import bertscore as bertscore_metric
 from ragdial.metrics import bleu, overlap
 from ragdial.metrics.result import ChallengeScores, signature
 
 RECALL_EPSILON = 1e-7
-KNOWLEDGE_PREFIX = "参考知识："
-
-
-def split_api_result(api_result: str) -> list[str]:
-    """The gold knowledge pieces of an ``api_result`` string, as the official Inform computes them."""
-    pieces: list[str] = []
-
-    def keep(piece: str) -> None:
-        if piece not in pieces:
-            pieces.append(piece)
-
-    for separator in ("，业务名称：", "。业务名称："):
-        if separator in api_result:
-            first, *rest = api_result.split(separator)
-            keep(first.replace("业务名称：", ""))
-            for piece in rest:
-                keep(piece)
-            return pieces
-    if "答案：" in api_result:
-        keep(api_result.split("答案：")[-1])
-        return pieces
-    return [api_result.replace("业务名称：", "")]
-
-
-def split_kb_pieces(api_result: str) -> list[str]:
-    """The knowledge-base entries an ``api_result`` holds, as the organisers' ``reader.split_api_result`` cuts them
-    to find track-1 labels (every piece keeps its ``业务名称：`` head so that it equals a KB string)."""
-    for separator in ("，业务名称：", "。业务名称："):
-        if separator in api_result:
-            first, *rest = api_result.split(separator)
-            pieces = [first]
-            for piece in rest:
-                if "业务名称：" + piece not in pieces:
-                    pieces.append("业务名称：" + piece)
-            return pieces
-    return [api_result]
 
 
 def score_track1(gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Sequence[Hashable]]) -> ChallengeScores:
@@ -82,7 +49,7 @@ def score_track1(gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Seq
 
 @dataclass(frozen=True)
 class Track2Turn:
-    """One system turn: what was generated, the gold response and the gold ``api_result``."""
+    """One system turn: what was generated, the gold response and the gold knowledge (``查询结果``)."""
 
     generated: str
     response: str
@@ -90,7 +57,10 @@ class Track2Turn:
 
 
 def score_track2(
-    turns: Sequence[Track2Turn], bertscore_model: str | None = None, bertscore_layers: int | None = None
+    turns: Sequence[Track2Turn],
+    bertscore_model: str | None = None,
+    bertscore_layers: int | None = None,
+    language: str = "zh",
 ) -> ChallengeScores:
     """Track 2 scores: ``BLEU`` (0-100), ``bert_score``, ``inform`` and the combined ``score``."""
     kept = [t for t in turns if t.generated != ""]
@@ -101,8 +71,8 @@ def score_track2(
     )
     gold_pieces = []
     for turn in turns:
-        knowledge = turn.api_result.replace(KNOWLEDGE_PREFIX, "")
-        gold_pieces.append(split_api_result(knowledge) if knowledge != "" else [])
+        has_knowledge = turn.api_result.replace(REFERENCE_PREFIX, "") != ""
+        gold_pieces.append(inform_pieces(turn.api_result, language) if has_knowledge else [])
     inform = overlap.inform(gold_pieces, [t.generated for t in turns])
     bleu100 = bleu_score.value * 100
     result = {

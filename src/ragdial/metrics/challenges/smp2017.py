@@ -20,6 +20,4 @@ def score_smp2017(
         "per_class": report["per_class"],
     }
     extra = {"labels": report["labels"], "confusion": report["confusion"]}
-    return ChallengeScores(
-        "smp2017", result, {"classification": report["signature"]}, {"utterances": len(gold)}, extra
-    )
+    return ChallengeScores("smp2017", result, {"classification": report["signature"]}, {"utterances": len(gold)}, extra)
