@@ -61,12 +61,17 @@ def main() -> None:
     parser.add_argument("--exemplars", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--base-url", default=None)
+    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (1 is faster on a busy machine)")
     parser.add_argument("--only", default=None, help="run only tasks whose name contains this")
     parser.add_argument("--dump", default=None, help="write predictions as JSON lines here")
     args = parser.parse_args()
     root = data_root()
     rows = []
-    shared = None if args.backend == "template" else create(args.backend, base_url=args.base_url)
+    shared = (
+        None
+        if args.backend == "template"
+        else create(args.backend, base_url=args.base_url, n_threads=args.threads if args.backend == "llama" else None)
+    )
     dump = open(args.dump, "w", encoding="utf-8", buffering=1) if args.dump else None  # noqa: SIM115
     for name, dataset, train, evaluate, train_kb in tasks(root):
         if args.only and args.only not in name:
