@@ -3,19 +3,20 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev,llm,milvus,torch,meteor
+comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 export RAGDIAL_DATA ?= $(abspath ../shared/data)
 
 .PHONY: demo test lint install system-deps clean
 
-$(VENV)/.installed-$(subst $(comma),-,$(EXTRAS)): pyproject.toml
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install 'torch==2.13.0'
 	$(PY) -m pip install -e '.[$(EXTRAS)]'
 	touch $@
 
-comma := ,
-install: $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+install: $(STAMP)
 
 system-deps:
 	bash scripts/system-deps.sh

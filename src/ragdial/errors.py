@@ -29,3 +29,7 @@ class DataFormatError(RagdialError):
         if field is not None:
             where += f", field {field!r}"
         super().__init__(f"{where}: {message}")
+
+
+class OptionError(RagdialError, ValueError):
+    """An option a command or loader does not accept, or a value it cannot take."""

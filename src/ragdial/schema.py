@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ragdial.errors import RagdialError
+
 
 class SourceKind(StrEnum):
     """Where a knowledge item comes from."""
@@ -71,8 +73,11 @@ class Knowledge:
         )
 
 
-class UnknownKnowledgeError(KeyError):
-    """A knowledge id that is not in the knowledge base."""
+class UnknownKnowledgeError(KeyError, RagdialError):
+    """A knowledge id that is not in the knowledge base (a ``KeyError``, and a user error the CLI reports)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown knowledge id"
 
 
 class KnowledgeBase:

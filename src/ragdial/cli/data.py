@@ -12,19 +12,44 @@ from rich.table import Table
 
 from ragdial import datasets
 from ragdial.datasets._io import write_lines
+from ragdial.errors import OptionError
+from ragdial.schema import Dataset
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, validate and convert benchmark data.")
 FormatArg = Annotated[str, typer.Argument(help=f"one of: {', '.join(datasets.FORMATS)}")]
 PathArg = Annotated[Path, typer.Argument(help="data file or folder (see README)")]
 SplitOpt = Annotated[str | None, typer.Option(help="split (val, train, develop, ...)")]
+OptionsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="loader option KEY=VALUE, repeatable (dstc: knowledge; kdconv/huawei: kb_path, targets; "
+        "mobilecs2: global_kb, faq, language)",
+    ),
+]
+
+
+def _load(format: str, path: Path, split: str | None, options: list[str] | None) -> Dataset:
+    parsed = {}
+    for option in options or []:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise OptionError(f"--option takes KEY=VALUE, not {option!r}")
+        parsed[key] = value
+    return datasets.load(format, path, split, **parsed)
 
 
 @app.command()
 def stats(
-    format: FormatArg, path: PathArg, split: SplitOpt = None, json_: bool = typer.Option(False, "--json")
+    format: FormatArg,
+    path: PathArg,
+    split: SplitOpt = None,
+    json_: bool = typer.Option(False, "--json"),
+    option: OptionsOpt = None,
 ) -> None:
     """Count dialogs, examples, knowledge-seeking examples and knowledge items."""
-    dataset = datasets.load(format, path, split)
+    dataset = _load(format, path, split, option)
     numbers = dataset.stats()
     if json_:
         typer.echo(json.dumps({"format": format, "split": dataset.split, **numbers}))
@@ -38,9 +63,9 @@ def stats(
 
 
 @app.command()
-def validate(format: FormatArg, path: PathArg, split: SplitOpt = None) -> None:
+def validate(format: FormatArg, path: PathArg, split: SplitOpt = None, option: OptionsOpt = None) -> None:
     """Read every record and check every field and knowledge reference; exit 2 on the first problem."""
-    dataset = datasets.load(format, path, split)
+    dataset = _load(format, path, split, option)
     for example in dataset.examples:
         for item_id in example.knowledge_ids:
             dataset.kb.get(item_id)
@@ -48,8 +73,8 @@ def validate(format: FormatArg, path: PathArg, split: SplitOpt = None) -> None:
 
 
 @app.command()
-def convert(format: FormatArg, path: PathArg, out: Path, split: SplitOpt = None) -> None:
+def convert(format: FormatArg, path: PathArg, out: Path, split: SplitOpt = None, option: OptionsOpt = None) -> None:
     """Write the unified schema as JSON lines (knowledge items, then examples)."""
-    dataset = datasets.load(format, path, split)
+    dataset = _load(format, path, split, option)
     write_lines(out, dataset.iter_jsonl())
     typer.echo(f"wrote {out}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdial.errors import RagdialError
+from ragdial.errors import OptionError, RagdialError
 from ragdial.schema import Dataset
 
 
@@ -19,6 +19,7 @@ class Format:
     loader: Callable[..., Dataset]
     path_help: str
     default_split: str | None = None
+    options: tuple[str, ...] = ()  # keyword options the loader accepts
 
 
 def _dstc(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
@@ -50,15 +51,20 @@ def _mobilecs2(path: str | Path, split: str | None = None, **options: Any) -> Da
     return mobilecs2.load(path, split=split, **options)
 
 
+DSTC_PATH = "data root with knowledge.json and <split>/logs.json, labels.json"
+MOBILECS2_PATH = "a MobileCS2 dialogs JSON file or folder (global_kb.json and qa.json beside it)"
+KDCONV_PATH = "a KdConv domain folder (dev.json, kb_<domain>.json) or a dialogs JSON file"
+KD = ("kb_path", "targets")
+
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("dstc9", _dstc, "data root with knowledge.json and <split>/logs.json, labels.json", "val"),
-        Format("dstc11", _dstc, "data root with knowledge.json and <split>/logs.json, labels.json", "val"),
-        Format("kdconv", _kdconv, "a KdConv domain folder (dev.json, kb_<domain>.json) or a dialogs JSON file"),
-        Format("huawei", _kdconv, "valid.json or test_contexts.json of the Huawei challenge"),
+        Format("dstc9", _dstc, DSTC_PATH, "val", ("knowledge",)),
+        Format("dstc11", _dstc, DSTC_PATH, "val", ("knowledge",)),
+        Format("kdconv", _kdconv, KDCONV_PATH, None, KD),
+        Format("huawei", _kdconv, "valid.json or test_contexts.json of the Huawei challenge", None, KD),
         Format("smp2017", _smp2017, "folder with <split>/<split>_<label>.txt files", "train"),
-        Format("mobilecs2", _mobilecs2, "a MobileCS2 dialogs JSON file (global KB and FAQ beside it)"),
+        Format("mobilecs2", _mobilecs2, MOBILECS2_PATH, None, ("global_kb", "faq", "language")),
     )
 }
 
@@ -69,6 +75,10 @@ def load(format: str, path: str | Path, split: str | None = None, **options: Any
         spec = FORMATS[format]
     except KeyError:
         raise RagdialError(f"unknown format {format!r}; known: {', '.join(FORMATS)}") from None
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        accepted = ", ".join(spec.options) or "none"
+        raise OptionError(f"format {format!r} takes no option {', '.join(unknown)} (accepted: {accepted})")
     dataset = spec.loader(path, split, **options)
     dataset.format = format
     return dataset

@@ -45,6 +45,12 @@ def _entity_id(raw: str) -> int | str:
     return int(raw) if raw.lstrip("-").isdigit() else raw
 
 
+def _number(path: str | Path, record: str, key: str) -> int:
+    if not key.lstrip("-").isdigit():
+        raise DataFormatError(path, f"expected a numeric id, found {key!r}", record)
+    return int(key)
+
+
 def load_knowledge(path: str | Path) -> KnowledgeBase:
     """Read a DSTC9 or DSTC11 ``knowledge.json`` into global knowledge items."""
     data = expect(path, read_json(path), dict)
@@ -61,14 +67,20 @@ def load_knowledge(path: str | Path) -> KnowledgeBase:
                 for doc_id, doc in field(path, record, entity, "docs", dict).items():
                     title = field(path, f"{record}/docs/{doc_id}", doc, "title", str)
                     body = field(path, f"{record}/docs/{doc_id}", doc, "body", str)
-                    fields = {**base, "doc_id": int(doc_id), "title": title, "body": body}
+                    fields = {
+                        **base,
+                        "doc_id": _number(path, f"{record}/docs/{doc_id}", doc_id),
+                        "title": title,
+                        "body": body,
+                    }
                     item_id = knowledge_id(fields)
                     kb.add(Knowledge(item_id, f"{title} {body}", SourceKind.SNIPPET, fields))
                 continue
             for doc_id, faq in (entity.get("faqs") or {}).items():
                 question = field(path, f"{record}/faqs/{doc_id}", faq, "question", str)
                 answer = field(path, f"{record}/faqs/{doc_id}", faq, "answer", str)
-                fields = {**base, "doc_type": "faq", "doc_id": int(doc_id), "title": question, "body": answer}
+                number = _number(path, f"{record}/faqs/{doc_id}", doc_id)
+                fields = {**base, "doc_type": "faq", "doc_id": number, "title": question, "body": answer}
                 kb.add(Knowledge(knowledge_id(fields), f"{question} {answer}", SourceKind.FAQ, fields))
             for doc_id, review in (entity.get("reviews") or {}).items():
                 sentences = field(path, f"{record}/reviews/{doc_id}", review, "sentences", dict)
@@ -77,8 +89,8 @@ def load_knowledge(path: str | Path) -> KnowledgeBase:
                     fields = {
                         **base,
                         "doc_type": "review",
-                        "doc_id": int(doc_id),
-                        "sent_id": int(sent_id),
+                        "doc_id": _number(path, f"{record}/reviews/{doc_id}", doc_id),
+                        "sent_id": _number(path, f"{record}/reviews/{doc_id}/sentences/{sent_id}", sent_id),
                         "traveler_type": review.get("traveler_type"),
                     }
                     kb.add(Knowledge(knowledge_id(fields), sentence, SourceKind.REVIEW, fields))
@@ -136,6 +148,10 @@ def load(root: str | Path, split: str = "val", knowledge: str | Path | None = No
     )
     logs_path = root / split / "logs.json"
     labels_path = root / split / "labels.json"
+    if not logs_path.exists():
+        splits = sorted(p.parent.name for p in root.glob("*/logs.json"))
+        if splits:  # the data has logs, just not for this split: a typo, not a knowledge-only folder
+            raise DataFormatError(logs_path, f"no such split {split!r}; splits here: {', '.join(splits)}")
     instances = read_logs(logs_path) if logs_path.exists() else []
     labels = read_labels(labels_path, kb) if labels_path.exists() and instances else None
     if labels is not None and len(labels) != len(instances):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdial.datasets._io import expect, field, read_json, write_json
-from ragdial.errors import DataFormatError
+from ragdial.errors import DataFormatError, OptionError
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 TEST_CONTEXTS = "test_contexts.json"
@@ -86,7 +86,7 @@ def load(path: str | Path, kb_path: str | Path | None = None, targets: str = "sy
     """
     path = Path(path)
     if targets not in ("system", "all"):
-        raise ValueError(f"targets must be 'system' or 'all', not {targets!r}")
+        raise OptionError(f"targets must be 'system' or 'all', not {targets!r}")
     raw = read_json(path)
     if path.name == TEST_CONTEXTS or (isinstance(raw, dict) and raw and "messages" not in raw):
         return _load_contexts(path, raw, kb_path)
@@ -95,6 +95,8 @@ def load(path: str | Path, kb_path: str | Path | None = None, targets: str = "sy
     for index, dialog in enumerate(raw):
         expect(path, dialog, dict, record=index)
         turns = _read_messages(path, str(index), field(path, index, dialog, "messages", list))
+        if not turns:
+            raise DataFormatError(path, "empty dialog: no messages", index, "messages")
         dialog_id = str(index)
         dialogs.append(Dialog(dialog_id, turns, {"name": dialog["name"]} if "name" in dialog else {}))
         for turn_index in range(1, len(turns)):

@@ -1,0 +1,83 @@
+"""Simulated online test of the task branch (SMP2017 task-2 metrics): clean and with ASR-style noise.
+
+    PYTHONPATH=src python benchmarks/task_simulation.py --goals 200 --seed 0 [--db PATH] [--noise 0 0.2] [--ablation]
+
+Builds the default database first if it is missing (seed 0, 2026-12-01, 30 days). ``--ablation`` also runs the
+task branch with matching by sound (pinyin) switched off. Prints markdown tables: overall, and by goal kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from ragdial.task.db import default_db_path
+from ragdial.task.dbgen import generate
+from ragdial.task.simulation import simulate
+from ragdial.task.simulator import DialogResult, summarise
+
+
+def run(db: Path, goals: int, seed: int, noise: float, by_sound: bool = True) -> tuple[list[DialogResult], float]:
+    noise_fn = None
+    if noise > 0:
+        from ragdial.task.noise import asr_noise_function
+
+        noise_fn = asr_noise_function(noise)
+    start = time.perf_counter()
+    results = list(simulate(db, goals, seed, noise=noise_fn, by_sound=by_sound))
+    return results, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--goals", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--noise", type=float, nargs="*", default=[0.0, 0.2])
+    parser.add_argument("--ablation", action="store_true", help="also run without matching by sound (pinyin)")
+    args = parser.parse_args()
+    db = args.db or default_db_path()
+    if not db.exists():
+        generate(db, seed=0)
+    settings = [(noise, True) for noise in args.noise]
+    if args.ablation:
+        settings += [(noise, False) for noise in args.noise]
+    rows, by_kind = [], defaultdict(dict)
+    for noise, by_sound in settings:
+        matching = "exact + pinyin" if by_sound else "exact only"
+        try:
+            results, seconds = run(db, args.goals, args.seed, noise, by_sound)
+        except Exception as err:
+            rows.append(f"| {noise:.0%} | {matching} | - | - | - | - | not run: {err} |")
+            continue
+        m = summarise(results)
+        guidance = "n/a" if m["guidance_rate"] is None else f"{m['guidance_rate']:.3f} (n={m['off_topic_dialogs']})"
+        rows.append(
+            f"| {noise:.0%} | {matching} | {m['dialogs']} | {m['completion_ratio']:.3f} | {m['mean_turns']:.2f} "
+            f"| {guidance} | {seconds:.1f} s |"
+        )
+        groups = defaultdict(list)
+        for r in results:
+            groups[r.goal.kind].append(r)
+        for kind, group in groups.items():
+            g = summarise(group)
+            by_kind[kind][noise, by_sound] = f"{g['completion_ratio']:.3f} / {g['mean_turns']:.2f} (n={g['dialogs']})"
+    print(f"Simulated online test, {args.goals} goals, seed {args.seed}, database {db}\n")
+    print(
+        "| ASR noise | slot matching | dialogs | completion ratio | mean turns (unfinished = 30) "
+        "| out-of-scope guidance | wall time |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\nBy goal kind (completion / mean turns):\n")
+    names = [f"noise {n:.0%}{'' if b else ', exact only'}" for n, b in settings]
+    print("| goal kind | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(settings))
+    for kind in sorted(by_kind):
+        print(f"| {kind} | " + " | ".join(by_kind[kind].get(key, "-") for key in settings) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""``ragdial chat``, ``ragdial serve``, ``ragdial demo``: the dialog system on the terminal and over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragdial.errors import RagdialError
+from ragdial.paths import cache_dir
+from ragdial.pipeline.components import build_system
+from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
+from ragdial.pipeline.system import DialogSystem, Piece, Prepared, Reply
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="system config YAML (default: the demo KB)")]
+GeneratorOpt = Annotated[
+    str | None, typer.Option(help="override the generator: auto, template, llama, openai or module:factory")
+]
+RetrieverOpt = Annotated[str | None, typer.Option(help="override the retriever: auto, bm25, hybrid or module:factory")]
+SOURCE_LABELS = {"user_profile": "user profile", "product": "product", "faq": "FAQ"}
+
+
+def _config(path: Path | None, retriever: str | None = None, generator: str | None = None) -> SystemConfig:
+    config = load_config(path)
+    if retriever:
+        config.retriever = ComponentSpec(retriever)
+    if generator:
+        config.generator = ComponentSpec(generator)
+    return config
+
+
+def chat(
+    config: ConfigOpt = None,
+    language: Annotated[str | None, typer.Option("--language", "-l", help="zh or en")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="the user whose profile to look up")] = None,
+    retriever: RetrieverOpt = None,
+    generator: GeneratorOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="print each reply as one JSON line")] = False,
+) -> None:
+    """Talk to the dialog system; each reply shows the knowledge it cites. Commands: /profiles, /profile ID,
+    /reset, /quit."""
+    system_config = _config(config, retriever, generator)
+    language = language or system_config.languages[0]
+    console = Console(stderr=json_)
+    with console.status("building the dialog system (index, models) ..."):
+        system = build_system(system_config, language)
+        system.warm_up()
+    if profile is not None and system.knowledge.user(profile) is None:
+        raise RagdialError(f"unknown profile {profile!r}; known: {', '.join(u.id for u in system.users)}")
+    session = system.new_session(profile or (system.users[0].id if system.users else None))
+    if not json_:
+        console.print(f"[bold]ragdial chat[/] ({language}); profile: {session.user or 'none'}; /quit to leave")
+    while True:
+        try:
+            text = input("" if json_ else "you> ")
+        except (EOFError, KeyboardInterrupt):
+            if not json_:
+                console.print()
+            break
+        text = text.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            if not _command(system, session, text, console):
+                break
+            continue
+        if len(text) > system_config.max_message_chars:
+            console.print(f"[red]message too long ({len(text)} > {system_config.max_message_chars} characters)[/]")
+            continue
+        _turn(system, session, text, console, json_)
+
+
+def _command(system: DialogSystem, session, text: str, console: Console) -> bool:
+    name, _, arg = text.partition(" ")
+    if name in ("/quit", "/exit"):
+        return False
+    if name == "/profiles":
+        for user in system.users:
+            console.print(f"  {user.id}  {user.name}  {user.summary[:60]}")
+    elif name == "/profile":
+        if system.knowledge.user(arg.strip()) is None:
+            console.print(f"[red]unknown profile {arg.strip()!r}[/]")
+        else:
+            session.user, session.history = arg.strip(), []
+            console.print(f"profile {session.user}; history cleared")
+    elif name == "/reset":
+        session.history = []
+        console.print("history cleared")
+    else:
+        console.print("commands: /profiles, /profile ID, /reset, /quit")
+    return True
+
+
+def _turn(system: DialogSystem, session, text: str, console: Console, json_: bool) -> None:
+    if not json_:
+        console.print("bot> ", end="")
+    for event in system.stream(session, text):
+        if isinstance(event, Piece) and not json_:
+            console.print(event.text, end="", markup=False, highlight=False)
+        elif isinstance(event, Prepared):
+            pass
+        elif isinstance(event, Reply):
+            if json_:
+                typer.echo(json.dumps(event.to_dict(), ensure_ascii=False))
+                continue
+            console.print()
+            _citations(event, console)
+
+
+def _citations(reply: Reply, console: Console) -> None:
+    decision = reply.decision
+    lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
+    timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
+    console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
+    if not reply.knowledge:
+        return
+    table = Table(show_header=True, header_style="dim", box=None, padding=(0, 1))
+    table.add_column("#", style="dim")
+    table.add_column("source")
+    table.add_column("id", style="dim")
+    table.add_column("knowledge", overflow="fold")
+    for rank, citation in enumerate(reply.knowledge, 1):
+        table.add_row(str(rank), SOURCE_LABELS.get(citation.source, citation.source), citation.id, citation.text)
+    console.print(table)
+
+
+def serve(
+    config: ConfigOpt = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="worker processes (each builds its own index and model)")] = 1,
+    db: Annotated[Path | None, typer.Option(help="SQLite session store (default: in the cache dir)")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="RAGDIAL_API_KEY", help="require 'Authorization: Bearer KEY' on /v1")
+    ] = None,
+    retriever: RetrieverOpt = None,
+    generator: GeneratorOpt = None,
+    ratings: Annotated[
+        Path | None, typer.Option(help="also serve the human rating pages (/rating), storing into this SQLite file")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+) -> None:
+    """Serve the HTTP API (OpenAI-compatible /v1/chat/completions, /v1/retrieve, sessions) and the web page."""
+    from ragdial.serve.runner import serve as run_server
+    from ragdial.serve.service import Service, ServiceSettings
+
+    system_config = _config(config, retriever, generator)
+    db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
+    settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
+    service = None
+    if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
+        typer.echo("ragdial serve: building the dialog system ...", err=True)
+        service = Service(settings)
+    run_server(settings, host, port, workers, log_level, service)
+
+
+def demo(
+    port: Annotated[int, typer.Option(help="port")] = 8000,
+    generator: GeneratorOpt = None,
+    db: Annotated[Path | None, typer.Option(help="SQLite session store")] = None,
+) -> None:
+    """Serve the bundled demo knowledge base on 127.0.0.1 (the offline GGUF where installed, else templates)."""
+    from ragdial.serve.runner import serve as run_server
+    from ragdial.serve.service import Service, ServiceSettings
+
+    url = f"http://127.0.0.1:{port}/"
+    db_path = db or cache_dir() / "demo" / "sessions.sqlite"
+    settings = ServiceSettings(_config(None, None, generator), str(db_path), os.environ.get("RAGDIAL_API_KEY"))
+    typer.echo(f"ragdial demo: building the dialog system over the demo knowledge base, then serving {url}")
+    service = Service(settings)
+    for language, system in service.systems.items():
+        parts = f"retriever {type(system.retriever).__name__}, generator {type(system.generator).__name__}"
+        typer.echo(f"ragdial demo: {language}: {len(system.knowledge.dataset.kb)} knowledge items, {parts}")
+    typer.echo(f"ragdial demo: sessions in {db_path}")
+    typer.echo(f"ragdial demo: open {url}")
+    run_server(settings, "127.0.0.1", port, 1, "info", service)
+
+
+def run(
+    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc11, huawei or kdconv")],
+    path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
+    config: ConfigOpt = None,
+    split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
+    fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
+    limit: Annotated[int | None, typer.Option(min=1, help="run the first N examples only")] = None,
+    language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
+    out: Annotated[Path | None, typer.Option(help="output folder (default: runs/<benchmark>)")] = None,
+    retriever: RetrieverOpt = None,
+    generator: GeneratorOpt = None,
+    meteor: Annotated[bool, typer.Option(help="DSTC11: METEOR 1.5 (needs Java)")] = True,
+    bertscore: Annotated[bool, typer.Option(help="MobileCS2: track-2 scores (BERTScore needs torch)")] = True,
+) -> None:
+    """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ragdial.cli.eval import report
+    from ragdial.datasets._io import write_json
+    from ragdial.pipeline import run as runner
+
+    bench = runner.benchmark(benchmark)
+    system_config = _config(config, retriever, generator)
+    dataset = bench.load(path, split, language)
+    system_config.languages = [dataset.language]
+    examples = bench.select(dataset, None if fold < 0 else fold)[:limit]
+    if not examples:
+        raise RagdialError(f"{benchmark}: no examples to run (split {dataset.split!r}, fold {fold})")
+    console = Console(stderr=True)
+    with console.status(f"building the dialog system over {benchmark} {dataset.split} ({len(dataset.kb)} items)"):
+        system = build_system(system_config, dataset.language, knowledge=runner.knowledge_for(dataset))
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    tokens = {"n": 0, "ms": 0.0}
+    with Progress(*columns, TextColumn("{task.fields[rate]}"), console=console) as progress:
+        task = progress.add_task(f"{benchmark} {dataset.split}", total=len(examples), rate="")
+
+        def advance(example, reply: Reply) -> None:
+            tokens["n"] += reply.tokens
+            tokens["ms"] += reply.timings["generate_ms"]
+            rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
+            progress.update(task, advance=1, rate=f"{rate:,.1f} tokens/s")
+
+        predictions = runner.predict(system, examples, advance)
+    folder = out or Path("runs") / benchmark
+    folder.mkdir(parents=True, exist_ok=True)
+    written = bench.write(folder, dataset, examples, predictions)
+    options = {"out": folder, "meteor": meteor, "bertscore": bertscore}
+    scores = bench.score(dataset, examples, predictions, options)
+    speed = runner.speed(predictions)
+    summary = {
+        "benchmark": benchmark,
+        "split": dataset.split,
+        "fold": fold if benchmark == "dstc11" else None,
+        "examples": len(examples),
+        "config": system_config.to_data(),
+        "components": {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
+        "speed": speed,
+        "scores": {s.challenge: s.to_dict() for s in scores},
+        "submission": [str(p) for p in written],
+    }
+    write_json(folder / "scores.json", summary)
+    for result in scores:
+        report(result, False, None)
+    typer.echo(
+        f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
+        f" / p95 {speed['total_ms_p95']:.0f} ms"
+    )
+    typer.echo(f"wrote {', '.join(str(p) for p in written)} and {folder / 'scores.json'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the service commands to the ``ragdial`` app."""
+    app.command()(chat)
+    app.command()(serve)
+    app.command()(demo)
+    app.command()(run)

@@ -1,0 +1,48 @@
+"""``ragdial train``: fit the learned parts of the pipeline (``retriever`` here; detectors live beside it)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragdial import datasets
+from ragdial.cli import train_understanding
+from ragdial.cli._retrieval_options import select_fold
+from ragdial.retrieval import rerank
+from ragdial.retrieval.index import load_index
+
+app = typer.Typer(no_args_is_help=True, help="Train models.")
+app.command("detector")(train_understanding.detector)
+app.command("intent")(train_understanding.intent)
+app.command("api-query")(train_understanding.api_query)
+
+
+@app.command()
+def retriever(
+    format: Annotated[str, typer.Argument(help=f"one of: {', '.join(datasets.FORMATS)}")],
+    path: Annotated[Path, typer.Argument(help="labelled data file or folder")],
+    index: Annotated[Path, typer.Option(help="index directory built from the same knowledge")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="reranker directory to write")],
+    split: Annotated[str | None, typer.Option(help="split to read")] = None,
+    exclude_fold: Annotated[int | None, typer.Option(help="leave out this dev fold (README fold rule)")] = None,
+    depth: Annotated[int, typer.Option(help="candidates reranked per query")] = 100,
+    max_select: Annotated[int, typer.Option(help="most items selected per turn")] = 10,
+    rounds: Annotated[int, typer.Option(help="LightGBM boosting rounds")] = 300,
+    seed: int = 0,
+) -> None:
+    """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns."""
+    dataset = datasets.load(format, path, split)
+    base = load_index(index)
+    base.reranker = None
+    examples = select_fold(dataset, exclude_fold, keep=False)
+    start = time.perf_counter()
+    model = rerank.train(base, examples, depth=depth, max_select=max_select, rounds=rounds, seed=seed)
+    model.info.update({"format": format, "source": str(path), "exclude_fold": exclude_fold, "index": str(index)})
+    model.save(out)
+    typer.echo(
+        f"trained on {model.info['queries']} turns in {time.perf_counter() - start:.1f}s; "
+        f"threshold {model.threshold:.3f}; saved to {out}"
+    )

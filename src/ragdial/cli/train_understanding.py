@@ -1,0 +1,100 @@
+"""``ragdial train detector|intent|api-query``: fit an understanding classifier on a dataset split and save it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragdial import datasets
+from ragdial.errors import RagdialError
+from ragdial.understanding import new_classifier, training_data
+from ragdial.understanding.splits import fold_of
+
+FormatArg = Annotated[str, typer.Argument(help=f"data format, one of: {', '.join(datasets.FORMATS)}")]
+PathArg = Annotated[Path, typer.Argument(help="data file or folder")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="model folder to write (model.json + arrays.npz)")]
+SplitOpt = Annotated[str | None, typer.Option(help="split to train on (default: the format's default)")]
+EmbeddingOpt = Annotated[str, typer.Option(help="sentence encoder for an embedding feature block, or 'none'")]
+ExcludeFoldOpt = Annotated[
+    int | None,
+    typer.Option(help="leave this dialog-grouped fold (crc32 of the first turn % --folds) out of training"),
+]
+FoldsOpt = Annotated[int, typer.Option(help="number of dialog-grouped folds for --exclude-fold")]
+
+
+def _train(
+    task: str,
+    format: str,
+    path: Path,
+    out: Path,
+    split: str | None,
+    embedding: str,
+    exclude_fold: int | None,
+    folds: int,
+    use_knowledge: bool = True,
+    threshold: float = 0.5,
+) -> None:
+    if not path.exists():
+        raise RagdialError(f"{path}: no such file or folder")
+    dataset = datasets.load(format, path, split)
+    if exclude_fold is not None:
+        if not 0 <= exclude_fold < folds:
+            raise RagdialError(f"--exclude-fold must be in 0..{folds - 1}, not {exclude_fold}")
+        dataset.examples = [e for e in dataset.examples if fold_of(e, folds) != exclude_fold]
+    contexts, targets = training_data(task, dataset)
+    if not 0.0 < threshold < 1.0:
+        raise RagdialError(f"--threshold must be between 0 and 1, not {threshold}")
+    model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge, threshold)
+    started = time.perf_counter()
+    model.fit(contexts, targets)
+    model.meta.update(
+        {"data_format": format, "data_path": str(path), "split": dataset.split, "excluded_fold": exclude_fold}
+    )
+    model.save(out)
+    typer.echo(
+        f"trained {task} on {len(contexts)} examples ({len(model.classes)} classes) "
+        f"in {time.perf_counter() - started:.1f}s; saved to {out}"
+    )
+
+
+def intent(
+    format: FormatArg,
+    path: PathArg,
+    out: OutOpt,
+    split: SplitOpt = None,
+    embedding: EmbeddingOpt = "use",
+    exclude_fold: ExcludeFoldOpt = None,
+    folds: FoldsOpt = 5,
+) -> None:
+    """Train a single-utterance intent classifier (e.g. SMP2017-ECDT task 1)."""
+    _train("intent", format, path, out, split, embedding, exclude_fold, folds)
+
+
+def detector(
+    format: FormatArg,
+    path: PathArg,
+    out: OutOpt,
+    split: SplitOpt = None,
+    embedding: EmbeddingOpt = "use",
+    exclude_fold: ExcludeFoldOpt = None,
+    folds: FoldsOpt = 5,
+    knowledge: Annotated[bool, typer.Option(help="add knowledge-base match (BM25) features")] = True,
+    threshold: Annotated[float, typer.Option(help="a turn needs knowledge when P(seeking) >= this")] = 0.5,
+) -> None:
+    """Train a knowledge-seeking turn detector (DSTC9/11 task 1; KdConv/Huawei: does the turn use a triple)."""
+    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge, threshold)
+
+
+def api_query(
+    format: FormatArg,
+    path: PathArg,
+    out: OutOpt,
+    split: SplitOpt = None,
+    exclude_fold: ExcludeFoldOpt = None,
+    folds: FoldsOpt = 5,
+) -> None:
+    """Train a MobileCS2 api_query classifier (multi-label: [QA], user/product/other information, handle, ...)."""
+    _train("api_query", format, path, out, split, "none", exclude_fold, folds)

@@ -1,0 +1,1 @@
+"""Challenge scores composed from :mod:`ragdial.metrics`, in the organisers' JSON shapes."""

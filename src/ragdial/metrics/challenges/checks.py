@@ -1,0 +1,17 @@
+"""Checks on prediction files that the organisers' checkers make and the readers cannot (completeness)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragdial.errors import DataFormatError
+
+
+def require_all(path: str | Path, predictions: Mapping[Any, Any], keys: Sequence[Any], what: str) -> None:
+    """Every gold key must have a prediction; name how many are missing and the first few."""
+    missing = [k for k in keys if k not in predictions]
+    if missing:
+        shown = ", ".join(str(k) for k in missing[:5])
+        raise DataFormatError(path, f"no prediction for {len(missing)} of {len(keys)} {what} (first: {shown})")

@@ -1,0 +1,52 @@
+"""The 2022 knowledge-driven spoken dialogue challenge (Huawei; KdConv format).
+
+No scoring script was published with the data, so this follows the challenge's stated formula and the conventions of
+the Chinese knowledge-grounded dialogue evaluations it comes from (DuConv/KdConv): knowledge-triple P/R/F1
+micro-averaged over system turns (sets of (entity, attribute, value) triples); character BLEU-1 and BLEU-2 at corpus
+level without smoothing; corpus DISTINCT-1/2 on characters; generation F1 = mean per-turn character-overlap F1;
+characters are every non-space character. score = 0.3 * (P + R + F1_triples) + 0.7 * (BLEU-1 + BLEU-2 + F1_gen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from ragdial.metrics import bleu, overlap
+from ragdial.metrics.result import ChallengeScores
+from ragdial.metrics.retrieval import set_prf
+
+TOKENS = "chars"
+
+
+def score_kdsd(
+    gold_triples: Sequence[Sequence[Hashable]],
+    predicted_triples: Sequence[Sequence[Hashable]],
+    gold_responses: Sequence[str],
+    generated: Sequence[str],
+) -> ChallengeScores:
+    """Scores over parallel per-turn lists of triple ids and responses."""
+    triples = set_prf(gold_triples, predicted_triples)
+    bleu1 = bleu.corpus_bleu(generated, gold_responses, 1, TOKENS, "none")
+    bleu2 = bleu.corpus_bleu(generated, gold_responses, 2, TOKENS, "none")
+    distinct1 = overlap.distinct(generated, 1, TOKENS)
+    distinct2 = overlap.distinct(generated, 2, TOKENS)
+    f1 = overlap.generation_f1(generated, gold_responses, TOKENS)
+    p, r, tf = triples["precision"].value, triples["recall"].value, triples["f1"].value
+    result = {
+        "knowledge": {"precision": p, "recall": r, "f1": tf},
+        "generation": {
+            "bleu-1": bleu1.value,
+            "bleu-2": bleu2.value,
+            "distinct-1": distinct1.value,
+            "distinct-2": distinct2.value,
+            "f1": f1.value,
+        },
+        "score": 0.3 * (p + r + tf) + 0.7 * (bleu1.value + bleu2.value + f1.value),
+    }
+    signatures = {
+        "knowledge": triples["f1"].signature,
+        "bleu": bleu1.signature.replace("n:1", "n:1,2"),
+        "distinct": distinct1.signature,
+        "f1": f1.signature,
+    }
+    return ChallengeScores("kdsd", result, signatures, {"turns": len(generated)})

@@ -1,0 +1,64 @@
+"""Scores that carry a signature: every choice that changes the number, in one string."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def signature(name: str, **choices: Any) -> str:
+    """``name|key:value|...`` in the order given (sacrebleu style); booleans as yes/no."""
+    parts = [name]
+    for key, value in choices.items():
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        parts.append(f"{key}:{value}")
+    return "|".join(parts)
+
+
+@dataclass(frozen=True)
+class Score:
+    """One number and how it was computed."""
+
+    name: str
+    value: float
+    signature: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "signature": self.signature}
+
+
+@dataclass
+class ChallengeScores:
+    """A challenge's scores in the organisers' JSON shape, with a signature per metric family."""
+
+    challenge: str
+    scores: dict[str, Any]
+    signatures: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
+
+    def flat(self) -> dict[str, float]:
+        """``{"detection.f1": 0.9, ...}`` for tables."""
+        return dict(_flatten(self.scores))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "challenge": self.challenge,
+            "scores": self.scores,
+            "signatures": self.signatures,
+            "counts": self.counts,
+        }
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = ""):
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{name}.")
+        else:
+            yield name, float(value)

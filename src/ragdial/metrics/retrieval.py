@@ -1,0 +1,114 @@
+"""Retrieval and selection metrics over ranked lists and sets of ids.
+
+Every function takes parallel sequences: the gold ids of each query and the ranked (or unordered) predicted ids.
+``no_gold`` says what a query without gold ids counts as: ``"skip"`` (left out of the mean, the default and what
+the challenges do), ``"zero"``, ``"one"`` or ``"error"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from ragdial.metrics.result import Score, signature
+
+NO_GOLD = ("skip", "zero", "one", "error")
+
+
+def reciprocal_rank(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+    """1/rank of the first item of ``ranked[:k]`` that is in ``relevant`` (0 when none is)."""
+    wanted = set(relevant)
+    for rank, item in enumerate(list(ranked)[:k], start=1):
+        if item in wanted:
+            return 1.0 / rank
+    return 0.0
+
+
+def hit_at_k(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+    """1 when any of ``ranked[:k]`` is in ``relevant``, else 0."""
+    wanted = set(relevant)
+    return 1.0 if any(item in wanted for item in list(ranked)[:k]) else 0.0
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _per_query(gold, ranked, no_gold: str, fn) -> list[float]:
+    if no_gold not in NO_GOLD:
+        raise ValueError(f"no_gold must be one of {NO_GOLD}")
+    if len(gold) != len(ranked):
+        raise ValueError(f"{len(gold)} gold lists for {len(ranked)} predictions")
+    values = []
+    for index, (relevant, predicted) in enumerate(zip(gold, ranked, strict=True)):
+        if not relevant:
+            if no_gold == "error":
+                raise ValueError(f"query {index} has no gold ids")
+            if no_gold != "skip":
+                values.append(0.0 if no_gold == "zero" else 1.0)
+            continue
+        values.append(fn(set(relevant), list(predicted), relevant))
+    return values
+
+
+def recall_at_k(
+    gold: Sequence[Sequence[Hashable]],
+    ranked: Sequence[Sequence[Hashable]],
+    k: int,
+    unit: str = "query",
+    no_gold: str = "skip",
+) -> Score:
+    """Recall@k. ``unit="query"``: a query scores 1 when any gold id is in its top k (DSTC9 R@k).
+    ``unit="piece"``: every gold id counts on its own (FutureDial-RAG track 1); ``"fraction"``: the mean per query
+    of the share of its gold ids in the top k."""
+    if unit == "piece":
+        hits = total = 0
+        for relevant, predicted in zip(gold, ranked, strict=True):
+            top = set(list(predicted)[:k])
+            hits += sum(1 for g in relevant if g in top)
+            total += len(relevant)
+        value = hits / total if total else 0.0
+    elif unit in ("query", "fraction"):
+
+        def one(relevant, predicted, raw):
+            if unit == "query":
+                return hit_at_k(relevant, predicted, k)
+            return len(relevant & set(predicted[:k])) / len(relevant)
+
+        value = _mean(_per_query(gold, ranked, no_gold, one))
+    else:
+        raise ValueError("unit must be 'query', 'piece' or 'fraction'")
+    return Score(f"recall@{k}", value, signature("recall", k=k, unit=unit, no_gold=no_gold))
+
+
+def mrr_at_k(gold: Sequence[Sequence[Hashable]], ranked: Sequence[Sequence[Hashable]], k: int, no_gold: str = "skip"):
+    """Mean reciprocal rank of the first gold id within the top k (0 when none is there)."""
+
+    def one(relevant, predicted, raw):
+        return reciprocal_rank(relevant, predicted, k)
+
+    value = _mean(_per_query(gold, ranked, no_gold, one))
+    return Score(f"mrr@{k}", value, signature("mrr", k=k, no_gold=no_gold))
+
+
+def set_prf(gold: Sequence[Sequence[Hashable]], predicted: Sequence[Sequence[Hashable]]) -> dict[str, Score]:
+    """Micro precision/recall/F1 of predicted id sets against gold id sets (duplicates removed), plus exact match
+    over the queries where gold or prediction is non-empty."""
+    tp = fp = fn = exact = counted = 0
+    for relevant, guessed in zip(gold, predicted, strict=True):
+        relevant, guessed = set(relevant), set(guessed)
+        tp += len(relevant & guessed)
+        fp += len(guessed - relevant)
+        fn += len(relevant - guessed)
+        if relevant or guessed:
+            counted += 1
+            exact += relevant == guessed
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    sig = signature("set-prf", avg="micro", dedup=True)
+    return {
+        "precision": Score("precision", p, sig),
+        "recall": Score("recall", r, sig),
+        "f1": Score("f1", f, sig),
+        "exact_match": Score("exact_match", exact / counted if counted else 0.0, sig + "|em_over:non-empty"),
+    }

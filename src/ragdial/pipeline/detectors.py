@@ -1,0 +1,59 @@
+"""Detectors over the understanding models: what a predicted ``api_query`` or knowledge-seeking flag means for
+the look-ups (the user's profile, the global products, the FAQ)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragdial.pipeline.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
+from ragdial.schema import SourceKind, Turn
+
+
+def decision_for_api_query(labels: Sequence[str], confidence: float | None = None) -> Decision:
+    """MobileCS2 look-up labels → a decision: none → no knowledge; ``[QA]`` → the FAQ; user information → the
+    user's profile; product information → the products; handle / cancel / verify → both look-ups."""
+    from ragdial.datasets.mobilecs2 import query_source
+
+    label = "，".join(labels)
+    if not labels:
+        return Decision(False, (), label=label, confidence=confidence, detector="api_query")
+    sources = {query_source(one) for one in labels}
+    lookups: set[str] = set()
+    kinds: set[SourceKind] = set()
+    for source in sources:
+        if source == SourceKind.USER_PROFILE:
+            lookups.add(USER_PROFILE)
+        elif source in (SourceKind.FAQ, SourceKind.PRODUCT):
+            lookups.add(GLOBAL)
+            kinds.add(source)
+        else:  # a transaction (handle, cancel, verify): the user's services and the product details both matter
+            lookups.update(LOOKUPS)
+    if None in sources:
+        kinds.clear()
+    ordered = tuple(x for x in LOOKUPS if x in lookups)
+    return Decision(True, ordered, tuple(sorted(kinds)), label=label, confidence=confidence, detector="api_query")
+
+
+class ApiQueryDetector:
+    """Predicts the MobileCS2 ``api_query`` labels of the turn (ragdial.understanding) and maps them to look-ups."""
+
+    def __init__(self, classifier: Any) -> None:
+        self.classifier = classifier
+
+    def decide(self, context: Sequence[Turn], language: str) -> Decision:
+        labels = self.classifier.predict_one(list(context))
+        return decision_for_api_query(list(labels))
+
+
+class KnowledgeSeekingDetector:
+    """Does the turn need knowledge at all (ragdial.understanding's detector); if so, both look-ups."""
+
+    def __init__(self, classifier: Any, threshold: float = 0.5) -> None:
+        self.classifier = classifier
+        self.threshold = threshold
+
+    def decide(self, context: Sequence[Turn], language: str) -> Decision:
+        probability = float(self.classifier.probabilities([list(context)])[0].ravel()[-1])
+        needs = probability >= self.threshold
+        return Decision(needs, LOOKUPS if needs else (), confidence=probability, detector="knowledge_seeking")

@@ -1,0 +1,91 @@
+"""Small registries that build pipeline components from configuration by name.
+
+A component is named in the config either by a registered name (``bm25``, ``template``) or by an import path
+(``package.module:factory``), so a user's own retriever, generator or detector plugs in without touching ragdial.
+Registered names may point at an import path too: the module is imported only when the name is built, so the
+registry lists components whose modules land later without importing them up front.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ragdial.errors import RagdialError
+
+T = TypeVar("T")
+Factory = Callable[..., Any]
+
+
+class ConfigError(RagdialError):
+    """A configuration that cannot be built: names the config file (where known), the field and what is wrong."""
+
+
+def import_object(path: str) -> Any:
+    """Import ``package.module:attribute``."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"{path!r} is not an import path of the form 'package.module:name'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ConfigError(f"cannot import {module_name!r} for {path!r}: {err}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ConfigError(f"module {module_name!r} has no {attribute!r}") from None
+
+
+class Registry(Generic[T]):
+    """Named factories of one kind of component (retrievers, generators, detectors, knowledge sources)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._factories: dict[str, Factory | str] = {}
+        self._help: dict[str, str] = {}
+
+    def register(self, name: str, factory: Factory | str, help: str = "") -> None:
+        """Register ``factory`` (a callable, or an import path resolved on first use) under ``name``."""
+        self._factories[name] = factory
+        self._help[name] = help
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def help(self, name: str) -> str:
+        return self._help.get(name, "")
+
+    def available(self, name: str) -> bool:
+        """Whether ``name`` can be built here (its module imports)."""
+        try:
+            self.factory(name)
+        except ConfigError:
+            return False
+        return True
+
+    def factory(self, name: str) -> Factory:
+        """The factory for ``name`` (a registered name or an import path)."""
+        target = self._factories.get(name)
+        if target is None:
+            if ":" not in name:
+                known = ", ".join(self.names()) or "none"
+                raise ConfigError(f"unknown {self.kind} {name!r}; known: {known} (or an import path 'module:name')")
+            target = name
+        if isinstance(target, str):
+            target = import_object(target)
+            if not callable(target):
+                raise ConfigError(f"{self.kind} {name!r} is not callable")
+        return target
+
+    def build(self, name: str, *args: Any, **params: Any) -> T:
+        """Build ``name`` with ``params``; a wrong parameter is a configuration error naming the component."""
+        factory = self.factory(name)
+        try:
+            inspect.signature(factory).bind(*args, **params)
+        except TypeError as err:
+            raise ConfigError(f"{self.kind} {name!r}: {err}") from None
+        except ValueError:  # no signature to check (a builtin)
+            pass
+        return factory(*args, **params)

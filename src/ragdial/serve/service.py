@@ -1,0 +1,105 @@
+"""What the HTTP app serves: one dialog system per language, the session store, and the service settings."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.pipeline.components import build_systems
+from ragdial.pipeline.config import SystemConfig
+from ragdial.pipeline.system import DialogSystem
+from ragdial.serve.store import SessionStore
+
+SETTINGS_ENV = "RAGDIAL_SERVICE_SETTINGS"
+
+
+@dataclass
+class ServiceSettings:
+    """How the service runs: the system config, where sessions are stored, the optional API key."""
+
+    config: SystemConfig
+    db_path: str
+    api_key: str | None = None
+    max_body_bytes: int = 1_048_576
+    model: str = "ragdial"
+    ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "config": self.config.to_data(),
+                "db_path": self.db_path,
+                "api_key": self.api_key,
+                "max_body_bytes": self.max_body_bytes,
+                "model": self.model,
+                "ratings_path": self.ratings_path,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ServiceSettings:
+        data = json.loads(text)
+        return cls(
+            SystemConfig.from_data(data["config"], "service settings"),
+            data["db_path"],
+            data.get("api_key"),
+            int(data.get("max_body_bytes", 1_048_576)),
+            data.get("model", "ragdial"),
+            data.get("ratings_path"),
+        )
+
+
+class Service:
+    """The dialog systems (one per language) and the session store the HTTP app serves."""
+
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        systems: dict[str, DialogSystem] | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        self.settings = settings
+        self.systems = systems if systems is not None else build_systems(settings.config)
+        if not self.systems:
+            raise RagdialError("the service needs at least one language")
+        for system in self.systems.values():
+            system.warm_up()
+        self.store = store or SessionStore(settings.db_path)
+
+    @classmethod
+    def from_env(cls) -> Service:
+        text = os.environ.get(SETTINGS_ENV)
+        if not text:
+            raise RagdialError(f"{SETTINGS_ENV} is not set (start the service with 'ragdial serve')")
+        return cls(ServiceSettings.from_json(text))
+
+    @property
+    def default_language(self) -> str:
+        return next(iter(self.systems))
+
+    def system(self, language: str) -> DialogSystem:
+        return self.systems[language]
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "languages": list(self.systems),
+            "components": {
+                language: {
+                    "detector": type(system.detector).__name__,
+                    "retriever": type(system.retriever).__name__,
+                    "generator": type(system.generator).__name__,
+                    "knowledge_items": len(system.knowledge.dataset.kb),
+                    "profiles": len(system.users),
+                }
+                for language, system in self.systems.items()
+            },
+            "sessions_db": str(Path(self.settings.db_path)),
+            "journal_mode": self.store.journal_mode(),
+            "auth": bool(self.settings.api_key),
+        }

@@ -1,0 +1,182 @@
+"""Query layer over the travel database (stdlib ``sqlite3``).
+
+Supported database URLs: a plain file path, ``sqlite:///relative/or/absolute/path`` (SQLAlchemy style,
+``sqlite:////abs/path`` also works) and ``sqlite://`` or ``:memory:`` for an empty in-memory database.
+Other SQLAlchemy dialects (postgresql://, mysql://) are not supported and raise a RagdialError.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.paths import cache_dir
+
+DOMAINS = ("flight", "train", "hotel")
+
+
+def default_db_path() -> Path:
+    """Where ``ragdial task make-db`` writes by default: ``<cache>/task/travel.sqlite``."""
+    return cache_dir() / "task" / "travel.sqlite"
+
+
+def sqlite_target(url: str | Path) -> str:
+    """The sqlite3 connect target for a path or ``sqlite:///`` URL."""
+    text = str(url)
+    if text in ("sqlite://", ":memory:"):
+        return ":memory:"
+    if "://" in text:
+        scheme, _, rest = text.partition("://")
+        if scheme != "sqlite":
+            raise RagdialError(f"database URL {text!r}: only sqlite paths and sqlite:/// URLs are supported")
+        text = rest[1:] if rest.startswith("/") else rest
+    return text
+
+
+@dataclass
+class Gazetteer:
+    """City names (with English names and aliases) and the places (airports, stations) of each city."""
+
+    cities: dict[str, str] = field(default_factory=dict)  # surface form -> canonical Chinese city name
+    places: dict[str, tuple[str, str]] = field(default_factory=dict)  # place name -> (city, kind)
+    english: dict[str, str] = field(default_factory=dict)  # canonical city -> English name
+
+
+class TravelDB:
+    """Read-only search plus booking over one travel database."""
+
+    def __init__(self, url: str | Path | None = None, scratch: bool = False) -> None:
+        """Open a database; ``scratch=True`` works on an in-memory copy, so bookings leave the file untouched."""
+        target = sqlite_target(url if url is not None else default_db_path())
+        if target != ":memory:" and not Path(target).is_file():
+            raise RagdialError(f"travel database {target} not found: run `ragdial task make-db` first")
+        self.url = str(url)
+        if scratch:
+            source = sqlite3.connect(target)
+            self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+            source.backup(self.conn)
+            source.close()
+        else:
+            self.conn = sqlite3.connect(target, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self.meta = {row["key"]: row["value"] for row in self.conn.execute("SELECT key, value FROM meta")}
+        except sqlite3.DatabaseError as err:
+            raise RagdialError(f"{target}: not a ragdial travel database ({err})") from err
+        self._gazetteer: Gazetteer | None = None
+        self.lock = threading.RLock()  # one connection shared by the service's worker threads
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def gazetteer(self) -> Gazetteer:
+        """All city names, aliases and places in the database (cached)."""
+        if self._gazetteer is None:
+            gaz = Gazetteer()
+            for row in self.conn.execute("SELECT name, name_en, aliases FROM cities"):
+                gaz.cities[row["name"]] = row["name"]
+                gaz.cities[row["name_en"].lower()] = row["name"]
+                gaz.english[row["name"]] = row["name_en"]
+                for alias in filter(None, row["aliases"].split(",")):
+                    gaz.cities[alias] = row["name"]
+            for row in self.conn.execute("SELECT name, city, kind FROM places"):
+                gaz.places[row["name"]] = (row["city"], row["kind"])
+            self._gazetteer = gaz
+        return self._gazetteer
+
+    def dates(self) -> list[str]:
+        """The dates the timetables cover (ISO)."""
+        rows = self.conn.execute("SELECT DISTINCT date FROM hotel_rooms ORDER BY date")
+        return [row[0] for row in rows]
+
+    def search(self, domain: str, constraints: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
+        """Rows matching the constraints, cheapest first.
+
+        Flight/train constraints: dep_city, arr_city, date, time_from/time_to ("HH:MM"), seat_class, berth,
+        max_price, min_seats (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
+        Hotel: city, date (rooms left), stars, min_stars, max_price, district.
+        Unknown keys are ignored; missing keys do not constrain.
+        """
+        where, args = [], []
+
+        def add(clause: str, value: Any) -> None:
+            if value not in (None, ""):
+                where.append(clause)
+                args.append(value)
+
+        if domain in ("flight", "train"):
+            table = "flights" if domain == "flight" else "trains"
+            add("dep_city = ?", constraints.get("dep_city"))
+            add("arr_city = ?", constraints.get("arr_city"))
+            add("date = ?", constraints.get("date"))
+            add("dep_time >= ?", constraints.get("time_from"))
+            add("dep_time < ?", constraints.get("time_to"))
+            add("seat_class = ?", constraints.get("seat_class"))
+            berths = constraints.get("berth")
+            if berths:
+                berths = [berths] if isinstance(berths, str) else list(berths)
+                where.append(f"berth IN ({','.join('?' * len(berths))})")
+                args.extend(berths)
+            kinds = constraints.get("train_kinds") if domain == "train" else None
+            if kinds:
+                where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
+                args.extend(kinds)
+            add("price <= ?", constraints.get("max_price"))
+            add("seats >= ?", constraints.get("min_seats", 1))
+            sql = f"SELECT * FROM {table}"
+            order = " ORDER BY price, dep_time"
+        elif domain == "hotel":
+            add("h.city = ?", constraints.get("city"))
+            add("h.district = ?", constraints.get("district"))
+            add("h.stars = ?", constraints.get("stars"))
+            add("h.stars >= ?", constraints.get("min_stars"))
+            add("h.price <= ?", constraints.get("max_price"))
+            if constraints.get("date"):
+                add("r.date = ?", constraints["date"])
+                where.append("r.rooms >= 1")
+                sql = (
+                    "SELECT h.*, r.date AS date, r.rooms AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
+                )
+            else:
+                sql = "SELECT h.* FROM hotels h"
+            order = " ORDER BY h.price, h.stars DESC"
+        else:
+            raise RagdialError(f"unknown task domain {domain!r} (one of {', '.join(DOMAINS)})")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += order + " LIMIT ?"
+        args.append(limit)
+        with self.lock:
+            return [dict(row) for row in self.conn.execute(sql, args)]
+
+    def get(self, domain: str, item_id: int) -> dict[str, Any] | None:
+        table = {"flight": "flights", "train": "trains", "hotel": "hotels"}[domain]
+        with self.lock:
+            row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (item_id,)).fetchone()
+        return dict(row) if row else None
+
+    def book(self, domain: str, item: dict[str, Any], date: str, summary: str) -> int:
+        """Record a booking, take one seat/room; returns the booking number."""
+        with self.lock, self.conn:
+            if domain == "hotel":
+                self.conn.execute(
+                    "UPDATE hotel_rooms SET rooms = rooms - 1 WHERE hotel_id = ? AND date = ? AND rooms > 0",
+                    (item["id"], date),
+                )
+            else:
+                table = "flights" if domain == "flight" else "trains"
+                self.conn.execute(f"UPDATE {table} SET seats = seats - 1 WHERE id = ? AND seats > 0", (item["id"],))
+            cur = self.conn.execute(
+                "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
+                (domain, item["id"], date, summary),
+            )
+        return int(cur.lastrowid)
+
+    def booking(self, number: int) -> dict[str, Any] | None:
+        with self.lock:
+            row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
+        return dict(row) if row else None

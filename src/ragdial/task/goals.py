@@ -1,0 +1,255 @@
+"""User goals for the simulator, sampled from the database so that each one is achievable.
+
+Kinds: a single flight, train or hotel; a trip plus a hotel at the destination; and the compound goal
+"the flight is too dear → take the train, then a hotel" whose first part the database cannot satisfy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ragdial.task.db import TravelDB
+from ragdial.task.slots import PERIODS
+
+GOAL_KINDS = {"flight": 0.22, "train": 0.22, "hotel": 0.14, "trip+hotel": 0.22, "flight>train+hotel": 0.20}
+PERIOD_WORDS = ("上午", "下午", "晚上")
+WEEKDAY_WORDS = "一二三四五六日"
+
+
+@dataclass
+class SubGoal:
+    """One booking the user wants (or tries: ``expect_fail`` marks a part the database cannot satisfy)."""
+
+    domain: str
+    constraints: dict[str, Any]
+    date_expr: str = ""
+    expect_fail: bool = False
+
+
+@dataclass
+class Goal:
+    """A user's whole goal: subgoals in order, plus whether the user will wander off-topic or misspeak once."""
+
+    id: int
+    kind: str
+    subgoals: list[SubGoal]
+    out_of_scope: bool = False
+    correction: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        """The goal in words, for a human tester."""
+        parts = []
+        for sub in self.subgoals:
+            c = sub.constraints
+            if sub.domain == "hotel":
+                text = f"{sub.date_expr}在{c['city']}住酒店"
+                if c.get("stars"):
+                    text += f"，{c['stars']}星级"
+                if c.get("min_stars"):
+                    text += f"，{c['min_stars']}星及以上"
+            else:
+                name = "机票" if sub.domain == "flight" else "火车票"
+                text = f"{sub.date_expr}{c.get('period', '')}从{c['dep_city']}到{c['arr_city']}的{name}"
+                if c.get("seat_class"):
+                    text += f"，{c['seat_class']}"
+                if c.get("berths"):
+                    text += "，" + "或".join(c["berths"])
+            if c.get("max_price"):
+                text += f"，{c['max_price']}元以内"
+            if sub.expect_fail:
+                text += "（如果订不到就改别的方式）"
+            parts.append(text)
+        return "；然后".join(parts)
+
+
+def date_expression(date: dt.date, today: dt.date, rng: random.Random) -> str:
+    """How a user would name a date: 今天/明天/后天, 下周三, or 12月5日."""
+    offset = (date - today).days
+    words = {0: "今天", 1: "明天", 2: "后天"}
+    if offset in words and rng.random() < 0.8:
+        return words[offset]
+    next_monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
+    if 0 <= (date - next_monday).days < 7 and rng.random() < 0.5:
+        return f"下周{WEEKDAY_WORDS[date.weekday()]}"
+    return f"{date.month}月{date.day}日" if rng.random() < 0.5 else f"{date.month}月{date.day}号"
+
+
+FIELD_OF = {
+    "dep_city": "dep_city",
+    "arr_city": "arr_city",
+    "city": "city",
+    "date": "date",
+    "time_from": "dep_time",
+    "time_to": "dep_time",
+    "seat_class": "seat_class",
+    "berths": "berth",
+    "max_price": "price",
+    "stars": "stars",
+    "min_stars": "stars",
+}
+
+
+def satisfies(item: dict[str, Any], constraints: dict[str, Any]) -> bool:
+    """Whether a database row (or an option read from a reply) meets a subgoal's constraints.
+
+    Constraints on fields the item does not carry are not checked (an option line shows no city names).
+    """
+    checks = {
+        "dep_city": lambda got, want: got == want,
+        "arr_city": lambda got, want: got == want,
+        "city": lambda got, want: got == want,
+        "date": lambda got, want: got == want,
+        "time_from": lambda got, want: got >= want,
+        "time_to": lambda got, want: got < want or want == "24:00",
+        "seat_class": lambda got, want: got == want,
+        "berths": lambda got, want: got in want,
+        "max_price": lambda got, want: got <= want,
+        "stars": lambda got, want: got == want,
+        "min_stars": lambda got, want: got >= want,
+    }
+    for key, want in constraints.items():
+        if key not in checks or want in (None, "", []) or FIELD_OF[key] not in item:
+            continue
+        if not checks[key](item[FIELD_OF[key]], want):
+            return False
+    return True
+
+
+def _random_row(
+    db: TravelDB, table: str, dates: list[str], rng: random.Random, where: str = "", args: tuple = ()
+) -> dict[str, Any] | None:
+    date = rng.choice(dates)
+    cond = "date = ? AND seats > 0" + (f" AND {where}" if where else "")
+    count = db.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {cond}", (date, *args)).fetchone()[0]
+    if not count:
+        return None
+    row = db.conn.execute(
+        f"SELECT * FROM {table} WHERE {cond} LIMIT 1 OFFSET ?", (date, *args, rng.randrange(count))
+    ).fetchone()
+    return dict(row)
+
+
+def _period_of(clock: str) -> str | None:
+    for word in PERIOD_WORDS:
+        start, end = PERIODS[word]
+        if start <= clock < end:
+            return word
+    return None
+
+
+def _budget(price: int, rng: random.Random) -> int:
+    return int(math.ceil(price * rng.uniform(1.05, 1.5) / 100) * 100)
+
+
+def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: random.Random) -> SubGoal:
+    c: dict[str, Any] = {"dep_city": row["dep_city"], "arr_city": row["arr_city"], "date": row["date"]}
+    period = _period_of(row["dep_time"])
+    if period and rng.random() < 0.5:
+        c["period"] = period
+        c["time_from"], c["time_to"] = PERIODS[period]
+    if rng.random() < 0.6:
+        c["seat_class"] = row["seat_class"]
+        if row["berth"] and rng.random() < 0.7:
+            others = [b for b in ("上铺", "中铺", "下铺") if b != row["berth"]]
+            c["berths"] = (
+                sorted({row["berth"], rng.choice(others)}, key=lambda b: "上中下".index(b[0]))
+                if rng.random() < 0.6
+                else [row["berth"]]
+            )
+            if row["seat_class"] == "软卧":
+                c["berths"] = [b for b in c["berths"] if b != "中铺"]
+    if rng.random() < 0.4:
+        c["max_price"] = _budget(row["price"], rng)
+    date = dt.date.fromisoformat(row["date"])
+    return SubGoal(domain, c, date_expression(date, today, rng))
+
+
+def _hotel(
+    db: TravelDB, city: str | None, date: str | None, dates: list[str], today: dt.date, rng: random.Random
+) -> SubGoal | None:
+    date = date or rng.choice(dates)
+    sql = "SELECT h.* FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id WHERE r.date = ? AND r.rooms > 0"
+    args: list[Any] = [date]
+    if city:
+        sql += " AND h.city = ?"
+        args.append(city)
+    rows = [dict(r) for r in db.conn.execute(sql, args)]
+    if not rows:
+        return None
+    row = rng.choice(rows)
+    c: dict[str, Any] = {"city": row["city"], "date": date}
+    roll = rng.random()
+    if roll < 0.5:
+        c["stars"] = row["stars"]
+    elif roll < 0.75 and row["stars"] >= 3:
+        c["min_stars"] = row["stars"] - 1
+    if rng.random() < 0.4:
+        c["max_price"] = _budget(row["price"], rng)
+    return SubGoal("hotel", c, date_expression(dt.date.fromisoformat(date), today, rng))
+
+
+def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, days_ahead: int = 10) -> Goal:
+    """One achievable goal (retries internally until the database supports it)."""
+    dates = [d for d in db.dates() if today.isoformat() <= d <= (today + dt.timedelta(days=days_ahead)).isoformat()]
+    kinds, weights = zip(*GOAL_KINDS.items(), strict=True)
+    while True:
+        kind = rng.choices(kinds, weights)[0]
+        subs: list[SubGoal] = []
+        if kind in ("flight", "train", "trip+hotel"):
+            domain = kind if kind != "trip+hotel" else rng.choice(("flight", "train"))
+            row = _random_row(db, "flights" if domain == "flight" else "trains", dates, rng)
+            if row is None:
+                continue
+            subs.append(_trip(db, domain, row, today, rng))
+            if kind == "trip+hotel":
+                hotel = _hotel(db, row["arr_city"], row["date"], dates, today, rng)
+                if hotel is None:
+                    continue
+                hotel.date_expr = ""  # the hotel is for the day of arrival: said implicitly
+                subs.append(hotel)
+        elif kind == "hotel":
+            hotel = _hotel(db, None, None, dates, today, rng)
+            if hotel is None:
+                continue
+            subs.append(hotel)
+        else:  # flight too dear -> train -> hotel
+            train = _random_row(db, "trains", dates, rng)
+            if train is None:
+                continue
+            cheapest = db.conn.execute(
+                "SELECT MIN(price) FROM flights WHERE dep_city = ? AND arr_city = ? AND date = ? AND seats > 0",
+                (train["dep_city"], train["arr_city"], train["date"]),
+            ).fetchone()[0]
+            budget = int(math.floor((cheapest or 0) * 0.8 / 50) * 50) if cheapest else 0
+            if not cheapest or budget < train["price"]:
+                continue
+            date = dt.date.fromisoformat(train["date"])
+            expr = date_expression(date, today, rng)
+            route = {
+                "dep_city": train["dep_city"],
+                "arr_city": train["arr_city"],
+                "date": train["date"],
+                "max_price": budget,
+            }
+            subs.append(SubGoal("flight", dict(route), expr, expect_fail=True))
+            subs.append(SubGoal("train", dict(route), ""))
+            hotel = _hotel(db, train["arr_city"], train["date"], dates, today, rng)
+            if hotel is None:
+                continue
+            hotel.date_expr = ""
+            subs.append(hotel)
+        return Goal(goal_id, kind, subs, out_of_scope=rng.random() < 0.3, correction=rng.random() < 0.2)
+
+
+def sample_goals(db: TravelDB, n: int, seed: int, today: dt.date) -> list[Goal]:
+    """``n`` goals, the same for the same database, seed and date."""
+    rng = random.Random(seed)
+    return [sample_goal(db, i, today, rng) for i in range(n)]

@@ -1,0 +1,631 @@
+"""Slot parsing for the travel tasks, Chinese first, English too.
+
+``parse(text, gazetteer, today)`` finds cities and stations (from the database's gazetteer, with their role:
+departure or arrival), dates (absolute and relative: 今天/明天/后天/下周三/12月3日/tomorrow/next Friday),
+departure-time periods (晚上/上午/evening/"after 6pm"), seat and berth classes, price limits, hotel stars,
+the task domain named by keywords, and dialog acts (yes/no, correction, choice of an option, goodbye).
+Chinese keywords and city names are also matched by toneless pinyin, so homophone ASR errors
+(背景 for 北京) still parse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from pypinyin import lazy_pinyin
+
+from ragdial.task.db import Gazetteer
+
+WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+WEEKDAYS_EN = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+MONTHS_EN = {
+    m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
+}
+RELATIVE_DAYS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3}
+RELATIVE_DAYS_EN = {"today": 0, "tonight": 0, "tomorrow": 1, "day after tomorrow": 2}
+
+# period -> (from, to) departure-time window, end exclusive
+PERIODS = {
+    "凌晨": ("00:00", "06:00"),
+    "早上": ("06:00", "09:00"),
+    "早晨": ("06:00", "09:00"),
+    "清早": ("06:00", "09:00"),
+    "上午": ("06:00", "12:00"),
+    "中午": ("11:00", "14:00"),
+    "下午": ("12:00", "18:00"),
+    "傍晚": ("17:00", "20:00"),
+    "晚上": ("18:00", "24:00"),
+    "夜里": ("20:00", "24:00"),
+    "夜间": ("20:00", "24:00"),
+    "白天": ("06:00", "18:00"),
+}
+PERIODS_EN = {
+    "early morning": ("00:00", "06:00"),
+    "morning": ("06:00", "12:00"),
+    "noon": ("11:00", "14:00"),
+    "afternoon": ("12:00", "18:00"),
+    "evening": ("18:00", "24:00"),
+    "tonight": ("18:00", "24:00"),
+    "night": ("20:00", "24:00"),
+}
+SEAT_CLASSES = {
+    "经济舱": "经济舱",
+    "商务舱": "商务舱",
+    "头等舱": "头等舱",
+    "二等座": "二等座",
+    "一等座": "一等座",
+    "商务座": "商务座",
+    "硬座": "硬座",
+    "硬卧": "硬卧",
+    "软卧": "软卧",
+    "二等": "二等座",
+    "一等": "一等座",
+}
+SEAT_CLASSES_EN = {
+    "economy": "经济舱",
+    "business class": "business",
+    "business": "business",
+    "first class": "first",
+    "second class": "二等座",
+    "hard seat": "硬座",
+    "hard sleeper": "硬卧",
+    "soft sleeper": "软卧",
+}
+BERTHS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
+TRAIN_KINDS = {"高铁": "G", "动车": "D", "特快": "T", "直达": "Z", "快速": "K"}
+BERTHS_EN = {"upper": "上铺", "middle": "中铺", "lower": "下铺"}
+DOMAIN_WORDS = {
+    "flight": ["机票", "航班", "飞机", "飞往", "坐飞机", "舱"],
+    "train": ["火车", "高铁", "动车", "车票", "列车", "卧铺", "硬卧", "软卧", "二等座", "一等座", "硬座", "座位"],
+    "hotel": ["酒店", "宾馆", "住宿", "旅馆", "饭店", "入住", "住一晚", "星级", "房间"],
+}
+DOMAIN_WORDS_EN = {
+    "flight": ["flight", "fly", "plane", "air ticket", "airline"],
+    "train": ["train", "rail", "sleeper", "high-speed"],
+    "hotel": ["hotel", "room", "stay", "accommodation"],
+}
+AFFIRM = ["是的", "对的", "好的", "确认", "可以", "没问题", "就这个", "行", "好", "对", "嗯", "是"]
+AFFIRM_EN = ["yes", "yeah", "ok", "okay", "sure", "confirm", "correct", "right", "fine"]
+DENY = ["不对", "不是", "不要", "不用", "不行", "算了", "错了", "换一个", "取消", "不"]
+DENY_EN = ["no", "not", "nope", "don't", "wrong"]
+CORRECTION = ["不对", "不是", "错了", "说错", "改成", "换成", "改为", "改一下", "我说的是", "应该是", "其实是"]
+CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
+BYE = ["再见", "拜拜", "没有了", "没别的", "不需要了", "就这些", "结束", "谢谢"]
+BYE_EN = ["bye", "goodbye", "that's all", "nothing else", "thank you", "thanks"]
+OFF_TOPIC = [
+    "天气",
+    "笑话",
+    "唱歌",
+    "唱首歌",
+    "股票",
+    "新闻",
+    "电影",
+    "音乐",
+    "讲个故事",
+    "几点了",
+    "你是谁",
+    "你叫什么",
+]
+OFF_TOPIC_EN = ["weather", "joke", "sing", "stock", "news", "movie", "music", "story", "who are you"]
+ORDINALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+NEGATED_SOUNDS = {("bu", "shi"), ("bu", "qu"), ("bu", "cong"), ("bu", "zai")}
+DEP_BEFORE = ("从", "由", "自")
+ARR_BEFORE = ("到", "去", "飞", "往", "至", "抵达", "回")
+DEP_AFTER = ("出发", "走", "起飞", "发车", "上车")
+ARR_AFTER = ("下车",)
+
+
+EXACT_CUES = sorted(
+    w
+    for w in {*SEAT_CLASSES, *BERTHS, *PERIODS, *RELATIVE_DAYS, *(w for ws in DOMAIN_WORDS.values() for w in ws)}
+    if len(w) >= 2
+)
+
+
+@dataclass
+class Parse:
+    """Everything one utterance says, in canonical form (cities in Chinese, dates ISO, times HH:MM)."""
+
+    language: str = "zh"
+    domains: list[str] = field(default_factory=list)
+    cities: list[tuple[str, str | None]] = field(default_factory=list)  # (city, "dep" | "arr" | None)
+    negated_cities: list[str] = field(default_factory=list)
+    places: dict[str, str] = field(default_factory=dict)  # city -> station/airport named
+    date: str | None = None
+    time_from: str | None = None
+    time_to: str | None = None
+    period: str | None = None
+    seat_class: str | None = None
+    berths: list[str] = field(default_factory=list)
+    train_kinds: list[str] = field(default_factory=list)  # 高铁 -> G, 动车 -> D
+    max_price: int | None = None
+    stars: int | None = None
+    min_stars: int | None = None
+    choice: int | None = None
+    code: str | None = None
+    affirm: bool = False
+    deny: bool = False
+    correction: bool = False
+    bye: bool = False
+    off_topic: bool = False
+
+    def has_slots(self) -> bool:
+        """Whether any task slot (not just a dialog act) was found."""
+        return bool(
+            self.cities
+            or self.date
+            or self.time_from
+            or self.time_to
+            or self.seat_class
+            or self.berths
+            or self.max_price
+            or self.stars
+            or self.min_stars
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+NUM = r"[0-9]+|[零〇一二两三四五六七八九十百千万]+"
+
+
+def cn_number(text: str) -> int | None:
+    """Arabic or simple Chinese numerals ('12', '十二', '一千五百', '一千五' = 1500)."""
+    if text.isdigit():
+        return int(text)
+    total, section, digit, last_unit = 0, 0, None, 1
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            unit = _CN_UNITS[ch]
+            if unit == 10000:
+                total += (section + (digit or 0)) * unit
+                section, digit = 0, None
+            else:
+                section += (1 if digit is None else digit) * unit
+                digit = None
+            last_unit = unit
+        else:
+            return None
+    if digit is not None:  # '一千五' -> 1500: a trailing digit is a tenth of the last unit
+        section += digit * (last_unit // 10 if last_unit >= 100 else 1)
+    return total + section
+
+
+_BY_SOUND: ContextVar[bool] = ContextVar("by_sound", default=True)
+
+
+@lru_cache(maxsize=8192)
+def _char_pinyin(char: str) -> str:
+    return lazy_pinyin(char)[0] if "\u4e00" <= char <= "\u9fff" else char
+
+
+def _pinyin(text: str) -> tuple[str, ...]:
+    """Toneless pinyin of each character (non-Chinese characters stand for themselves); with matching by sound
+    switched off, the characters themselves, so every comparison by sound becomes an exact one."""
+    if not _BY_SOUND.get():
+        return tuple(text)
+    return tuple(_char_pinyin(c) for c in text)
+
+
+def _sounds_like(text: str, word: str) -> bool:
+    """Whether ``word`` (Chinese) occurs in ``text`` by toneless pinyin."""
+    have, want = _pinyin(text), _pinyin(word)
+    n = len(want)
+    return any(have[i : i + n] == want for i in range(len(have) - n + 1))
+
+
+def _starts_like(text: str, words: list[str]) -> bool:
+    have = _pinyin(text)
+    return any(text.startswith(w) or have[: len(w)] == _pinyin(w) for w in words)
+
+
+# cue characters by sound, for a second reading of date, star, price and choice phrases (ASR homophones)
+CANONICAL = {
+    "yue": "月",
+    "ri": "日",
+    "hao": "号",
+    "zhou": "周",
+    "xia": "下",
+    "xing": "星",
+    "ji": "级",
+    "er": "二",
+    "san": "三",
+    "si": "四",
+    "wu": "五",
+    "liu": "六",
+    "qi": "七",
+    "ba": "八",
+    "jiu": "九",
+    "tian": "天",
+    "di": "第",
+    "ge": "个",
+    "yuan": "元",
+    "kuai": "块",
+    "nei": "内",
+    "bai": "百",
+    "qian": "千",
+    "yi": "一",
+    "chao": "超",
+    "guo": "过",
+    "yu": "预",
+    "suan": "算",
+    "shang": "上",
+    "liang": "两",
+}
+
+
+def canonical(text: str, blocked: frozenset[int] = frozenset()) -> str:
+    """``text`` with cue characters replaced by the canonical character of the same sound (not in city names)."""
+    if not _BY_SOUND.get():
+        return text
+    out = []
+    for i, char in enumerate(text):
+        if i not in blocked and "\u4e00" <= char <= "\u9fff":
+            char = CANONICAL.get(_char_pinyin(char), char)
+        out.append(char)
+    return "".join(out)
+
+
+def _find(
+    text: str, vocab: list[str], fuzzy: bool = True, blocked: frozenset[int] = frozenset()
+) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, word) matches of vocab in text, longest first; then pinyin matches.
+
+    ``blocked`` positions (city names already found) take no pinyin match: 一下无锡 holds no 下午 (xia wu).
+    """
+    taken = [False] * len(text)
+    found: list[tuple[int, int, str]] = []
+    for word in sorted(vocab, key=len, reverse=True):
+        start = text.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if not any(taken[start:end]):
+                found.append((start, end, word))
+                for i in range(start, end):
+                    taken[i] = True
+            start = text.find(word, end)
+    if fuzzy:
+        chars = _pinyin(text)
+        if chars:
+            for word in sorted(vocab, key=len, reverse=True):
+                if len(word) < 2 or not all("\u4e00" <= c <= "\u9fff" for c in word):
+                    continue
+                target = _pinyin(word)
+                n = len(word)
+                for start in range(len(text) - n + 1):
+                    if any(taken[start : start + n]) or any(i in blocked for i in range(start, start + n)):
+                        continue
+                    if chars[start : start + n] == target:
+                        found.append((start, start + n, word))
+                        for i in range(start, start + n):
+                            taken[i] = True
+    return sorted(found)
+
+
+def _week_date(today: dt.date, weekday: int, week_offset: int | None) -> dt.date:
+    """'周三' = the next Wednesday from today (today counts); '下周三' = Wednesday of next calendar week."""
+    if week_offset is None:
+        return today + dt.timedelta(days=(weekday - today.weekday()) % 7)
+    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=week_offset)
+    return monday + dt.timedelta(days=weekday)
+
+
+def _month_day(today: dt.date, month: int, day: int) -> dt.date | None:
+    for year in (today.year, today.year + 1):
+        try:
+            date = dt.date(year, month, day)
+        except ValueError:
+            return None
+        if date >= today - dt.timedelta(days=1):
+            return date
+    return None
+
+
+def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozenset[int] = frozenset()) -> str | None:
+    """The date a phrase names, as ISO, relative to ``today``; None when none is named."""
+    lower = text.lower()
+    if english:
+        for phrase, days in sorted(RELATIVE_DAYS_EN.items(), key=lambda kv: -len(kv[0])):
+            if re.search(rf"\b{phrase}\b", lower):
+                return (today + dt.timedelta(days=days)).isoformat()
+        m = re.search(r"\b(next|this)?\s*(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", lower)
+        if m:
+            offset = {"next": 1, "this": 0}.get(m.group(1) or "")
+            return _week_date(today, WEEKDAYS_EN[m.group(2)], offset).isoformat()
+        m = re.search(
+            r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", lower
+        )
+        if m:
+            date = _month_day(today, MONTHS_EN[m.group(1)], int(m.group(2)))
+            return date.isoformat() if date else None
+        m = re.search(
+            r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", lower
+        )
+        if m:
+            date = _month_day(today, MONTHS_EN[m.group(2)], int(m.group(1)))
+            return date.isoformat() if date else None
+    m = re.search(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
+    if m:
+        try:
+            return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).isoformat()
+        except ValueError:
+            return None
+    for word, _start in sorted(((w, text.find(w)) for w in RELATIVE_DAYS if w in text), key=lambda x: -len(x[0])):
+        return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
+    for _start, _end, word in _find(text, list(RELATIVE_DAYS), blocked=blocked):
+        return (today + dt.timedelta(days=RELATIVE_DAYS[word])).isoformat()
+    # "查一下下周三" is 一下 + 下周三, not 下下周三
+    m = re.search(r"((?<!一)下下|下|这|本)?(?:个)?(?:周|星[期七]|礼拜)([一二三四五六日天])", text)
+    if m:
+        offset = {"下下": 2, "下": 1, "这": 0, "本": 0}.get(m.group(1) or "")
+        if offset is None and m.start() > 0:  # 夏周五 / 吓周四: the word before 周 heard by sound
+            offset = {"xia": 1, "zhe": 0, "ben": 0}.get(_pinyin(text[m.start() - 1])[0])
+        return _week_date(today, WEEKDAYS_ZH[m.group(2)], offset).isoformat()
+    m = re.search(rf"({NUM})月({NUM})[日号]?", text)
+    if m:
+        month, day = cn_number(m.group(1)), cn_number(m.group(2))
+        if month and day:
+            date = _month_day(today, month, day)
+            return date.isoformat() if date else None
+    m = re.search(rf"({NUM})[日号]", text)
+    if m:
+        day = cn_number(m.group(1))
+        if day and 1 <= day <= 31:
+            date = _month_day(today, today.month, day)
+            if date is None or date < today:
+                nxt = (today.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+                date = _month_day(nxt, nxt.month, day)
+            return date.isoformat() if date else None
+    return None
+
+
+def _clock_of(hour: int, pm: bool) -> str:
+    if pm and hour < 12:
+        hour += 12
+    return f"{min(hour, 24):02d}:00"
+
+
+def parse_time(
+    text: str, english: bool = False, blocked: frozenset[int] = frozenset()
+) -> tuple[str | None, str | None, str | None]:
+    """(time_from, time_to, period word) for a departure-time phrase."""
+    lower = text.lower()
+    if english:
+        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::00)?\s*(am|pm)?", lower)
+        if m:
+            clock = _clock_of(int(m.group(2)), m.group(3) == "pm")
+            return (clock, None, None) if m.group(1) == "after" else (None, clock, None)
+        for word, (a, b) in sorted(PERIODS_EN.items(), key=lambda kv: -len(kv[0])):
+            if re.search(rf"\b{word}\b", lower):
+                return a, b, word
+        return None, None, None
+    m = re.search(rf"(早上|上午|下午|晚上)?({NUM})点(?:钟)?(?:以后|之后|后|以前|之前|前)", text)
+    if m:
+        hour = cn_number(m.group(2)) or 0
+        clock = _clock_of(hour, m.group(1) in ("下午", "晚上"))
+        tail = text[m.end() - 2 : m.end()]
+        after = "后" in tail
+        return (clock, None, None) if after else (None, clock, None)
+    found = _find(text, list(PERIODS), blocked=blocked)
+    if found:
+        word = found[0][2]
+        return PERIODS[word][0], PERIODS[word][1], word
+    return None, None, None
+
+
+def _roles(text: str, spans: list[tuple[int, int, str]]) -> list[str | None]:
+    sounds = _pinyin(text)
+    roles: list[str | None] = []
+    for i, (start, end, _word) in enumerate(spans):
+        before, after = text[max(0, start - 2) : start], text[end : end + 2]
+        said_before = sounds[start - 1] if start else ""
+        said_after = sounds[end : end + 2]
+        more = end + 1 < len(text)
+        role = None
+        if (
+            before.endswith(DEP_BEFORE)
+            or after.startswith(DEP_AFTER)
+            or said_before == "cong"
+            or said_after[:2] == ("chu", "fa")
+        ):
+            role = "dep"
+        elif before.endswith(ARR_BEFORE) or after.startswith(ARR_AFTER) or said_before in ("dao", "qu", "fei"):
+            role = "arr"
+        else:
+            between = text[end : spans[i + 1][0]] if i + 1 < len(spans) else ""
+            leads_on = after[:1] in ("到", "去", "飞") or said_after[:1] in (("dao",), ("qu",), ("fei",))
+            if re.fullmatch(r"\s*(到|去|飞|至|-|—|→|到达)\s*", between) or (more and leads_on):
+                role = "dep"
+        roles.append(role)
+    if len(spans) == 2 and spans[0][2] != spans[1][2]:  # "X … Y": the first is where one leaves from
+        first, second = roles
+        if first in (None, "dep") and second in (None, "arr") and (first, second) != ("dep", "arr"):
+            roles = ["dep", "arr"]
+    return roles
+
+
+def _english_cities(text: str, gaz: Gazetteer) -> tuple[list[tuple[str, str | None]], list[str]]:
+    lower = text.lower()
+    found, negated = [], []
+    names = sorted((k for k in gaz.cities if k.isascii()), key=len, reverse=True)
+    for name in names:
+        for m in re.finditer(rf"\b{re.escape(name)}\b", lower):
+            before = lower[max(0, m.start() - 8) : m.start()]
+            city = gaz.cities[name]
+            if re.search(r"\bnot\s+$", before):
+                negated.append(city)
+                continue
+            role = (
+                "dep" if re.search(r"\bfrom\s+$", before) else "arr" if re.search(r"\b(to|in|at)\s+$", before) else None
+            )
+            found.append((m.start(), city, role))
+    found.sort()
+    cities = [(c, r) for _, c, r in found]
+    return cities, negated
+
+
+def _price_of(text: str) -> int | None:
+    m = re.search(
+        rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|控制在)\s*({NUM})\s*(?:元|块)?"
+        rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内)",
+        text,
+    )
+    return cn_number(m.group(1) or m.group(2)) if m else None
+
+
+def _stars_of(text: str) -> tuple[int | None, int | None]:
+    """(stars, min_stars) named in a hotel request."""
+    m = re.search(rf"({NUM})\s*星(?:级)?(?:酒店)?((?:及)?[以一]上)?", text)
+    if m:
+        value = cn_number(m.group(1))
+        if value and 1 <= value <= 5:
+            return (None, value) if m.group(2) else (value, None)
+    return None, None
+
+
+def _choice_of(text: str) -> int | None:
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种)?", text) or re.search(
+        r"(?:选|要|订)\s*([1-9一二三四五])\s*(?:号)?(?:$|[，。,!！ ])", text
+    )
+    return cn_number(m.group(1)) if m else None
+
+
+def _first(text: str, words: list[str]) -> bool:
+    return any(w in text for w in words)
+
+
+def parse(text: str, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> Parse:
+    """Parse one user utterance against a gazetteer and the current date.
+
+    ``by_sound=False`` switches off matching by pinyin (for the ablation in the benchmark)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return _parse(text, gaz, today)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
+    from ragdial.text.tokenize import detect_language
+
+    english = detect_language(text) == "en"
+    result = Parse(language="en" if english else "zh")
+    blocked: frozenset[int] = frozenset()
+    lower = text.lower().strip()
+    if english:
+        for domain, words in DOMAIN_WORDS_EN.items():
+            if any(re.search(rf"\b{re.escape(w)}", lower) for w in words):
+                result.domains.append(domain)
+        result.cities, result.negated_cities = _english_cities(text, gaz)
+        for phrase, value in sorted(SEAT_CLASSES_EN.items(), key=lambda kv: -len(kv[0])):
+            if phrase in lower:
+                result.seat_class = value
+                break
+        result.berths = [v for k, v in BERTHS_EN.items() if re.search(rf"\b{k}\b", lower)]
+        m = re.search(r"\b(?:under|below|less than|at most|within|max(?:imum)?|budget(?: of)?)\s*[¥$]?\s*(\d+)", lower)
+        result.max_price = int(m.group(1)) if m else None
+        m = re.search(r"\b(\d|one|two|three|four|five)[- ]star(?:s)?(\s+or\s+(?:above|more|better))?", lower)
+        if m:
+            value = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
+            if m.group(2):
+                result.min_stars = value
+            else:
+                result.stars = value
+        m = re.search(r"\b(first|second|third|fourth|fifth)\b(?!\s+class)", lower) or re.search(
+            r"\b(?:option|number|no\.?)\s*(\d)\b", lower
+        )
+        if m:
+            result.choice = ORDINALS_EN.get(m.group(1)) or int(m.group(1))
+        words = set(re.findall(r"[a-z']+", lower))
+        result.affirm = bool(words & set(AFFIRM_EN))
+        result.deny = bool(words & {"no", "nope", "wrong"}) or "don't" in lower
+        result.correction = any(c in lower for c in CORRECTION_EN)
+        result.bye = any(b in lower for b in BYE_EN)
+        result.off_topic = any(w in lower for w in OFF_TOPIC_EN)
+    else:
+        names = list(gaz.cities) + list(gaz.places)
+        # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
+        spans = _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
+        # words said exactly (cities, classes, domain words, ...) take no match by sound: 商务舱 holds no 上午
+        exact = spans + _find(text, EXACT_CUES, fuzzy=False)
+        blocked = frozenset(i for start, end, _w in exact for i in range(start, end))
+        kept = []
+        for start, end, word in spans:
+            city = gaz.cities.get(word) or gaz.places[word][0]
+            if word in gaz.places:
+                result.places[city] = word
+                kind_domain = "flight" if gaz.places[word][1] == "airport" else "train"
+                if kind_domain not in result.domains:
+                    result.domains.append(kind_domain)
+            said = _pinyin(text[max(0, start - 2) : start])
+            if re.search(r"(不是|不去|不从|不在)$", text[max(0, start - 2) : start]) or said in NEGATED_SOUNDS:
+                result.negated_cities.append(city)
+            else:
+                kept.append((start, end, word))
+        for (_start, _end, word), role in zip(kept, _roles(text, kept), strict=True):
+            city = gaz.cities.get(word) or gaz.places[word][0]
+            result.cities.append((city, role))
+        for domain, words in DOMAIN_WORDS.items():
+            if _find(text, words, blocked=blocked):
+                result.domains.append(domain)
+        if re.search(r"(飞|航空)", text) and "flight" not in result.domains:
+            result.domains.append("flight")
+        if re.search(r"[住]", text) and "hotel" not in result.domains:
+            result.domains.append("hotel")
+        classes = _find(text, list(SEAT_CLASSES), blocked=blocked)
+        # a class heard by sound is longer than a period word: 上务舱 is 商务舱, not 上午
+        blocked |= frozenset(i for start, end, _w in classes for i in range(start, end))
+        if classes:
+            result.seat_class = SEAT_CLASSES[classes[0][2]]
+        result.berths = [BERTHS[w] for _s, _e, w in _find(text, list(BERTHS), blocked=blocked)]
+        kinds = {TRAIN_KINDS[w] for _s, _e, w in _find(text, list(TRAIN_KINDS), blocked=blocked)}
+        result.train_kinds = sorted(kinds)
+        heard = canonical(text, blocked)  # a second reading by sound, for ASR homophones
+        result.max_price = _price_of(text) or _price_of(heard)
+        result.stars, result.min_stars = _stars_of(text) if _stars_of(text) != (None, None) else _stars_of(heard)
+        result.choice = _choice_of(text) or _choice_of(heard)
+        stripped = re.sub(r"[，。！？,.!?\s]", "", text)
+        long_affirm = [w for w in AFFIRM if len(w) > 1]
+        result.affirm = (
+            any(stripped.startswith(w) for w in AFFIRM) or _starts_like(stripped, long_affirm)
+        ) and not stripped.startswith(("不", "是不"))
+        result.deny = any(stripped.startswith(w) for w in DENY) or _starts_like(
+            stripped, [w for w in DENY if len(w) > 1]
+        )
+        result.correction = _first(text, CORRECTION) or any(_sounds_like(text, w) for w in CORRECTION)
+        result.bye = _first(text, BYE)
+        result.off_topic = _first(text, OFF_TOPIC)
+    m = re.search(r"\b([A-Z0-9]{2}\d{3,4}|[GDKTZ]\d{1,4})\b", text.upper())
+    if m:
+        result.code = m.group(1)
+    result.date = parse_date(text, today, english, blocked)
+    if result.date is None and not english:
+        result.date = parse_date(canonical(text, blocked), today, english, blocked)
+    result.time_from, result.time_to, result.period = parse_time(text, english, blocked)
+    if result.period in ("tonight",) and result.date is None:
+        result.date = today.isoformat()
+    return result

@@ -1,0 +1,157 @@
+"""A linear head: weights learned with scikit-learn, kept as numpy arrays, applied with a matrix product.
+
+``mode`` is ``multiclass`` (one label per input, softmax over classes), ``binary`` (``classes`` = [False, True],
+sigmoid of one score) or ``multilabel`` (an independent sigmoid per class, plus an ``empty_label`` class for "no
+label"; every class at or over ``threshold`` is predicted, and where none is, the most probable one — so that with
+little data a turn still gets its likeliest reading, which may be "no label"; an input without any known feature
+gets no label). ``solver`` is ``logistic``
+(LogisticRegression: calibrated probabilities) or ``svm`` (LinearSVC: probabilities are the sigmoid/softmax of the
+margins, not calibrated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from ragdial.errors import RagdialError
+
+MODES = ("multiclass", "binary", "multilabel")
+SOLVERS = ("logistic", "svm")
+CONSTANT_BIAS = 20.0
+"""The bias of a multi-label class that was always (or never) present in training: sigmoid(±20) ≈ 1 (0)."""
+
+
+def _estimator(solver: str, c: float, class_weight: str | None) -> Any:
+    if solver == "logistic":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(C=c, max_iter=3000, class_weight=class_weight)
+    from sklearn.svm import LinearSVC
+
+    return LinearSVC(C=c, class_weight=class_weight)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -50, 50)))
+
+
+class LinearHead:
+    """Weights ``W`` (one row per class, one row in binary mode) and biases ``b``."""
+
+    def __init__(
+        self,
+        mode: str = "multiclass",
+        solver: str = "logistic",
+        c: float = 10.0,
+        class_weight: str | None = None,
+        threshold: float = 0.5,
+        empty_label: str | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, not {solver!r}")
+        self.mode, self.solver, self.c, self.class_weight, self.threshold = mode, solver, c, class_weight, threshold
+        self.empty_label = empty_label if mode == "multilabel" else None
+        self.classes: list[Any] = []
+        self.weights = np.zeros((0, 0), dtype=np.float32)
+        self.bias = np.zeros(0, dtype=np.float32)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "solver": self.solver,
+            "c": self.c,
+            "class_weight": self.class_weight,
+            "threshold": self.threshold,
+            "empty_label": self.empty_label,
+        }
+
+    def fit(self, features: sparse.csr_matrix, targets: Sequence[Any], classes: Sequence[Any]) -> LinearHead:
+        """Fit on ``targets``: a class per row (multiclass/binary) or a set of classes per row (multilabel)."""
+        self.classes = list(classes)
+        if self.mode == "multilabel":
+            return self._fit_multilabel(features, targets)
+        seen = sorted(set(targets), key=self.classes.index)
+        if len(seen) < 2:
+            raise RagdialError(f"training needs at least two classes; the data has only {seen}")
+        model = _estimator(self.solver, self.c, self.class_weight).fit(features, list(targets))
+        model_classes = list(model.classes_)
+        coef, intercept = np.asarray(model.coef_), np.asarray(model.intercept_)
+        if self.mode == "binary":
+            self.classes = [False, True]
+            sign = 1.0 if model_classes[1] is True or model_classes[1] == 1 else -1.0
+            self.weights, self.bias = (sign * coef).astype(np.float32), (sign * intercept).astype(np.float32)
+            return self
+        if len(model_classes) == 2:  # sklearn keeps one row for two classes: score of the second
+            coef = np.vstack([-coef[0] / 2, coef[0] / 2])
+            intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+        weights = np.zeros((len(self.classes), features.shape[1]), dtype=np.float32)
+        bias = np.full(len(self.classes), -CONSTANT_BIAS, dtype=np.float32)  # classes absent from training
+        for row, label in enumerate(model_classes):
+            index = self.classes.index(label)
+            weights[index], bias[index] = coef[row], intercept[row]
+        self.weights, self.bias = weights, bias
+        return self
+
+    def _fit_multilabel(self, features: sparse.csr_matrix, targets: Sequence[Any]) -> LinearHead:
+        if self.empty_label is not None:
+            if self.empty_label in self.classes:
+                raise RagdialError(f"{self.empty_label!r} is reserved for 'no label' and cannot be a label")
+            self.classes.append(self.empty_label)
+            targets = [list(t) or [self.empty_label] for t in targets]
+        weights = np.zeros((len(self.classes), features.shape[1]), dtype=np.float32)
+        bias = np.zeros(len(self.classes), dtype=np.float32)
+        for index, label in enumerate(self.classes):
+            y = np.array([label in t for t in targets])
+            if y.all() or not y.any():
+                bias[index] = CONSTANT_BIAS if y.all() else -CONSTANT_BIAS
+                continue
+            model = _estimator(self.solver, self.c, self.class_weight).fit(features, y)
+            weights[index], bias[index] = np.asarray(model.coef_)[0], np.asarray(model.intercept_)[0]
+        self.weights, self.bias = weights, bias
+        return self
+
+    def scores(self, features: sparse.csr_matrix) -> np.ndarray:
+        """Raw margins, one column per weight row."""
+        return np.asarray(features @ self.weights.T) + self.bias
+
+    def probabilities(self, features: sparse.csr_matrix) -> np.ndarray:
+        """Class probabilities: softmax (multiclass), P(True) as one column (binary), per-class sigmoid (multilabel)."""
+        margins = self.scores(features)
+        if self.mode != "multiclass":
+            return _sigmoid(margins)
+        margins = margins - margins.max(axis=1, keepdims=True)
+        exp = np.exp(margins)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def predict(self, features: sparse.csr_matrix) -> list[Any]:
+        """A class per row (multiclass), a bool per row (binary) or a list of classes per row (multilabel)."""
+        probabilities = self.probabilities(features)
+        if self.mode == "multiclass":
+            return [self.classes[i] for i in probabilities.argmax(axis=1)]
+        if self.mode == "binary":
+            return [bool(p) for p in probabilities[:, 0] >= self.threshold]
+        result = []
+        no_evidence = np.asarray(features.getnnz(axis=1)) == 0
+        for row, empty in zip(probabilities, no_evidence, strict=True):
+            if empty:  # nothing known in the input (empty text, unseen words only): no label
+                result.append([])
+                continue
+            chosen = [i for i in np.flatnonzero(row >= self.threshold)] or [int(row.argmax())]
+            result.append([self.classes[i] for i in chosen if self.classes[i] != self.empty_label])
+        return result
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return {"classes": self.classes}, {"weights": self.weights, "bias": self.bias}
+
+    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.classes = list(data["classes"])
+        self.weights, self.bias = arrays["weights"].astype(np.float32), arrays["bias"].astype(np.float32)
+        rows = 1 if self.mode == "binary" else len(self.classes)
+        if self.weights.shape[0] != rows or self.bias.shape != (rows,):
+            raise ValueError(f"weights {self.weights.shape} and bias {self.bias.shape} do not fit {rows} classes")

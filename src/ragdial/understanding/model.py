@@ -1,0 +1,175 @@
+"""A text classifier over dialog contexts: feature blocks joined side by side, then a linear head.
+
+Saved as a folder: ``model.json`` (task, configs, vocabularies, classes) and ``arrays.npz`` (idf vectors, weights),
+read back with ``allow_pickle=False``. The three tasks are configurations of this one class; see
+:mod:`ragdial.understanding.tasks`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from ragdial.errors import RagdialError
+from ragdial.schema import Turn
+from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, make_block
+from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.views import as_context
+
+FORMAT = "ragdial-understanding"
+FORMAT_VERSION = 1
+MODEL_JSON = "model.json"
+ARRAYS = "arrays.npz"
+
+Input = str | Sequence[Turn]
+
+
+class ModelFormatError(RagdialError):
+    """A saved model folder that cannot be read; names the file and what is wrong."""
+
+
+class TextClassifier:
+    """Classify dialog contexts (or bare utterances) into the task's labels.
+
+    ``task`` is ``intent`` (one label a context), ``detector`` (needs knowledge: bool) or ``api_query`` (a set of
+    look-up labels, written joined by ``，``; the empty string is "no look-up").
+    """
+
+    def __init__(self, task: str, blocks: Sequence[FeatureBlock], head: LinearHead, meta: dict | None = None) -> None:
+        self.task, self.blocks, self.head = task, list(blocks), head
+        self.meta: dict[str, Any] = dict(meta or {})
+
+    # -- features -----------------------------------------------------------------------------------------------
+    def features(self, inputs: Sequence[Input]) -> sparse.csr_matrix:
+        contexts = [as_context(x) for x in inputs]
+        return sparse.hstack([b.transform(contexts) for b in self.blocks], format="csr", dtype=np.float32)
+
+    def set_knowledge(self, texts: Sequence[str]) -> None:
+        """Use another knowledge base for the knowledge-match features."""
+        for block in self.blocks:
+            if isinstance(block, KnowledgeMatch):
+                block.set_knowledge(texts)
+
+    # -- training and prediction ----------------------------------------------------------------------------------
+    def fit(
+        self, inputs: Sequence[Input], targets: Sequence[Any], classes: Sequence[Any] | None = None
+    ) -> TextClassifier:
+        """Fit the feature blocks and the head. ``classes`` fixes the label order (default: first seen)."""
+        if len(inputs) != len(targets):
+            raise ValueError(f"{len(inputs)} inputs but {len(targets)} targets")
+        if not inputs:
+            raise RagdialError("no training examples")
+        contexts = [as_context(x) for x in inputs]
+        for block in self.blocks:
+            block.fit(contexts)
+        if classes is None:
+            seen: dict[Any, None] = {}
+            for target in targets:
+                for label in target if self.head.mode == "multilabel" else [target]:
+                    seen.setdefault(label, None)
+            classes = list(seen)
+        self.head.fit(self.features(contexts), targets, classes)
+        self.meta["train_size"] = len(inputs)
+        return self
+
+    @property
+    def classes(self) -> list[Any]:
+        return list(self.head.classes)
+
+    def probabilities(self, inputs: Sequence[Input]) -> np.ndarray:
+        """See :meth:`LinearHead.probabilities`."""
+        return self.head.probabilities(self.features(inputs))
+
+    def predict(self, inputs: Sequence[Input]) -> list[Any]:
+        """One prediction per input: a label (intent), a bool (detector) or a list of labels (api_query)."""
+        if not inputs:
+            return []
+        return self.head.predict(self.features(inputs))
+
+    def predict_one(self, item: Input) -> Any:
+        return self.predict([item])[0]
+
+    # -- persistence ----------------------------------------------------------------------------------------------
+    def save(self, folder: str | Path) -> Path:
+        """Write ``model.json`` and ``arrays.npz`` into ``folder`` (replaced whole, never half-written)."""
+        folder = Path(folder)
+        arrays: dict[str, np.ndarray] = {}
+        blocks = []
+        for index, block in enumerate(self.blocks):
+            data, block_arrays = block.state()
+            blocks.append({"kind": block.kind, "config": block.config(), "state": data})
+            arrays.update({f"block{index}.{name}": value for name, value in block_arrays.items()})
+        head_data, head_arrays = self.head.state()
+        arrays.update({f"head.{name}": value for name, value in head_arrays.items()})
+        document = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "task": self.task,
+            "meta": self.meta,
+            "blocks": blocks,
+            "head": {"config": self.head.config(), "state": head_data},
+        }
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            (staging / MODEL_JSON).write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+            np.savez(staging / ARRAYS, **arrays)
+            if folder.exists():
+                backup = folder.with_name(f".{folder.name}.old")
+                shutil.rmtree(backup, ignore_errors=True)
+                os.replace(folder, backup)
+                os.replace(staging, folder)
+                shutil.rmtree(backup, ignore_errors=True)
+            else:
+                os.replace(staging, folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> TextClassifier:
+        """Read a folder written by :meth:`save`."""
+        folder = Path(folder)
+        doc_path, arrays_path = folder / MODEL_JSON, folder / ARRAYS
+        for path in (doc_path, arrays_path):
+            if not path.is_file():
+                raise ModelFormatError(f"{path}: missing (not a ragdial understanding model folder)")
+        try:
+            document = json.loads(doc_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ModelFormatError(f"{doc_path}: not valid JSON ({err})") from None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ModelFormatError(f"{doc_path}: field 'format' must be {FORMAT!r}")
+        if document.get("version") != FORMAT_VERSION:
+            raise ModelFormatError(f"{doc_path}: unsupported version {document.get('version')!r}")
+        try:
+            with np.load(arrays_path, allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in npz.files}
+        except (OSError, ValueError, zipfile.BadZipFile) as err:
+            raise ModelFormatError(f"{arrays_path}: cannot read arrays ({err})") from None
+        try:
+            blocks = []
+            for index, spec in enumerate(document["blocks"]):
+                block = make_block(spec["kind"], spec["config"])
+                prefix = f"block{index}."
+                own = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+                block.load_state(spec["state"], own)
+                blocks.append(block)
+            head = LinearHead(**document["head"]["config"])
+            head.load_state(document["head"]["state"], {k[5:]: v for k, v in arrays.items() if k.startswith("head.")})
+            model = cls(document["task"], blocks, head, document.get("meta"))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(f"{folder}: inconsistent model ({type(err).__name__}: {err})") from None
+        width = sum(b.dim for b in blocks)
+        if head.weights.shape[1] != width:
+            raise ModelFormatError(f"{arrays_path}: head has {head.weights.shape[1]} inputs, features give {width}")
+        return model

@@ -1,0 +1,26 @@
+"""Dialog-grouped development folds for data without a training split (DSTC11 val, Huawei valid, KdConv).
+
+The rule of ``shared/data/README.md``: group examples by the text of their dialog's first turn and put a group in
+fold ``zlib.crc32(text.encode("utf-8")) % k``; fold 0 is the dev fold, the others train.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from ragdial.schema import Example
+
+
+def fold_of(example: Example, k: int = 5) -> int:
+    """The fold of an example: crc32 of its dialog's first turn text, modulo ``k``."""
+    first = example.context[0].text if example.context else ""
+    return zlib.crc32(first.encode("utf-8")) % k
+
+
+def split_folds(examples: Sequence[Example], dev_fold: int = 0, k: int = 5) -> tuple[list[Example], list[Example]]:
+    """(train, dev): examples outside and inside ``dev_fold``."""
+    train, dev = [], []
+    for example in examples:
+        (dev if fold_of(example, k) == dev_fold else train).append(example)
+    return train, dev

@@ -1,0 +1,124 @@
+"""The three understanding tasks as configurations of :class:`TextClassifier`, and their training data.
+
+- ``intent``: one label per utterance (SMP2017-ECDT task 1: chit-chat vs 30 domains).
+- ``detector``: does the next system turn need knowledge (DSTC9/11 task 1; KdConv/Huawei: does it use a triple)?
+- ``api_query``: which look-ups the agent makes at a turn (MobileCS2): none, ``[QA]``, user/product/other
+  information, handle, cancel, verify; several joined by ``，``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragdial.errors import RagdialError
+from ragdial.schema import Dataset, Turn
+from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, NgramTfidf, SentenceEmbedding
+from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.model import TextClassifier
+
+TASKS = ("intent", "detector", "api_query")
+API_QUERY_SEPARATOR = "，"
+_API_SPLIT = re.compile(r"\s*[，,]\s*")
+
+
+def parse_api_query(value: str | None) -> list[str]:
+    """The labels of an ``api_query`` string (``""`` or None: no look-up, an empty list)."""
+    return [part for part in _API_SPLIT.split((value or "").strip()) if part]
+
+
+def format_api_query(labels: Sequence[str]) -> str:
+    """Labels back into the MobileCS2 ``api_query`` string."""
+    return API_QUERY_SEPARATOR.join(labels)
+
+
+def intent_classifier(embedding: str | None = "use", c: float = 10.0) -> TextClassifier:
+    """Character 1-3-grams + word 1-2-grams (+ a sentence embedding) of the utterance, multinomial logistic."""
+    blocks: list[FeatureBlock] = [
+        NgramTfidf("last_user", "char", (1, 3)),
+        NgramTfidf("last_user", "word", (1, 2)),
+    ]
+    if embedding:
+        blocks.append(SentenceEmbedding("last_user", embedding))
+    return TextClassifier("intent", blocks, LinearHead("multiclass", "logistic", c=c))
+
+
+def turn_detector(
+    knowledge: Sequence[str] | None = None,
+    embedding: str | None = "use",
+    c: float = 10.0,
+    window: int = 2,
+    threshold: float = 0.5,
+) -> TextClassifier:
+    """Word 1-2-grams and character 2-4-grams of the last user turn, word n-grams of the turns before it, a
+    sentence embedding of the last user turn, and (when ``knowledge`` texts are given) how well the best knowledge
+    item matches the last user turn. A turn is knowledge-seeking when P(seeking) >= ``threshold``."""
+    blocks: list[FeatureBlock] = [
+        NgramTfidf("last_user", "word", (1, 2)),
+        NgramTfidf("last_user", "char", (2, 4), min_df=2),
+        NgramTfidf("history", "word", (1, 2), min_df=2, window=window),
+    ]
+    if embedding:
+        blocks.append(SentenceEmbedding("last_user", embedding))
+    if knowledge is not None:
+        match = KnowledgeMatch("last_user")
+        match.set_knowledge(knowledge)
+        blocks.append(match)
+    return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
+
+
+def api_query_classifier(c: float = 10.0) -> TextClassifier:
+    """Character 1-3-grams and word 1-2-grams of the last user turn and words of the turns before it; one
+    logistic model per look-up label."""
+    blocks: list[FeatureBlock] = [
+        NgramTfidf("last_user", "char", (1, 3)),
+        NgramTfidf("last_user", "word", (1, 2)),
+        NgramTfidf("history", "word", (1, 1), window=2),
+    ]
+    return TextClassifier("api_query", blocks, LinearHead("multilabel", "logistic", c=c, empty_label=""))
+
+
+def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[Any]]:
+    """(contexts, targets) of the labelled examples of ``dataset`` for ``task``."""
+    if task not in TASKS:
+        raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    contexts, targets = [], []
+    for example in dataset.examples:
+        if task == "intent":
+            target: Any = example.intent
+        elif task == "detector":
+            target = example.needs_knowledge
+        else:
+            target = None if example.api_query is None else parse_api_query(example.api_query)
+        if target is None:
+            continue
+        contexts.append(example.context)
+        targets.append(target)
+    if not contexts:
+        raise RagdialError(f"{dataset.source_path or dataset.format}: no examples labelled for task {task!r}")
+    return contexts, targets
+
+
+def new_classifier(
+    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True, threshold: float = 0.5
+) -> TextClassifier:
+    """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base and fires at
+    P(seeking) >= ``threshold``."""
+    if task == "intent":
+        return intent_classifier(embedding)
+    if task == "detector":
+        knowledge = [item.text for item in dataset.kb] if use_knowledge and len(dataset.kb) else None
+        return turn_detector(knowledge, embedding, threshold=threshold)
+    if task == "api_query":
+        return api_query_classifier()
+    raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+
+
+def display(task: str, prediction: Any) -> str:
+    """A prediction as text: the label, ``true``/``false``, or the ``api_query`` string."""
+    if task == "detector":
+        return "true" if prediction else "false"
+    if task == "api_query":
+        return format_api_query(prediction)
+    return str(prediction)

@@ -1,0 +1,102 @@
+"""Test doubles for the service tests: a tiny knowledge base, a word-overlap retriever and an echoing generator.
+
+They stand in for the real components so the pipeline and the HTTP service are tested on their own; they are
+named in configs by import path (``service_doubles:retriever``), the way a user plugs in their own component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.pipeline.components import BuildContext
+from ragdial.pipeline.knowledge import KnowledgeSource
+from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.schema import Dataset, Dialog, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
+
+ITEMS = {
+    "zh": [
+        Knowledge("p1", "业务名称：畅游套餐，月费：58元，流量：30GB", SourceKind.PRODUCT),
+        Knowledge("p2", "业务名称：夜猫流量包，月费：10元，流量：夜间20GB", SourceKind.PRODUCT),
+        Knowledge("f1", "问题：怎么查询话费余额？答案：发送短信YE到10086", SourceKind.FAQ),
+        Knowledge("u1:plan", "用户已办理：畅游套餐，本月已用流量12GB", SourceKind.USER_PROFILE, scope="u1"),
+        Knowledge("u2:plan", "用户已办理：夜猫流量包，余额3元", SourceKind.USER_PROFILE, scope="u2"),
+    ],
+    "en": [
+        Knowledge("p1", "Plan: Roam Freely, monthly fee 58, data 30 GB", SourceKind.PRODUCT),
+        Knowledge("p2", "Plan: Night Owl data pack, monthly fee 10, night data 20 GB", SourceKind.PRODUCT),
+        Knowledge("f1", "Question: how do I check my balance? Answer: text BAL to 10086", SourceKind.FAQ),
+        Knowledge("u1:plan", "The user has Roam Freely and used 12 GB this month", SourceKind.USER_PROFILE, scope="u1"),
+        Knowledge(
+            "u2:plan", "The user has the Night Owl data pack and a balance of 3", SourceKind.USER_PROFILE, scope="u2"
+        ),
+    ],
+}
+
+
+def knowledge(language: str) -> KnowledgeSource:
+    kb = KnowledgeBase(ITEMS[language])
+    dialogs = [Dialog("u1", [], {"name": "Alice"}), Dialog("u2", [], {"name": "Bob"})]
+    return KnowledgeSource.of(Dataset("doubles", "demo", language, kb, dialogs, []))
+
+
+def _tokens(text: str) -> set[str]:
+    return {w for w in text.lower().replace(",", " ").replace("?", " ").split() if len(w) > 2} | {
+        c for c in text if "\u4e00" <= c <= "\u9fff"
+    }
+
+
+class OverlapRetriever(Retriever):
+    """Scores each candidate by the tokens (Chinese characters, English words) it shares with the last user turn."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+
+    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
+        query = _tokens(next((t.text for t in reversed(context) if t.speaker == Speaker.USER), ""))
+        scored = [
+            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb.candidates(dialog_id)
+        ]
+        scored.sort(key=lambda s: (-s.score, s.item.id))
+        return scored[:k]
+
+
+class EchoGenerator(Generator):
+    """Replies with the user's words in order and the first knowledge item, one word per piece."""
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        user = next((t.text for t in reversed(request.context) if t.speaker == Speaker.USER), "")
+        words = [f"[{user}]"]
+        if request.knowledge:
+            words += request.knowledge[0].text.split()
+        for word in words[: request.max_tokens]:
+            yield word + " "
+
+
+class FailingGenerator(Generator):
+    """Fails after one piece, as a broken backend would."""
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        yield "partial "
+        raise RuntimeError("backend went away")
+
+
+def retriever(ctx: BuildContext) -> Retriever:
+    return OverlapRetriever(ctx.knowledge.dataset.kb)
+
+
+def generator(ctx: BuildContext) -> Generator:
+    return EchoGenerator()
+
+
+def failing_generator(ctx: BuildContext) -> Generator:
+    return FailingGenerator()
+
+
+CONFIG = {
+    "languages": ["zh", "en"],
+    "knowledge": "service_doubles:knowledge",
+    "retriever": "service_doubles:retriever",
+    "generator": "service_doubles:generator",
+    "top_k": 2,
+}

@@ -1,0 +1,42 @@
+"""Retrieval metrics by hand, including the policy for queries without gold."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdial.metrics import retrieval
+
+GOLD = [["a"], ["b", "c"], []]
+RANKED = [["x", "a", "y"], ["c", "z", "b"], ["q"]]
+
+
+def test_recall_units():
+    assert retrieval.recall_at_k(GOLD, RANKED, 1).value == pytest.approx(0.5)  # query 2 hits at rank 1
+    assert retrieval.recall_at_k(GOLD, RANKED, 2).value == pytest.approx(1.0)
+    assert retrieval.recall_at_k(GOLD, RANKED, 1, unit="piece").value == pytest.approx(1 / 3)
+    assert retrieval.recall_at_k(GOLD, RANKED, 3, unit="fraction").value == pytest.approx(1.0)
+    assert retrieval.recall_at_k(GOLD, RANKED, 1, unit="fraction").value == pytest.approx(0.25)
+
+
+def test_no_gold_policy():
+    assert retrieval.recall_at_k(GOLD, RANKED, 2, no_gold="zero").value == pytest.approx(2 / 3)
+    assert retrieval.recall_at_k(GOLD, RANKED, 1, no_gold="one").value == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="query 2 has no gold"):
+        retrieval.recall_at_k(GOLD, RANKED, 1, no_gold="error")
+    assert "no_gold:skip" in retrieval.recall_at_k(GOLD, RANKED, 1).signature
+
+
+def test_mrr_and_cutoff():
+    assert retrieval.mrr_at_k(GOLD, RANKED, 5).value == pytest.approx((1 / 2 + 1) / 2)
+    assert retrieval.mrr_at_k(GOLD, RANKED, 1).value == pytest.approx(0.5)
+    assert retrieval.reciprocal_rank(["a"], ["x", "y", "a"], 2) == 0.0
+    assert retrieval.hit_at_k(["a"], ["x", "y", "a"], 3) == 1.0
+
+
+def test_set_prf_and_exact_match():
+    scores = retrieval.set_prf([["a", "b"], [], ["c"]], [["a", "a"], [], ["c", "d"]])
+    # tp = 2 (a, c), fp = 1 (d), fn = 1 (b); exact match 0 of the 2 non-empty queries
+    assert scores["precision"].value == pytest.approx(2 / 3)
+    assert scores["recall"].value == pytest.approx(2 / 3)
+    assert scores["f1"].value == pytest.approx(2 / 3)
+    assert scores["exact_match"].value == 0.0

@@ -1,0 +1,259 @@
+"""The HTTP API in-process: OpenAI-compatible completions and SSE, sessions, retrieval, bad input → clear 4xx."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+import service_doubles as doubles
+from ragdial.pipeline import SystemConfig
+from ragdial.serve.app import create_app
+from ragdial.serve.service import Service, ServiceSettings
+
+KEY = "s3cret"
+
+
+def _client(tmp_path, api_key=None, **overrides) -> TestClient:
+    config = SystemConfig.from_data({**doubles.CONFIG, **overrides})
+    service = Service(ServiceSettings(config, str(tmp_path / "sessions.sqlite"), api_key))
+    return TestClient(create_app(service), raise_server_exceptions=False)
+
+
+@pytest.fixture
+def client(tmp_path) -> TestClient:
+    return _client(tmp_path)
+
+
+def _ask(client, text, **extra):
+    body = {"model": "ragdial", "messages": [{"role": "user", "content": text}], **extra}
+    return client.post("/v1/chat/completions", json=body)
+
+
+def _events(response) -> list:
+    assert response.headers["content-type"].startswith("text/event-stream")
+    blocks = [b for b in response.text.split("\n\n") if b.strip()]
+    assert all(b.startswith("data: ") for b in blocks)
+    payloads = [b.removeprefix("data: ") for b in blocks]
+    assert payloads[-1] == "[DONE]"
+    return [json.loads(p) for p in payloads[:-1]]
+
+
+def test_completion_is_openai_shaped_and_cites_knowledge(client):
+    response = _ask(client, "我的夜猫流量包余额还有多少", profile="u2")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-")
+    choice = body["choices"][0]
+    assert choice["message"]["role"] == "assistant" and choice["finish_reason"] == "stop"
+    assert choice["message"]["content"].startswith("[我的夜猫流量包余额还有多少]")
+    assert body["usage"]["completion_tokens"] == body["ragdial"]["tokens"] > 0
+    assert body["usage"]["total_tokens"] == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+    extension = body["ragdial"]
+    assert {k["id"] for k in extension["knowledge"]} >= {"u2:plan"}
+    assert all(set(k) == {"id", "source", "text", "score", "scope"} for k in extension["knowledge"])
+    assert extension["decision"]["needs_knowledge"] is True
+    assert extension["language"] == "zh" and "retrieve_ms" in extension["timings"]
+
+
+def test_stream_is_sse_in_openai_chunks_with_knowledge_first(client):
+    response = _ask(client, "how do I check my balance", stream=True, language="en")
+    assert response.status_code == 200
+    chunks = _events(response)
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    first, last = chunks[0], chunks[-1]
+    assert first["choices"][0]["delta"]["role"] == "assistant"
+    assert first["ragdial"]["knowledge"][0]["id"] == "f1" and first["ragdial"]["knowledge"][0]["source"] == "faq"
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+    assert text.startswith("[how do I check my balance]")
+    assert last["choices"][0]["finish_reason"] == "stop" and last["usage"]["completion_tokens"] == len(chunks) - 2
+    session = client.get(f"/v1/sessions/{first['ragdial']['session_id']}").json()
+    assert [m["role"] for m in session["messages"]] == ["user", "assistant"]
+    assert session["messages"][1]["content"] == text.strip()
+    assert session["messages"][1]["knowledge"][0]["id"] == "f1"
+
+
+def test_a_session_continues_and_keeps_its_history_in_order(client):
+    created = client.post("/v1/sessions", json={"profile": "u1", "language": "zh"})
+    assert created.status_code == 201
+    sid = created.json()["id"]
+    for n in range(4):
+        response = _ask(client, f"第{n}个问题：畅游套餐", session_id=sid, stream=n % 2 == 1)
+        assert response.status_code == 200
+    session = client.get(f"/v1/sessions/{sid}").json()
+    assert session["user"] == "u1" and session["turns"] == 8 and session["title"] == "第0个问题：畅游套餐"
+    assert [m["content"] for m in session["messages"][::2]] == [f"第{n}个问题：畅游套餐" for n in range(4)]
+    assert all(m["content"].startswith(f"[第{n}个问题") for n, m in enumerate(session["messages"][1::2]))
+    listed = client.get("/v1/sessions").json()["sessions"]
+    assert listed[0]["id"] == sid
+    assert client.delete(f"/v1/sessions/{sid}").json() == {"id": sid, "deleted": True}
+    assert client.get(f"/v1/sessions/{sid}").status_code == 404
+
+
+def test_a_stateless_openai_request_seeds_a_session_with_the_history_it_sent(client):
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi, how can I help?"},
+        {"role": "user", "content": [{"type": "text", "text": "what is the Night Owl data pack"}]},
+    ]
+    body = client.post("/v1/chat/completions", json={"messages": messages, "language": "en"}).json()
+    assert body["ragdial"]["knowledge"][0]["id"] == "p2"
+    session = client.get(f"/v1/sessions/{body['ragdial']['session_id']}").json()
+    assert [m["content"] for m in session["messages"]][:3] == [
+        "hello",
+        "hi, how can I help?",
+        "what is the Night Owl data pack",
+    ]
+
+
+def test_language_is_detected_when_not_given(client):
+    assert _ask(client, "What does the Roam Freely plan cost?").json()["ragdial"]["language"] == "en"
+    assert _ask(client, "畅游套餐多少钱").json()["ragdial"]["language"] == "zh"
+
+
+def test_retrieve_and_profiles(client):
+    body = client.post("/v1/retrieve", json={"query": "夜猫流量包", "profile": "u2", "k": 2}).json()
+    assert body["knowledge"][0]["id"] in ("p2", "u2:plan") and len(body["knowledge"]) == 2
+    only_global = client.post("/v1/retrieve", json={"query": "夜猫流量包", "profile": "u2", "lookups": ["global"]})
+    assert all(k["scope"] == "" for k in only_global.json()["knowledge"])
+    profiles = client.get("/v1/profiles", params={"language": "en"}).json()
+    assert [p["id"] for p in profiles["profiles"]] == ["u1", "u2"] and profiles["profiles"][0]["name"] == "Alice"
+    assert client.get("/v1/models").json()["data"][0]["id"] == "ragdial"
+
+
+def test_health_and_page(client):
+    health = client.get("/healthz").json()
+    assert health["status"] == "ok" and health["journal_mode"] == "wal" and health["languages"] == ["zh", "en"]
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    assert client.get("/static/app.js").status_code == 200
+
+
+BAD = [
+    ("{not json", 400, "not valid JSON"),
+    ("", 422, "request body is missing"),
+    ("[]", 422, "request body must be a JSON object"),
+    (b"\xff\xfe{", 400, "not valid JSON"),
+    ("{}", 422, "messages: Field required"),
+    ('{"messages": []}', 422, "at least 1"),
+    ('{"messages": [{"content": "hi"}]}', 422, "messages.0.role"),
+    ('{"messages": [{"role": "user", "content": ""}]}', 422, "the last user message is empty"),
+    ('{"messages": [{"role": "user", "content": "   "}]}', 422, "the last user message is empty"),
+    ('{"messages": [{"role": "assistant", "content": "hi"}]}', 422, "last message must have role 'user'"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 0}', 422, "max_tokens"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', 422, "temperature"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "session_id": "nope"}', 404, "unknown session 'nope'"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "profile": "u9"}', 422, "unknown profile 'u9'"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "language": "fr"}', 422, "language"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), BAD)
+def test_bad_chat_requests_get_a_clear_4xx(client, body, status, message):
+    response = client.post("/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert message in error["message"] and error["code"] == status
+
+
+def test_a_100kb_message_is_refused_and_the_session_is_kept(client):
+    sid = _ask(client, "畅游套餐").json()["ragdial"]["session_id"]
+    response = _ask(client, "流" * 100_000, session_id=sid)
+    assert response.status_code == 413
+    assert "100000 characters" in response.json()["error"]["message"]
+    huge = client.post("/v1/chat/completions", content=b"x" * 2_000_000, headers={"content-type": "application/json"})
+    assert huge.status_code == 413 and "larger than" in huge.json()["error"]["message"]
+    assert client.get(f"/v1/sessions/{sid}").json()["turns"] == 2
+    assert _ask(client, "还有别的吗", session_id=sid).status_code == 200
+
+
+def test_other_endpoints_refuse_bad_input(client):
+    assert client.post("/v1/retrieve", json={"query": ""}).status_code == 422
+    assert client.post("/v1/retrieve", json={"query": "x", "k": 0}).status_code == 422
+    assert client.post("/v1/retrieve", json={"query": "x", "session_id": "nope"}).status_code == 404
+    assert client.post("/v1/retrieve", json={"query": "x" * 5000}).status_code == 413
+    assert client.post("/v1/sessions", json={"profile": "nobody"}).status_code == 422
+    assert client.post("/v1/sessions", json={"colour": "red"}).status_code == 422
+    assert client.delete("/v1/sessions/nope").status_code == 404
+    assert client.get("/v1/sessions", params={"limit": 0}).status_code == 422
+    assert client.get("/v1/profiles", params={"language": "fr"}).status_code == 422
+    assert client.get("/v1/nothing").status_code == 404
+    assert client.get("/v1/chat/completions").status_code == 405
+
+
+def test_api_key(tmp_path):
+    client = _client(tmp_path, api_key=KEY)
+    assert client.get("/healthz").status_code == 200 and client.get("/").status_code == 200
+    missing = _ask(client, "hi")
+    assert missing.status_code == 401 and "missing API key" in missing.json()["error"]["message"]
+    assert missing.headers["www-authenticate"] == "Bearer"
+    wrong = client.post(
+        "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}]},
+        headers={"Authorization": "Bearer wrong"},
+    )
+    assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "wrong API key"
+    assert client.get("/v1/sessions", headers={"Authorization": "Basic " + KEY}).status_code == 401
+    ok = client.get("/v1/sessions", headers={"Authorization": f"Bearer {KEY}"})
+    assert ok.status_code == 200
+
+
+def test_a_failing_generator_reports_in_band_and_loses_nothing(tmp_path):
+    client = _client(tmp_path, generator="service_doubles:failing_generator")
+    sid = client.post("/v1/sessions", json={}).json()["id"]
+    response = _ask(client, "畅游套餐", session_id=sid, stream=True)
+    assert response.status_code == 200
+    chunks = _events(response)
+    assert chunks[-1]["error"]["type"] == "server_error" and "backend went away" in chunks[-1]["error"]["message"]
+    assert client.get(f"/v1/sessions/{sid}").json()["turns"] == 0  # no half turn stored
+    assert client.get(f"/v1/sessions/{sid}").status_code == 200
+
+
+def test_the_official_openai_client_talks_to_the_service(tmp_path):
+    openai = pytest.importorskip("openai", reason="the openai client is not installed")
+    http = _client(tmp_path, api_key=KEY)
+    client = openai.OpenAI(base_url="http://testserver/v1", api_key=KEY, http_client=http, max_retries=0)
+    completion = client.chat.completions.create(
+        model="ragdial", messages=[{"role": "user", "content": "夜猫流量包"}], extra_body={"profile": "u2"}
+    )
+    assert completion.choices[0].message.content.startswith("[夜猫流量包]")
+    extension = completion.model_extra["ragdial"]
+    assert extension["knowledge"][0]["source"] in ("product", "user_profile")
+    stream = client.chat.completions.create(
+        model="ragdial",
+        messages=[{"role": "user", "content": "怎么查询话费余额"}],
+        stream=True,
+        extra_body={"session_id": extension["session_id"]},
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+    assert text.strip().startswith("[怎么查询话费余额]")
+    assert (
+        http.get(f"/v1/sessions/{extension['session_id']}", headers={"Authorization": f"Bearer {KEY}"}).json()["turns"]
+        == 4
+    )
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url="http://testserver/v1", api_key="wrong", http_client=http, max_retries=0).models.list()
+
+
+def test_more_pages_mount_beside_the_api(tmp_path):
+    from fastapi import APIRouter
+
+    router = APIRouter()
+    router.add_api_route("/ping", lambda: {"pong": True})
+    config = SystemConfig.from_data(doubles.CONFIG)
+    service = Service(ServiceSettings(config, str(tmp_path / "s.sqlite")))
+    client = TestClient(create_app(service, routers=[("/rating", router)]))
+    assert client.get("/rating/ping").json() == {"pong": True}
+    assert client.get("/healthz").status_code == 200
+
+
+def test_the_rating_pages_mount_when_asked(tmp_path):
+    pytest.importorskip("ragdial.serve.rating", reason="the task branch is not installed")
+    config = SystemConfig.from_data(doubles.CONFIG)
+    settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
+    client = TestClient(create_app(Service(settings)))
+    assert client.get("/rating/").status_code == 200
+    assert client.get("/rating/export.json").status_code == 200
+    assert client.get("/").status_code == 200

@@ -1,0 +1,97 @@
+"""``ragdial chat`` and ``ragdial run`` on the command line; bad configs are one clear line, not a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import service_doubles as doubles
+from service_server import ROOT
+
+
+def _ragdial(*args: str, stdin: str = "", cwd=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'tests'}"}
+    command = [sys.executable, "-c", "from ragdial.cli import main; main()", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, timeout=300, cwd=cwd)
+
+
+@pytest.fixture
+def config_file(tmp_path):
+    path = tmp_path / "system.yaml"
+    path.write_text(yaml.safe_dump(doubles.CONFIG, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_chat_answers_each_line_with_its_citations(config_file):
+    result = _ragdial(
+        "chat",
+        "--config",
+        str(config_file),
+        "--profile",
+        "u2",
+        "--json",
+        stdin="夜猫流量包还剩多少\n怎么查询话费余额\n",
+    )
+    assert result.returncode == 0, result.stderr
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(replies) == 2
+    assert replies[0]["text"].startswith("[夜猫流量包还剩多少]") and "u2:plan" in [
+        k["id"] for k in replies[0]["knowledge"]
+    ]
+    first = replies[1]["knowledge"][0]
+    assert (first["id"], first["source"], first["scope"]) == ("f1", "faq", "")
+    assert first["text"] == "问题：怎么查询话费余额？答案：发送短信YE到10086" and first["score"] > 0
+
+
+def test_chat_shows_sources_and_handles_commands(config_file):
+    stdin = "/profiles\n/profile u9\n/profile u1\n畅游套餐\n/reset\n/quit\nnever read\n"
+    result = _ragdial("chat", "--config", str(config_file), "--language", "zh", stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Alice" in out and "Bob" in out
+    assert "unknown profile 'u9'" in out and "profile u1; history cleared" in out
+    assert "[畅游套餐]" in out and "product" in out and "user profile" in out and "history cleared" in out
+    assert "never read" not in out
+
+
+def test_bad_config_and_unknown_profile_are_one_line_errors(tmp_path, config_file):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retriever: {name: no_such_retriever}\n", encoding="utf-8")
+    result = _ragdial("chat", "--config", str(bad))
+    assert result.returncode == 2 and "unknown retriever 'no_such_retriever'" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = _ragdial("serve", "--config", str(tmp_path / "missing.yaml"))
+    assert result.returncode == 2 and "missing.yaml: cannot read the config" in result.stderr
+    result = _ragdial("chat", "--config", str(config_file), "--profile", "nobody")
+    assert result.returncode == 2 and "unknown profile 'nobody'" in result.stderr
+
+
+def test_run_demo_writes_the_official_files_and_scores(tmp_path):
+    out = tmp_path / "run"
+    result = _ragdial(
+        "run", "demo", "--retriever", "bm25", "--generator", "template", "--no-bertscore", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert summary["examples"] == 33 and summary["components"]["retriever"] == "HybridRetriever"
+    track1 = summary["scores"]["futuredial-track1"]["scores"]
+    assert 0 < track1["R@1"] <= track1["R@5"] <= track1["R@20"] <= 1
+    assert abs(track1["score"] - (track1["R@1"] + track1["R@5"] + track1["R@20"])) < 1e-9
+    top20 = json.loads((out / "track1_top20.json").read_text(encoding="utf-8"))
+    assert len(top20) == 33 and all(
+        set(r) == {"id", "turn_num", "top20_id"} and len(r["top20_id"]) <= 20 for r in top20
+    )
+    track2 = json.loads((out / "track2_responses.json").read_text(encoding="utf-8"))
+    assert len(track2) == 33 and all(r["客服-生成"] for r in track2)
+    assert summary["speed"]["turns"] == 33 and summary["speed"]["tokens"] > 0
+    assert "tokens/s" in result.stdout
+
+
+def test_run_refuses_an_unknown_benchmark():
+    result = _ragdial("run", "nonsense")
+    assert result.returncode == 2 and "unknown benchmark 'nonsense'" in result.stderr

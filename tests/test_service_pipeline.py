@@ -1,0 +1,223 @@
+"""DialogSystem and its config: building from plain data by name, look-up decisions, history, streaming, timings."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+import service_doubles as doubles
+from ragdial.errors import RagdialError
+from ragdial.pipeline import (
+    ConfigError,
+    Decision,
+    DialogSystem,
+    Piece,
+    Prepared,
+    Registry,
+    Reply,
+    SystemConfig,
+    build_systems,
+    load_config,
+)
+from ragdial.pipeline.components import build_system
+from ragdial.schema import SourceKind, Speaker
+
+
+@pytest.fixture(scope="module")
+def systems() -> dict[str, DialogSystem]:
+    return build_systems(SystemConfig.from_data(doubles.CONFIG))
+
+
+def test_config_round_trips_through_yaml(tmp_path):
+    config = SystemConfig.from_data({**doubles.CONFIG, "retriever": {"name": "bm25", "turns": 2}, "top_k": 2})
+    path = tmp_path / "system.yaml"
+    path.write_text(config.to_yaml(), encoding="utf-8")
+    again = load_config(path)
+    assert again == config
+    assert again.retriever.name == "bm25" and again.retriever.params == {"turns": 2}
+    assert yaml.safe_load(config.to_yaml())["retriever"] == {"name": "bm25", "turns": 2}
+
+
+def test_default_config_serves_the_demo_in_both_languages():
+    config = load_config(None)
+    assert config.knowledge.name == "demo" and config.languages == ["zh", "en"]
+    assert config.retriever.name == "auto" and config.generator.name == "auto"
+    assert config.retriever.params == {"query": "last_user"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"top_kk": 3}, "unknown field(s) top_kk"),
+        ({"top_k": "three"}, "field 'top_k': expected int"),
+        ({"top_k": 30, "retrieve_k": 20}, "more than retrieve_k"),
+        ({"languages": ["fr"]}, "field 'languages'"),
+        ({"retriever": {"turns": 2}}, "needs a 'name'"),
+        ({"generator": 3}, "expected a component name"),
+        ({"history_turns": 0}, "at least 1"),
+    ],
+)
+def test_bad_config_names_the_field(data, message):
+    with pytest.raises(ConfigError) as caught:
+        SystemConfig.from_data(data, "my.yaml")
+    assert str(caught.value).startswith("my.yaml") and message in str(caught.value)
+
+
+def test_bad_yaml_file_names_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("retriever: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"broken\.yaml: not valid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_registry_builds_by_name_or_import_path_and_rejects_the_rest():
+    registry: Registry[object] = Registry("widget")
+    registry.register("pair", lambda a, b=1: (a, b))
+    assert registry.build("pair", 5, b=2) == (5, 2)
+    assert registry.build("service_doubles:EchoGenerator").__class__ is doubles.EchoGenerator
+    with pytest.raises(ConfigError, match="unknown widget 'nope'; known: pair"):
+        registry.build("nope")
+    with pytest.raises(ConfigError, match="widget 'pair'"):
+        registry.build("pair", 5, c=3)
+    with pytest.raises(ConfigError, match="cannot import"):
+        registry.build("no_such_module:thing")
+    with pytest.raises(ConfigError, match="has no 'Nothing'"):
+        registry.build("service_doubles:Nothing")
+    assert not registry.available("no_such_module:thing")
+
+
+def test_a_config_error_is_a_user_error_and_an_unknown_language_is_refused():
+    config = SystemConfig.from_data({**doubles.CONFIG, "languages": ["zh"]})
+    with pytest.raises(RagdialError, match="language 'en' is not configured"):
+        build_system(config, "en")
+    bad = SystemConfig.from_data({**doubles.CONFIG, "retriever": "nothing_like_it"})
+    with pytest.raises(ConfigError, match="unknown retriever 'nothing_like_it'"):
+        build_systems(bad)
+
+
+def test_languages_share_language_independent_components_only(systems):
+    assert set(systems) == {"zh", "en"}
+    assert systems["zh"].retriever is not systems["en"].retriever  # each indexes its own language's KB
+    assert systems["zh"].knowledge.dataset.language == "zh" and systems["en"].knowledge.dataset.language == "en"
+
+
+def test_respond_cites_the_sessions_own_profile_and_global_knowledge(systems):
+    zh = systems["zh"]
+    assert [u.id for u in zh.users] == ["u1", "u2"]
+    session = zh.new_session("u2")
+    reply = zh.respond(session, "我的夜猫流量包余额还有多少")
+    ids = [c.id for c in reply.knowledge]
+    assert ids[0] in ("u2:plan", "p2") and "u2:plan" in ids
+    assert "u1:plan" not in ids  # another user's profile is never a candidate
+    assert {c.source for c in reply.knowledge} <= {"user_profile", "product", "faq"}
+    assert len(reply.knowledge) <= zh.config.top_k
+    assert reply.text.startswith("[我的夜猫流量包余额还有多少]")
+    assert reply.decision.needs_knowledge and reply.decision.lookups == ("user_profile", "global")
+    assert set(reply.timings) == {"understand_ms", "retrieve_ms", "first_token_ms", "generate_ms", "total_ms"}
+    assert reply.timings["total_ms"] >= reply.timings["retrieve_ms"]
+    assert reply.tokens == len(reply.text.split())
+
+
+def test_history_grows_in_order_and_feeds_the_context(systems):
+    en = systems["en"]
+    session = en.new_session("u1")
+    for n in range(3):
+        en.respond(session, f"question {n} about my Roam Freely plan")
+    assert [t.speaker for t in session.history] == [Speaker.USER, Speaker.SYSTEM] * 3
+    assert [t.text for t in session.history[::2]] == [f"question {n} about my Roam Freely plan" for n in range(3)]
+    assert all(t.knowledge_ids for t in session.history[1::2])
+    context = en.context_for(session.history, "next")
+    assert len(context) == min(len(session.history), en.config.history_turns) + 1
+    assert context[-1].text == "next"
+
+
+def test_stream_yields_knowledge_first_then_pieces_then_the_reply(systems):
+    zh = systems["zh"]
+    session = zh.new_session("u1")
+    events = list(zh.stream(session, "怎么查询话费余额"))
+    assert isinstance(events[0], Prepared) and isinstance(events[-1], Reply)
+    pieces = [e.text for e in events if isinstance(e, Piece)]
+    reply = events[-1]
+    assert "".join(pieces).strip() == reply.text and reply.tokens == len(pieces)
+    assert events[0].knowledge == reply.knowledge and reply.knowledge[0].id == "f1"
+    assert len(session.history) == 2
+
+
+def test_a_stream_abandoned_midway_leaves_the_session_unchanged(systems):
+    zh = systems["zh"]
+    session = zh.new_session("u1")
+    events = zh.stream(session, "畅游套餐多少钱")
+    next(events), next(events)
+    events.close()
+    assert session.history == []
+
+
+class _Never:
+    def decide(self, context, language):
+        return Decision(False, detector="never")
+
+
+class _OnlyFaq:
+    def decide(self, context, language):
+        return Decision(True, ("global",), (SourceKind.FAQ,), label="[QA]", detector="faq")
+
+
+def test_the_decision_controls_which_look_up_runs(systems):
+    zh = systems["zh"]
+    session = zh.new_session("u1")
+    never = DialogSystem(zh.config, "zh", zh.knowledge, _Never(), zh.retriever, zh.generator)
+    reply = never.respond(session, "我的套餐流量用了多少")
+    assert reply.knowledge == [] and reply.decision.to_dict()["lookups"] == []
+    faq = DialogSystem(zh.config, "zh", zh.knowledge, _OnlyFaq(), zh.retriever, zh.generator)
+    reply = faq.respond(session, "我的畅游套餐流量用了多少")
+    assert [c.source for c in reply.knowledge] == ["faq"] and reply.decision.label == "[QA]"
+
+
+def test_answer_runs_without_a_session_for_batch_use(systems):
+    en = systems["en"]
+    context = en.context_for([], "how do I check my balance")
+    reply = en.answer(context, user=None)
+    assert reply.knowledge[0].id == "f1"
+    assert all(c.scope == "" for c in reply.knowledge)  # no user: no profile items
+
+
+@pytest.mark.parametrize(
+    ("labels", "needs", "lookups", "sources"),
+    [
+        ([], False, [], []),
+        (["[QA]"], True, ["global"], ["faq"]),
+        (["查询用户已办理的业务"], True, ["user_profile"], []),
+        (["查询特定业务信息"], True, ["global"], ["product"]),
+        (["search for products information"], True, ["global"], ["product"]),
+        (["查询用户已办理的业务", "查询特定业务信息"], True, ["user_profile", "global"], ["product"]),
+        (["办理"], True, ["user_profile", "global"], []),
+    ],
+)
+def test_api_query_labels_decide_the_look_ups(labels, needs, lookups, sources):
+    from ragdial.pipeline.detectors import decision_for_api_query
+
+    decision = decision_for_api_query(labels).to_dict()
+    assert (decision["needs_knowledge"], decision["lookups"], decision["sources"]) == (needs, lookups, sources)
+    assert decision["label"] == "，".join(labels)
+
+
+def test_the_api_query_detector_trained_on_the_demo_routes_each_turn():
+    pytest.importorskip("ragdial.understanding.tasks", reason="ragdial.understanding is not installed")
+    from ragdial.pipeline.detectors import decision_for_api_query
+
+    config = SystemConfig.from_data(
+        {"languages": ["zh"], "detector": "api_query", "retriever": "service_doubles:retriever",
+         "generator": "service_doubles:generator"}
+    )  # fmt: skip
+    system = build_system(config, "zh")
+    assert type(system.detector).__name__ == "ApiQueryDetector"
+    session = system.new_session(system.users[0].id)
+    for text in ("你好，我想看看我现在办了哪些业务", "国际漫游怎么开通"):
+        reply = system.respond(session, text)
+        decision = reply.decision
+        assert decision.detector == "api_query"
+        labels = [part for part in (decision.label or "").split("，") if part]
+        assert decision == decision_for_api_query(labels)
+        assert all(decision.allows(system.knowledge.dataset.kb.get(c.id), session.user) for c in reply.knowledge)
