@@ -76,7 +76,9 @@ def markdown_table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def run_systems(kb, train, test, systems, depth: int = 20, log=print, train_kb=None) -> tuple[list[dict], dict]:
+def run_systems(
+    kb, train, test, systems, depth: int = 20, log=print, train_kb=None, relative_cut: bool = False
+) -> tuple[list[dict], dict]:
     """Score each unsupervised system (its top-k cut tuned on ``train``) and the hybrid + reranker system.
 
     ``systems`` maps a name to a RetrieverConfig; the one with ``fusion == "rrf"`` gets the reranker (trained on
@@ -107,7 +109,7 @@ def run_systems(kb, train, test, systems, depth: int = 20, log=print, train_kb=N
     if hybrid_config is not None:
         train_retriever = HybridRetriever(train_kb or kb, hybrid_config)
         start = time.perf_counter()
-        reranker = rerank.train(train_retriever, train)
+        reranker = rerank.train(train_retriever, train, relative_cut=relative_cut)
         log(f"reranker trained in {time.perf_counter() - start:.1f}s, threshold {reranker.threshold:.3f}")
         retriever = HybridRetriever(kb, hybrid_config, reranker=reranker)
         rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in test]

@@ -4,21 +4,14 @@ Splits follow ../shared/data/README.md: DSTC11 val and Huawei valid are split in
 of the first turn, fold = crc32(text) % 5; fold 0 is evaluated, folds 1-4 train. KdConv: film + music train, travel
 evaluates.
 
-Scoring here is provisional until ``ragdial.metrics`` lands on main (the metrics helper owns the official
-implementations): DSTC11 BLEU is sacrebleu corpus BLEU / 100 (what the official summ_eval BleuMetric computes),
-ROUGE-1/2/L the mean rouge-score F-measure with the Porter stemmer (as the official script), METEOR the Java
-METEOR 1.5 corpus score via pycocoevalcap (the official script runs the same jar through summ_eval).
-Huawei/KdConv: DuConv-style character metrics (BLEU-1/2 with corpus clipped n-gram precisions and brevity penalty,
-corpus DISTINCT-1/2, character F1 over bags of characters), spaces removed.
+Scoring uses ``ragdial.metrics.challenges`` (``score_dstc11`` with every turn detected, ``score_kdsd`` with the gold
+triples as the selection).
 """
 
 from __future__ import annotations
 
-import math
 import random
-import statistics
 import zlib
-from collections import Counter
 from collections.abc import Sequence
 
 from ragdial.schema import Dataset, Example, KnowledgeBase
@@ -53,73 +46,32 @@ def merged_kb(*datasets: Dataset) -> KnowledgeBase:
     return KnowledgeBase(item for d in datasets for item in d.kb)
 
 
-# --- DSTC11 (English) ---------------------------------------------------------------------------------------------
+# --- scoring: the official implementations in ragdial.metrics ------------------------------------------------------
 
 
 def dstc_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    import sacrebleu
-    from rouge_score import rouge_scorer
+    """DSTC11 generation scores with every turn detected (detection weighting 1): BLEU, METEOR 1.5, ROUGE-1/2/L."""
+    from ragdial.metrics.challenges.dstc import score_dstc11
 
-    bleu = sacrebleu.corpus_bleu(list(predictions), [list(references)]).score / 100.0
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
-    rouge = [scorer.score(r, p) for p, r in zip(predictions, references, strict=True)]
-    scores = {
-        "BLEU": bleu,
-        "METEOR": _meteor(predictions, references),
-        "ROUGE-1": statistics.fmean(s["rouge1"].fmeasure for s in rouge),
-        "ROUGE-2": statistics.fmean(s["rouge2"].fmeasure for s in rouge),
-        "ROUGE-L": statistics.fmean(s["rougeL"].fmeasure for s in rouge),
-    }
-    return scores
-
-
-def _meteor(predictions: Sequence[str], references: Sequence[str]) -> float:
-    """METEOR 1.5 (the Java jar bundled with pycocoevalcap, as summ_eval runs it): the corpus score."""
-    from pycocoevalcap.meteor.meteor import Meteor
-
-    scorer = Meteor()
-    score, _ = scorer.compute_score(
-        {i: [r] for i, r in enumerate(references)}, {i: [p.replace("\n", " ")] for i, p in enumerate(predictions)}
-    )
-    return float(score)
-
-
-# --- Huawei / KdConv (Chinese, characters) -----------------------------------------------------------------------
-
-
-def _chars(text: str) -> list[str]:
-    return [c for c in text if not c.isspace()]
-
-
-def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    gold = [{"target": True, "knowledge": [], "response": r} for r in references]
+    hyps = [{"target": True, "knowledge": [], "response": p} for p in predictions]
+    generation = score_dstc11(gold, hyps).scores["generation"]
+    names = {"bleu": "BLEU", "meteor": "METEOR", "rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_l": "ROUGE-L"}
+    return {names[k]: v for k, v in generation.items()}
 
 
 def char_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    preds = [_chars(p) for p in predictions]
-    refs = [_chars(r) for r in references]
-    hits, totals = [0, 0], [0, 0]
-    for p, r in zip(preds, refs, strict=True):
-        for n in (1, 2):
-            ref_counts = Counter(_ngrams(r, n))
-            pred_counts = Counter(_ngrams(p, n))
-            hits[n - 1] += sum(min(c, ref_counts[g]) for g, c in pred_counts.items())
-            totals[n - 1] += max(len(p) - n + 1, 0)
-    pred_len, ref_len = sum(map(len, preds)), sum(map(len, refs))
-    bp = 1.0 if pred_len > ref_len else math.exp(1 - ref_len / max(pred_len, 1))
-    precisions = [h / t if t else 0.0 for h, t in zip(hits, totals, strict=True)]
-    bleu1 = bp * precisions[0]
-    bleu2 = bp * math.sqrt(precisions[0] * precisions[1]) if precisions[1] > 0 else 0.0
-    hit = sum(sum((Counter(p) & Counter(r)).values()) for p, r in zip(preds, refs, strict=True))
-    precision, recall = hit / max(pred_len, 1), hit / max(ref_len, 1)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    distinct = []
-    for n in (1, 2):
-        grams = [g for p in preds for g in _ngrams(p, n)]
-        distinct.append(len(set(grams)) / len(grams) if grams else 0.0)
-    return {"BLEU-1": bleu1, "BLEU-2": bleu2, "DISTINCT-1": distinct[0], "DISTINCT-2": distinct[1], "F1": f1}
+    """Huawei/KdConv generation scores and the challenge score with gold triples (selection P = R = F1 = 1)."""
+    from ragdial.metrics.challenges.kdsd import score_kdsd
 
-
-def challenge_score(scores: dict[str, float], selection_p: float, selection_r: float, selection_f1: float) -> float:
-    """Huawei challenge score: 0.3·(P+R+F1 of triple selection) + 0.7·(BLEU-1 + BLEU-2 + generation F1)."""
-    return 0.3 * (selection_p + selection_r + selection_f1) + 0.7 * (scores["BLEU-1"] + scores["BLEU-2"] + scores["F1"])
+    triples = [[i] for i in range(len(references))]
+    scores = score_kdsd(triples, triples, list(references), list(predictions)).scores
+    generation = scores["generation"]
+    return {
+        "BLEU-1": generation["bleu-1"],
+        "BLEU-2": generation["bleu-2"],
+        "DISTINCT-1": generation["distinct-1"],
+        "DISTINCT-2": generation["distinct-2"],
+        "F1": generation["f1"],
+        "score (gold triples)": scores["score"],
+    }

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from generation_common import challenge_score, char_scores, dstc_scores, merged_kb, sample, split_folds
+from generation_common import char_scores, dstc_scores, merged_kb, sample, split_folds
 from ragdial import datasets
 from ragdial.generation.backends import create
 from ragdial.generation.batch import request_for
@@ -61,12 +61,21 @@ def main() -> None:
     parser.add_argument("--exemplars", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--base-url", default=None)
+    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (1 is faster on a busy machine)")
     parser.add_argument("--only", default=None, help="run only tasks whose name contains this")
     parser.add_argument("--dump", default=None, help="write predictions as JSON lines here")
+    parser.add_argument("--score-dump", default=None, help="only score the predictions of an earlier --dump")
     args = parser.parse_args()
+    if args.score_dump:
+        score_dump(Path(args.score_dump))
+        return
     root = data_root()
     rows = []
-    shared = None if args.backend == "template" else create(args.backend, base_url=args.base_url)
+    shared = (
+        None
+        if args.backend == "template"
+        else create(args.backend, base_url=args.base_url, n_threads=args.threads if args.backend == "llama" else None)
+    )
     dump = open(args.dump, "w", encoding="utf-8", buffering=1) if args.dump else None  # noqa: SIM115
     for name, dataset, train, evaluate, train_kb in tasks(root):
         if args.only and args.only not in name:
@@ -97,14 +106,30 @@ def main() -> None:
             scores = dstc_scores(predictions, references)
         else:
             scores = char_scores(predictions, references)
-            scores["score (gold triples)"] = challenge_score(scores, 1.0, 1.0, 1.0)
         rows.append((name, len(evaluate), scores, seconds))
     print(f"backend: {args.backend}; sample: {args.sample or 'all'} (seed {args.seed}); gold knowledge\n")
     for name, n, scores, seconds in rows:
-        print(f"**{name}** ({n} replies, {seconds:.0f} s)\n")
-        print("| " + " | ".join(scores) + " |")
-        print("|" + "---|" * len(scores))
-        print("| " + " | ".join(f"{v:.4f}" for v in scores.values()) + " |\n")
+        print_table(name, n, scores, seconds)
+
+
+def score_dump(path: Path) -> None:
+    by_task: dict[str, list[dict]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        by_task.setdefault(record["task"], []).append(record)
+    for name, records in by_task.items():
+        predictions, references = [r["pred"] for r in records], [r["gold"] or "" for r in records]
+        english = name.startswith("DSTC")
+        scores = dstc_scores(predictions, references) if english else char_scores(predictions, references)
+        print_table(name, len(records), scores)
+
+
+def print_table(name: str, n: int, scores: dict[str, float], seconds: float | None = None) -> None:
+    timing = f", {seconds:.0f} s" if seconds is not None else ""
+    print(f"**{name}** ({n} replies{timing})\n")
+    print("| " + " | ".join(scores) + " |")
+    print("|" + "---|" * len(scores))
+    print("| " + " | ".join(f"{v:.4f}" for v in scores.values()) + " |\n")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=data_root())
     parser.add_argument("--depth", type=int, default=20, help="ranking depth kept per query")
+    parser.add_argument("--relative-cut", action="store_true", help="also tune a relative-to-best selection cut")
     args = parser.parse_args()
     dataset = datasets.load("dstc11", args.data / "dstc11_track5", "val")
     seeking = [e for e in dataset.examples if e.needs_knowledge and e.knowledge_ids]
@@ -64,7 +65,7 @@ def main() -> None:
             hybrid = retriever
     assert hybrid is not None
     start = time.perf_counter()
-    hybrid.reranker = rerank.train(hybrid, train)
+    hybrid.reranker = rerank.train(hybrid, train, relative_cut=args.relative_cut)
     print(f"reranker trained in {time.perf_counter() - start:.1f}s, threshold {hybrid.reranker.threshold:.3f}")
     golds = [e.knowledge_ids for e in test]
     rankings = [[r.item.id for r in hybrid.retrieve(e.context, e.dialog_id, args.depth)] for e in test]

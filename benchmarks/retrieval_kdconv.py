@@ -41,7 +41,7 @@ def seeking(dataset):
     return [e for e in dataset.examples if e.needs_knowledge and e.knowledge_ids]
 
 
-def kdconv(root: Path, pinyin: bool):
+def kdconv(root: Path, pinyin: bool, relative_cut: bool):
     train_sets = [datasets.load("kdconv", root / "kdconv" / d / "dev.json") for d in ("film", "music")]
     train_kb = KnowledgeBase(item for ds in train_sets for item in ds.kb)
     train = []
@@ -52,10 +52,10 @@ def kdconv(root: Path, pinyin: bool):
     test_ds = datasets.load("kdconv", root / "kdconv" / "travel")
     test = seeking(test_ds)
     print(f"KdConv: train {len(train)} turns (film+music), eval {len(test)} travel turns, KB {len(test_ds.kb)}")
-    return run_systems(test_ds.kb, train, test, systems(pinyin), train_kb=train_kb)
+    return run_systems(test_ds.kb, train, test, systems(pinyin), train_kb=train_kb, relative_cut=relative_cut)
 
 
-def huawei(root: Path, pinyin: bool, noise: float, folds: int, dense: bool):
+def huawei(root: Path, pinyin: bool, noise: float, folds: int, dense: bool, relative_cut: bool):
     ds = datasets.load("huawei", root / "huawei_kdsd" / "valid.json")
     examples = seeking(ds)
     if noise:
@@ -68,7 +68,7 @@ def huawei(root: Path, pinyin: bool, noise: float, folds: int, dense: bool):
         train = [e for e in examples if fold_of[e.dialog_id] != fold]
         test = [e for e in examples if fold_of[e.dialog_id] == fold]
         print(f"Huawei fold {fold}: train {len(train)}, eval {len(test)}, KB {len(ds.kb)}", flush=True)
-        rows, curves = run_systems(ds.kb, train, test, systems(pinyin, dense))
+        rows, curves = run_systems(ds.kb, train, test, systems(pinyin, dense), relative_cut=relative_cut)
         all_rows.append(rows)
         all_curves.append(curves)
     return average_rows(all_rows), average_curves(all_curves)
@@ -82,12 +82,13 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.0, help="homophone noise rate on user turns (huawei)")
     parser.add_argument("--folds", type=int, default=5, help="how many of the 5 huawei folds to run")
     parser.add_argument("--no-dense", action="store_true", help="skip the dense-only system (saves time)")
+    parser.add_argument("--relative-cut", action="store_true", help="also tune a relative-to-best selection cut")
     args = parser.parse_args()
     if args.task == "kdconv":
-        rows, curves = kdconv(args.data, args.pinyin)
+        rows, curves = kdconv(args.data, args.pinyin, args.relative_cut)
         title = "KdConv travel dev (trained on film+music)"
     else:
-        rows, curves = huawei(args.data, args.pinyin, args.noise, args.folds, not args.no_dense)
+        rows, curves = huawei(args.data, args.pinyin, args.noise, args.folds, not args.no_dense, args.relative_cut)
         title = f"Huawei valid, {args.folds} folds, noise {args.noise:.0%}"
     print(markdown_table(rows))
     tag = f"{args.task}{'_pinyin' if args.pinyin else ''}{f'_noise{int(args.noise * 100)}' if args.noise else ''}"

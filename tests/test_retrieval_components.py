@@ -103,6 +103,8 @@ def test_hash_encoder_normalised_and_cached(tmp_path):
     cache = QueryCache(encoder, size=2)
     assert cache(["x", "y", "z"]).shape == (3, encoder.dim)
     assert cache([]).shape == (0, encoder.dim)
+    cache.clear()
+    assert QueryCache.shared(encoder) is QueryCache.shared(encoder)
 
 
 def test_unknown_encoder():

@@ -92,7 +92,9 @@ def test_best_threshold_prefers_the_cut_that_matches_gold():
     probs = [np.array([0.9, 0.8, 0.1]), np.array([0.7, 0.2, 0.1])]
     ids = [["a", "b", "c"], ["d", "e", "f"]]
     threshold, relative = rerank.best_threshold(probs, ids, [["a", "b"], ["d"]], max_select=3)
-    assert 0.2 < threshold <= 0.7 or relative * 0.7 > 0.2
+    assert 0.2 < threshold <= 0.7 and relative == 0.0
+    threshold, relative = rerank.best_threshold(probs, ids, [["a", "b"], ["d"]], 3, rerank.RELATIVE_CUTS)
+    assert 0.2 < max(threshold, relative * 0.7) <= 0.7
 
 
 def test_interaction_model_learns_word_pairs():
@@ -186,3 +188,33 @@ def test_cli_batch_huawei_result(tmp_path):
     assert set(records) == {e.id for e in examples}
     for example in examples:  # turns that use knowledge get triples, the others none
         assert bool(records[example.id].get("attrs")) == bool(example.knowledge_ids)
+
+
+def test_cli_batch_mobilecs2_track1(tmp_path):
+    data = str(Path(__file__).parent / "fixtures" / "mobilecs2" / "zh" / "dev_final_processed.json")
+    assert (
+        runner.invoke(
+            app, ["index", "build", "mobilecs2", data, "-o", str(tmp_path / "i"), "--encoder", "none"]
+        ).exit_code
+        == 0
+    )
+    out = tmp_path / "track1.json"
+    result = runner.invoke(
+        app, ["retrieve", "batch", "mobilecs2", data, "--index", str(tmp_path / "i"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    dataset = datasets.load("mobilecs2", data)
+    submitted = datasets.mobilecs2.read_track1(out, dataset)
+    assert set(submitted) == {e.id for e in dataset.examples}
+    assert all(
+        len(ids) == min(20, len(dataset.kb.candidates(e.dialog_id)))
+        for e in dataset.examples
+        for ids in [submitted[e.id]]
+    )
+
+
+def test_cli_batch_rejects_other_formats(tmp_path):
+    result = runner.invoke(
+        app, ["retrieve", "batch", "smp2017", "x", "--index", str(tmp_path), "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code != 0

@@ -247,3 +247,13 @@ def test_more_pages_mount_beside_the_api(tmp_path):
     client = TestClient(create_app(service, routers=[("/rating", router)]))
     assert client.get("/rating/ping").json() == {"pong": True}
     assert client.get("/healthz").status_code == 200
+
+
+def test_the_rating_pages_mount_when_asked(tmp_path):
+    pytest.importorskip("ragdial.serve.rating", reason="the task branch is not installed")
+    config = SystemConfig.from_data(doubles.CONFIG)
+    settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
+    client = TestClient(create_app(Service(settings)))
+    assert client.get("/rating/").status_code == 200
+    assert client.get("/rating/export.json").status_code == 200
+    assert client.get("/").status_code == 200

@@ -201,3 +201,23 @@ def test_api_query_labels_decide_the_look_ups(labels, needs, lookups, sources):
     decision = decision_for_api_query(labels).to_dict()
     assert (decision["needs_knowledge"], decision["lookups"], decision["sources"]) == (needs, lookups, sources)
     assert decision["label"] == "，".join(labels)
+
+
+def test_the_api_query_detector_trained_on_the_demo_routes_each_turn():
+    pytest.importorskip("ragdial.understanding.tasks", reason="ragdial.understanding is not installed")
+    from ragdial.pipeline.detectors import decision_for_api_query
+
+    config = SystemConfig.from_data(
+        {"languages": ["zh"], "detector": "api_query", "retriever": "service_doubles:retriever",
+         "generator": "service_doubles:generator"}
+    )  # fmt: skip
+    system = build_system(config, "zh")
+    assert type(system.detector).__name__ == "ApiQueryDetector"
+    session = system.new_session(system.users[0].id)
+    for text in ("你好，我想看看我现在办了哪些业务", "国际漫游怎么开通"):
+        reply = system.respond(session, text)
+        decision = reply.decision
+        assert decision.detector == "api_query"
+        labels = [part for part in (decision.label or "").split("，") if part]
+        assert decision == decision_for_api_query(labels)
+        assert all(decision.allows(system.knowledge.dataset.kb.get(c.id), session.user) for c in reply.knowledge)

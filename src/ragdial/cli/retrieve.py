@@ -15,7 +15,7 @@ from ragdial import datasets
 from ragdial.cli._retrieval_options import select_fold
 from ragdial.errors import RagdialError
 from ragdial.retrieval.index import load_index
-from ragdial.schema import Speaker, Turn
+from ragdial.schema import Example, Speaker, Turn
 
 app = typer.Typer(no_args_is_help=True, help="Retrieve knowledge for a question or a benchmark.")
 IndexArg = Annotated[Path, typer.Argument(help="index directory (`ragdial index build`)")]
@@ -54,9 +54,12 @@ def ask(
     Console().print(table)
 
 
+BATCH_FORMATS = ("dstc9", "dstc11", "kdconv", "huawei", "mobilecs2")
+
+
 @app.command()
 def batch(
-    format: Annotated[str, typer.Argument(help="dstc9, dstc11, kdconv or huawei")],
+    format: Annotated[str, typer.Argument(help=", ".join(BATCH_FORMATS))],
     path: Annotated[Path, typer.Argument(help="data file or folder")],
     index: Annotated[Path, typer.Option(help="index directory built from the same knowledge")],
     out: Annotated[Path, typer.Option("--out", "-o", help="official output file to write")],
@@ -65,39 +68,45 @@ def batch(
     fold: Annotated[int | None, typer.Option(help="only this dev fold (README fold rule)")] = None,
     reranker: RerankerOpt = None,
 ) -> None:
-    """Select knowledge for every example and write ``labels.json`` (DSTC) or ``result.json`` (KdConv/Huawei).
+    """Select knowledge for every example and write the official file: ``labels.json`` (DSTC), ``result.json``
+    (KdConv/Huawei, triples only) or the track-1 top-20 file (MobileCS2).
 
     Turns labelled as not needing knowledge keep ``target: false``; unlabelled turns are all treated as
     knowledge-seeking. The selection is the reranker's threshold cut (at most k), or the top item without one.
     """
+    if format not in BATCH_FORMATS:
+        raise RagdialError(f"batch selection output is defined for {', '.join(BATCH_FORMATS)}, not {format!r}")
     dataset = datasets.load(format, path, split)
     retriever = load_index(index, reranker=reranker)
-    missing = [e for e in dataset.examples for i in e.knowledge_ids if i not in retriever.kb]
-    if missing:
-        raise RagdialError(f"{index}: built from other knowledge than {path} (gold id {missing[0].knowledge_ids[0]})")
+    unknown = next((i for e in dataset.examples for i in e.knowledge_ids if i not in retriever.kb), None)
+    if unknown is not None:
+        raise RagdialError(f"{index}: built from other knowledge than {path} (no item {unknown!r})")
     examples = select_fold(dataset, fold, keep=True)
+    if format == "mobilecs2":
+        from ragdial.datasets import mobilecs2
+
+        with typer.progressbar(examples, label="retrieving") as progress:
+            rankings = {
+                e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, mobilecs2.TRACK1_TOP_K)]
+                for e in progress
+            }
+        mobilecs2.write_track1(out, dataset.kb, examples, rankings)
+        typer.echo(f"wrote {len(examples)} rankings to {out}")
+        return
     predictions = []
     with typer.progressbar(examples, label="retrieving") as progress:
         for example in progress:
             seek = example.needs_knowledge is not False
             chosen = [r.item.id for r in retriever.select(example.context, example.dialog_id, k)] if seek else []
             predictions.append(
-                example.__class__(
-                    example.id, example.dialog_id, example.turn_index, example.context, seek, chosen, example.response
-                )
+                Example(example.id, example.dialog_id, example.turn_index, example.context, seek, chosen)
             )
     if format in ("dstc9", "dstc11"):
         from ragdial.datasets import dstc
 
-        for p in predictions:
-            p.response = None  # selection only: no generated response
         dstc.write_labels(out, retriever.kb, predictions)
-    elif format in ("kdconv", "huawei"):
+    else:
         from ragdial.datasets import kdconv
 
-        for p in predictions:
-            p.response = ""
         kdconv.write_result(out, retriever.kb, predictions)
-    else:
-        raise RagdialError(f"batch selection output is not defined for format {format!r}")
     typer.echo(f"wrote {len(predictions)} predictions to {out}")

@@ -140,6 +140,9 @@ def serve(
     ] = None,
     retriever: RetrieverOpt = None,
     generator: GeneratorOpt = None,
+    ratings: Annotated[
+        Path | None, typer.Option(help="also serve the human rating pages (/rating), storing into this SQLite file")
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
 ) -> None:
     """Serve the HTTP API (OpenAI-compatible /v1/chat/completions, /v1/retrieve, sessions) and the web page."""
@@ -147,7 +150,8 @@ def serve(
     from ragdial.serve.service import Service, ServiceSettings
 
     system_config = _config(config, retriever, generator)
-    settings = ServiceSettings(system_config, str(db or cache_dir() / "service" / "sessions.sqlite"), api_key)
+    db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
+    settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
     service = None
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)

@@ -31,6 +31,7 @@ def retriever(
     depth: Annotated[int, typer.Option(help="candidates reranked per query")] = 100,
     max_select: Annotated[int, typer.Option(help="most items selected per turn")] = 10,
     rounds: Annotated[int, typer.Option(help="LightGBM boosting rounds")] = 300,
+    relative_cut: Annotated[bool, typer.Option(help="also tune a relative-to-best probability cut")] = False,
     seed: int = 0,
 ) -> None:
     """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns."""
@@ -39,7 +40,9 @@ def retriever(
     base.reranker = None
     examples = select_fold(dataset, exclude_fold, keep=False)
     start = time.perf_counter()
-    model = rerank.train(base, examples, depth=depth, max_select=max_select, rounds=rounds, seed=seed)
+    model = rerank.train(
+        base, examples, depth=depth, max_select=max_select, rounds=rounds, seed=seed, relative_cut=relative_cut
+    )
     model.info.update({"format": format, "source": str(path), "exclude_fold": exclude_fold, "index": str(index)})
     model.save(out)
     typer.echo(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages
 
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
+THREADS_ENV = "RAGDIAL_LLM_THREADS"
+DEFAULT_THREADS = 2  # on a machine busy with other work, 1 thread decodes far faster (no spinning at sync points)
 
 
 class LlamaCppGenerator(Generator):
@@ -20,19 +23,20 @@ class LlamaCppGenerator(Generator):
 
     ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
     packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
+    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2.
     """
 
     def __init__(
         self,
         model: str | Path | None = None,
         n_ctx: int = 2048,
-        n_threads: int = 2,
+        n_threads: int | None = None,
         n_batch: int = 256,
         **llama_options: Any,
     ) -> None:
         self.model_name = model
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads or int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
         self.n_batch = n_batch
         self.llama_options = llama_options
         self._llm: Any = None

@@ -33,6 +33,24 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
 
 
+def _threads() -> int:
+    return max(1, int(os.environ.get("RAGDIAL_THREADS", "1")))
+
+
+_CONTROLLER = None
+
+
+def blas_threads():
+    """A context limiting BLAS to ``$RAGDIAL_THREADS`` (default 1) threads: on a busy machine a multi-threaded
+    BLAS spin-waits, and one matrix-vector product over 12k vectors took 40 ms instead of 1.7 ms."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=_threads(), user_api="blas")
+
+
 class Encoder(ABC):
     """Turns texts into L2-normalised float32 vectors (one row per text)."""
 
@@ -44,9 +62,10 @@ class Encoder(ABC):
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         todo = [i for i, t in enumerate(texts) if t and t.strip()]
-        for start in range(0, len(todo), batch_size):
-            rows = todo[start : start + batch_size]
-            out[rows] = _normalise(self._encode([texts[i] for i in rows], is_query))
+        with blas_threads():
+            for start in range(0, len(todo), batch_size):
+                rows = todo[start : start + batch_size]
+                out[rows] = _normalise(self._encode([texts[i] for i in rows], is_query))
         return out
 
     def encode_query(self, text: str) -> np.ndarray:
@@ -55,10 +74,6 @@ class Encoder(ABC):
     @abstractmethod
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         """Raw vectors for non-empty texts."""
-
-
-def _threads() -> int:
-    return max(1, int(os.environ.get("RAGDIAL_THREADS", "1")))
 
 
 class UseEncoder(Encoder):
@@ -173,6 +188,9 @@ class QueryCache:
         self.encoder = encoder
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def clear(self) -> None:
+        self._cache.clear()
 
     @classmethod
     def shared(cls, encoder: Encoder, size: int = 20000) -> QueryCache:

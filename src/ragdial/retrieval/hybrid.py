@@ -11,7 +11,7 @@ import numpy as np
 from ragdial.retrieval import fusion
 from ragdial.retrieval.base import Retriever, ScoredKnowledge
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import QueryCache, encode_cached, get_encoder
+from ragdial.retrieval.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.query import query_texts
@@ -19,6 +19,16 @@ from ragdial.schema import Knowledge, KnowledgeBase, Turn
 
 if TYPE_CHECKING:
     from ragdial.retrieval.rerank import Reranker
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first (ties by position)."""
+    if len(scores) > 4 * k:
+        kth = -np.partition(-scores, k - 1)[k - 1]
+        above = np.flatnonzero(scores > kth)
+        part = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
+        return part[np.lexsort((part, -scores[part]))]
+    return np.argsort(-scores, kind="stable")[:k]
 
 
 @dataclass
@@ -116,7 +126,11 @@ class HybridRetriever(Retriever):
                     bm25_last = row
             if self.encoder is not None and self.vectors is not None:
                 queries = self._queries([t for t, _ in pairs])
-                sims = np.asarray(self.vectors[indices] @ queries.T, dtype=np.float32)
+                with blas_threads():
+                    if n * 4 >= len(self.items):  # most items: one matrix product beats gathering rows
+                        sims = np.asarray(self.vectors @ queries.T, dtype=np.float32)[indices]
+                    else:
+                        sims = np.asarray(self.vectors[indices] @ queries.T, dtype=np.float32)
                 weights = np.array([w for _, w in pairs], dtype=np.float32)
                 dense = sims @ weights / weights.sum()
                 dense_last = sims[:, 0]
@@ -149,8 +163,7 @@ class HybridRetriever(Retriever):
             return []
         scores = self.score(context, dialog_id)
         final = self.reranker.predict(self, context, scores) if self.reranker is not None else scores.fused
-        order = np.argsort(-final, kind="stable")[:k]
-        return [ScoredKnowledge(self.items[int(scores.indices[i])], float(final[i])) for i in order]
+        return [ScoredKnowledge(self.items[int(scores.indices[i])], float(final[i])) for i in top_k(final, k)]
 
     def select(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 5) -> list[ScoredKnowledge]:
         """The items to use (several where the format allows): the reranker's cut, or the top one without it."""

@@ -291,10 +291,14 @@ RELATIVE_CUTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
 def best_threshold(
-    probs: list[np.ndarray], cand_ids: list[list[str]], golds: list[list[str]], max_select: int
+    probs: list[np.ndarray],
+    cand_ids: list[list[str]],
+    golds: list[list[str]],
+    max_select: int,
+    relative_cuts: Sequence[float] = (0.0,),
 ) -> tuple[float, float]:
     """The (absolute, relative-to-best) probability cut maximising micro selection F1 (the DSTC11 formula; at least
-    one item chosen)."""
+    one item chosen); ``relative_cuts`` are the relative thresholds tried (``RELATIVE_CUTS`` for the full grid)."""
     best, best_f1 = (0.5, 0.0), -1.0
     ranked = []
     for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
@@ -302,7 +306,7 @@ def best_threshold(
         ranked.append((p[order], [ids[i] in set(gold) for i in order], len(set(gold))))
     gold_total = sum(n for _, _, n in ranked)
     for threshold in np.arange(0.05, 0.96, 0.025):
-        for relative in RELATIVE_CUTS:
+        for relative in relative_cuts:
             tp = chosen_total = 0
             for p, hits, _ in ranked:
                 keep = p >= max(threshold, relative * p[0])
@@ -332,11 +336,13 @@ def train(
     seed: int = 0,
     folds: int = 5,
     interaction: bool = True,
+    relative_cut: bool = False,
 ) -> Reranker:
     """Fit the reranker on ``examples`` (knowledge-seeking ones with gold).
 
     The interaction model's feature is filled out-of-fold (dialog-grouped ``folds``) so LightGBM sees honest
-    values; the threshold is tuned on one held-out fold, then both models are refit on everything.
+    values; the threshold (with ``relative_cut``, also a relative-to-best threshold) is tuned on one held-out fold,
+    then both models are refit on everything.
     """
     data = training_rows(retriever, examples, depth)
     query_fold = _dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
@@ -363,7 +369,8 @@ def train(
         probs = np.split(flat, np.cumsum(data.groups[held_query])[:-1])
         cand = [c for c, h in zip(data.cand_ids, held_query, strict=True) if h]
         gold = [g for g, h in zip(data.golds, held_query, strict=True) if h]
-        threshold, relative = best_threshold(probs, cand, gold, max_select)
+        cuts = RELATIVE_CUTS if relative_cut else (0.0,)
+        threshold, relative = best_threshold(probs, cand, gold, max_select, cuts)
     booster = _fit(data.x, data.y, seed, rounds)
     info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
     return Reranker(booster, model, threshold, max_select, depth, info, relative)

@@ -52,6 +52,8 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     app = FastAPI(title="ragdial", version="0.1.0", summary="Knowledge-grounded dialog with cited knowledge")
     for prefix, router in routers:
         app.include_router(router, prefix=prefix)
+    if service.settings.ratings_path:
+        app.include_router(_rating_pages(service))
     app.state.service = service
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
@@ -168,6 +170,15 @@ def app_from_env() -> FastAPI:
     if os.environ.get(ANNOUNCE_ENV):
         announce_when_ready(app, os.environ[ANNOUNCE_ENV])
     return app
+
+
+def _rating_pages(service: Service) -> APIRouter:
+    """The human rating pages (ragdial.serve.rating) under /rating, testing the system this app serves."""
+    from ragdial.serve.rating import RatingStore, rating_router, system_backend
+
+    system = service.system(service.default_language)
+    responder, goal_sampler = system_backend(system, system.config.task_db)
+    return rating_router(RatingStore(service.settings.ratings_path), responder, goal_sampler)
 
 
 # ---- request handling

@@ -26,6 +26,7 @@ class ServiceSettings:
     api_key: str | None = None
     max_body_bytes: int = 1_048_576
     model: str = "ragdial"
+    ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
 
     def to_json(self) -> str:
         return json.dumps(
@@ -35,6 +36,7 @@ class ServiceSettings:
                 "api_key": self.api_key,
                 "max_body_bytes": self.max_body_bytes,
                 "model": self.model,
+                "ratings_path": self.ratings_path,
             },
             ensure_ascii=False,
         )
@@ -48,6 +50,7 @@ class ServiceSettings:
             data.get("api_key"),
             int(data.get("max_body_bytes", 1_048_576)),
             data.get("model", "ragdial"),
+            data.get("ratings_path"),
         )
 
 

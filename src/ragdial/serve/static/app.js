@@ -144,10 +144,9 @@ function renderKnowledge(el, knowledge, decision, timings) {
   meta.className = "meta";
   const parts = [];
   if (decision) {
-    if (decision.needs_knowledge) {
-      parts.push(`${t("lookups")}: ${decision.lookups.map(t).join(", ")}`);
-      if (decision.label) parts.push(decision.label);
-    } else parts.push(t("noKnowledge"));
+    if (decision.needs_knowledge) parts.push(`${t("lookups")}: ${decision.lookups.map(t).join(", ")}`);
+    else parts.push(t("noKnowledge"));
+    if (decision.label) parts.push(decision.label);
   }
   if (timings && timings.total_ms !== undefined) {
     parts.push(`${t("firstToken")} ${Math.round(timings.first_token_ms)} ms · ${t("total")} ${Math.round(timings.total_ms)} ms`);
