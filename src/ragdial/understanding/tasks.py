@@ -116,12 +116,19 @@ def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[A
 
 
 def new_classifier(
-    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True, threshold: float = 0.5
+    task: str,
+    dataset: Dataset,
+    embedding: str | None = "default",
+    use_knowledge: bool = True,
+    threshold: float = 0.5,
 ) -> TextClassifier:
     """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base and fires at
-    P(seeking) >= ``threshold``."""
+    P(seeking) >= ``threshold``. ``embedding`` ``"default"``: the task's own default (intent: ``use+e5``,
+    detector: ``use``)."""
     if task == "intent":
-        return intent_classifier(embedding)
+        return intent_classifier() if embedding == "default" else intent_classifier(embedding)
+    if embedding == "default":
+        embedding = "use"
     if task == "detector":
         knowledge = [item.text for item in dataset.kb] if use_knowledge and len(dataset.kb) else None
         return turn_detector(knowledge, embedding, threshold=threshold)
