@@ -18,12 +18,14 @@ from ragdial.paths import data_root
 from ragdial.understanding import intent_classifier, training_data
 from understanding_common import latency_ms, table
 
+OLD_HEAD = {"c": 10.0, "embedding_weight": 1.0, "class_weight": None, "max_word_n": 2}
 CONFIGS = {
-    "char 1-3 + word 1-2 TF-IDF": {"embedding": None, "c": 10.0, "embedding_weight": 1.0, "class_weight": None},
-    "+ USE (previous default)": {"embedding": "use", "c": 10.0, "embedding_weight": 1.0, "class_weight": None},
-    "+ USE ×2": {"embedding": "use", "c": 10.0, "embedding_weight": 2.0, "class_weight": None},
-    "+ USE ×2 + e5 ×2": {"embedding": "use+e5", "c": 10.0, "embedding_weight": 2.0, "class_weight": None},
-    "+ USE ×2 + e5 ×2, balanced, C=30 (default)": {},
+    "char 1-3 + word 1-2 TF-IDF": {**OLD_HEAD, "embedding": None},
+    "+ USE (previous default)": {**OLD_HEAD, "embedding": "use"},
+    "+ USE ×2": {**OLD_HEAD, "embedding": "use", "embedding_weight": 2.0},
+    "+ USE ×2 + e5 ×2": {**OLD_HEAD, "embedding": "use+e5", "embedding_weight": 2.0},
+    "+ USE ×2 + e5 ×2, balanced, C=30": {"max_word_n": 2},
+    "+ USE ×2 + e5 ×2, balanced, C=30, word 1-3 (default)": {},
 }
 
 

@@ -44,16 +44,19 @@ def intent_classifier(
     c: float = 30.0,
     embedding_weight: float = 2.0,
     class_weight: str | None = "balanced",
+    max_word_n: int = 3,
 ) -> TextClassifier:
-    """Character 1-3-grams + word 1-2-grams (+ sentence embeddings) of the utterance, multinomial logistic.
+    """Character 1-3-grams + word 1-``max_word_n``-grams (+ sentence embeddings) of the utterance, multinomial
+    logistic.
 
     ``embedding`` names one encoder or several joined by ``+`` (one block each, every vector times
-    ``embedding_weight``); None: n-grams only. The defaults (USE + multilingual-e5-small, weight 2, class-balanced
-    weights, C=30) are what 5-fold cross-validation on SMP2017-ECDT `train` picked (docs/benchmarks/understanding.md).
+    ``embedding_weight``); None: n-grams only. The defaults (word 1-3-grams, USE + multilingual-e5-small, weight 2,
+    class-balanced weights, C=30) are what 5-fold cross-validation on SMP2017-ECDT `train` picked
+    (docs/benchmarks/understanding.md).
     """
     blocks: list[FeatureBlock] = [
         NgramTfidf("last_user", "char", (1, 3)),
-        NgramTfidf("last_user", "word", (1, 2)),
+        NgramTfidf("last_user", "word", (1, max_word_n)),
     ]
     blocks.extend(embedding_blocks(embedding, embedding_weight))
     head = LinearHead("multiclass", "logistic", c=c, class_weight=class_weight)
