@@ -191,3 +191,22 @@ def test_ngram_tfidf_matches_sklearn() -> None:
     order = [theirs.vocabulary_[t] for t in sorted(ours.vocabulary, key=ours.vocabulary.__getitem__)]
     ref = theirs.transform(texts).toarray()[:, order]
     assert np.allclose(ours.transform([[Turn(Speaker.USER, t)] for t in texts]).toarray(), ref, atol=1e-6)
+
+
+def test_intent_with_several_weighted_embeddings_round_trips(intents, tmp_path: Path) -> None:
+    texts, labels = intents
+    model = intent_classifier(embedding="hash+hash", embedding_weight=3.0).fit(texts, labels)
+    embeddings = [b for b in model.blocks if b.kind == "embedding"]
+    assert [(b.encoder, b.weight) for b in embeddings] == [("hash", 3.0), ("hash", 3.0)]
+    assert model.head.class_weight == "balanced"
+    width = sum(b.dim for b in model.blocks)
+    assert model.features(texts[:2]).shape == (2, width)
+    # the weight scales the block: its rows have norm 3 (unit vectors times the weight)
+    block = embeddings[0].transform([[Turn(Speaker.USER, texts[0])]]).toarray()
+    assert np.isclose(np.linalg.norm(block), 3.0, atol=1e-5)
+    loaded = TextClassifier.load(model.save(tmp_path / "intent"))
+    assert [(b.kind, b.config()) for b in loaded.blocks] == [(b.kind, b.config()) for b in model.blocks]
+    assert loaded.head.config() == model.head.config()
+    probe = [*texts, "", "x" * 50_000]
+    assert loaded.predict(probe) == model.predict(probe)
+    assert np.allclose(loaded.probabilities(probe), model.probabilities(probe), atol=1e-6)

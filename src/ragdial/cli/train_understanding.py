@@ -17,7 +17,9 @@ FormatArg = Annotated[str, typer.Argument(help=f"data format, one of: {', '.join
 PathArg = Annotated[Path, typer.Argument(help="data file or folder")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="model folder to write (model.json + arrays.npz)")]
 SplitOpt = Annotated[str | None, typer.Option(help="split to train on (default: the format's default)")]
-EmbeddingOpt = Annotated[str, typer.Option(help="sentence encoder for an embedding feature block, or 'none'")]
+EmbeddingOpt = Annotated[
+    str, typer.Option(help="sentence encoder(s) for embedding blocks, several joined by '+' (use+e5), or 'none'")
+]
 ExcludeFoldOpt = Annotated[
     int | None,
     typer.Option(help="leave this dialog-grouped fold (crc32 of the first turn % --folds) out of training"),
@@ -65,7 +67,7 @@ def intent(
     path: PathArg,
     out: OutOpt,
     split: SplitOpt = None,
-    embedding: EmbeddingOpt = "use",
+    embedding: EmbeddingOpt = "use+e5",
     exclude_fold: ExcludeFoldOpt = None,
     folds: FoldsOpt = 5,
 ) -> None:

@@ -33,15 +33,34 @@ def format_api_query(labels: Sequence[str]) -> str:
     return API_QUERY_SEPARATOR.join(labels)
 
 
-def intent_classifier(embedding: str | None = "use", c: float = 10.0) -> TextClassifier:
-    """Character 1-3-grams + word 1-2-grams (+ a sentence embedding) of the utterance, multinomial logistic."""
+def embedding_blocks(embedding: str | None, weight: float = 1.0) -> list[FeatureBlock]:
+    """One sentence-embedding block of the last user turn per encoder in ``embedding`` (names joined by ``+``)."""
+    names = [name.strip() for name in (embedding or "").split("+") if name.strip()]
+    return [SentenceEmbedding("last_user", name, weight=weight) for name in names]
+
+
+def intent_classifier(
+    embedding: str | None = "use+e5",
+    c: float = 30.0,
+    embedding_weight: float = 2.0,
+    class_weight: str | None = "balanced",
+    max_word_n: int = 3,
+) -> TextClassifier:
+    """Character 1-3-grams + word 1-``max_word_n``-grams (+ sentence embeddings) of the utterance, multinomial
+    logistic.
+
+    ``embedding`` names one encoder or several joined by ``+`` (one block each, every vector times
+    ``embedding_weight``); None: n-grams only. The defaults (word 1-3-grams, USE + multilingual-e5-small, weight 2,
+    class-balanced weights, C=30) are what 5-fold cross-validation on SMP2017-ECDT `train` picked
+    (docs/benchmarks/understanding.md).
+    """
     blocks: list[FeatureBlock] = [
         NgramTfidf("last_user", "char", (1, 3)),
-        NgramTfidf("last_user", "word", (1, 2)),
+        NgramTfidf("last_user", "word", (1, max_word_n)),
     ]
-    if embedding:
-        blocks.append(SentenceEmbedding("last_user", embedding))
-    return TextClassifier("intent", blocks, LinearHead("multiclass", "logistic", c=c))
+    blocks.extend(embedding_blocks(embedding, embedding_weight))
+    head = LinearHead("multiclass", "logistic", c=c, class_weight=class_weight)
+    return TextClassifier("intent", blocks, head)
 
 
 def turn_detector(
@@ -59,8 +78,7 @@ def turn_detector(
         NgramTfidf("last_user", "char", (2, 4), min_df=2),
         NgramTfidf("history", "word", (1, 2), min_df=2, window=window),
     ]
-    if embedding:
-        blocks.append(SentenceEmbedding("last_user", embedding))
+    blocks.extend(embedding_blocks(embedding))
     if knowledge is not None:
         match = KnowledgeMatch("last_user")
         match.set_knowledge(knowledge)
@@ -101,12 +119,19 @@ def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[A
 
 
 def new_classifier(
-    task: str, dataset: Dataset, embedding: str | None = "use", use_knowledge: bool = True, threshold: float = 0.5
+    task: str,
+    dataset: Dataset,
+    embedding: str | None = "default",
+    use_knowledge: bool = True,
+    threshold: float = 0.5,
 ) -> TextClassifier:
     """The default classifier for ``task``; the detector matches against ``dataset``'s knowledge base and fires at
-    P(seeking) >= ``threshold``."""
+    P(seeking) >= ``threshold``. ``embedding`` ``"default"``: the task's own default (intent: ``use+e5``,
+    detector: ``use``)."""
     if task == "intent":
-        return intent_classifier(embedding)
+        return intent_classifier() if embedding == "default" else intent_classifier(embedding)
+    if embedding == "default":
+        embedding = "use"
     if task == "detector":
         knowledge = [item.text for item in dataset.kb] if use_knowledge and len(dataset.kb) else None
         return turn_detector(knowledge, embedding, threshold=threshold)
