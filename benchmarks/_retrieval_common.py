@@ -5,7 +5,6 @@ Selection and recall scores come from ``ragdial.metrics.retrieval`` (the one imp
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -15,11 +14,6 @@ from ragdial.metrics.retrieval import recall_at_k, set_prf
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 KS = (1, 2, 3, 5, 10, 20)
-
-
-def dstc_fold(first_turn_text: str, folds: int = 5) -> int:
-    """The README's fold rule: crc32 of the first turn's text modulo 5."""
-    return zlib.crc32(first_turn_text.encode("utf-8")) % folds
 
 
 def selection_scores(golds: Sequence[Sequence[str]], preds: Sequence[Sequence[str]]) -> dict[str, float]:

@@ -11,27 +11,17 @@ triples as the selection).
 from __future__ import annotations
 
 import random
-import zlib
 from collections.abc import Sequence
 
+from ragdial.datasets import folds
 from ragdial.schema import Dataset, Example, KnowledgeBase
 
 FOLDS = 5
 
 
-def fold_of(example: Example, dataset: Dataset) -> int:
-    """The dialog-grouped fold of an example: crc32 of its dialog's first turn, modulo 5."""
-    dialog = next(d for d in dataset.dialogs if d.id == example.dialog_id)
-    return zlib.crc32(dialog.turns[0].text.encode("utf-8")) % FOLDS
-
-
 def split_folds(dataset: Dataset, eval_fold: int = 0) -> tuple[list[Example], list[Example]]:
-    firsts = {d.id: d.turns[0].text for d in dataset.dialogs}
-    train, evaluate = [], []
-    for example in dataset.examples:
-        fold = zlib.crc32(firsts[example.dialog_id].encode("utf-8")) % FOLDS
-        (evaluate if fold == eval_fold else train).append(example)
-    return train, evaluate
+    """(train, evaluate) by the data README's dialog-grouped fold rule (``ragdial.datasets.folds``)."""
+    return folds.split_folds(dataset.examples, eval_fold, FOLDS)
 
 
 def sample(examples: Sequence[Example], n: int | None, seed: int = 0) -> list[Example]:

@@ -17,13 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _retrieval_common import (
     DOCS,
     best_top_k,
-    dstc_fold,
     markdown_table,
     plot_recall,
     recall_at,
     selection_scores,
 )
 from ragdial import datasets
+from ragdial.datasets.folds import fold_of
 from ragdial.paths import data_root
 from ragdial.retrieval import rerank
 from ragdial.retrieval.config import RetrieverConfig
@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     dataset = datasets.load("dstc11", args.data / "dstc11_track5", "val")
     seeking = [e for e in dataset.examples if e.needs_knowledge and e.knowledge_ids]
-    fold = {e.id: dstc_fold(e.context[0].text) for e in seeking}
+    fold = {e.id: fold_of(e) for e in seeking}
     train = [e for e in seeking if fold[e.id] != 0]
     test = [e for e in seeking if fold[e.id] == 0]
     print(f"DSTC11 val: {len(seeking)} knowledge-seeking turns; fold 0 eval {len(test)}, folds 1-4 train {len(train)}")

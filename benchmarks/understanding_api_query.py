@@ -15,10 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 from ragdial import datasets
+from ragdial.datasets.folds import fold_of
 from ragdial.metrics.classification import classification_report
 from ragdial.metrics.retrieval import set_prf
 from ragdial.understanding import api_query_classifier, format_api_query, training_data
-from ragdial.understanding.splits import fold_of
 from understanding_common import table
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/mobilecs2/zh/dev_final_processed.json"

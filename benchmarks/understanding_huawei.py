@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from ragdial import datasets
+from ragdial.datasets.folds import split_folds
 from ragdial.paths import data_root
 from ragdial.understanding import turn_detector
-from ragdial.understanding.splits import split_folds
 from understanding_common import detection_prf, latency_ms, table
 
 

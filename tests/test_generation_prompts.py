@@ -1,4 +1,5 @@
-"""Prompts: knowledge and dialog in the message, truncation order, never failing on an over-long context."""
+"""Prompts: instruction, knowledge and exemplars in the system message, the dialog as chat turns; truncation order;
+never failing on an over-long context."""
 
 from __future__ import annotations
 
@@ -19,15 +20,16 @@ def dialog(n: int) -> list[Turn]:
 def test_messages_carry_instruction_knowledge_exemplars_and_dialog():
     item = kdconv.triple("云松山", "门票", "成人票45元")
     shot = Exemplar([Turn(Speaker.USER, "白鹭岛门票多少？")], [kdconv.triple("白鹭岛", "门票", "20元")], "20元。")
-    request = GenerationRequest([Turn(Speaker.USER, "云松山门票多少钱？")], [item], exemplars=[shot])
-    messages = build_messages(request)
+    context = [Turn(Speaker.USER, "你好"), Turn(Speaker.SYSTEM, "你好！"), Turn(Speaker.USER, "云松山门票多少钱？")]
+    messages = build_messages(GenerationRequest(context, [item], exemplars=[shot]))
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert "逐字照抄" in messages[0]["content"]
-    assert "云松山 | 门票 | 成人票45元" in messages[-1]["content"]
-    assert "用户: 云松山门票多少钱？" in messages[-1]["content"]
-    assert messages[2]["content"] == "20元。"
+    system = messages[0]["content"]
+    assert "逐字照抄" in system and "云松山 | 门票 | 成人票45元" in system
+    assert "用户: 白鹭岛门票多少？ → 助手: 20元。" in system
+    assert messages[-1]["content"] == "云松山门票多少钱？"
     english = build_messages(GenerationRequest([Turn(Speaker.USER, "Hi")], language="en"))
-    assert "KNOWLEDGE:\n(none)" in english[-1]["content"] and "never contradict" in english[0]["content"]
+    assert "KNOWLEDGE:\n(none)" in english[0]["content"] and "never contradict" in english[0]["content"]
+    assert english[-1] == {"role": "user", "content": "Hi"}
 
 
 def test_fit_drops_exemplars_before_dialog_turns():
@@ -36,23 +38,24 @@ def test_fit_drops_exemplars_before_dialog_turns():
     full = sum(len(m["content"]) + 8 for m in build_messages(request))
     messages, size = fit_messages(request, chars, full - 1)
     assert size <= full - 1
-    assert len(messages) == 4  # one exemplar went, all six turns stay
-    assert "第0句话" in messages[-1]["content"]
+    assert messages[0]["content"].count("好的。") == 1  # one exemplar went
+    assert len(messages) == 1 + 6 + 1  # all six turns stay (the last is the assistant's: an empty user cue follows)
+    assert "第0句话" in messages[1]["content"]
 
 
 def test_fit_truncates_from_the_oldest_turn_and_keeps_the_last():
-    request = GenerationRequest(dialog(200), [kdconv.triple("云松山", "门票", "45元")])
+    request = GenerationRequest(dialog(199), [kdconv.triple("云松山", "门票", "45元")])
     messages, size = fit_messages(request, chars, 600)
     assert size <= 600
-    last = messages[-1]["content"]
-    assert "第199句话" in last and "第0句话" not in last and "45元" in last
+    text = "".join(m["content"] for m in messages)
+    assert "第198句话" in messages[-1]["content"] and "第0句话" not in text and "45元" in messages[0]["content"]
 
 
 def test_fit_never_fails_on_one_huge_turn():
     request = GenerationRequest([Turn(Speaker.USER, "很长的问题" * 2000 + "最后一句")])
     messages, size = fit_messages(request, chars, 400)
     assert size <= 400
-    assert messages[-1]["content"].endswith("【回复】")
+    assert messages[-1]["content"].endswith("最后一句")
 
 
 def test_fit_shortens_a_huge_last_turn_but_keeps_the_knowledge():
@@ -60,9 +63,10 @@ def test_fit_shortens_a_huge_last_turn_but_keeps_the_knowledge():
     request = GenerationRequest([Turn(Speaker.USER, "很长的问题" * 2000 + "门票多少钱？")], [item])
     messages, size = fit_messages(request, chars, 400)
     assert size <= 400
-    assert "成人票45元" in messages[-1]["content"] and "门票多少钱？" in messages[-1]["content"]
+    assert "成人票45元" in messages[0]["content"] and messages[-1]["content"].endswith("门票多少钱？")
 
 
 def test_fit_with_a_budget_too_small_for_anything_returns_an_empty_last_message():
-    messages, _ = fit_messages(GenerationRequest(dialog(3)), chars, 10)
+    messages, size = fit_messages(GenerationRequest(dialog(3)), chars, 30)
+    assert size <= 30
     assert messages[-1]["content"] == ""

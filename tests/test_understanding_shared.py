@@ -8,10 +8,10 @@ import pytest
 
 from conftest import shared_path
 from ragdial import datasets
+from ragdial.datasets.folds import fold_of, split_folds
 from ragdial.metrics.challenges.detection import DetectionCounts
 from ragdial.metrics.classification import classification_report
 from ragdial.understanding import intent_classifier, training_data, turn_detector
-from ragdial.understanding.splits import fold_of, split_folds
 
 
 def _prf(gold: list[bool], predicted: list[bool]) -> float:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import zlib
 from typing import Annotated
 
 import typer
 
+from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset, Example
 
@@ -21,16 +21,10 @@ def encoder_name(encoder: str) -> str | None:
     return None if encoder.lower() in ("none", "", "off") else encoder
 
 
-def dev_fold(example: Example, format: str, folds: int = 5) -> int:
-    """The README fold rule: DSTC instances by their first turn's text, other formats by dialog id."""
-    key = example.context[0].text if format in ("dstc9", "dstc11") and example.context else example.dialog_id
-    return zlib.crc32(key.encode("utf-8")) % folds
-
-
 def select_fold(dataset: Dataset, fold: int | None, keep: bool) -> list[Example]:
     """The examples in (``keep``) or outside (not ``keep``) ``fold``; all of them when ``fold`` is None."""
     if fold is None:
         return list(dataset.examples)
     if not 0 <= fold < 5:
         raise RagdialError(f"--fold must be between 0 and 4, not {fold}")
-    return [e for e in dataset.examples if (dev_fold(e, dataset.format) == fold) == keep]
+    return [e for e in dataset.examples if (fold_of(e) == fold) == keep]

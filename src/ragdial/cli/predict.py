@@ -10,9 +10,9 @@ import typer
 
 from ragdial import datasets
 from ragdial.datasets._io import write_json
+from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.understanding import TextClassifier, training_data
-from ragdial.understanding.splits import fold_of
 from ragdial.understanding.tasks import display
 
 

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from ragdial import datasets
+from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.understanding import new_classifier, training_data
-from ragdial.understanding.splits import fold_of
 
 FormatArg = Annotated[str, typer.Argument(help=f"data format, one of: {', '.join(datasets.FORMATS)}")]
 PathArg = Annotated[Path, typer.Argument(help="data file or folder")]

@@ -20,8 +20,7 @@ class PromptText:
     system: str
     knowledge: str
     no_knowledge: str
-    dialog: str
-    reply: str
+    examples: str
     user: str
     agent: str
 
@@ -35,8 +34,7 @@ PROMPTS = {
         ),
         knowledge="【知识】",
         no_knowledge="（无）",
-        dialog="【对话】",
-        reply="【回复】",
+        examples="【参考回复示例】",
         user="用户",
         agent="助手",
     ),
@@ -49,8 +47,7 @@ PROMPTS = {
         ),
         knowledge="KNOWLEDGE:",
         no_knowledge="(none)",
-        dialog="DIALOG:",
-        reply="REPLY:",
+        examples="EXAMPLE REPLIES:",
         user="User",
         agent="Assistant",
     ),
@@ -67,17 +64,14 @@ def render_knowledge(items: Sequence[Knowledge], language: str) -> str:
     return "\n".join([text.knowledge, *lines])
 
 
-def render_dialog(turns: Sequence[Turn], language: str) -> str:
+def render_exemplars(exemplars: Sequence[Exemplar], language: str) -> str:
+    """Replies from similar training turns, shown in the system message as examples of style."""
     text = prompt_text(language)
-    lines = [f"{text.user if t.speaker == Speaker.USER else text.agent}: {t.text}" for t in turns]
-    return "\n".join([text.dialog, *lines])
-
-
-def render_turn(context: Sequence[Turn], knowledge: Sequence[Knowledge], language: str) -> str:
-    """The user message for one reply: knowledge, dialog, and the cue for the reply."""
-    return "\n\n".join(
-        [render_knowledge(knowledge, language), render_dialog(context, language), prompt_text(language).reply]
-    )
+    lines = []
+    for exemplar in exemplars:
+        question = next((t.text for t in reversed(exemplar.context) if t.speaker == Speaker.USER), "")
+        lines.append(f"- {text.user}: {question} → {text.agent}: {exemplar.response}")
+    return "\n".join([text.examples, *lines]) if lines else ""
 
 
 def build_messages(
@@ -86,15 +80,22 @@ def build_messages(
     knowledge: Sequence[Knowledge] | None = None,
     exemplars: Sequence[Exemplar] | None = None,
 ) -> list[dict[str, str]]:
-    """Chat messages for ``request``; the optional arguments override its (possibly truncated) parts."""
+    """Chat messages for ``request``; the optional arguments override its (possibly truncated) parts.
+
+    The system message holds the instruction, the knowledge and any exemplars; the dialog follows as real user and
+    assistant messages, so the model answers the last user message instead of continuing a transcript (a small
+    model given the dialog as text tends to echo it).
+    """
     language = request.language
-    messages = [{"role": "system", "content": prompt_text(language).system}]
-    for exemplar in request.exemplars if exemplars is None else exemplars:
-        messages.append({"role": "user", "content": render_turn(exemplar.context, exemplar.knowledge, language)})
-        messages.append({"role": "assistant", "content": exemplar.response})
-    turns = request.context if context is None else context
     items = request.knowledge if knowledge is None else knowledge
-    messages.append({"role": "user", "content": render_turn(turns, items, language)})
+    shots = request.exemplars if exemplars is None else exemplars
+    parts = [prompt_text(language).system, render_knowledge(items, language), render_exemplars(shots, language)]
+    messages = [{"role": "system", "content": "\n\n".join(p for p in parts if p)}]
+    turns = request.context if context is None else context
+    for turn in turns:
+        messages.append({"role": "user" if turn.speaker == Speaker.USER else "assistant", "content": turn.text})
+    if len(messages) == 1 or messages[-1]["role"] != "user":
+        messages.append({"role": "user", "content": ""})
     return messages
 
 
@@ -143,6 +144,12 @@ def fit_messages(
             return messages, size(messages)
     head, last = messages[:-1], messages[-1]["content"]
     room = budget - size(head) - PER_MESSAGE_TOKENS
+    if room < 0:  # even the instruction and one knowledge item do not fit: keep the head of the system message
+        system = head[0]["content"]
+        fit = budget - 2 * PER_MESSAGE_TOKENS
+        keep = _longest(len(system), lambda n: count_tokens(system[:n]) <= fit)
+        messages = [{"role": "system", "content": system[:keep]}, {"role": "user", "content": ""}]
+        return messages, size(messages)
     keep = _longest(len(last), lambda n: count_tokens(last[len(last) - n :] if n else "") <= room)
     messages = [*head, {"role": "user", "content": last[len(last) - keep :] if keep else ""}]
     return messages, size(messages)

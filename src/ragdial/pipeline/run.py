@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.paths import data_root
@@ -95,7 +95,7 @@ def _dstc_fold(dataset: Dataset, fold: int | None) -> list[Example]:
     """The data README's dialog-grouped folds: crc32 of the first turn's text modulo 5 (fold 0: the dev fold)."""
     if fold is None:
         return list(dataset.examples)
-    return [e for e in dataset.examples if zlib.crc32(e.context[0].text.encode("utf-8")) % 5 == fold]
+    return [e for e in dataset.examples if fold_of(e) == fold]
 
 
 def _with_predictions(examples: list[Example], predictions: Predictions, cited: bool = True) -> list[Example]:

@@ -12,10 +12,14 @@ from collections.abc import Sequence
 from ragdial.schema import Example
 
 
+def fold_of_text(first_turn_text: str, k: int = 5) -> int:
+    """The fold of a dialog given the text of its first turn."""
+    return zlib.crc32(first_turn_text.encode("utf-8")) % k
+
+
 def fold_of(example: Example, k: int = 5) -> int:
     """The fold of an example: crc32 of its dialog's first turn text, modulo ``k``."""
-    first = example.context[0].text if example.context else ""
-    return zlib.crc32(first.encode("utf-8")) % k
+    return fold_of_text(example.context[0].text if example.context else "", k)
 
 
 def split_folds(examples: Sequence[Example], dev_fold: int = 0, k: int = 5) -> tuple[list[Example], list[Example]]:
