@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ragdial.errors import DataFormatError
 
@@ -49,34 +49,37 @@ def expect(path: str | Path, value: Any, kind: type | tuple[type, ...], record: 
     return value
 
 
+def _atomic_write(path: str | Path, write: Callable[[TextIO], None]) -> Path:
+    """Write a text file through a temporary file beside it, renamed into place: nothing is ever half-written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            write(out)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def write_json(path: str | Path, data: Any, indent: int | None = 2) -> Path:
-    """Write JSON atomically: a temporary file beside the target, renamed into place, so nothing is half-written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, ensure_ascii=False, indent=indent)
-            out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write JSON atomically."""
+
+    def dump(out: TextIO) -> None:
+        json.dump(data, out, ensure_ascii=False, indent=indent)
+        out.write("\n")
+
+    return _atomic_write(path, dump)
 
 
-def write_lines(path: str | Path, lines: Any) -> Path:
+def write_lines(path: str | Path, lines: Iterable[str]) -> Path:
     """Write text lines atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for line in lines:
-                out.write(line)
-                out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    def dump(out: TextIO) -> None:
+        for line in lines:
+            out.write(line)
+            out.write("\n")
+
+    return _atomic_write(path, dump)

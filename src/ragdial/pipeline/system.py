@@ -236,7 +236,7 @@ class DialogSystem:
 
     def answer(self, context: Sequence[Turn], user: str | None = None) -> Reply:
         """The reply to the turn after ``context`` (batch use: no session)."""
-        return _last(self.stream_context(context, user))
+        return last_reply(self.stream_context(context, user))
 
     def stream(self, session: Session, user_text: str, **options: Any) -> Iterator[Event]:
         """Stream the answer to ``user_text`` in ``session``; the session's history grows once the reply is done."""
@@ -252,7 +252,7 @@ class DialogSystem:
 
     def respond(self, session: Session, user_text: str, **options: Any) -> Reply:
         """Answer ``user_text`` in ``session`` and add both turns to its history."""
-        return _last(self.stream(session, user_text, **options))
+        return last_reply(self.stream(session, user_text, **options))
 
 
 def _task_routed(task: Any, state: dict[str, Any] | None, text: str) -> bool:
@@ -280,7 +280,8 @@ def _task_events(task: Any, session: Session, user_text: str, language: str) -> 
     yield Reply(turn.reply, [], decision, timings, 1, language)
 
 
-def _last(events: Iterator[Event]) -> Reply:
+def last_reply(events: Iterator[Event]) -> Reply:
+    """The final :class:`Reply` of an event stream (consuming it)."""
     reply = None
     for event in events:
         if isinstance(event, Reply):

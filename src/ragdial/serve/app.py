@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragdial.pipeline.decision import LOOKUPS, Decision
-from ragdial.pipeline.system import Piece, Prepared, Reply, Session
+from ragdial.pipeline.system import Piece, Prepared, Reply, Session, last_reply
 from ragdial.schema import Speaker, Turn
 from ragdial.serve import openai_format as oai
 from ragdial.serve.limits import BodyLimit
@@ -107,7 +107,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Session-Id": session.id},
             )
-        reply = _last_reply(events)
+        reply = last_reply(events)
         _save(service, session, reply)
         extension = {"session_id": session.id, **reply.to_dict()}
         extension.pop("text")
@@ -252,15 +252,6 @@ def _save(service: Service, session: Session, reply: Reply) -> None:
         service.store.append(session.id, turns, session.state)
     except UnknownSessionError:
         raise _fail(404, f"session {session.id!r} was deleted while answering", "session_id") from None
-
-
-def _last_reply(events: Iterator[Any]) -> Reply:
-    reply = None
-    for event in events:
-        if isinstance(event, Reply):
-            reply = event
-    assert reply is not None
-    return reply
 
 
 def _stream(
