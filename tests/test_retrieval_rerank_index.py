@@ -218,3 +218,26 @@ def test_cli_batch_rejects_other_formats(tmp_path):
         app, ["retrieve", "batch", "smp2017", "x", "--index", str(tmp_path), "-o", str(tmp_path / "o")]
     )
     assert result.exit_code != 0
+
+
+def test_dialog_system_cites_the_trained_rerankers_selection(dstc, trained, tmp_path):
+    """A reranker folder named in the retriever config is used by the pipeline, which cites its cut."""
+    from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import SystemConfig
+
+    trained.reranker.save(tmp_path / "rr")
+    config = SystemConfig.from_data(
+        {
+            "languages": ["en"],
+            "knowledge": {"name": "dataset", "format": "dstc11", "path": str(FIXTURES / "dstc")},
+            "retriever": {"name": "hybrid", "encoder": "hash", "reranker": str(tmp_path / "rr")},
+            "generator": {"name": "template"},
+            "top_k": 5,
+        }
+    )
+    system = build_system(config, "en")
+    multi = [e for e in dstc.examples if e.needs_knowledge and len(trained.select(e.context, k=5)) >= 2]
+    assert multi
+    for example in multi:
+        reply = system.answer(example.context)
+        assert [c.id for c in reply.knowledge] == [r.item.id for r in trained.select(example.context, k=5)]

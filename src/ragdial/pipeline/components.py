@@ -111,7 +111,14 @@ def _hybrid_retriever(ctx: BuildContext, defaults: dict[str, Any], params: dict[
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
 
-    return HybridRetriever(ctx.knowledge.dataset.kb, RetrieverConfig.from_dict({**defaults, **params}))
+    params = dict(params)
+    reranker = params.pop("reranker", None)  # a folder written by `ragdial train retriever`
+    if reranker is not None:
+        from ragdial.retrieval.rerank import Reranker
+
+        reranker = Reranker.load(reranker)
+    config = RetrieverConfig.from_dict({**defaults, **params})
+    return HybridRetriever(ctx.knowledge.dataset.kb, config, reranker=reranker)
 
 
 def bm25(ctx: BuildContext, **params: Any) -> Retriever:

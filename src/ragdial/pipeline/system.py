@@ -188,6 +188,14 @@ class DialogSystem:
                 break
         return ranked
 
+    def cite(self, ranking: list[Citation]) -> list[Citation]:
+        """The items to cite and generate from: a trained reranker's cut (several items where its threshold keeps
+        them) or the first ``top_k``."""
+        reranker = getattr(self.retriever, "reranker", None)
+        if reranker is None or not ranking:
+            return ranking[: self.config.top_k]
+        return reranker.cut(ranking, self.config.top_k)
+
     def context_for(self, history: Sequence[Turn], user_text: str) -> list[Turn]:
         """The last ``history_turns`` turns of ``history`` followed by the user's new turn."""
         recent = list(history[-self.config.history_turns :]) if self.config.history_turns else []
@@ -208,7 +216,7 @@ class DialogSystem:
         timings["understand_ms"] = _ms(stage)
         stage = time.perf_counter()
         ranking = self.rank(context, user, decision)
-        knowledge = ranking[: self.config.top_k]
+        knowledge = self.cite(ranking)
         timings["retrieve_ms"] = _ms(stage)
         yield Prepared(decision, knowledge, dict(timings))
         request = GenerationRequest(
