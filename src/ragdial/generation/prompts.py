@@ -60,7 +60,8 @@ def prompt_text(language: str) -> PromptText:
 
 def render_knowledge(items: Sequence[Knowledge], language: str) -> str:
     text = prompt_text(language)
-    lines = [f"- {describe(item)}" for item in items] or [text.no_knowledge]
+    # least relevant first: a small model leans on what is nearest the question, so the best item goes last
+    lines = [f"- {describe(item)}" for item in reversed(items)] or [text.no_knowledge]
     return "\n".join([text.knowledge, *lines])
 
 
