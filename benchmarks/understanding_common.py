@@ -30,6 +30,20 @@ def latency_ms(predict_one: Callable[[Any], Any], inputs: Sequence[Any], n: int 
     return statistics.median(times), times[int(0.95 * (len(times) - 1))]
 
 
+def fit_detector(
+    options: dict[str, Any], x: Sequence[Any], y: Sequence[bool], xd: Sequence[Any], yd: Sequence[bool]
+) -> tuple[float, float, float, float, float, float]:
+    """Train ``turn_detector(**options)`` on (x, y) and score it on (xd, yd): P, R, F1, fit seconds, p50/p95 ms."""
+    from ragdial.understanding import turn_detector
+
+    started = time.perf_counter()
+    model = turn_detector(**options).fit(x, y)
+    fit_s = time.perf_counter() - started
+    p, r, f = detection_prf(yd, model.predict(xd))
+    p50, p95 = latency_ms(model.predict_one, xd)
+    return p, r, f, fit_s, p50, p95
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A markdown table; floats with 4 decimals."""
 

@@ -7,14 +7,12 @@ Usage: PYTHONPATH=src python benchmarks/understanding_dstc11.py [--data ../share
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 from ragdial import datasets
 from ragdial.datasets.folds import split_folds
 from ragdial.paths import data_root
-from ragdial.understanding import turn_detector
-from understanding_common import detection_prf, latency_ms, table
+from understanding_common import fit_detector, table
 
 
 def main() -> None:
@@ -34,11 +32,7 @@ def main() -> None:
         "n-grams + USE + KB match (default)": dict(knowledge=knowledge, embedding="use"),
     }
     for name, options in variants.items():
-        started = time.perf_counter()
-        model = turn_detector(**options).fit(x, y)
-        fit_s = time.perf_counter() - started
-        p, r, f = detection_prf(yd, model.predict(xd))
-        p50, p95 = latency_ms(model.predict_one, xd)
+        p, r, f, fit_s, p50, p95 = fit_detector(options, x, y, xd, yd)
         rows.append([name, p, r, f, f"{fit_s:.0f}", f"{p50:.1f}", f"{p95:.1f}"])
         print(f"{name}: P={p:.4f} R={r:.4f} F1={f:.4f}", flush=True)
     print(f"\nDSTC11 val fold 0: train {len(train)} instances (folds 1-4), eval {len(dev)} ({sum(yd)} seeking)\n")
