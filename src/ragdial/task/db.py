@@ -40,7 +40,7 @@ def ensure_travel_db(url: str | Path | None = None, announce: bool = True) -> st
     if target == ":memory:" or Path(target).is_file():
         return url
     if announce:
-        print(f"ragdial: travel database {target} not found, generating the seeded default (seed 0) ...", file=sys.stderr)
+        print(f"ragdial: travel database {target} not found, generating the seeded default ...", file=sys.stderr)
     try:
         counts = generate(target)
     except OSError as err:
