@@ -134,7 +134,12 @@ def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="worker processes (each builds its own index and model)")] = 1,
-    db: Annotated[Path | None, typer.Option(help="SQLite session store (default: in the cache dir)")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="session store: a SQLite file or postgresql://user:pw@host/db (default: SQLite in the cache)"
+        ),
+    ] = None,
     api_key: Annotated[
         str | None, typer.Option(envvar="RAGDIAL_API_KEY", help="require 'Authorization: Bearer KEY' on /v1")
     ] = None,
@@ -153,6 +158,10 @@ def serve(
     db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
     settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
     service = None
+    if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.serve.stores import open_store
+
+        open_store(db_path).close()
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
