@@ -103,6 +103,26 @@ def dstc11(
 
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]
 FaqOpt = Annotated[Path | None, typer.Option("--faq", help="qa.json (default: beside the dialogs file)")]
+RulesOpt = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="organisers (their code: ret_qa with synthetic [QA] entries, cleaned gold) or faq-answer (own KBs, demo)",
+    ),
+]
+AllowIdenticalOpt = Annotated[
+    bool, typer.Option("--allow-identical", help="score a file whose predictions equal the gold in every record")
+]
+
+
+def refuse_identical(pred: Path, pairs: list[tuple[str, str, str]], allow: bool) -> None:
+    """Stop when every prediction equals its gold: almost always a file whose gold was overwritten."""
+    if allow or not pairs or any(generated not in (gold, raw) for generated, gold, raw in pairs):
+        return
+    raise RagdialError(
+        f"{pred}: every one of {len(pairs)} predictions equals its gold response (was the gold field overwritten?); "
+        "pass --allow-identical to score it anyway"
+    )
 
 
 @app.command("futuredial-track1")
@@ -112,6 +132,7 @@ def futuredial_track1(
     kb: KbOpt = None,
     faq: FaqOpt = None,
     split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
+    rules: RulesOpt = "organisers",
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
@@ -120,11 +141,11 @@ def futuredial_track1(
     from ragdial.metrics.challenges.checks import require_all
     from ragdial.metrics.challenges.futuredial import score_track1
 
-    dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+    dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq, rules=rules)
     ranked = mobilecs2.read_track1(pred, dataset)
     scored = [e for e in dataset.examples if e.meta.get("scored_source") and e.knowledge_ids]
     require_all(pred, ranked, [e.id for e in scored], "turns with gold knowledge")
-    report(score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored]), json_, out)
+    report(score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored], rules), json_, out)
 
 
 @app.command("futuredial-track2")
@@ -141,6 +162,8 @@ def futuredial_track2(
         str | None, typer.Option(help="BERTScore backbone (official: bert-base-chinese); default: offline MiniLM")
     ] = None,
     bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer (official: 8)")] = None,
+    rules: RulesOpt = "organisers",
+    allow_identical: AllowIdenticalOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
@@ -157,19 +180,22 @@ def futuredial_track2(
                 if not isinstance(record.get(name), str):
                     raise DataFormatError(pred, "without --gold every record needs the gold string", key, name)
             turns.append(Track2Turn(record["客服-生成"], record["客服"], record["查询结果"]))
+        pairs = [(t.generated, t.response, t.response) for t in turns]
         from ragdial.text.tokenize import detect_language
 
         language = detect_language(" ".join(t.response for t in turns[:200]))
     else:
-        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq, rules=rules)
         records = mobilecs2.read_track2(pred, dataset)
         require_all(pred, records, [e.id for e in dataset.examples], "turns")
-        turns = [
-            Track2Turn(records[e.id]["客服-生成"], e.response or "", mobilecs2.gold_knowledge_text(dataset.kb, e))
-            for e in dataset.examples
-        ]
+        turns, pairs = [], []
+        for e in dataset.examples:
+            fields = mobilecs2.gold_fields(dataset.kb, e)
+            turns.append(Track2Turn(records[e.id]["客服-生成"], fields["客服"], fields["查询结果"]))
+            pairs.append((records[e.id]["客服-生成"], fields["客服"], str(e.meta.get("gold_response") or "")))
         language = dataset.language
-    report(score_track2(turns, bertscore_model, bertscore_layers, language), json_, out)
+    refuse_identical(pred, pairs, allow_identical)
+    report(score_track2(turns, bertscore_model, bertscore_layers, language, rules), json_, out)
 
 
 @app.command("kdsd")

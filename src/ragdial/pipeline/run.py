@@ -70,15 +70,15 @@ def _score_mobilecs2(
     from ragdial.datasets import mobilecs2
     from ragdial.metrics.challenges.futuredial import Track2Turn, score_track1, score_track2
 
-    scores = [
-        score_track1([e.knowledge_ids for e in examples], [[c.id for c in predictions[e.id].ranking] for e in examples])
-    ]
+    rules = mobilecs2.rules_of(dataset)
+    ranked = [[c.id for c in predictions[e.id].ranking] for e in examples]
+    scores = [score_track1([e.knowledge_ids for e in examples], ranked, rules)]
     if options.get("bertscore", True):
-        turns = [
-            Track2Turn(predictions[e.id].text, e.response or "", mobilecs2.gold_knowledge_text(dataset.kb, e))
-            for e in examples
-        ]
-        scores.append(score_track2(turns, options.get("bertscore_model")))
+        turns = []
+        for e in examples:
+            gold = mobilecs2.gold_fields(dataset.kb, e)
+            turns.append(Track2Turn(predictions[e.id].text, gold["客服"], gold["查询结果"]))
+        scores.append(score_track2(turns, options.get("bertscore_model"), language=dataset.language, rules=rules))
     return scores
 
 
