@@ -135,7 +135,7 @@ def test_futuredial_track2_gold_scores_high(tmp_path):
     options = ["--json", "--rules", "faq-answer", "--allow-identical"]
     done = CliRunner().invoke(app, ["futuredial-track2", "--pred", str(pred), *options])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.stdout)["scores"] == pytest.approx(scores)
+    assert json.loads(done.stdout)["scores"] == pytest.approx(scores)  # output mixes in stderr progress bars
 
 
 def test_kdsd_by_hand(fixtures):

@@ -147,6 +147,25 @@ BAD = [
     ('{"messages": [{"role": "user", "content": "hi"}], "session_id": "nope"}', 404, "unknown session 'nope'"),
     ('{"messages": [{"role": "user", "content": "hi"}], "profile": "u9"}', 422, "unknown profile 'u9'"),
     ('{"messages": [{"role": "user", "content": "hi"}], "language": "fr"}', 422, "language"),
+    # strict types: nothing is coerced
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}',
+        422,
+        "stream: Input should be a valid bool",
+    ),
+    ('{"messages": [{"role": "user", "content": "hi"}], "stream": 1}', 422, "stream: Input should be a valid bool"),
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": "5"}',
+        422,
+        "max_tokens: Input should be",
+    ),
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5.5}',
+        422,
+        "max_tokens: Input should be",
+    ),
+    ('{"messages": [{"role": "user", "content": 5}]}', 422, "messages.0.content"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "profile": 7}', 422, "profile: Input should be a valid string"),
 ]
 
 
@@ -156,6 +175,13 @@ def test_bad_chat_requests_get_a_clear_4xx(client, body, status, message):
     assert response.status_code == status
     error = response.json()["error"]
     assert message in error["message"] and error["code"] == status
+
+
+def test_strict_types_still_take_every_valid_json_value(client):
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "畅游套餐"}]}], "stream": False}
+    response = client.post("/v1/chat/completions", json={**body, "temperature": 0, "max_tokens": 8, "profile": None})
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"].startswith("[畅游套餐]")
 
 
 def test_a_100kb_message_is_refused_and_the_session_is_kept(client):
@@ -250,10 +276,18 @@ def test_more_pages_mount_beside_the_api(tmp_path):
 
 
 def test_the_rating_pages_mount_when_asked(tmp_path):
+    """The rating pages take the travel database from the system config; a missing one is generated at start-up
+    (before the first request), not in the middle of one."""
     pytest.importorskip("ragdial.serve.rating", reason="the task branch is not installed")
-    config = SystemConfig.from_data(doubles.CONFIG)
+    travel = tmp_path / "travel.sqlite"
+    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(travel), "task_today": "2026-12-01"})
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
-    client = TestClient(create_app(Service(settings)))
+    app = create_app(Service(settings))
+    assert travel.is_file()  # built while the app was created
+    client = TestClient(app)
     assert client.get("/rating/").status_code == 200
     assert client.get("/rating/export.json").status_code == 200
+    test = client.post("/rating/api/tests", json={"rater": "r1"})
+    assert test.status_code == 201, test.text
+    assert test.json()["goal"]
     assert client.get("/").status_code == 200

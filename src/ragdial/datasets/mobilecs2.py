@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ragdial.datasets import mobilecs2_rules as rules_mod
-from ragdial.datasets._io import expect, field, read_json, write_json
 from ragdial.errors import DataFormatError, OptionError
+from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 GLOBAL_KB_FILES = ("global_kb.json", "global_kb_en.json")
