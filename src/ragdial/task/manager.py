@@ -478,6 +478,14 @@ class TaskBranch:
             item = {**item, "date": pending["date"]}
         summary = R.item_summary(domain, item, "zh")
         number = self.db.book(domain, item, pending["date"], summary)
+        if number is None:  # taken since it was offered (bookings are all-or-nothing): nothing was booked
+            state["pending"] = None
+            gone = (
+                "抱歉，这个刚刚已经订满了，请换一个。"
+                if lang == "zh"
+                else "Sorry, that one has just been taken; please pick another."
+            )
+            return TaskTurn(gone, state, acts=["nooffer"])
         booking = {
             "domain": domain,
             "number": number,
