@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import Score, signature
@@ -270,7 +271,7 @@ class Meteor15:
         env = {**os.environ, "LC_ALL": "C"}
         command = [java, "-jar", f"-Xmx{memory}", str(jar), "-", "-", "-stdio", "-l", "en", "-norm"]
         self._lock = threading.Lock()
-        self._process = subprocess.Popen(
+        self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
             command,
             cwd=jar.parent,
             env=env,
@@ -287,17 +288,25 @@ class Meteor15:
 
     def close(self) -> None:
         if self._process is not None:
-            self._process.stdin.close()
+            if self._process.stdin is not None:
+                self._process.stdin.close()
             self._process.kill()
             self._process.wait()
             self._process = None
 
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The process's stdin and stdout (an error once it is closed)."""
+        if self._process is None or self._process.stdin is None or self._process.stdout is None:
+            raise RagdialError("METEOR 1.5 is closed")
+        return self._process.stdin, self._process.stdout
+
     def _ask(self, line: str) -> None:
-        self._process.stdin.write(line.encode("utf-8") + b"\n")
-        self._process.stdin.flush()
+        stdin, _ = self._pipes()
+        stdin.write(line.encode("utf-8") + b"\n")
+        stdin.flush()
 
     def _read(self) -> str:
-        line = self._process.stdout.readline()
+        line = self._pipes()[1].readline()
         if not line:
             raise RagdialError("METEOR 1.5 stopped unexpectedly (is Java 8+ installed and 2 GB of memory free?)")
         return line.decode("utf-8").strip()
