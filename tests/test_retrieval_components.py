@@ -9,7 +9,7 @@ from ragdial.errors import RagdialError
 from ragdial.retrieval import fusion
 from ragdial.retrieval.analyzer import PINYIN_PREFIX, Analyzer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import HashEncoder, QueryCache, encode_cached, get_encoder
+from ragdial.text.encoders import HashEncoder, QueryCache, encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.query import query_texts

@@ -250,7 +250,7 @@ def test_more_pages_mount_beside_the_api(tmp_path):
 
 
 def test_the_rating_pages_mount_when_asked(tmp_path):
-    pytest.importorskip("ragdial.serve.rating", reason="the task branch is not installed")
+    pytest.importorskip("ragdial.rating", reason="the task branch is not installed")
     config = SystemConfig.from_data(doubles.CONFIG)
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
     client = TestClient(create_app(Service(settings)))

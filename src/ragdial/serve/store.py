@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdial.pipeline.system import Citation, Session
+from ragdial.pipeline.turn import Session, TurnRecord
+from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Speaker, Turn
 
 SCHEMA = """
@@ -54,7 +55,7 @@ class StoredTurn:
     """A turn as stored: the schema turn plus the knowledge cited and per-turn metadata (decision, timings)."""
 
     turn: Turn
-    knowledge: list[Citation] = field(default_factory=list)
+    knowledge: list[ScoredKnowledge] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     created: float = 0.0
 
@@ -214,6 +215,12 @@ class SessionStore:
                 )
             return self._append(db, session_id, turns, time.time())
 
+    def append_record(self, session_id: str, record: TurnRecord) -> int:
+        """Persist one finished turn (the user's turn, the system's turn with its citations and metadata, and the
+        session's new state) in one transaction; returns the new number of turns."""
+        turns = [StoredTurn(record.user), StoredTurn(record.system, list(record.citations), record.meta())]
+        return self.append(session_id, turns, record.state)
+
     # ---- helpers
 
     @staticmethod
@@ -248,7 +255,7 @@ class SessionStore:
         ).fetchall()
         result = []
         for speaker, text, knowledge, meta, created in rows:
-            citations = [Citation(**c) for c in json.loads(knowledge)]
+            citations = [ScoredKnowledge.from_dict(c) for c in json.loads(knowledge)]
             turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
             result.append(StoredTurn(turn, citations, json.loads(meta), created))
         return result

@@ -1,8 +1,11 @@
 """Turn understanding: knowledge-seeking detection, api_query and intent classification.
 
 Every classifier is a :class:`TextClassifier` (n-gram TF-IDF, sentence-embedding and knowledge-match feature
-blocks, then a linear head), saved as JSON + ``.npz`` and never pickled.
+blocks, then a linear head), saved as JSON + ``.npz`` and never pickled. A :class:`Detector` turns a classifier's
+prediction into a :class:`Decision` (does the turn need knowledge, which look-ups); ``DETECTORS`` builds them.
 """
+
+from ragdial.understanding.decision import Decision, Detector
 
 from ragdial.understanding.model import ModelFormatError, TextClassifier
 from ragdial.understanding.tasks import (
@@ -15,9 +18,13 @@ from ragdial.understanding.tasks import (
     training_data,
     turn_detector,
 )
+from ragdial.understanding.registry import DETECTORS
 
 __all__ = [
+    "DETECTORS",
     "TASKS",
+    "Decision",
+    "Detector",
     "ModelFormatError",
     "TextClassifier",
     "api_query_classifier",
