@@ -23,6 +23,7 @@ system-deps:
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff format --check src tests benchmarks
 
 test: system-deps install lint
 	$(PY) -m pytest -q

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,16 @@ import pytest
 from ragdial.paths import data_root
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every cache the project writes (joined model, embeddings, NLTK WordNet, travel database) goes into this
+    session's temporary folder, for this process and the servers it starts: no test reads a cache a developer
+    (or an earlier run) left behind."""
+    root = tmp_path_factory.mktemp("ragdial-cache")
+    os.environ["RAGDIAL_CACHE"] = str(root)
+    return root
 
 
 @pytest.fixture(scope="session")

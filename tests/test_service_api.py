@@ -250,10 +250,18 @@ def test_more_pages_mount_beside_the_api(tmp_path):
 
 
 def test_the_rating_pages_mount_when_asked(tmp_path):
+    """The rating pages take the travel database from the system config; a missing one is generated at start-up
+    (before the first request), not in the middle of one."""
     pytest.importorskip("ragdial.rating", reason="the task branch is not installed")
-    config = SystemConfig.from_data(doubles.CONFIG)
+    travel = tmp_path / "travel.sqlite"
+    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(travel), "task_today": "2026-12-01"})
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
-    client = TestClient(create_app(Service(settings)))
+    app = create_app(Service(settings))
+    assert travel.is_file()  # built while the app was created
+    client = TestClient(app)
     assert client.get("/rating/").status_code == 200
     assert client.get("/rating/export.json").status_code == 200
+    test = client.post("/rating/api/tests", json={"rater": "r1"})
+    assert test.status_code == 201, test.text
+    assert test.json()["goal"]
     assert client.get("/").status_code == 200

@@ -131,6 +131,7 @@ def _task_branch(config: SystemConfig) -> Any:
     import datetime as dt
 
     from ragdial.task import TaskBranch, TravelDB
+    from ragdial.task.db import ensure_travel_db
 
     today = None
     if config.task_today:
@@ -138,7 +139,7 @@ def _task_branch(config: SystemConfig) -> Any:
             today = dt.date.fromisoformat(config.task_today)
         except ValueError as err:
             raise ConfigError(f"config, field 'task_today': {config.task_today!r} is not a date YYYY-MM-DD") from err
-    return TaskBranch(TravelDB(config.task_db), today=today)
+    return TaskBranch(TravelDB(ensure_travel_db(config.task_db)), today=today)
 
 
 def build_systems(config: SystemConfig) -> dict[str, DialogSystem]:

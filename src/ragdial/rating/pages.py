@@ -49,11 +49,11 @@ class ItemRating(BaseModel):
 
 def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
     """The default system under test and goal source: the task branch over a scratch copy of the database."""
-    from ragdial.task.db import TravelDB
+    from ragdial.task.db import TravelDB, ensure_travel_db
     from ragdial.task.goals import sample_goal
     from ragdial.task.manager import TaskBranch
 
-    db = TravelDB(db_url, scratch=True)
+    db = TravelDB(ensure_travel_db(db_url), scratch=True)
     branch = TaskBranch(db)
     today = branch.today
 

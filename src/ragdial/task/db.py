@@ -24,6 +24,32 @@ def default_db_path() -> Path:
     return cache_dir() / "task" / "travel.sqlite"
 
 
+def ensure_travel_db(url: str | Path | None = None, announce: bool = True) -> str | Path:
+    """The database at ``url`` (default: ``default_db_path()``), generated there first when it is a missing file.
+
+    Called at start-up by everything that serves the task branch (the pipeline's task component, the rating
+    pages), so a fresh machine gets the seeded default database with one progress line on stderr, and a request
+    never meets a missing file. An in-memory URL or an existing file is returned as is.
+    """
+    import sys
+
+    from ragdial.task.dbgen import generate
+
+    url = url if url is not None else default_db_path()
+    target = sqlite_target(url)
+    if target == ":memory:" or Path(target).is_file():
+        return url
+    if announce:
+        print(f"ragdial: travel database {target} not found, generating the seeded default ...", file=sys.stderr)
+    try:
+        counts = generate(target)
+    except OSError as err:
+        raise RagdialError(f"travel database {target}: cannot be created ({err})") from err
+    if announce:
+        print(f"ragdial: wrote {target}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()), file=sys.stderr)
+    return url
+
+
 def sqlite_target(url: str | Path) -> str:
     """The sqlite3 connect target for a path or ``sqlite:///`` URL."""
     text = str(url)
