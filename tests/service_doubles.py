@@ -65,7 +65,9 @@ class OverlapRetriever(Retriever):
     ) -> Retrieval:
         query = _tokens(next((t.text for t in reversed(context) if t.speaker == Speaker.USER), ""))
         within = Scope.of(scope)
-        scored = [ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb if within.allows(item)]
+        scored = [
+            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb if within.allows(item)
+        ]
         scored.sort(key=lambda s: (-s.score, s.item.id))
         ranked = take(scored, filter, k)
         return Retrieval(ranked, ranked[: select or 1])

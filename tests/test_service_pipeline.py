@@ -156,7 +156,9 @@ def test_stream_yields_knowledge_first_then_pieces_then_the_reply(systems):
 
 
 def test_a_stream_closed_early_releases_the_generator_for_the_next_turn():
-    config = SystemConfig.from_data({**doubles.CONFIG, "languages": ["en"], "generator": "service_doubles:slow_generator"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "languages": ["en"], "generator": "service_doubles:slow_generator"}
+    )
     system = build_system(config, "en")
     system.generator.delay = 0.0
     events = system.stream(system.new_session("u1"), "what does Roam Freely cost")
@@ -233,7 +235,7 @@ def test_api_query_labels_decide_the_look_ups(labels, needs, lookups, sources):
 
 def test_a_detector_that_needs_a_model_is_not_trained_at_build_time():
     config = SystemConfig.from_data({**doubles.CONFIG, "languages": ["zh"], "detector": "api_query"})
-    with pytest.raises(ConfigError, match="needs 'model'.*ragdial train api-query"):
+    with pytest.raises(ConfigError, match=r"needs 'model'.*ragdial train api-query"):
         build_system(config, "zh")
 
 

@@ -38,7 +38,7 @@ def ask(
         raise RagdialError("no question given (pass it as an argument or on stdin)")
     n = len(turns_text)
     context = [Turn(Speaker.USER if (n - 1 - i) % 2 == 0 else Speaker.SYSTEM, t) for i, t in enumerate(turns_text)]
-    results = retriever.retrieve(context, dialog_id, k)
+    results = retriever.retrieve(context, dialog_id, k).ranked
     if json_:
         for r in results:
             typer.echo(json.dumps({"score": r.score, **r.item.to_dict()}, ensure_ascii=False))
@@ -87,7 +87,7 @@ def batch(
 
         with typer.progressbar(examples, label="retrieving") as progress:
             rankings = {
-                e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, mobilecs2.TRACK1_TOP_K)]
+                e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, mobilecs2.TRACK1_TOP_K).ranked]
                 for e in progress
             }
         mobilecs2.write_track1(out, dataset.kb, examples, rankings)
@@ -97,7 +97,8 @@ def batch(
     with typer.progressbar(examples, label="retrieving") as progress:
         for example in progress:
             seek = example.needs_knowledge is not False
-            chosen = [r.item.id for r in retriever.select(example.context, example.dialog_id, k)] if seek else []
+            found = retriever.retrieve(example.context, example.dialog_id, max(k, 1)) if seek else None
+            chosen = [r.item.id for r in found.selected] if found is not None else []
             predictions.append(
                 Example(example.id, example.dialog_id, example.turn_index, example.context, seek, chosen)
             )

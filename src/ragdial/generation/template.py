@@ -238,7 +238,8 @@ def _closest_sentences(text: str, query: str, budget: int, language: str) -> str
         return text.strip()
     query_tokens = set(words(query, language))
     ranked = sorted(range(len(parts)), key=lambda i: (-_overlap_count(parts[i], query_tokens, language), i))
-    chosen, used = [], 0
+    chosen: list[int] = []
+    used = 0
     for index in ranked:
         size = length(parts[index], language)
         if chosen and used + size > budget:

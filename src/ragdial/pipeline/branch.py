@@ -10,6 +10,7 @@ answers it as a stream of events ending in a ``Reply`` that carries the ``TurnRe
 from __future__ import annotations
 
 import time
+from collections.abc import Generator as PieceStream
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -145,7 +146,7 @@ class KnowledgeBranch:
         yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record)
 
 
-def _stream(generator: Generator, request: GenerationRequest) -> Iterator[str]:
+def _stream(generator: Generator, request: GenerationRequest) -> PieceStream[str, None, None]:
     """The generator's stream as a closable generator (a user's generator may return a plain iterator)."""
     yield from generator.stream(request)
 

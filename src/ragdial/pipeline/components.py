@@ -76,9 +76,7 @@ class ComponentCache:
         self._built.clear()
 
 
-def _component(
-    kind: str, registry: Registry[T], spec: ComponentSpec, ctx: BuildContext, cache: ComponentCache
-) -> T:
+def _component(kind: str, registry: Registry[T], spec: ComponentSpec, ctx: BuildContext, cache: ComponentCache) -> T:
     """Build (once) the component ``spec`` names; ``auto`` takes the first of its candidates that builds here."""
     names = list(registry.auto) if spec.name == "auto" else [spec.name]
     problems = []

@@ -189,5 +189,3 @@ def rating_app(store_path: str | Path, db_url: str | Path | None = None):
     responder, sampler = task_branch_backend(db_url)
     app.include_router(rating_router(RatingStore(store_path), responder, sampler))
     return app
-
-

@@ -12,11 +12,11 @@ import numpy as np
 from ragdial.retrieval import fusion
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, Turn
+from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 
 if TYPE_CHECKING:
     from ragdial.retrieval.rerank import Reranker
@@ -63,7 +63,7 @@ class HybridRetriever(Retriever):
         self.items: list[Knowledge] = list(kb)
         texts = [item.text or "" for item in self.items]
         self.lexical = lexical or LexicalIndex.build(texts, self.config.analyzer)
-        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
         if self.encoder is not None and vectors is None:
             vectors = encode_cached(self.encoder, texts) if texts else np.zeros((0, self.encoder.dim), np.float32)
         self.vectors = vectors
@@ -138,7 +138,7 @@ class HybridRetriever(Retriever):
                 bm25 += weight * row
                 if rank == 0:
                     bm25_last = row
-            if self.encoder is not None and self.vectors is not None:
+            if self._queries is not None and self.vectors is not None:
                 queries = self._queries([t for t, _ in pairs])
                 with blas_threads():
                     if n * 4 >= len(self.items):  # most items: one matrix product beats gathering rows

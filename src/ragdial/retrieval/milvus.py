@@ -17,10 +17,10 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.text.encoders import encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Turn
+from ragdial.text.encoders import encode_cached, get_encoder
 from ragdial.text.tokenize import detect_language
 
 MAX_TEXT = 65535
@@ -63,7 +63,7 @@ class MilvusRetriever(Retriever):
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language
-        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
         self.uri = uri
         self.tracker = EntityTracker(())
         self._lock = threading.Lock()
@@ -71,7 +71,7 @@ class MilvusRetriever(Retriever):
             self._load_entities()
 
     def _load_entities(self) -> None:
-        names = set()
+        names: set[str] = set()
         iterator = self.client.query_iterator(
             self.collection, batch_size=1000, filter='entity != ""', output_fields=["entity"]
         )

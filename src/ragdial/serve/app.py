@@ -20,7 +20,6 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragdial.understanding.decision import LOOKUPS, Decision
 from ragdial.pipeline.turn import Piece, Prepared, Reply, Session, last_reply
 from ragdial.schema import Speaker, Turn
 from ragdial.serve import openai_format as oai
@@ -29,6 +28,7 @@ from ragdial.serve.models import ChatRequest, RetrieveRequest, SessionRequest
 from ragdial.serve.service import Service
 from ragdial.serve.store import StoredTurn, UnknownSessionError
 from ragdial.text.tokenize import detect_language, words
+from ragdial.understanding.decision import LOOKUPS, Decision
 
 STATIC = Path(__file__).parent / "static"
 ERROR_KINDS = {
@@ -57,6 +57,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     if service.settings.ratings_path:
         app.include_router(_rating_pages(service))
     app.state.service = service
+    app.router.add_event_handler("shutdown", service.close)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
 
@@ -181,7 +182,7 @@ def _rating_pages(service: Service) -> APIRouter:
 
     system = service.system(service.default_language)
     responder, goal_sampler = system_backend(system, system.config.task_db)
-    return rating_router(RatingStore(service.settings.ratings_path), responder, goal_sampler)
+    return rating_router(RatingStore(service.settings.ratings_path or ":memory:"), responder, goal_sampler)
 
 
 # ---- request handling
@@ -281,7 +282,7 @@ def _stream(
     try:
         for event in events:
             if isinstance(event, Prepared):
-                extension = {
+                extension: dict[str, Any] = {
                     "session_id": session.id,
                     "language": session.language,
                     "knowledge": [c.to_dict() for c in event.knowledge],
@@ -337,7 +338,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         errors = exc.errors()
         first = errors[0] if errors else {"type": "", "loc": (), "msg": "invalid request"}
         if first.get("type") == "json_invalid":
-            reason = (first.get("ctx") or {}).get("error", "")
+            ctx = first.get("ctx")
+            reason = ctx.get("error", "") if isinstance(ctx, dict) else ""
             message = f"request body is not valid JSON: {reason}".rstrip(": ")
             return JSONResponse(oai.error_body(message, "invalid_request_error", 400), status_code=400)
         loc = [str(p) for p in first.get("loc", ()) if p != "body"]

@@ -4,6 +4,7 @@ worker processes that each build their own systems and share the SQLite session 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -36,7 +37,7 @@ def serve(
 
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}/"
-    options = {"host": host, "port": port, "log_level": log_level, "timeout_graceful_shutdown": 5}
+    options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "timeout_graceful_shutdown": 5}
     if workers <= 1:
         app = create_app(service or Service(settings))
         announce_when_ready(app, url)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragdial.components import close
 from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
@@ -77,6 +78,15 @@ class Service:
         if not text:
             raise RagdialError(f"{SETTINGS_ENV} is not set (start the service with 'ragdial serve')")
         return cls(ServiceSettings.from_json(text))
+
+    def close(self) -> None:
+        """Close every component once (the systems of several languages share a generator)."""
+        seen: set[int] = set()
+        for system in self.systems.values():
+            for component in system.components():
+                if id(component) not in seen:
+                    seen.add(id(component))
+                    close(component)
 
     @property
     def default_language(self) -> str:

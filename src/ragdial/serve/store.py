@@ -7,6 +7,7 @@ crash never leaves a user turn without its reply.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -179,7 +180,7 @@ class SessionStore:
             turns = [t.turn for t in self._turns(db, session_id)]
         return Session(session_id, row[0], row[1], turns, json.loads(row[2]))
 
-    def turns(self, session_id: str) -> list[StoredTurn]:
+    def turns(self, session_id: str) -> builtins.list[StoredTurn]:
         with self._transaction(write=False) as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
                 raise UnknownSessionError(session_id)
@@ -192,7 +193,7 @@ class SessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100) -> list[SessionSummary]:
+    def list(self, limit: int = 100) -> builtins.list[SessionSummary]:
         """The most recently updated sessions first."""
         with self._transaction(write=False) as db:
             return self._summaries(db, "", (), limit)
@@ -249,7 +250,7 @@ class SessionStore:
         return index + len(turns)
 
     @staticmethod
-    def _turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    def _turns(db: sqlite3.Connection, session_id: str) -> builtins.list[StoredTurn]:
         rows = db.execute(
             "SELECT speaker, text, knowledge, meta, created FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)
         ).fetchall()
@@ -261,7 +262,9 @@ class SessionStore:
         return result
 
     @staticmethod
-    def _summaries(db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1) -> list[SessionSummary]:
+    def _summaries(
+        db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1
+    ) -> builtins.list[SessionSummary]:
         rows = db.execute(
             "SELECT s.id, s.user, s.language, s.title, "
             "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id), s.created, s.updated "

@@ -39,7 +39,7 @@ UNDER_WAY_KEYS = ("pending", "offers", "asked", "suggest")  # any set: a booking
 
 def under_way(state: dict[str, Any] | None) -> bool:
     """Whether ``state`` is a booking in progress (an offer, a question or a pending booking is open)."""
-    return bool(state) and any(state.get(key) for key in UNDER_WAY_KEYS)
+    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
 
 
 def new_state() -> dict[str, Any]:

@@ -6,8 +6,8 @@ prediction into a :class:`Decision` (does the turn need knowledge, which look-up
 """
 
 from ragdial.understanding.decision import Decision, Detector
-
 from ragdial.understanding.model import ModelFormatError, TextClassifier
+from ragdial.understanding.registry import DETECTORS
 from ragdial.understanding.tasks import (
     TASKS,
     api_query_classifier,
@@ -18,7 +18,6 @@ from ragdial.understanding.tasks import (
     training_data,
     turn_detector,
 )
-from ragdial.understanding.registry import DETECTORS
 
 __all__ = [
     "DETECTORS",

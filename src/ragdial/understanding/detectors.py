@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragdial.understanding.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
 from ragdial.schema import SourceKind, Turn
+from ragdial.understanding.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
 
 
 def decision_for_api_query(labels: Sequence[str], confidence: float | None = None) -> Decision:
