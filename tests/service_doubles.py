@@ -94,6 +94,19 @@ class FailingGenerator(Generator):
 
 
 class SlowGenerator(Generator):
+    """Streams numbered words, one every ``delay`` seconds after waiting ``first_delay`` (a slow LLM)."""
+
+    def __init__(self, delay: float, words: int, first_delay: float) -> None:
+        self.delay, self.words, self.first_delay = delay, words, first_delay
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        time.sleep(self.first_delay)
+        for number in range(min(self.words, request.max_tokens)):
+            time.sleep(self.delay)
+            yield f"w{number} "
+
+
+class LockedGenerator(Generator):
     """One request at a time (like llama.cpp), slowly: 40 pieces, ``delay`` seconds apart. It waits at most
     ``wait`` seconds for the model, so a lock an abandoned stream never released shows up as an error, not a hang."""
 
@@ -115,12 +128,16 @@ def retriever(ctx: BuildContext) -> Retriever:
     return OverlapRetriever(ctx.kb)
 
 
-def slow_generator(ctx: BuildContext) -> Generator:
-    return SlowGenerator()
+def locked_generator(ctx: BuildContext) -> Generator:
+    return LockedGenerator()
 
 
 def generator(ctx: BuildContext) -> Generator:
     return EchoGenerator()
+
+
+def slow_generator(ctx: BuildContext, delay: float = 0.2, words: int = 200, first_delay: float = 0.0) -> Generator:
+    return SlowGenerator(delay, words, first_delay)
 
 
 def failing_generator(ctx: BuildContext) -> Generator:

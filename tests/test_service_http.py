@@ -101,7 +101,7 @@ def test_a_client_that_drops_a_stream_does_not_freeze_the_service(tmp_path):
     """A slow one-at-a-time generator (like llama.cpp): a client reads the first piece and disconnects; the turn's
     lock is released when the server closes the stream, so the next request is answered (the double waits at most
     20 s for its lock, then fails the request instead of hanging)."""
-    config = {**doubles.CONFIG, "generator": "service_doubles:slow_generator"}
+    config = {**doubles.CONFIG, "generator": "service_doubles:locked_generator"}
     server = Server(tmp_path, config).start()
     try:
         body = {"messages": [{"role": "user", "content": "畅游套餐多少钱"}], "stream": True}

@@ -157,7 +157,7 @@ def test_stream_yields_knowledge_first_then_pieces_then_the_reply(systems):
 
 def test_a_stream_closed_early_releases_the_generator_for_the_next_turn():
     config = SystemConfig.from_data(
-        {**doubles.CONFIG, "languages": ["en"], "generator": "service_doubles:slow_generator"}
+        {**doubles.CONFIG, "languages": ["en"], "generator": "service_doubles:locked_generator"}
     )
     system = build_system(config, "en")
     system.generator.delay = 0.0

@@ -32,8 +32,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragdial.datasets._io import expect, field, read_json, write_json
 from ragdial.errors import DataFormatError, OptionError
+from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 GLOBAL_KB_FILES = ("global_kb.json", "global_kb_en.json")

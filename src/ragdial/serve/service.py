@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragdial.components import close
@@ -13,14 +12,15 @@ from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
 from ragdial.pipeline.system import DialogSystem
-from ragdial.serve.store import SessionStore
+from ragdial.serve.stores import SessionStore, open_store
 
 SETTINGS_ENV = "RAGDIAL_SERVICE_SETTINGS"
 
 
 @dataclass
 class ServiceSettings:
-    """How the service runs: the system config, where sessions are stored, the optional API key."""
+    """How the service runs: the system config, where sessions are stored (a SQLite file or a ``postgresql://``
+    URI), the optional API key."""
 
     config: SystemConfig
     db_path: str
@@ -65,12 +65,12 @@ class Service:
         store: SessionStore | None = None,
     ) -> None:
         self.settings = settings
+        self.store = store or open_store(settings.db_path)  # first: an unreachable database fails before indexing
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
         for system in self.systems.values():
             system.warm_up()
-        self.store = store or SessionStore(settings.db_path)
 
     @classmethod
     def from_env(cls) -> Service:
@@ -96,6 +96,7 @@ class Service:
         return self.systems[language]
 
     def health(self) -> dict[str, Any]:
+        sessions = self.store.health()
         return {
             "status": "ok",
             "languages": list(self.systems),
@@ -109,7 +110,8 @@ class Service:
                 }
                 for language, system in self.systems.items()
             },
-            "sessions_db": str(Path(self.settings.db_path)),
-            "journal_mode": self.store.journal_mode(),
+            "sessions_db": sessions.get("path") or sessions.get("url"),
+            "journal_mode": sessions.get("journal_mode"),
+            "sessions": sessions,
             "auth": bool(self.settings.api_key),
         }
