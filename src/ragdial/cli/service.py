@@ -151,14 +151,24 @@ def serve(
         Path | None, typer.Option(help="also serve the human rating pages (/rating), storing into this SQLite file")
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    concurrency: Annotated[int, typer.Option(min=1, help="turns a worker answers at once")] = 1,
+    queue_limit: Annotated[int, typer.Option(min=0, help="turns that may wait per worker; more get 503")] = 64,
+    queue_wait: Annotated[float, typer.Option(min=0.01, help="seconds a turn may wait; then 503")] = 30.0,
+    time_limit: Annotated[float, typer.Option(min=0.01, help="seconds a turn may take; then it is stopped")] = 120.0,
 ) -> None:
     """Serve the HTTP API (OpenAI-compatible /v1/chat/completions, /v1/retrieve, sessions) and the web page."""
+    from ragdial.serve.admission import QueueLimits
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port(host, port)  # before loading anything: a port in use is one line, not a model load and a crash
     system_config = _config(config, retriever, generator)
     db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
-    settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
+    limits = QueueLimits(concurrency, queue_limit, queue_wait, time_limit)
+    settings = ServiceSettings(
+        system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None, queue=limits
+    )
     service = None
     if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
         from ragdial.serve.stores import open_store
@@ -176,9 +186,11 @@ def demo(
     db: Annotated[Path | None, typer.Option(help="SQLite session store")] = None,
 ) -> None:
     """Serve the bundled demo knowledge base on 127.0.0.1 (the offline GGUF where installed, else templates)."""
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}/"
     db_path = db or cache_dir() / "demo" / "sessions.sqlite"
     settings = ServiceSettings(_config(None, None, generator), str(db_path), os.environ.get("RAGDIAL_API_KEY"))
@@ -187,8 +199,7 @@ def demo(
     for language, system in service.systems.items():
         parts = f"retriever {type(system.retriever).__name__}, generator {type(system.generator).__name__}"
         typer.echo(f"ragdial demo: {language}: {len(system.knowledge.dataset.kb)} knowledge items, {parts}")
-    typer.echo(f"ragdial demo: sessions in {db_path}")
-    typer.echo(f"ragdial demo: open {url}")
+    typer.echo(f"ragdial demo: sessions in {db_path}; starting the server (it says when it is ready)")
     run_server(settings, "127.0.0.1", port, 1, "info", service)
 
 

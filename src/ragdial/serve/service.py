@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragdial.components import close
 from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
-from ragdial.pipeline.system import DialogSystem
+from ragdial.pipeline.system import DialogSystem, last_reply
+from ragdial.serve.admission import QueueLimits
 from ragdial.serve.stores import SessionStore, open_store
 
 SETTINGS_ENV = "RAGDIAL_SERVICE_SETTINGS"
@@ -28,6 +30,7 @@ class ServiceSettings:
     max_body_bytes: int = 1_048_576
     model: str = "ragdial"
     ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
+    queue: QueueLimits = field(default_factory=QueueLimits)  # turns at once, waiting line, waits, time limit
 
     def to_json(self) -> str:
         return json.dumps(
@@ -38,6 +41,7 @@ class ServiceSettings:
                 "max_body_bytes": self.max_body_bytes,
                 "model": self.model,
                 "ratings_path": self.ratings_path,
+                "queue": asdict(self.queue),
             },
             ensure_ascii=False,
         )
@@ -52,7 +56,21 @@ class ServiceSettings:
             int(data.get("max_body_bytes", 1_048_576)),
             data.get("model", "ragdial"),
             data.get("ratings_path"),
+            QueueLimits(**data.get("queue", {})),
         )
+
+
+def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
+    """Load every component (models, indexes, encoders) and answer one short turn per language, so the first
+    user's turn is as fast as any other; the milliseconds each language took."""
+    took = {}
+    for language, system in systems.items():
+        start = time.perf_counter()
+        system.warm_up()
+        text = "你好" if language == "zh" else "hello"
+        last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        took[language] = round((time.perf_counter() - start) * 1000.0, 1)
+    return took
 
 
 class Service:
