@@ -60,6 +60,16 @@ MIGRATIONS: list[tuple[int, str, str | tuple[str, str, str]]] = [
 TITLE_CHARS = 40
 
 
+class _Any:
+    """The type of ``ANY``: "do not filter on this column"."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+
+
 class UnknownSessionError(KeyError):
     """A session id the store does not hold (never created, deleted, or another owner's)."""
 
@@ -286,11 +296,23 @@ class SessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100, owner: str | None = None) -> builtins.list[SessionSummary]:
-        """The most recently updated sessions first (only ``owner``'s when given)."""
-        where, args = ("WHERE s.owner = ?", (owner,)) if owner is not None else ("", ())
+    def list(
+        self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY
+    ) -> builtins.list[SessionSummary]:
+        """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
+        when given (``None``: sessions without a profile)."""
+        conditions, args = [], []
+        if owner is not None:
+            conditions.append("s.owner = ?")
+            args.append(owner)
+        if user is None:
+            conditions.append("s.user IS NULL")
+        elif not isinstance(user, _Any):
+            conditions.append("s.user = ?")
+            args.append(user)
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
         with self._transaction(write=False) as db:
-            return self._summaries(db, where, args, limit)
+            return self._summaries(db, where, tuple(args), limit)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:
         with self._transaction() as db:
