@@ -68,7 +68,7 @@ class ComponentCache:
         token = f"{kind}:{json.dumps(key, sort_keys=True, default=str, ensure_ascii=False)}"
         if token not in self._built:
             self._built[token] = build()
-        return self._built[token]  # type: ignore[no-any-return]
+        return self._built[token]
 
     def close(self) -> None:
         for component in self._built.values():
