@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= dev,llm,milvus,torch,meteor
+EXTRAS ?= dev,llm,milvus,postgres,torch,meteor
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 export RAGDIAL_DATA ?= $(abspath ../shared/data)

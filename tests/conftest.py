@@ -10,7 +10,10 @@ the data.
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -64,3 +67,45 @@ def shared_path(root: Path, relative: str) -> Path:
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
     return FIXTURES
+
+
+POSTGRES_ENV = "RAGDIAL_TEST_POSTGRES"
+REQUIRE_POSTGRES_ENV = "RAGDIAL_REQUIRE_POSTGRES"
+POSTGRES_HOWTO = (
+    "start one with `scripts/postgres.sh start /tmp/ragdial-pg` and export RAGDIAL_TEST_POSTGRES=<the URI it prints>"
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The URI of a PostgreSQL server for the tests (``$RAGDIAL_TEST_POSTGRES``; a role that may create databases).
+    Skipped where none is reachable, except under ``RAGDIAL_REQUIRE_POSTGRES=1`` (CI), where that is a failure."""
+    url = os.environ.get(POSTGRES_ENV, "")
+    if url and not url.startswith(("postgresql://", "postgres://")):
+        pytest.fail(f"{POSTGRES_ENV} must be a postgresql:// URI, not {url!r}", pytrace=False)
+    reason = f"{POSTGRES_ENV} is not set" if not url else ""
+    if url:
+        try:
+            import psycopg
+
+            psycopg.connect(url, connect_timeout=5).close()
+        except Exception as err:  # not installed, refused, wrong credentials
+            reason = f"PostgreSQL at {url} is not reachable: {str(err).strip().splitlines()[0]}"
+    if reason:
+        if os.environ.get(REQUIRE_POSTGRES_ENV) == "1":
+            pytest.fail(f"{reason} and {REQUIRE_POSTGRES_ENV}=1", pytrace=False)
+        pytest.skip(f"{reason}; {POSTGRES_HOWTO}")
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A new, empty database on the test server for this one test (dropped afterwards)."""
+    import psycopg
+
+    name = f"ragdial_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield urlsplit(postgres_server)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

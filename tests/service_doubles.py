@@ -6,6 +6,7 @@ named in configs by import path (``service_doubles:retriever``), the way a user 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 
 from ragdial.generation.base import GenerationRequest, Generator
@@ -81,12 +82,29 @@ class FailingGenerator(Generator):
         raise RuntimeError("backend went away")
 
 
+class SlowGenerator(Generator):
+    """Streams numbered words, one every ``delay`` seconds after waiting ``first_delay`` (a slow LLM)."""
+
+    def __init__(self, delay: float, words: int, first_delay: float) -> None:
+        self.delay, self.words, self.first_delay = delay, words, first_delay
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        time.sleep(self.first_delay)
+        for number in range(min(self.words, request.max_tokens)):
+            time.sleep(self.delay)
+            yield f"w{number} "
+
+
 def retriever(ctx: BuildContext) -> Retriever:
     return OverlapRetriever(ctx.knowledge.dataset.kb)
 
 
 def generator(ctx: BuildContext) -> Generator:
     return EchoGenerator()
+
+
+def slow_generator(ctx: BuildContext, delay: float = 0.2, words: int = 200, first_delay: float = 0.0) -> Generator:
+    return SlowGenerator(delay, words, first_delay)
 
 
 def failing_generator(ctx: BuildContext) -> Generator:

@@ -62,6 +62,16 @@ class Server:
         self.stop()
         raise RuntimeError(f"server did not answer within {timeout} s: {self.log.read_text()[-2000:]}")
 
+    def wait_for_log(self, text: str, timeout: float = 30.0) -> str:
+        """The server's output once it contains ``text`` (bounded wait)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.log.read_text(encoding="utf-8", errors="replace")
+            if text in log:
+                return log
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} not in the server output within {timeout} s: {log[-2000:]}")
+
     def kill(self) -> None:
         """Kill the server and its workers at once (SIGKILL to the process group), as a crash would."""
         if self.process and self.process.poll() is None:

@@ -6,8 +6,9 @@ import pytest
 
 from conftest import shared_path
 from ragdial import datasets
+from ragdial.challenges import DSTC11, Prediction
 from ragdial.datasets import dstc
-from ragdial.generation.batch import generate_all, write_submission
+from ragdial.generation.batch import generate_all
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.template import TemplateGenerator
 
@@ -21,7 +22,8 @@ def test_dstc11_labels_with_template_responses(shared_data, tmp_path):
     generator = TemplateGenerator.train([e for e in train if e.needs_knowledge], dataset.kb, "en")
     assert generator.model.closers  # learned from the data
     done = generate_all(generator, dataset, evaluate)
-    out = write_submission(tmp_path / "labels.json", dataset, done)
+    predictions = {e.id: Prediction.of_example(e) for e in done}
+    out = DSTC11.write_track(DSTC11.track("response"), tmp_path / "labels.json", dataset, done, predictions)
     labels = dstc.read_labels(out, dataset.kb)
     assert len(labels) == len(evaluate)
     for example, label in zip(evaluate, labels, strict=True):

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+import ragdial
 from ragdial.errors import DataFormatError
 from ragdial.metrics.challenges import dstc, futuredial, kdsd, smp2017
 
@@ -63,7 +64,7 @@ def test_dstc11_without_meteor_says_so(fixtures):
     gold, pred = _tiny(fixtures)
     result = dstc.score_dstc11(gold, pred, with_meteor=False)
     assert result.scores["generation"]["meteor"] == 0.0
-    assert result.signatures["meteor"] == "meteor|skipped:yes"
+    assert result.signatures["meteor"] == f"meteor|skipped:yes|ragdial:{ragdial.__version__}"
     assert result.scores["selection"] == DSTC11_TINY["selection"]
 
 

@@ -20,8 +20,9 @@ def wordnet(tmp_path_factory):
 def test_nltk_meteor_uses_wordnet_synonyms(wordnet):
     # exact matches only: "he is" of 3 words; with WordNet "fast" ~ "quick" all 3 match in one chunk.
     # Fmean = 1, penalty = 0.5 * (1/3)^3 -> 1 - 1/54 (nltk 3.5 on the same input gives the same value)
-    assert meteor.nltk_meteor(["he", "is", "fast"], ["he", "is", "quick"]) == pytest.approx(1 - 1 / 54)
-    assert meteor.nltk_meteor([], ["he", "is", "quick"]) == 0.0
+    score = meteor.nltk_meteor(["he", "is", "fast"], ["he", "is", "quick"])
+    assert score.value == pytest.approx(1 - 1 / 54) and score.signature == meteor.nltk_meteor_signature()
+    assert meteor.nltk_meteor([], ["he", "is", "quick"]).value == 0.0
     assert "wordnet:3.0" in meteor.nltk_meteor_signature()
 
 

@@ -147,6 +147,25 @@ BAD = [
     ('{"messages": [{"role": "user", "content": "hi"}], "session_id": "nope"}', 404, "unknown session 'nope'"),
     ('{"messages": [{"role": "user", "content": "hi"}], "profile": "u9"}', 422, "unknown profile 'u9'"),
     ('{"messages": [{"role": "user", "content": "hi"}], "language": "fr"}', 422, "language"),
+    # strict types: nothing is coerced
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "stream": "yes"}',
+        422,
+        "stream: Input should be a valid bool",
+    ),
+    ('{"messages": [{"role": "user", "content": "hi"}], "stream": 1}', 422, "stream: Input should be a valid bool"),
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": "5"}',
+        422,
+        "max_tokens: Input should be",
+    ),
+    (
+        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5.5}',
+        422,
+        "max_tokens: Input should be",
+    ),
+    ('{"messages": [{"role": "user", "content": 5}]}', 422, "messages.0.content"),
+    ('{"messages": [{"role": "user", "content": "hi"}], "profile": 7}', 422, "profile: Input should be a valid string"),
 ]
 
 
@@ -156,6 +175,13 @@ def test_bad_chat_requests_get_a_clear_4xx(client, body, status, message):
     assert response.status_code == status
     error = response.json()["error"]
     assert message in error["message"] and error["code"] == status
+
+
+def test_strict_types_still_take_every_valid_json_value(client):
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "畅游套餐"}]}], "stream": False}
+    response = client.post("/v1/chat/completions", json={**body, "temperature": 0, "max_tokens": 8, "profile": None})
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"].startswith("[畅游套餐]")
 
 
 def test_a_100kb_message_is_refused_and_the_session_is_kept(client):

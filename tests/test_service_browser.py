@@ -1,7 +1,9 @@
 """The web page end to end in headless Chromium (Debian ``chromium``, driven by Playwright; never a downloaded
-browser): streamed answers with cited knowledge and source kinds, the session list, Chinese and English.
+browser): streamed answers with cited knowledge and source kinds, the session list, Chinese and English; a phone
+layout, long tokens, the stop button, the client timeout, the keyboard, each profile's own sessions.
 
-Set ``RAGDIAL_SCREENSHOT=docs/screenshot.png`` to also write the screenshot the README shows.
+Set ``RAGDIAL_SCREENSHOT=docs/screenshot.png`` and ``RAGDIAL_SCREENSHOT_MOBILE=docs/screenshot-mobile.png`` to also
+write the screenshots the docs show.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 from service_server import ROOT, Server
@@ -19,6 +22,7 @@ ARGS = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    "--disable-quic",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
@@ -33,6 +37,7 @@ CONFIG = {
 }
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+expect = playwright_api.expect
 
 
 @pytest.fixture
@@ -138,5 +143,230 @@ def test_demo_page_on_the_bundled_knowledge_base(tmp_path, browser):
         target = os.environ.get("RAGDIAL_SCREENSHOT")
         if target:
             shutil.copy(shot, ROOT / Path(target))
+    finally:
+        server.stop()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+def _box(page, selector: str) -> dict:
+    box = page.locator(selector).bounding_box()
+    assert box is not None, f"{selector} is not rendered"
+    return box
+
+
+def _no_horizontal_overflow(page) -> None:
+    """Nothing sticks out to the right: the page and the message column scroll only vertically."""
+    widths = page.evaluate(
+        """() => ({page: document.documentElement.scrollWidth, view: window.innerWidth,
+                   messages: document.getElementById('messages').scrollWidth,
+                   column: document.getElementById('messages').clientWidth})"""
+    )
+    assert widths["page"] <= widths["view"], widths
+    assert widths["messages"] <= widths["column"], widths
+
+
+@pytest.mark.slow
+def test_phone_layout_collapses_the_sessions_into_a_toggle(tmp_path, browser):
+    """At 390x844 the sidebar is a panel behind the header's toggle and the text box is at least 300 px wide."""
+    server = Server(tmp_path, DEMO).start()
+    try:
+        page = browser.new_page(locale="zh-CN", **PHONE)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='demo-u1']").wait_for(state="attached")
+        page.get_by_test_id("profile").select_option("demo-u1")
+
+        assert not page.get_by_test_id("sidebar").is_visible()
+        menu = page.get_by_test_id("menu")
+        assert menu.is_visible() and menu.get_attribute("aria-expanded") == "false"
+        for question in ("国际漫游怎么开通", "我本月已用流量多少"):
+            answer = _ask(page, question)
+            assert answer.get_by_test_id("citation").count() >= 1
+        box = _box(page, "#input")
+        assert box["width"] >= 300, box
+        send = _box(page, "#send")
+        assert send["x"] >= box["x"] + box["width"] and send["x"] + send["width"] <= 390, (box, send)
+        _no_horizontal_overflow(page)
+        assert errors == []
+
+        shot = tmp_path / "screenshot-mobile.png"
+        page.screenshot(path=str(shot))
+        assert 10_000 < shot.stat().st_size < 600_000
+        target = os.environ.get("RAGDIAL_SCREENSHOT_MOBILE")
+        if target:
+            shutil.copy(shot, ROOT / Path(target))
+
+        # the toggle opens the session panel over the chat; choosing a session closes it again
+        menu.click()
+        assert menu.get_attribute("aria-expanded") == "true"
+        panel = page.get_by_test_id("sidebar")
+        assert panel.is_visible() and _box(page, "#sidebar")["width"] <= 390
+        panel.locator("#sessions li .title").first.click()
+        page.wait_for_function("document.getElementById('menu').getAttribute('aria-expanded') === 'false'")
+        assert not panel.is_visible()
+        page.wait_for_function("document.querySelectorAll('.msg.assistant').length === 2")
+        # wide again (a rotated tablet, a resized window): the sidebar is back and the toggle gone
+        page.set_viewport_size({"width": 1000, "height": 700})
+        assert panel.is_visible() and not menu.is_visible()
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [390, 1100])
+def test_long_unbroken_tokens_wrap_inside_the_column(tmp_path, browser, width):
+    server = Server(tmp_path, CONFIG).start()
+    try:
+        page = browser.new_page(viewport={"width": width, "height": 800}, locale="zh-CN")
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+        token = "https://example.com/" + "套餐" * 60 + "x" * 150  # the echo double repeats it in the reply
+        answer = _ask(page, token)
+        assert token in answer.locator(".bubble").inner_text()
+        column = _box(page, "#messages")
+        for bubble in page.locator(".bubble").all():
+            box = bubble.bounding_box()
+            assert box["x"] + box["width"] <= column["x"] + column["width"], (box, column)
+        _no_horizontal_overflow(page)
+    finally:
+        server.stop()
+
+
+SLOW = {**CONFIG, "generator": {"name": "service_doubles:slow_generator", "delay": 0.25, "words": 200}}
+
+
+@pytest.mark.slow
+def test_stop_button_ends_the_stream_and_keeps_the_partial_answer_marked(tmp_path, browser):
+    server = Server(tmp_path, SLOW).start()
+    try:
+        page = browser.new_page(viewport={"width": 1000, "height": 700}, locale="zh-CN")
+        aborted: list[str] = []
+        page.on("requestfailed", lambda r: aborted.append(r.url) if "/v1/chat/completions" in r.url else None)
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+        page.get_by_test_id("input").fill("畅游套餐多少钱")
+        page.get_by_test_id("input").press("Enter")
+        answer = page.locator(".msg.assistant").first
+        page.wait_for_function("document.querySelector('.msg.assistant .bubble')?.textContent.includes('w2 ')")
+        assert page.get_by_test_id("stop").is_visible() and not page.get_by_test_id("send").is_visible()
+        assert page.get_by_test_id("messages").get_attribute("aria-busy") == "true"
+        page.get_by_test_id("stop").click()
+        page.locator(".msg.assistant[data-done='true']").wait_for()
+        assert answer.get_attribute("data-outcome") == "stopped"
+        assert "已停止" in answer.locator(".note").inner_text()
+        partial = answer.locator(".bubble").inner_text()
+        assert partial.startswith("w0 w1 w2") and "w199" not in partial
+        assert aborted == [server.url + "/v1/chat/completions"]  # the browser closed the connection
+        assert page.get_by_test_id("send").is_visible() and not page.get_by_test_id("stop").is_visible()
+        assert page.get_by_test_id("messages").get_attribute("aria-busy") == "false"
+        assert page.evaluate("document.activeElement.id") == "input"
+        assert page.get_by_test_id("error").is_hidden()  # stopping is not an error
+
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_client_timeout_gives_a_clear_message(tmp_path, browser):
+    silent = {**CONFIG, "generator": {"name": "service_doubles:slow_generator", "first_delay": 30, "words": 1}}
+    server = Server(tmp_path, silent).start()
+    try:
+        page = browser.new_page(viewport={"width": 1000, "height": 700}, locale="zh-CN")
+        page.goto(server.url + "/?timeout=1")
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+        page.get_by_test_id("input").fill("畅游套餐多少钱")
+        page.get_by_test_id("input").press("Enter")
+        page.locator(".msg.assistant[data-done='true']").wait_for(timeout=20_000)
+        error = page.get_by_test_id("error")
+        assert error.is_visible()
+        assert "1 秒内没有收到服务器的回复" in error.inner_text()
+        assert page.locator(".msg.assistant").first.get_attribute("data-outcome") == "failed"
+        assert page.get_by_test_id("send").is_visible()
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_keyboard_only_use(tmp_path, browser):
+    """Tab reaches the controls in reading order; Shift+Enter makes a new line, Enter sends; labels are there."""
+    server = Server(tmp_path, CONFIG).start()
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 700}, locale="zh-CN")
+        failed: list[str] = []
+        page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+        icons = page.eval_on_selector_all("link[rel=icon]", "links => links.map(l => l.href)")
+        assert len(icons) == 2
+        for icon in icons:
+            response = page.request.get(icon)
+            assert response.ok and response.headers["content-type"].startswith("image/"), icon
+        order = []
+        for _ in range(6):
+            page.keyboard.press("Tab")
+            order.append(page.evaluate("document.activeElement.id"))
+        assert order == ["skip", "profile", "lang-zh", "lang-en", "new-chat", "input"], order
+        assert page.get_by_label("您的问题").evaluate("el => el.id") == "input"
+        assert page.get_by_label("用户").evaluate("el => el.id") == "profile"
+        assert page.get_by_test_id("messages").get_attribute("aria-live") == "polite"
+
+        page.keyboard.type("第一行")
+        page.keyboard.press("Shift+Enter")
+        page.keyboard.type("畅游套餐")
+        assert page.get_by_test_id("input").input_value() == "第一行\n畅游套餐"
+        assert page.locator(".msg.user").count() == 0
+        page.keyboard.press("Enter")
+        page.locator(".msg.assistant[data-done='true']").wait_for()
+        assert page.locator(".msg.user .bubble").inner_text() == "第一行\n畅游套餐"
+        assert page.locator(".msg.assistant .bubble").inner_text().startswith("[第一行\n畅游套餐]")
+        assert page.get_by_test_id("input").input_value() == ""
+        assert page.get_by_test_id("status").inner_text() == "回答完毕"
+
+        # the skip link and the session list work from the keyboard too
+        page.keyboard.press("Enter")  # an empty box sends nothing
+        assert page.locator(".msg.user").count() == 1
+        page.get_by_test_id("new-chat").focus()
+        page.keyboard.press("Enter")
+        assert page.locator(".msg").count() == 0
+        page.locator("#sessions li .title").first.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.querySelectorAll('.msg.assistant').length === 1")
+        assert failed == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_each_profile_sees_only_its_own_sessions(tmp_path, browser):
+    server = Server(tmp_path, CONFIG).start()
+    try:
+        for profile, question in (("u1", "畅游套餐 甲"), ("u2", "夜猫流量包 乙"), ("u2", "余额 丙"), (None, "话费 丁")):
+            body = {"messages": [{"role": "user", "content": question}], "language": "zh"}
+            if profile:
+                body["profile"] = profile
+            assert httpx.post(server.url + "/v1/chat/completions", json=body, timeout=30).status_code == 200
+        page = browser.new_page(viewport={"width": 1100, "height": 700}, locale="zh-CN")
+        page.goto(server.url + "/")
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+
+        titles = page.locator("#sessions li .title")
+        assert page.get_by_test_id("profile").input_value() == "u1"
+        expect(titles).to_have_text(["畅游套餐 甲"])  # latest first
+        page.get_by_test_id("profile").select_option("u2")
+        expect(titles).to_have_text(["余额 丙", "夜猫流量包 乙"])
+        page.get_by_test_id("profile").select_option("")
+        expect(titles).to_have_text(["话费 丁"])
+        page.get_by_test_id("profile").select_option("u2")
+        page.reload()  # the chosen profile is remembered
+        page.locator("#profile option[value='u1']").wait_for(state="attached")
+        assert page.get_by_test_id("profile").input_value() == "u2"
+        expect(titles).to_have_text(["余额 丙", "夜猫流量包 乙"])
+        # a new question under u1 joins u1's list only
+        page.get_by_test_id("profile").select_option("u1")
+        _ask(page, "畅游套餐 戊")
+        expect(titles).to_have_text(["畅游套餐 戊", "畅游套餐 甲"])
     finally:
         server.stop()

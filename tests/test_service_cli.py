@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -95,3 +96,15 @@ def test_run_demo_writes_the_official_files_and_scores(tmp_path):
 def test_run_refuses_an_unknown_benchmark():
     result = _ragdial("run", "nonsense")
     assert result.returncode == 2 and "unknown benchmark 'nonsense'" in result.stderr
+
+
+def test_serve_on_a_port_in_use_says_so_before_loading_anything(config_file):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _ragdial("serve", "--config", str(config_file), "--port", str(port))
+    assert result.returncode == 2  # the CLI's code for a RagdialError
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
+    assert "ready" not in result.stdout and "building" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -47,6 +47,8 @@ def _conversation(server: Server, number: int) -> tuple[str, list[str]]:
 def test_20_concurrent_sessions_of_10_turns_over_two_workers(tmp_path):
     server = Server(tmp_path, doubles.CONFIG, workers=2, api_key="k").start()
     try:
+        log = server.wait_for_log(f"ragdial is ready: open {server.url}/")
+        assert log.count("ragdial is ready") == 1  # once, by the serving process, not once per worker
         with ThreadPoolExecutor(SESSIONS) as pool:
             results = list(pool.map(lambda n: _conversation(server, n), range(SESSIONS)))
         with httpx.Client(timeout=60) as client:

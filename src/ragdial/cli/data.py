@@ -10,14 +10,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragdial import datasets
-from ragdial.datasets._io import write_lines
+from ragdial import challenges, datasets
 from ragdial.errors import OptionError
+from ragdial.io import write_lines
 from ragdial.schema import Dataset
 
 app = typer.Typer(no_args_is_help=True, help="Inspect, validate and convert benchmark data.")
 FormatArg = Annotated[str, typer.Argument(help=f"one of: {', '.join(datasets.FORMATS)}")]
 PathArg = Annotated[Path, typer.Argument(help="data file or folder (see README)")]
+DefaultPathArg = Annotated[
+    Path | None, typer.Argument(help="data file or folder (default: the challenge's folder under $RAGDIAL_DATA)")
+]
 SplitOpt = Annotated[str | None, typer.Option(help="split (val, train, develop, ...)")]
 OptionsOpt = Annotated[
     list[str] | None,
@@ -30,20 +33,20 @@ OptionsOpt = Annotated[
 ]
 
 
-def _load(format: str, path: Path, split: str | None, options: list[str] | None) -> Dataset:
+def _load(format: str, path: Path | None, split: str | None, options: list[str] | None) -> Dataset:
     parsed = {}
     for option in options or []:
         key, sep, value = option.partition("=")
         if not sep or not key:
             raise OptionError(f"--option takes KEY=VALUE, not {option!r}")
         parsed[key] = value
-    return datasets.load(format, path, split, **parsed)
+    return challenges.for_format(format).load(path, split, format, **parsed)
 
 
 @app.command()
 def stats(
     format: FormatArg,
-    path: PathArg,
+    path: DefaultPathArg = None,
     split: SplitOpt = None,
     json_: bool = typer.Option(False, "--json"),
     option: OptionsOpt = None,
@@ -54,7 +57,7 @@ def stats(
     if json_:
         typer.echo(json.dumps({"format": format, "split": dataset.split, **numbers}))
         return
-    table = Table(title=f"{format} {dataset.split} ({path})")
+    table = Table(title=f"{format} {dataset.split} ({path or dataset.source_path})")
     table.add_column("what")
     table.add_column("count", justify="right")
     for key, value in numbers.items():
@@ -63,7 +66,7 @@ def stats(
 
 
 @app.command()
-def validate(format: FormatArg, path: PathArg, split: SplitOpt = None, option: OptionsOpt = None) -> None:
+def validate(format: FormatArg, path: DefaultPathArg = None, split: SplitOpt = None, option: OptionsOpt = None) -> None:
     """Read every record and check every field and knowledge reference; exit 2 on the first problem."""
     dataset = _load(format, path, split, option)
     for example in dataset.examples:

@@ -1,4 +1,4 @@
-"""``ragdial eval CHALLENGE``: score a prediction file exactly as the organisers' scripts do."""
+"""``ragdial eval CHALLENGE``: score a prediction file as the organisers do, through ``ragdial.challenges``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragdial.datasets._io import read_json, write_json
-from ragdial.errors import DataFormatError, RagdialError
+from ragdial.challenges import DSTC9, DSTC11, FUTUREDIAL, KDSD, SMP2017
+from ragdial.io import write_json
 from ragdial.metrics.result import ChallengeScores
 
 app = typer.Typer(no_args_is_help=True, help="Score predictions as the challenge organisers do.")
@@ -49,23 +49,6 @@ def report(scores: ChallengeScores, json_: bool, out: Path | None) -> None:
         console.print(f"wrote {out}")
 
 
-def _dstc_inputs(
-    version: str, gold: Path | None, pred: Path, dataroot: Path | None, split: str, knowledge: Path | None
-) -> tuple[list, list]:
-    from ragdial.datasets.dstc import load_knowledge, read_labels
-    from ragdial.metrics.challenges.dstc import check_predictions
-
-    if gold is None:
-        if dataroot is None:
-            raise RagdialError("give --gold LABELS.json or --dataroot ROOT (with --split)")
-        gold = dataroot / split / "labels.json"
-        knowledge = knowledge or (dataroot / "knowledge.json")
-    kb_ids = {item.id for item in load_knowledge(knowledge)} if knowledge is not None else None
-    gold_labels = read_labels(gold)
-    predictions = check_predictions(pred, read_json(pred), gold_labels, version, kb_ids)
-    return gold_labels, predictions
-
-
 @app.command("dstc9")
 def dstc9(
     pred: PredOpt,
@@ -77,10 +60,7 @@ def dstc9(
     out: OutOpt = None,
 ) -> None:
     """DSTC9 track 1: detection P/R/F, selection MRR@5/R@1/R@5, generation BLEU-1..4/METEOR/ROUGE (nltk)."""
-    from ragdial.metrics.challenges.dstc import score_dstc9
-
-    gold_labels, predictions = _dstc_inputs("dstc9", gold, pred, dataroot, split, knowledge)
-    report(score_dstc9(gold_labels, predictions), json_, out)
+    report(DSTC9.score_file(pred, gold, dataroot, split, knowledge), json_, out)
 
 
 @app.command("dstc11")
@@ -95,14 +75,21 @@ def dstc11(
     out: OutOpt = None,
 ) -> None:
     """DSTC11 track 5: detection P/R/F, selection P/R/F/EM, generation BLEU/METEOR 1.5/ROUGE."""
-    from ragdial.metrics.challenges.dstc import score_dstc11
-
-    gold_labels, predictions = _dstc_inputs("dstc11", gold, pred, dataroot, split, knowledge)
-    report(score_dstc11(gold_labels, predictions, with_meteor=meteor), json_, out)
+    report(DSTC11.score_file(pred, gold, dataroot, split, knowledge, meteor), json_, out)
 
 
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]
 FaqOpt = Annotated[Path | None, typer.Option("--faq", help="qa.json (default: beside the dialogs file)")]
+RulesOpt = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="organisers (their code: ret_qa with synthetic [QA] entries, cleaned gold) or faq-answer (own KBs, demo)",
+    ),
+]
+AllowIdenticalOpt = Annotated[
+    bool, typer.Option("--allow-identical", help="score a file whose predictions equal the gold in every record")
+]
 
 
 @app.command("futuredial-track1")
@@ -112,19 +99,12 @@ def futuredial_track1(
     kb: KbOpt = None,
     faq: FaqOpt = None,
     split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
+    rules: RulesOpt = "organisers",
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 1: recall@1/5/20 per gold piece from a top-20 file; score = sum."""
-    from ragdial.datasets import mobilecs2
-    from ragdial.metrics.challenges.checks import require_all
-    from ragdial.metrics.challenges.futuredial import score_track1
-
-    dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
-    ranked = mobilecs2.read_track1(pred, dataset)
-    scored = [e for e in dataset.examples if e.meta.get("scored_source") and e.knowledge_ids]
-    require_all(pred, ranked, [e.id for e in scored], "turns with gold knowledge")
-    report(score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored]), json_, out)
+    report(FUTUREDIAL.score_track1_file(pred, gold, kb, faq, split, rules=rules), json_, out)
 
 
 @app.command("futuredial-track2")
@@ -141,35 +121,16 @@ def futuredial_track2(
         str | None, typer.Option(help="BERTScore backbone (official: bert-base-chinese); default: offline MiniLM")
     ] = None,
     bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer (official: 8)")] = None,
+    rules: RulesOpt = "organisers",
+    allow_identical: AllowIdenticalOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 2: character BLEU-4, BERTScore, Inform; score = 0.5*(BLEU/100+BERTScore)+Inform."""
-    from ragdial.datasets import mobilecs2
-    from ragdial.metrics.challenges.checks import require_all
-    from ragdial.metrics.challenges.futuredial import Track2Turn, score_track2
-
-    if gold is None:  # the records carry their gold (the official result-file keys)
-        records = mobilecs2.read_track2(pred)
-        turns = []
-        for key, record in records.items():
-            for name in ("客服", "查询结果"):
-                if not isinstance(record.get(name), str):
-                    raise DataFormatError(pred, "without --gold every record needs the gold string", key, name)
-            turns.append(Track2Turn(record["客服-生成"], record["客服"], record["查询结果"]))
-        from ragdial.text.tokenize import detect_language
-
-        language = detect_language(" ".join(t.response for t in turns[:200]))
-    else:
-        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
-        records = mobilecs2.read_track2(pred, dataset)
-        require_all(pred, records, [e.id for e in dataset.examples], "turns")
-        turns = [
-            Track2Turn(records[e.id]["客服-生成"], e.response or "", mobilecs2.gold_knowledge_text(dataset.kb, e))
-            for e in dataset.examples
-        ]
-        language = dataset.language
-    report(score_track2(turns, bertscore_model, bertscore_layers, language), json_, out)
+    scores = FUTUREDIAL.score_track2_file(
+        pred, gold, kb, faq, split, bertscore_model, bertscore_layers, rules=rules, allow_identical=allow_identical
+    )
+    report(scores, json_, out)
 
 
 @app.command("kdsd")
@@ -180,24 +141,7 @@ def kdsd(
     out: OutOpt = None,
 ) -> None:
     """Knowledge-driven spoken dialogue (Huawei): triple P/R/F1, char BLEU-1/2, DISTINCT-1/2, F1, score."""
-    from ragdial.datasets import kdconv
-    from ragdial.metrics.challenges.checks import require_all
-    from ragdial.metrics.challenges.kdsd import score_kdsd
-
-    dataset = kdconv.load(gold)
-    result = kdconv.read_result(pred)
-    keys = [e.id for e in dataset.examples]
-    require_all(pred, result, keys, "system turns")
-    predicted = [
-        [kdconv.triple_id(a["name"], a["attrname"], a["attrvalue"]) for a in result[k].get("attrs") or []] for k in keys
-    ]
-    scores = score_kdsd(
-        [e.knowledge_ids for e in dataset.examples],
-        predicted,
-        [e.response or "" for e in dataset.examples],
-        [result[k]["message"] for k in keys],
-    )
-    report(scores, json_, out)
+    report(KDSD.score_file(pred, gold), json_, out)
 
 
 @app.command("smp2017")
@@ -210,17 +154,9 @@ def smp2017(
     out: OutOpt = None,
 ) -> None:
     """SMP2017-ECDT task 1: accuracy, micro and macro F1, per-class scores, confusion matrix."""
-    from ragdial.datasets import smp2017 as smp_data
-    from ragdial.metrics.challenges.checks import require_all
-    from ragdial.metrics.challenges.smp2017 import score_smp2017
     from ragdial.metrics.classification import plot_confusion
 
-    dataset = smp_data.load(gold, split)
-    predicted = smp_data.read_predictions(pred)
-    keys = [e.id for e in dataset.examples]
-    require_all(pred, predicted, keys, "utterances")
-    labels = sorted({*smp_data.labels(dataset), *(predicted[k] for k in keys)})
-    scores = score_smp2017([e.intent for e in dataset.examples], [predicted[k] for k in keys], labels)
+    scores = SMP2017.score_file(pred, gold, split)
     if confusion_png is not None:
         plot_confusion(scores.extra["confusion"], scores.extra["labels"], confusion_png, f"SMP2017 {split}")
     report(scores, json_, out)

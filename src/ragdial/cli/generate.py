@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from ragdial import datasets
+from ragdial import challenges, datasets
+from ragdial.challenges import Prediction
 from ragdial.generation.backends import BACKENDS, create
-from ragdial.generation.batch import generate_all, write_submission
+from ragdial.generation.batch import generate_all
 from ragdial.generation.exemplars import ExemplarIndex
 from ragdial.generation.template import TemplateGenerator
 
@@ -56,7 +57,9 @@ def batch(
     limit: Annotated[int | None, typer.Option(help="a seeded random sample of this many examples")] = None,
 ) -> None:
     """Generate a reply for every example (grounded in its knowledge labels) and write the official file."""
-    dataset = datasets.load(format, path, split)
+    challenge = challenges.for_format(format)
+    track = challenge.track("response")
+    dataset = challenge.load(path, split, format)
     options: dict[str, object] = {"language": dataset.language} if backend == "template" else {}
     if backend == "template":
         options["template_model"] = str(template_model) if template_model else None
@@ -88,5 +91,6 @@ def batch(
             )
     finally:
         generator.close()
-    write_submission(out, dataset, examples)
+    predictions = {e.id: Prediction.of_example(e) for e in examples}
+    challenge.write_track(track, out, dataset, examples, predictions)
     typer.echo(f"wrote {out}: {len(examples)} examples, backend {backend}")

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from ragdial import datasets
-from ragdial.datasets._io import write_json
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
+from ragdial.io import write_json
 from ragdial.understanding import TextClassifier, training_data
 from ragdial.understanding.tasks import display
 

@@ -11,11 +11,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ragdial import datasets
-from ragdial.cli._retrieval_options import select_fold
+from ragdial import challenges
+from ragdial.challenges import Prediction
+from ragdial.datasets.mobilecs2 import TRACK1_TOP_K
 from ragdial.errors import RagdialError
 from ragdial.retrieval.index import load_index
-from ragdial.schema import Example, Speaker, Turn
+from ragdial.schema import Speaker, Turn
 
 app = typer.Typer(no_args_is_help=True, help="Retrieve knowledge for a question or a benchmark.")
 IndexArg = Annotated[Path, typer.Argument(help="index directory (`ragdial index build`)")]
@@ -54,12 +55,9 @@ def ask(
     Console().print(table)
 
 
-BATCH_FORMATS = ("dstc9", "dstc11", "kdconv", "huawei", "mobilecs2")
-
-
 @app.command()
 def batch(
-    format: Annotated[str, typer.Argument(help=", ".join(BATCH_FORMATS))],
+    format: Annotated[str, typer.Argument(help="dstc9, dstc11, kdconv, huawei or mobilecs2")],
     path: Annotated[Path, typer.Argument(help="data file or folder")],
     index: Annotated[Path, typer.Option(help="index directory built from the same knowledge")],
     out: Annotated[Path, typer.Option("--out", "-o", help="official output file to write")],
@@ -74,39 +72,23 @@ def batch(
     Turns labelled as not needing knowledge keep ``target: false``; unlabelled turns are all treated as
     knowledge-seeking. The selection is the reranker's threshold cut (at most k), or the top item without one.
     """
-    if format not in BATCH_FORMATS:
-        raise RagdialError(f"batch selection output is defined for {', '.join(BATCH_FORMATS)}, not {format!r}")
-    dataset = datasets.load(format, path, split)
+    challenge = challenges.for_format(format)
+    track = challenge.track("ranking" if format == "mobilecs2" else "selection")
+    dataset = challenge.load(path, split, format)
     retriever = load_index(index, reranker=reranker)
     unknown = next((i for e in dataset.examples for i in e.knowledge_ids if i not in retriever.kb), None)
     if unknown is not None:
         raise RagdialError(f"{index}: built from other knowledge than {path} (no item {unknown!r})")
-    examples = select_fold(dataset, fold, keep=True)
-    if format == "mobilecs2":
-        from ragdial.datasets import mobilecs2
-
-        with typer.progressbar(examples, label="retrieving") as progress:
-            rankings = {
-                e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, mobilecs2.TRACK1_TOP_K)]
-                for e in progress
-            }
-        mobilecs2.write_track1(out, dataset.kb, examples, rankings)
-        typer.echo(f"wrote {len(examples)} rankings to {out}")
-        return
-    predictions = []
+    examples = challenge.examples(dataset, fold)
+    predictions = {}
     with typer.progressbar(examples, label="retrieving") as progress:
         for example in progress:
+            if track.holds == "ranking":
+                ranked = retriever.retrieve(example.context, example.dialog_id, TRACK1_TOP_K)
+                predictions[example.id] = Prediction(ranking=tuple(r.item.id for r in ranked))
+                continue
             seek = example.needs_knowledge is not False
             chosen = [r.item.id for r in retriever.select(example.context, example.dialog_id, k)] if seek else []
-            predictions.append(
-                Example(example.id, example.dialog_id, example.turn_index, example.context, seek, chosen)
-            )
-    if format in ("dstc9", "dstc11"):
-        from ragdial.datasets import dstc
-
-        dstc.write_labels(out, retriever.kb, predictions)
-    else:
-        from ragdial.datasets import kdconv
-
-        kdconv.write_result(out, retriever.kb, predictions)
-    typer.echo(f"wrote {len(predictions)} predictions to {out}")
+            predictions[example.id] = Prediction(needs_knowledge=seek, selection=tuple(chosen))
+    challenge.write_track(track, out, dataset, examples, predictions)
+    typer.echo(f"wrote {len(predictions)} {'rankings' if track.holds == 'ranking' else 'predictions'} to {out}")

@@ -134,7 +134,12 @@ def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="worker processes (each builds its own index and model)")] = 1,
-    db: Annotated[Path | None, typer.Option(help="SQLite session store (default: in the cache dir)")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="session store: a SQLite file or postgresql://user:pw@host/db (default: SQLite in the cache)"
+        ),
+    ] = None,
     api_key: Annotated[
         str | None, typer.Option(envvar="RAGDIAL_API_KEY", help="require 'Authorization: Bearer KEY' on /v1")
     ] = None,
@@ -144,15 +149,29 @@ def serve(
         Path | None, typer.Option(help="also serve the human rating pages (/rating), storing into this SQLite file")
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    concurrency: Annotated[int, typer.Option(min=1, help="turns a worker answers at once")] = 1,
+    queue_limit: Annotated[int, typer.Option(min=0, help="turns that may wait per worker; more get 503")] = 64,
+    queue_wait: Annotated[float, typer.Option(min=0.01, help="seconds a turn may wait; then 503")] = 30.0,
+    time_limit: Annotated[float, typer.Option(min=0.01, help="seconds a turn may take; then it is stopped")] = 120.0,
 ) -> None:
     """Serve the HTTP API (OpenAI-compatible /v1/chat/completions, /v1/retrieve, sessions) and the web page."""
+    from ragdial.serve.admission import QueueLimits
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port(host, port)  # before loading anything: a port in use is one line, not a model load and a crash
     system_config = _config(config, retriever, generator)
     db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
-    settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
+    limits = QueueLimits(concurrency, queue_limit, queue_wait, time_limit)
+    settings = ServiceSettings(
+        system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None, queue=limits
+    )
     service = None
+    if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.serve.stores import open_store
+
+        open_store(db_path).close()
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
@@ -165,9 +184,11 @@ def demo(
     db: Annotated[Path | None, typer.Option(help="SQLite session store")] = None,
 ) -> None:
     """Serve the bundled demo knowledge base on 127.0.0.1 (the offline GGUF where installed, else templates)."""
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}/"
     db_path = db or cache_dir() / "demo" / "sessions.sqlite"
     settings = ServiceSettings(_config(None, None, generator), str(db_path), os.environ.get("RAGDIAL_API_KEY"))
@@ -176,8 +197,7 @@ def demo(
     for language, system in service.systems.items():
         parts = f"retriever {type(system.retriever).__name__}, generator {type(system.generator).__name__}"
         typer.echo(f"ragdial demo: {language}: {len(system.knowledge.dataset.kb)} knowledge items, {parts}")
-    typer.echo(f"ragdial demo: sessions in {db_path}")
-    typer.echo(f"ragdial demo: open {url}")
+    typer.echo(f"ragdial demo: sessions in {db_path}; starting the server (it says when it is ready)")
     run_server(settings, "127.0.0.1", port, 1, "info", service)
 
 
@@ -199,23 +219,16 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ragdial.cli.eval import report
-    from ragdial.datasets._io import write_json
-    from ragdial.pipeline import run as runner
+    from ragdial.evaluation import run_benchmark
 
-    bench = runner.benchmark(benchmark)
-    system_config = _config(config, retriever, generator)
-    dataset = bench.load(path, split, language)
-    system_config.languages = [dataset.language]
-    examples = bench.select(dataset, None if fold < 0 else fold)[:limit]
-    if not examples:
-        raise RagdialError(f"{benchmark}: no examples to run (split {dataset.split!r}, fold {fold})")
     console = Console(stderr=True)
-    with console.status(f"building the dialog system over {benchmark} {dataset.split} ({len(dataset.kb)} items)"):
-        system = build_system(system_config, dataset.language, knowledge=runner.knowledge_for(dataset))
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     tokens = {"n": 0, "ms": 0.0}
     with Progress(*columns, TextColumn("{task.fields[rate]}"), console=console) as progress:
-        task = progress.add_task(f"{benchmark} {dataset.split}", total=len(examples), rate="")
+        task = progress.add_task(benchmark, total=None, rate="building the dialog system")
+
+        def start(dataset, examples) -> None:
+            progress.update(task, description=f"{benchmark} {dataset.split}", total=len(examples))
 
         def advance(example, reply: Reply) -> None:
             tokens["n"] += reply.tokens
@@ -223,32 +236,28 @@ def run(
             rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
             progress.update(task, advance=1, rate=f"{rate:,.1f} tokens/s")
 
-        predictions = runner.predict(system, examples, advance)
-    folder = out or Path("runs") / benchmark
-    folder.mkdir(parents=True, exist_ok=True)
-    written = bench.write(folder, dataset, examples, predictions)
-    options = {"out": folder, "meteor": meteor, "bertscore": bertscore}
-    scores = bench.score(dataset, examples, predictions, options)
-    speed = runner.speed(predictions)
-    summary = {
-        "benchmark": benchmark,
-        "split": dataset.split,
-        "fold": fold if benchmark == "dstc11" else None,
-        "examples": len(examples),
-        "config": system_config.to_data(),
-        "components": {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
-        "speed": speed,
-        "scores": {s.challenge: s.to_dict() for s in scores},
-        "submission": [str(p) for p in written],
-    }
-    write_json(folder / "scores.json", summary)
-    for result in scores:
+        done = run_benchmark(
+            benchmark,
+            _config(config, retriever, generator),
+            path,
+            split,
+            None if fold < 0 else fold,
+            limit,
+            language,
+            out,
+            on_start=start,
+            on_reply=advance,
+            meteor=meteor,
+            bertscore=bertscore,
+        )
+    for result in done.result.challenge_scores:
         report(result, False, None)
+    speed = done.speed
     typer.echo(
         f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
         f" / p95 {speed['total_ms_p95']:.0f} ms"
     )
-    typer.echo(f"wrote {', '.join(str(p) for p in written)} and {folder / 'scores.json'}")
+    typer.echo(f"wrote {', '.join(str(p) for p in done.result.files)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -103,7 +103,7 @@ def import_outputs(
     store: Annotated[Path, typer.Option(help="SQLite file for the ratings")] = Path("runs/ratings.sqlite"),
 ) -> None:
     """Add system outputs to be rated offline."""
-    from ragdial.datasets._io import read_json
+    from ragdial.io import read_json
     from ragdial.serve.rating_store import RatingStore
 
     items = read_json(path)

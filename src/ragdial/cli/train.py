@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ragdial import datasets
+from ragdial import challenges, datasets
 from ragdial.cli import train_understanding
-from ragdial.cli._retrieval_options import select_fold
 from ragdial.retrieval import rerank
 from ragdial.retrieval.index import load_index
 
@@ -35,10 +34,11 @@ def retriever(
     seed: int = 0,
 ) -> None:
     """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns."""
-    dataset = datasets.load(format, path, split)
+    challenge = challenges.for_format(format)
+    dataset = challenge.load(path, split, format)
     base = load_index(index)
     base.reranker = None
-    examples = select_fold(dataset, exclude_fold, keep=False)
+    examples = challenge.examples(dataset, exclude_fold, keep=False)
     start = time.perf_counter()
     model = rerank.train(
         base, examples, depth=depth, max_select=max_select, rounds=rounds, seed=seed, relative_cut=relative_cut

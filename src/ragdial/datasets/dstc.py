@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragdial.datasets._io import expect, field, read_json, write_json
 from ragdial.errors import DataFormatError
+from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 SPEAKERS = {"U": Speaker.USER, "S": Speaker.SYSTEM}

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragdial.datasets._io import expect, field, read_json, write_json
 from ragdial.errors import DataFormatError, OptionError
+from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 TEST_CONTEXTS = "test_contexts.json"

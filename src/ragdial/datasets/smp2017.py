@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ragdial.datasets._io import expect, field, read_json, write_json
 from ragdial.errors import DataFormatError
+from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, KnowledgeBase, Speaker, Turn
 
 

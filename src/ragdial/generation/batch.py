@@ -1,11 +1,9 @@
-"""Generate replies for every example of a dataset and write the official submission file of its format."""
+"""Generate replies for every example of a dataset (official files: ``ragdial.challenges``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
-from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.exemplars import ExemplarIndex
 from ragdial.schema import Dataset, Example
@@ -51,23 +49,3 @@ def generate_all(
         if on_done:
             on_done(example)
     return done
-
-
-def write_submission(path: str | Path, dataset: Dataset, examples: list[Example]) -> Path:
-    """The official file for the dataset's format: DSTC ``labels.json``, Huawei ``result.json``, FutureDial turns."""
-    if dataset.format in ("dstc9", "dstc11"):
-        from ragdial.datasets import dstc
-
-        return dstc.write_labels(path, dataset.kb, examples)
-    if dataset.format in ("kdconv", "huawei"):
-        from ragdial.datasets import kdconv
-
-        return kdconv.write_result(path, dataset.kb, examples)
-    if dataset.format == "mobilecs2":
-        try:
-            from ragdial.datasets import mobilecs2
-        except ImportError:
-            raise RagdialError("the MobileCS2 writer is not available in this install") from None
-        generated = {e.id: e.response or "" for e in examples}
-        return mobilecs2.write_track2(path, dataset.kb, examples, generated)
-    raise RagdialError(f"no submission writer for format {dataset.format!r}")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragdial.metrics import tokenizers
-from ragdial.metrics.result import Score, signature
+from ragdial.metrics.result import Score, signature, with_version
 
 SMOOTHINGS = ("none", "epsilon")
 EPSILON = 1e-7
@@ -143,4 +143,4 @@ def sacrebleu_corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) 
         return Score("bleu", 0.0, signature("sacrebleu", empty=True))
     metric = sacrebleu.metrics.BLEU()
     result = metric.corpus_score(list(hypotheses), [list(references)])
-    return Score("bleu", result.score / 100.0, f"sacrebleu|{metric.get_signature()}|scale:0-1")
+    return Score("bleu", result.score / 100.0, with_version(f"sacrebleu|{metric.get_signature()}|scale:0-1"))

@@ -154,18 +154,19 @@ def ensure_wordnet() -> str:
     return str(source)
 
 
+@lru_cache(maxsize=1)
 def nltk_meteor_signature() -> str:
     import nltk
 
     return signature("meteor", impl=f"nltk-{nltk.__version__}", wordnet="3.0", tok="dstc9", agg="sentence")
 
 
-def nltk_meteor(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
+def nltk_meteor(hypothesis: Sequence[str], reference: Sequence[str]) -> Score:
     """nltk ``single_meteor_score`` on token lists (alpha 0.9, beta 3, gamma 0.5, Porter stems, WordNet synonyms)."""
     ensure_wordnet()
     from nltk.translate.meteor_score import single_meteor_score
 
-    return float(single_meteor_score(list(reference), list(hypothesis)))
+    return Score("meteor", float(single_meteor_score(list(reference), list(hypothesis))), nltk_meteor_signature())
 
 
 def meteor_jar() -> Path:

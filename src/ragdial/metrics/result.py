@@ -1,20 +1,27 @@
-"""Scores that carry a signature: every choice that changes the number, in one string."""
+"""Scores that carry a signature: every choice that changes the number (and the ragdial version), in one string."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from ragdial import __version__
 
 
 def signature(name: str, **choices: Any) -> str:
-    """``name|key:value|...`` in the order given (sacrebleu style); booleans as yes/no."""
+    """``name|key:value|...|ragdial:VERSION`` in the order given (sacrebleu style); booleans as yes/no."""
     parts = [name]
     for key, value in choices.items():
         if isinstance(value, bool):
             value = "yes" if value else "no"
         parts.append(f"{key}:{value}")
-    return "|".join(parts)
+    return with_version("|".join(parts))
+
+
+def with_version(text: str) -> str:
+    """``text`` with the ragdial version appended (signatures built from another library's own signature)."""
+    return f"{text}|ragdial:{__version__}"
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,12 @@ class Score:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "signature": self.signature}
+
+
+class Metric(Protocol):
+    """A corpus metric: hypotheses and references in, one :class:`Score` out (e.g. ``corpus_bleu``, ``meteor15``)."""
+
+    def __call__(self, hypotheses: Sequence[str], references: Sequence[str], /) -> Score: ...
 
 
 @dataclass
@@ -55,7 +68,7 @@ class ChallengeScores:
         }
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = ""):
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, float]]:
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):

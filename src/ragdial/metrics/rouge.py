@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ragdial.metrics import tokenizers
-from ragdial.metrics.result import signature
+from ragdial.metrics.result import Score, signature
 
 ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
 
@@ -42,11 +42,12 @@ def rouge_signature(tokenizer: str = "rouge-score", stemmer: bool = True) -> str
     return signature("rouge", impl="rouge-score", tok=tokenizer, stem=stemmer, stat="f", agg="sentence")
 
 
-def rouge(hypothesis: str, reference: str, tokenizer: str = "rouge-score", stemmer: bool = True) -> dict[str, float]:
+def rouge(hypothesis: str, reference: str, tokenizer: str = "rouge-score", stemmer: bool = True) -> dict[str, Score]:
     """``{"rouge1", "rouge2", "rougeL"}`` F-measures of one pair (rouge-score; ``tokenizer="rouge-score"`` is its
     default English tokenizer, otherwise a name from :mod:`ragdial.metrics.tokenizers`)."""
     scores = _scorer(tokenizer, stemmer).score(reference, hypothesis)
-    return {key: scores[key].fmeasure for key in ROUGE_KEYS}
+    sig = rouge_signature(tokenizer, stemmer)
+    return {key: Score(key, float(scores[key].fmeasure), sig) for key in ROUGE_KEYS}
 
 
 def _f(overlap: int, hyp_count: int, ref_count: int) -> float:
@@ -89,14 +90,15 @@ def rouge_dstc9_signature() -> str:
     return signature("rouge", impl="pltrdy-rouge-1.0", tok="dstc9", counts="sets", stat="f", agg="sentence")
 
 
-def rouge_dstc9(hypothesis: str, reference: str) -> dict[str, float]:
+def rouge_dstc9(hypothesis: str, reference: str) -> dict[str, Score]:
     """``{"rouge1", "rouge2", "rougeL"}`` as DSTC9 computes them (text normalised with
     :func:`ragdial.metrics.tokenizers.dstc9_normalize` first). An empty hypothesis or reference scores 0 (the
     ``rouge`` package raises ``ValueError`` there, which stops the official script)."""
     hyp_sentences = _sentences(tokenizers.dstc9_normalize(hypothesis))
     ref_sentences = _sentences(tokenizers.dstc9_normalize(reference))
+    sig = rouge_dstc9_signature()
     if not hyp_sentences or not ref_sentences:
-        return dict.fromkeys(ROUGE_KEYS, 0.0)
+        return {key: Score(key, 0.0, sig) for key in ROUGE_KEYS}
     hyp_words = [w for s in hyp_sentences for w in s]
     ref_words = [w for s in ref_sentences for w in s]
     result = {}
@@ -111,4 +113,4 @@ def rouge_dstc9(hypothesis: str, reference: str) -> dict[str, float]:
             union |= _lcs_words(ref_sentence, hyp_sentence)
         total += len(union) - before
     result["rougeL"] = _f(total, len(set(hyp_words)), len(set(ref_words)))
-    return result
+    return {key: Score(key, value, sig) for key, value in result.items()}

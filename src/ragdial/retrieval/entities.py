@@ -4,6 +4,12 @@ Entity names come from the items' ``fields["entity"]`` (DSTC entity names, KG-tr
 turn by normalised substring match (whole words for Latin text), longest names first so "Hotel A Express" wins
 over "Hotel A". The focus of a context is the entities of the latest turn that names any, plus, with
 ``carry_turns``, those of earlier turns within that distance.
+
+What a user calls an entity is learnt from the knowledge base itself (:func:`partial_names`): a part of a name
+("Stazione" for "Stazione Restaurant and Coffee Bar", "De Luca Cucina") is an alias when no other entity's name
+has it and the KB's texts about other entities hardly use it. Latin-script names also match with one typing
+error per long word ("cambrdige belfry", "caffee uno"), and a one-word alias followed by "street" or "road" is
+an address, not the entity.
 """
 
 from __future__ import annotations
@@ -50,6 +56,85 @@ def aliases(name: str) -> set[str]:
     return {a for a in out if len(a.strip()) >= min_len and a.strip() not in _GENERIC}
 
 
+_ADDRESS_WORDS = frozenset({"street", "st", "road", "rd", "lane", "avenue", "way", "drive", "square"})
+_FUNCTION = frozenset({"the", "a", "an", "and", "of", "at", "in", "on", "by", "de", "la", "le", "du", "el"})
+
+
+def _spans(tokens: Sequence[str], longest: int = 4) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for n in range(1, longest + 1) for i in range(len(tokens) - n + 1)}
+
+
+def partial_names(items: Sequence[Knowledge], max_other_items: int = 2) -> dict[str, set[str]]:
+    """Parts of entity names that name one entity only, learnt from the KB (normalised alias -> names).
+
+    A part is a run of up to four words of a name (as :func:`aliases` forms it), not starting or ending with a
+    function word or a generic word, at least 5 letters long, found in no other entity's name, and used in at
+    most ``max_other_items`` item texts of other entities; a single word must be the name's first (people drop
+    the end of a name: "Stazione", not "Palace" for "Tandoori Palace")."""
+    forms: dict[str, set[str]] = {}
+    for item in items:
+        name = item.fields.get("entity")
+        if isinstance(name, str) and name and not _CJK.search(name):
+            forms.setdefault(name, set()).update(aliases(name))
+    owner: dict[tuple[str, ...], set[str]] = {}
+    firsts: set[tuple[str, tuple[str, ...]]] = set()
+    for name, names in forms.items():
+        for form in names:
+            tokens = form.split()
+            for span in _spans(tokens):
+                owner.setdefault(span, set()).add(name)
+            firsts.update((name, span) for span in _spans(tokens) if span[0] == tokens[0])
+    candidates: dict[tuple[str, ...], str] = {}
+    for span, names in owner.items():
+        if len(names) != 1 or span[0] in _FUNCTION or span[-1] in _FUNCTION:
+            continue
+        if span[0] in _GENERIC or span[-1] in _GENERIC or len("".join(span)) < 5:
+            continue
+        name = next(iter(names))
+        if len(span) == 1 and ((name, span) not in firsts or len(span[0]) < 6):
+            continue
+        candidates[span] = name
+    if not candidates:
+        return {}
+    used: dict[tuple[str, ...], int] = {}
+    for item in items:
+        entity = item.fields.get("entity")
+        present = _spans(normalise(item.text).split()) & candidates.keys()
+        for span in present:
+            if candidates[span] != entity:
+                used[span] = used.get(span, 0) + 1
+    out: dict[str, set[str]] = {}
+    for span, name in candidates.items():
+        if used.get(span, 0) <= max_other_items:
+            out.setdefault(f" {' '.join(span)} ", set()).add(name)
+    return out
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """At most one insertion, deletion, substitution or swap of neighbours between ``a`` and ``b``."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long[i]:
+        i += 1
+    return short[i:] == long[i + 1 :]
+
+
+def _near(word: str, target: str) -> bool:
+    """``word`` is ``target`` or, for words of 5+ letters sharing the first letter, one typing error away."""
+    if word == target:
+        return True
+    return len(target) >= 5 and len(word) >= 4 and word[0] == target[0] and _one_edit(word, target)
+
+
 @dataclass(frozen=True)
 class Mention:
     entity: str
@@ -70,13 +155,24 @@ class EntityTracker:
     error spelled with homophones (梅花杉 for 梅花山) is still found.
     """
 
-    def __init__(self, items: Iterable[Knowledge], pinyin: bool = False) -> None:
+    def __init__(self, items: Iterable[Knowledge], pinyin: bool = False, learn: bool = True) -> None:
+        items = list(items)
         table: dict[str, set[str]] = {}
         for item in items:
             name = item.fields.get("entity")
             if isinstance(name, str) and name:
                 for alias in aliases(name):
                     table.setdefault(alias, set()).add(name)
+        # typing errors are forgiven in whole names only: two or more words, or one word of 6+ letters
+        self._fuzzy = [
+            (alias.split(), names)
+            for alias, names in sorted(table.items(), key=lambda kv: -len(kv[0]))
+            if learn and not _CJK.search(alias) and (len(alias.split()) > 1 or len(alias.strip()) >= 6)
+        ]
+        if learn:
+            for alias, names in partial_names(items).items():
+                if alias not in table:
+                    table[alias] = names
         # longest first, so a longer name claims its span before a name it contains
         self._aliases = sorted(table.items(), key=lambda kv: -len(kv[0]))
         self.entities = sorted({e for names in table.values() for e in names})
@@ -117,11 +213,13 @@ class EntityTracker:
             while start != -1:
                 end = start + len(needle)
                 inner = (start + 1, end - 1) if needle.startswith(" ") else (start, end)  # padding may be shared
-                if not any(s < inner[1] and inner[0] < e for s, e in taken):
+                if not any(s < inner[1] and inner[0] < e for s, e in taken) and not self._address(alias, norm, end):
                     taken.append(inner)
                     hits.extend((start, n) for n in sorted(names))
                     break
                 start = norm.find(needle, start + 1)
+        if not cjk and self._fuzzy:
+            hits.extend(self._fuzzy_hits(norm, taken))
         seen: dict[str, None] = {}
         for _, name in sorted(hits):
             seen.setdefault(name, None)
@@ -132,6 +230,38 @@ class EntityTracker:
                     for name in sorted(names):
                         seen.setdefault(name, None)
         return list(seen)
+
+    def _address(self, alias: str, norm: str, end: int) -> bool:
+        """A one-word alias that is part of a name, followed by an address word ("Bridge Street")."""
+        if " " in alias.strip():
+            return False
+        following = norm[end:].split(maxsplit=1)
+        return bool(following) and following[0] in _ADDRESS_WORDS
+
+    def _fuzzy_hits(self, norm: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
+        """Names written with one typing error per long word, over words no exact match claimed."""
+        words_at: list[tuple[int, str]] = []
+        position = 0
+        for word in norm.split():
+            position = norm.index(word, position)
+            words_at.append((position, word))
+            position += len(word)
+        free = [not any(s <= p < e for s, e in taken) for p, _ in words_at]
+        hits = []
+        for alias_words, names in self._fuzzy:
+            size = len(alias_words)
+            for i in range(len(words_at) - size + 1):
+                if not all(free[i : i + size]):
+                    continue
+                window = [w for _, w in words_at[i : i + size]]
+                if window != alias_words and all(_near(w, t) for w, t in zip(window, alias_words, strict=True)):
+                    if size == 1 and i + 1 < len(words_at) and words_at[i + 1][1] in _ADDRESS_WORDS:
+                        continue
+                    hits.extend((words_at[i][0], n) for n in sorted(names))
+                    for j in range(i, i + size):
+                        free[j] = False
+                    break
+        return hits
 
     def mentions(self, context: Sequence[Turn]) -> list[Mention]:
         return [Mention(e, i) for i, turn in enumerate(context) for e in self.find(turn.text)]

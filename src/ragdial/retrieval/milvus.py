@@ -8,7 +8,7 @@ for English) and dense vectors, fused with RRF by ``hybrid_search``; dialog scop
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -76,8 +76,16 @@ class MilvusRetriever(Retriever):
         iterator.close()
         self.tracker = EntityTracker(Knowledge(n, "", SourceKind.FAQ, {"entity": n}) for n in sorted(names))
 
-    def build(self, kb: KnowledgeBase, batch_size: int = 500) -> None:
-        """Drop and recreate the collection with every item of ``kb``."""
+    def build(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = 500,
+        vectors: np.ndarray | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Drop and recreate the collection with every item of ``kb``. ``vectors`` (one row per item, e.g. a saved
+        index's memory-mapped ``vectors.npy``) are used instead of encoding the texts; ``progress(n)`` is called
+        after each inserted batch of ``n`` items. Rows are sent batch by batch, so memory stays bounded."""
         from pymilvus import DataType, Function, FunctionType
 
         client = self.client
@@ -108,7 +116,12 @@ class MilvusRetriever(Retriever):
             index.add_index("dense", index_type="FLAT", metric_type="IP")
         client.create_collection(self.collection, schema=schema, index_params=index)
         items = list(kb)
-        vectors = encode_cached(self.encoder, [i.text for i in items]) if self.encoder is not None and items else None
+        if vectors is not None and len(vectors) != len(items):
+            raise RagdialError(f"{len(vectors)} vectors for {len(items)} knowledge items")
+        if self.encoder is None:
+            vectors = None
+        elif vectors is None and items:
+            vectors = encode_cached(self.encoder, [i.text for i in items])
         for start in range(0, len(items), batch_size):
             rows = []
             for offset, item in enumerate(items[start : start + batch_size]):
@@ -125,6 +138,8 @@ class MilvusRetriever(Retriever):
                     row["dense"] = np.asarray(vectors[start + offset], dtype=np.float32).tolist()
                 rows.append(row)
             client.insert(self.collection, rows)
+            if progress is not None:
+                progress(len(rows))
         self.tracker = EntityTracker(items)
 
     def _filter(self, dialog_id: str | None, focus: Sequence[str]) -> str:

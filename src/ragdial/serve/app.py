@@ -25,7 +25,7 @@ from ragdial.serve import openai_format as oai
 from ragdial.serve.limits import BodyLimit
 from ragdial.serve.models import ChatRequest, RetrieveRequest, SessionRequest
 from ragdial.serve.service import Service
-from ragdial.serve.store import StoredTurn, UnknownSessionError
+from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError
 from ragdial.text.tokenize import detect_language, words
 
 STATIC = Path(__file__).parent / "static"
@@ -35,7 +35,9 @@ ERROR_KINDS = {
     404: "not_found_error",
     413: "request_too_large",
     422: "invalid_request_error",
+    503: "service_unavailable",
 }
+RETRY_AFTER_S = 1  # what a 503 for an unreachable session database asks the client to wait
 
 
 def _fail(status: int, message: str, param: str | None = None) -> HTTPException:
@@ -286,6 +288,8 @@ def _stream(
     except HTTPException as err:
         detail = err.detail if isinstance(err.detail, dict) else {"message": str(err.detail)}
         yield oai.sse(oai.error_body(detail["message"], ERROR_KINDS.get(err.status_code, "error"), err.status_code))
+    except StoreUnavailableError as err:  # the reply was not stored: the client may send the turn again
+        yield oai.sse(oai.error_body(f"session store unavailable: {err}", ERROR_KINDS[503], 503))
     except Exception as err:  # a component failed mid-stream: tell the client in-band; the session is unchanged
         yield oai.sse(oai.error_body(f"generation failed: {type(err).__name__}: {err}", "server_error", 500))
     yield oai.sse("[DONE]")
@@ -313,6 +317,11 @@ def _install_error_handlers(app: FastAPI) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
         body = oai.error_body(detail.get("message", ""), kind, exc.status_code, detail.get("param"))
         return JSONResponse(body, status_code=exc.status_code, headers=headers)
+
+    @app.exception_handler(StoreUnavailableError)
+    async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
+        body = oai.error_body(f"session store unavailable: {exc}", ERROR_KINDS[503], 503)
+        return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,4 +1,7 @@
-"""Request bodies of the HTTP API (OpenAI-compatible chat completions, extended with sessions and profiles)."""
+"""Request bodies of the HTTP API (OpenAI-compatible chat completions, extended with sessions and profiles).
+
+Validation is strict: a boolean must be ``true``/``false`` (not ``"yes"`` or ``1``), a number a JSON number, a string
+a JSON string; nothing is coerced."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ Language = Literal["zh", "en"]
 class ChatMessage(BaseModel):
     """An OpenAI chat message; ``content`` may be a string or a list of text parts."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[dict[str, Any]] | None = None
@@ -30,7 +33,7 @@ class ChatRequest(BaseModel):
     """``POST /v1/chat/completions``. Extensions: ``session_id`` (continue a stored session: only the last user
     message is new), ``profile`` (the user whose profile a new session may look up), ``language``."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
@@ -55,7 +58,7 @@ class ChatRequest(BaseModel):
 class RetrieveRequest(BaseModel):
     """``POST /v1/retrieve``: knowledge for ``query`` (after the session's history, if a session is given)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1)
     session_id: str | None = Field(default=None, min_length=1, max_length=128)
@@ -75,7 +78,7 @@ class RetrieveRequest(BaseModel):
 class SessionRequest(BaseModel):
     """``POST /v1/sessions``: a new, empty session."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     profile: str | None = Field(default=None, max_length=128)
     language: Language | None = None

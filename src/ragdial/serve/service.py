@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from pathlib import Path
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
-from ragdial.pipeline.system import DialogSystem
-from ragdial.serve.store import SessionStore
+from ragdial.pipeline.system import DialogSystem, last_reply
+from ragdial.serve.admission import QueueLimits
+from ragdial.serve.stores import SessionStore, open_store
 
 SETTINGS_ENV = "RAGDIAL_SERVICE_SETTINGS"
 
 
 @dataclass
 class ServiceSettings:
-    """How the service runs: the system config, where sessions are stored, the optional API key."""
+    """How the service runs: the system config, where sessions are stored (a SQLite file or a ``postgresql://``
+    URI), the optional API key."""
 
     config: SystemConfig
     db_path: str
@@ -27,6 +29,7 @@ class ServiceSettings:
     max_body_bytes: int = 1_048_576
     model: str = "ragdial"
     ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
+    queue: QueueLimits = field(default_factory=QueueLimits)  # turns at once, waiting line, waits, time limit
 
     def to_json(self) -> str:
         return json.dumps(
@@ -37,6 +40,7 @@ class ServiceSettings:
                 "max_body_bytes": self.max_body_bytes,
                 "model": self.model,
                 "ratings_path": self.ratings_path,
+                "queue": asdict(self.queue),
             },
             ensure_ascii=False,
         )
@@ -51,7 +55,21 @@ class ServiceSettings:
             int(data.get("max_body_bytes", 1_048_576)),
             data.get("model", "ragdial"),
             data.get("ratings_path"),
+            QueueLimits(**data.get("queue", {})),
         )
+
+
+def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
+    """Load every component (models, indexes, encoders) and answer one short turn per language, so the first
+    user's turn is as fast as any other; the milliseconds each language took."""
+    took = {}
+    for language, system in systems.items():
+        start = time.perf_counter()
+        system.warm_up()
+        text = "你好" if language == "zh" else "hello"
+        last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        took[language] = round((time.perf_counter() - start) * 1000.0, 1)
+    return took
 
 
 class Service:
@@ -64,12 +82,12 @@ class Service:
         store: SessionStore | None = None,
     ) -> None:
         self.settings = settings
+        self.store = store or open_store(settings.db_path)  # first: an unreachable database fails before indexing
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
         for system in self.systems.values():
             system.warm_up()
-        self.store = store or SessionStore(settings.db_path)
 
     @classmethod
     def from_env(cls) -> Service:
@@ -86,6 +104,7 @@ class Service:
         return self.systems[language]
 
     def health(self) -> dict[str, Any]:
+        sessions = self.store.health()
         return {
             "status": "ok",
             "languages": list(self.systems),
@@ -99,7 +118,8 @@ class Service:
                 }
                 for language, system in self.systems.items()
             },
-            "sessions_db": str(Path(self.settings.db_path)),
-            "journal_mode": self.store.journal_mode(),
+            "sessions_db": sessions.get("path") or sessions.get("url"),
+            "journal_mode": sessions.get("journal_mode"),
+            "sessions": sessions,
             "auth": bool(self.settings.api_key),
         }

@@ -17,36 +17,63 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdial.errors import RagdialError
 from ragdial.pipeline.system import Citation, Session
 from ragdial.schema import Speaker, Turn
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    user TEXT,
-    language TEXT NOT NULL,
-    title TEXT NOT NULL DEFAULT '',
-    state TEXT NOT NULL DEFAULT '{}',
-    created REAL NOT NULL,
-    updated REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS turns (
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    speaker TEXT NOT NULL,
-    text TEXT NOT NULL,
-    knowledge TEXT NOT NULL DEFAULT '[]',
-    meta TEXT NOT NULL DEFAULT '{}',
-    created REAL NOT NULL,
-    PRIMARY KEY (session_id, idx)
-);
-CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions(updated DESC);
-"""
+# The schema, as an ordered list of idempotent steps (version, what it does, SQL or an added column). Never edit a
+# released step; add a new one. Each runs once per database, in order, recorded in ragdial_schema. A file written
+# before the version table existed already has step 1's tables: the steps still apply (IF NOT EXISTS, added columns
+# only when missing).
+MIGRATIONS: list[tuple[int, str, str | tuple[str, str, str]]] = [
+    (
+        1,
+        "sessions and turns",
+        """
+        CREATE TABLE IF NOT EXISTS sessions (
+            id TEXT PRIMARY KEY,
+            user TEXT,
+            language TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS turns (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            speaker TEXT NOT NULL,
+            text TEXT NOT NULL,
+            knowledge TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}',
+            created REAL NOT NULL,
+            PRIMARY KEY (session_id, idx)
+        );
+        CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions(updated DESC);
+        """,
+    ),
+    (2, "session state", ("sessions", "state", "TEXT NOT NULL DEFAULT '{}'")),
+    (3, "session owners (who may see a session)", ("sessions", "owner", "TEXT")),
+    (4, "sessions by owner", "CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions(owner, updated DESC);"),
+]
 TITLE_CHARS = 40
 
 
+class _Any:
+    """The type of ``ANY``: "do not filter on this column"."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+
+
 class UnknownSessionError(KeyError):
-    """A session id the store does not hold (never created, or deleted)."""
+    """A session id the store does not hold (never created, deleted, or another owner's)."""
+
+
+class SessionExistsError(RagdialError):
+    """A session id the store already holds."""
 
 
 @dataclass
@@ -67,6 +94,16 @@ class StoredTurn:
             "meta": self.meta,
             "created": self.created,
         }
+
+    @classmethod
+    def from_row(
+        cls, speaker: str, text: str, knowledge: str | list[Any], meta: str | dict[str, Any], created: float
+    ) -> StoredTurn:
+        """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
+        cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
+        citations = [Citation(**c) for c in cited]
+        turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
+        return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
 
 
 @dataclass(frozen=True)
@@ -105,21 +142,23 @@ class SessionStore:
             self._shared_lock = threading.RLock()
         else:
             self._shared = None
-        db = self._shared or self._db()
-        db.executescript(SCHEMA)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
-        if "state" not in columns:  # a store written by an earlier version
-            db.execute("ALTER TABLE sessions ADD COLUMN state TEXT NOT NULL DEFAULT '{}'")
+        self.version = self._migrate()
 
     def _connect(self, check_same_thread: bool = True) -> sqlite3.Connection:
-        db = sqlite3.connect(
-            self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
-        )
-        db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        if self.path != ":memory:":
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
+        try:
+            db = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=check_same_thread,
+            )
+            db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            if self.path != ":memory:":
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as err:
+            raise RagdialError(f"session database {self.path}: {err}") from None
         return db
 
     def _db(self) -> sqlite3.Connection:
@@ -146,67 +185,143 @@ class SessionStore:
             raise
         db.execute("COMMIT")
 
+    def _migrate(self) -> int:
+        """Apply the schema steps this file has not seen yet (``BEGIN IMMEDIATE``: one process at a time)."""
+        with self._transaction() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS ragdial_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                "applied REAL NOT NULL)"
+            )
+            done = {row[0] for row in db.execute("SELECT version FROM ragdial_schema")}
+            newest = MIGRATIONS[-1][0]
+            if done and max(done) > newest:
+                raise RagdialError(
+                    f"session database {self.path}: schema version {max(done)} is newer than this ragdial ({newest})"
+                )
+            for version, name, step in MIGRATIONS:
+                if version in done:
+                    continue
+                if isinstance(step, tuple):  # an added column, only where missing
+                    table, column, declaration = step
+                    if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                else:
+                    for statement in step.split(";"):  # executescript would commit: run the statements one by one
+                        if statement.strip():
+                            db.execute(statement)
+                db.execute(
+                    "INSERT INTO ragdial_schema (version, name, applied) VALUES (?, ?, ?)", (version, name, time.time())
+                )
+            return newest
+
     def journal_mode(self) -> str:
         with self._transaction(write=False) as db:
             return str(db.execute("PRAGMA journal_mode").fetchone()[0])
 
+    def health(self) -> dict[str, Any]:
+        return {
+            "backend": "sqlite",
+            "path": self.path,
+            "schema_version": self.version,
+            "journal_mode": self.journal_mode(),
+        }
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        db = self._shared or getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
     # ---- sessions
 
-    def create(self, session: Session, turns: Sequence[StoredTurn] = ()) -> Session:
+    def create(self, session: Session, turns: Sequence[StoredTurn] = (), owner: str | None = None) -> Session:
         """Store a new session (and any turns it starts with, e.g. the history an OpenAI client sent)."""
         now = time.time()
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO sessions (id, user, language, title, state, created, updated) "
-                "VALUES (?, ?, ?, '', ?, ?, ?)",
-                (session.id, session.user, session.language, json.dumps(session.state, ensure_ascii=False), now, now),
-            )
+            try:
+                db.execute(
+                    "INSERT INTO sessions (id, user, language, title, state, created, updated, owner) "
+                    "VALUES (?, ?, ?, '', ?, ?, ?, ?)",
+                    (
+                        session.id,
+                        session.user,
+                        session.language,
+                        json.dumps(session.state, ensure_ascii=False),
+                        now,
+                        now,
+                        owner,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                raise SessionExistsError(f"session {session.id!r} exists already") from None
             if turns:
                 self._append(db, session.id, turns, now)
         return session
 
-    def exists(self, session_id: str) -> bool:
+    def exists(self, session_id: str, owner: str | None = None) -> bool:
         with self._transaction(write=False) as db:
-            return db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+            return self._owned(db, session_id, owner)
 
-    def get(self, session_id: str) -> Session:
-        """The session with its whole history; ``UnknownSessionError`` if there is none."""
+    def get(self, session_id: str, owner: str | None = None) -> Session:
+        """The session with its whole history; ``UnknownSessionError`` if there is none (for this owner)."""
         with self._transaction(write=False) as db:
-            row = db.execute("SELECT user, language, state FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
+            row = db.execute("SELECT user, language, state, owner FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None or (owner is not None and row[3] != owner):
                 raise UnknownSessionError(session_id)
             turns = [t.turn for t in self._turns(db, session_id)]
         return Session(session_id, row[0], row[1], turns, json.loads(row[2]))
 
-    def turns(self, session_id: str) -> list[StoredTurn]:
+    def turns(self, session_id: str, owner: str | None = None) -> list[StoredTurn]:
         with self._transaction(write=False) as db:
-            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            if not self._owned(db, session_id, owner):
                 raise UnknownSessionError(session_id)
             return self._turns(db, session_id)
 
-    def summary(self, session_id: str) -> SessionSummary:
+    def summary(self, session_id: str, owner: str | None = None) -> SessionSummary:
+        where, args = "WHERE s.id = ?", (session_id,)
+        if owner is not None:
+            where, args = where + " AND s.owner = ?", (*args, owner)
         with self._transaction(write=False) as db:
-            rows = self._summaries(db, "WHERE s.id = ?", (session_id,))
+            rows = self._summaries(db, where, args)
         if not rows:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100) -> list[SessionSummary]:
-        """The most recently updated sessions first."""
+    def list(self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY) -> list[SessionSummary]:
+        """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
+        when given (``None``: sessions without a profile)."""
+        conditions, args = [], []
+        if owner is not None:
+            conditions.append("s.owner = ?")
+            args.append(owner)
+        if user is None:
+            conditions.append("s.user IS NULL")
+        elif not isinstance(user, _Any):
+            conditions.append("s.user = ?")
+            args.append(user)
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
         with self._transaction(write=False) as db:
-            return self._summaries(db, "", (), limit)
+            return self._summaries(db, where, tuple(args), limit)
 
-    def delete(self, session_id: str) -> None:
+    def delete(self, session_id: str, owner: str | None = None) -> None:
         with self._transaction() as db:
-            db.execute("DELETE FROM turns WHERE session_id = ?", (session_id,))
-            if db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+            if not self._owned(db, session_id, owner):
                 raise UnknownSessionError(session_id)
+            db.execute("DELETE FROM turns WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
-    def append(self, session_id: str, turns: Sequence[StoredTurn], state: dict[str, Any] | None = None) -> int:
+    def append(
+        self,
+        session_id: str,
+        turns: Sequence[StoredTurn],
+        state: dict[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> int:
         """Append ``turns`` after the session's last turn in one transaction (with the session's new ``state``,
         if given); returns the new number of turns."""
         with self._transaction() as db:
-            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            if not self._owned(db, session_id, owner):
                 raise UnknownSessionError(session_id)
             if state is not None:
                 db.execute(
@@ -215,6 +330,11 @@ class SessionStore:
             return self._append(db, session_id, turns, time.time())
 
     # ---- helpers
+
+    @staticmethod
+    def _owned(db: sqlite3.Connection, session_id: str, owner: str | None) -> bool:
+        row = db.execute("SELECT owner FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None and (owner is None or row[0] == owner)
 
     @staticmethod
     def _append(db: sqlite3.Connection, session_id: str, turns: Sequence[StoredTurn], now: float) -> int:
@@ -246,12 +366,7 @@ class SessionStore:
         rows = db.execute(
             "SELECT speaker, text, knowledge, meta, created FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)
         ).fetchall()
-        result = []
-        for speaker, text, knowledge, meta, created in rows:
-            citations = [Citation(**c) for c in json.loads(knowledge)]
-            turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
-            result.append(StoredTurn(turn, citations, json.loads(meta), created))
-        return result
+        return [StoredTurn.from_row(*row) for row in rows]
 
     @staticmethod
     def _summaries(db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1) -> list[SessionSummary]:

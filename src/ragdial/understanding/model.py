@@ -20,7 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from ragdial.errors import RagdialError
-from ragdial.schema import Turn
+from ragdial.schema import Knowledge, Turn
 from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, make_block
 from ragdial.understanding.linear import LinearHead
 from ragdial.understanding.views import as_context
@@ -53,11 +53,14 @@ class TextClassifier:
         contexts = [as_context(x) for x in inputs]
         return sparse.hstack([b.transform(contexts) for b in self.blocks], format="csr", dtype=np.float32)
 
-    def set_knowledge(self, texts: Sequence[str]) -> None:
-        """Use another knowledge base for the knowledge-match features."""
+    def set_knowledge(self, items: Sequence[str | Knowledge]) -> None:
+        """Match against another knowledge base (items or their texts) from now on: the deployment KB of a
+        knowledge-conditioned detector."""
         for block in self.blocks:
             if isinstance(block, KnowledgeMatch):
-                block.set_knowledge(texts)
+                block.set_knowledge([i if isinstance(i, str) else i.text for i in items])
+            elif hasattr(block, "set_knowledge"):
+                block.set_knowledge(items)
 
     # -- training and prediction ----------------------------------------------------------------------------------
     def fit(

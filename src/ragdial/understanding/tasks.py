@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragdial.errors import RagdialError
-from ragdial.schema import Dataset, Turn
+from ragdial.schema import Dataset, Knowledge, Turn
 from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, NgramTfidf, SentenceEmbedding
+from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues
 from ragdial.understanding.linear import LinearHead
 from ragdial.understanding.model import TextClassifier
 
@@ -83,6 +84,33 @@ def turn_detector(
         match = KnowledgeMatch("last_user")
         match.set_knowledge(knowledge)
         blocks.append(match)
+    return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
+
+
+def zero_shot_detector(
+    knowledge: Sequence[str | Knowledge] = (),
+    encoder: str = "use",
+    c: float = 1.0,
+    threshold: float = 0.5,
+    ngrams: bool = True,
+    embedding: str | None = None,
+    ngram_weight: float = 1.0,
+    ngram_views: Sequence[str] = ("last_user",),
+) -> TextClassifier:
+    """A knowledge-conditioned detector that carries to domains never trained on: how well the turn matches the
+    knowledge base and dialog-act cues (:class:`KnowledgeCues`), plus masked word n-grams of the last user and
+    system turns (:class:`ActNgrams`); no feature reads a content word (unless ``embedding`` adds a sentence
+    embedding of the last user turn). Call ``set_knowledge`` with the
+    deployment KB before predicting on another domain."""
+    cues = KnowledgeCues(encoder)
+    cues.set_knowledge(knowledge)
+    blocks: list[FeatureBlock] = [cues]
+    if ngrams:
+        for view in ngram_views:
+            masked = ActNgrams(view, weight=ngram_weight)
+            masked.set_knowledge(knowledge)
+            blocks.append(masked)
+    blocks.extend(embedding_blocks(embedding))
     return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
 
 

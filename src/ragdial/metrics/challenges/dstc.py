@@ -96,11 +96,11 @@ def score_dstc9(gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, 
             sums[f"bleu-{n}"] += bleu.sentence_bleu(hyp["response"], ref["response"], n, "dstc9", "none").value
         sums["meteor"] += meteor.nltk_meteor(
             dstc9_normalize(hyp["response"]).split(), dstc9_normalize(ref["response"]).split()
-        )
+        ).value
         scores = rouge.rouge_dstc9(hyp["response"], ref["response"])
-        sums["rouge_1"] += scores["rouge1"]
-        sums["rouge_2"] += scores["rouge2"]
-        sums["rouge_l"] += scores["rougeL"]
+        sums["rouge_1"] += scores["rouge1"].value
+        sums["rouge_2"] += scores["rouge2"].value
+        sums["rouge_l"] += scores["rougeL"].value
     f = {key: counts.weighted(total)[2] for key, total in sums.items()}
     result = {
         "detection": counts.prf(),
@@ -154,8 +154,8 @@ def score_dstc11(
         if ref["target"] is True and hyp["target"] is True:
             hyps.append(hyp["response"])
             refs.append(ref["response"])
-            for key, value in rouge.rouge(hyp["response"], ref["response"]).items():
-                rouge_sums[key] += value
+            for key, score in rouge.rouge(hyp["response"], ref["response"]).items():
+                rouge_sums[key] += score.value
         gold_keys = [_dstc11_key(k) for k in ref.get("knowledge") or []] if "knowledge" in ref else []
         pred_keys = _dedup(hyp["knowledge"]) if "knowledge" in hyp else []
         if gold_keys or pred_keys:
@@ -185,7 +185,7 @@ def score_dstc11(
         "weighting": signature("dstc-weighting", by="detection", report="f1", corpus_metrics="times-tp"),
         "selection": signature("selection", match="faq=domain,entity,doc;review=+sent", dedup_pred=True),
         "bleu": bleu_score.signature,
-        "meteor": meteor.meteor15_signature() if with_meteor else "meteor|skipped:yes",
+        "meteor": meteor.meteor15_signature() if with_meteor else signature("meteor", skipped=True),
         "rouge": rouge.rouge_signature(),
     }
     return ChallengeScores(

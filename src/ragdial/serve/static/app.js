@@ -1,30 +1,53 @@
-// ragdial web page: streaming chat over /v1/chat/completions with cited knowledge, a session list, zh/en UI.
+// ragdial web page: streaming chat over /v1/chat/completions with cited knowledge, the current profile's sessions,
+// a stop button and a client timeout, zh/en UI, a collapsible session panel on narrow screens.
 "use strict";
 
 const STRINGS = {
   zh: {
-    tagline: "知识问答客服", profile: "用户", newChat: "新对话", sessions: "会话", send: "发送", apiKey: "API 密钥",
-    save: "保存", placeholder: "输入您的问题，回车发送（Shift+回车换行）", empty: "选择用户，然后开始提问。",
+    tagline: "知识问答客服", profile: "用户", newChat: "新对话", sessions: "会话", send: "发送", stop: "停止",
+    apiKey: "API 密钥", save: "保存", inputLabel: "您的问题", skip: "跳到输入框",
+    placeholder: "输入您的问题，回车发送（Shift+回车换行）", empty: "选择用户，然后开始提问。",
     cited: "引用的知识", noKnowledge: "未检索知识", needs: "需要知识", lookups: "查询",
     user_profile: "用户信息", product: "产品", faq: "常见问题", global: "全局知识", untitled: "（新对话）",
-    deleteTitle: "删除会话", firstToken: "首字", total: "全部", noProfile: "（不指定用户）",
+    deleteTitle: "删除会话", firstToken: "首字", total: "全部", noProfile: "（不指定用户）", turns: "轮",
+    answering: "正在回答…", answered: "回答完毕", stopped: "已停止：回答不完整。",
+    timeout: "{s} 秒内没有收到服务器的回复，已停止等待。请稍后重试。",
+    network: "与服务器的连接中断，回答不完整。请检查网络后重试。",
+    cutShort: "回答在中途结束（服务器关闭了连接），回答不完整。",
+    busy: "服务繁忙，请 {s} 秒后重试。", conversation: "对话",
   },
   en: {
     tagline: "customer service with cited knowledge", profile: "User", newChat: "New chat", sessions: "Sessions",
-    send: "Send", apiKey: "API key", save: "Save", placeholder: "Ask a question; Enter sends, Shift+Enter for a new line",
+    send: "Send", stop: "Stop", apiKey: "API key", save: "Save", inputLabel: "Your question", skip: "Skip to the question box",
+    placeholder: "Ask a question; Enter sends, Shift+Enter for a new line",
     empty: "Pick a user, then ask a question.", cited: "Cited knowledge", noKnowledge: "no knowledge looked up",
     needs: "needs knowledge", lookups: "look-ups", user_profile: "user profile", product: "product", faq: "FAQ",
     global: "global knowledge", untitled: "(new chat)", deleteTitle: "Delete session", firstToken: "first token",
-    total: "total", noProfile: "(no user)",
+    total: "total", noProfile: "(no user)", turns: "turns",
+    answering: "Answering…", answered: "Answer complete", stopped: "Stopped: the answer is incomplete.",
+    timeout: "No reply from the server for {s} s; stopped waiting. Please try again later.",
+    network: "The connection to the server was lost; the answer is incomplete. Check the network and try again.",
+    cutShort: "The answer ended early (the server closed the connection); it is incomplete.",
+    busy: "The service is busy; please try again in {s} s.", conversation: "Conversation",
   },
 };
 
+const DEFAULT_TIMEOUT_S = 60;  // no byte from the server for this long ends the wait (?timeout=SECONDS overrides)
+const NARROW = window.matchMedia("(max-width: 700px)");
+
 const browserLang = (navigator.language || "zh").slice(0, 2) === "en" ? "en" : "zh";
-const state = { lang: localStorage.getItem("ragdial.lang") || browserLang, sessionId: null, busy: false };
+const requestedTimeout = Number(new URLSearchParams(location.search).get("timeout"));
+const state = {
+  lang: localStorage.getItem("ragdial.lang") || browserLang,
+  sessionId: null,
+  busy: false,
+  stream: null,  // {controller, reason, id} of the reply being streamed
+  timeoutS: requestedTimeout > 0 ? requestedTimeout : DEFAULT_TIMEOUT_S,
+};
 if (!STRINGS[state.lang]) state.lang = "zh";
 
 const $ = (id) => document.getElementById(id);
-const t = (key) => STRINGS[state.lang][key] || key;
+const t = (key, values = {}) => (STRINGS[state.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => values[k]);
 
 function headers() {
   const h = { "Content-Type": "application/json" };
@@ -33,12 +56,19 @@ function headers() {
   return h;
 }
 
-async function api(path, options = {}) {
-  const response = await fetch(path, { ...options, headers: headers() });
+async function failure(response) {
   if (response.status === 401) $("auth").hidden = false;
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error((body.error && body.error.message) || response.statusText);
-  return body;
+  if (response.status === 503 && response.headers.get("Retry-After")) {
+    return new Error(t("busy", { s: response.headers.get("Retry-After") }));
+  }
+  return new Error((body.error && body.error.message) || response.statusText || `HTTP ${response.status}`);
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: headers() });
+  if (!response.ok) throw await failure(response);
+  return response.json();
 }
 
 function showError(message) {
@@ -46,58 +76,99 @@ function showError(message) {
   $("error").hidden = !message;
 }
 
+function announce(message) {
+  $("status").textContent = message;
+}
+
+function currentProfile() {
+  return $("profile").value || null;
+}
+
 function applyLanguage() {
   document.documentElement.lang = state.lang;
   document.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n); });
   $("input").placeholder = t("placeholder");
-  document.querySelectorAll(".lang button").forEach((b) => b.classList.toggle("active", b.dataset.lang === state.lang));
+  $("messages").setAttribute("aria-label", t("conversation"));
+  document.querySelectorAll(".lang button").forEach((b) => {
+    b.classList.toggle("active", b.dataset.lang === state.lang);
+    b.setAttribute("aria-pressed", String(b.dataset.lang === state.lang));
+  });
+}
+
+// ---- the session panel (a sidebar on wide screens, a toggled panel below 700 px)
+
+function setSidebar(open) {
+  document.body.classList.toggle("sidebar-open", open);
+  $("menu").setAttribute("aria-expanded", String(open));
+}
+
+function closeSidebarIfNarrow() {
+  if (NARROW.matches && document.body.classList.contains("sidebar-open")) setSidebar(false);
 }
 
 async function loadProfiles() {
   const select = $("profile");
-  const chosen = select.value;
+  const chosen = select.options.length ? select.value : localStorage.getItem("ragdial.profile");
   const body = await api("/v1/profiles?language=" + state.lang);
   select.innerHTML = "";
-  const none = new Option(t("noProfile"), "");
-  select.add(none);
+  select.add(new Option(t("noProfile"), ""));
   for (const p of body.profiles) select.add(new Option(`${p.name} · ${p.id}`, p.id));
-  if (chosen && [...select.options].some((o) => o.value === chosen)) select.value = chosen;
+  if (chosen !== null && [...select.options].some((o) => o.value === chosen)) select.value = chosen;
   else if (body.profiles.length) select.value = body.profiles[0].id;
 }
 
+// Only the chosen profile's sessions: the server is asked for them, and anything else it returns is dropped.
 async function loadSessions() {
-  const body = await api("/v1/sessions?limit=50");
+  const profile = currentProfile();
+  const query = new URLSearchParams({ limit: "50" });
+  if (profile) query.set("profile", profile);
+  const body = await api("/v1/sessions?" + query);
+  if (profile !== currentProfile()) return;  // the profile changed while the list was loading
   const list = $("sessions");
   list.innerHTML = "";
-  for (const s of body.sessions) {
+  for (const s of body.sessions.filter((s) => (s.user || null) === profile)) {
     const li = document.createElement("li");
     li.dataset.id = s.id;
-    li.classList.toggle("active", s.id === state.sessionId);
-    const title = document.createElement("span");
+    const title = document.createElement("button");
+    title.type = "button";
     title.className = "title";
-    title.textContent = (s.title || t("untitled")) + (s.user ? ` · ${s.user}` : "");
-    title.title = `${s.language} · ${s.turns} turns`;
+    title.textContent = s.title || t("untitled");
+    title.title = `${s.language} · ${s.turns} ${t("turns")}`;
+    title.onclick = () => openSession(s.id);
     const del = document.createElement("button");
     del.className = "delete";
     del.type = "button";
     del.title = t("deleteTitle");
+    del.setAttribute("aria-label", `${t("deleteTitle")}: ${title.textContent}`);
     del.textContent = "×";
-    del.onclick = async (event) => {
-      event.stopPropagation();
+    del.onclick = async () => {
       await api("/v1/sessions/" + s.id, { method: "DELETE" }).catch((e) => showError(e.message));
       if (state.sessionId === s.id) newChat();
-      loadSessions();
+      loadSessions().catch((e) => showError(e.message));
     };
     li.append(title, del);
-    li.onclick = () => openSession(s.id);
     list.append(li);
   }
+  markActive();
+}
+
+function markActive() {
+  document.querySelectorAll("#sessions li").forEach((li) => {
+    const active = li.dataset.id === state.sessionId;
+    li.classList.toggle("active", active);
+    const button = li.querySelector(".title");
+    if (active) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  });
 }
 
 function newChat() {
+  stopStream("stop");
   state.sessionId = null;
+  showError("");
   renderEmpty();
-  document.querySelectorAll("#sessions li").forEach((li) => li.classList.remove("active"));
+  markActive();
+  closeSidebarIfNarrow();
   $("input").focus();
 }
 
@@ -106,20 +177,25 @@ function renderEmpty() {
 }
 
 async function openSession(id) {
+  stopStream("stop");
   try {
     const session = await api("/v1/sessions/" + id);
     state.sessionId = id;
+    showError("");
     if (session.language !== state.lang) { state.lang = session.language; applyLanguage(); await loadProfiles(); }
-    if (session.user) $("profile").value = session.user;
+    $("profile").value = session.user || "";
     $("messages").innerHTML = "";
     for (const m of session.messages) {
       const el = addMessage(m.role, m.content);
       if (m.role === "assistant") {
         renderKnowledge(el, m.knowledge, m.meta.decision, m.meta.timings);
+        if (m.meta.interrupted) markIncomplete(el, "stopped", t("stopped"));
         el.dataset.done = "true";
       }
     }
-    document.querySelectorAll("#sessions li").forEach((li) => li.classList.toggle("active", li.dataset.id === id));
+    markActive();
+    closeSidebarIfNarrow();
+    $("input").focus();
   } catch (e) { showError(e.message); }
 }
 
@@ -138,13 +214,22 @@ function addMessage(role, text) {
   return el;
 }
 
+function markIncomplete(el, kind, message) {
+  el.classList.add(kind);
+  el.dataset.outcome = kind;
+  const note = document.createElement("div");
+  note.className = "note";
+  note.textContent = message;
+  el.append(note);
+}
+
 function renderKnowledge(el, knowledge, decision, timings) {
   el.querySelectorAll(".meta, .citations").forEach((n) => n.remove());
   const meta = document.createElement("div");
   meta.className = "meta";
   const parts = [];
   if (decision) {
-    if (decision.needs_knowledge) parts.push(`${t("lookups")}: ${decision.lookups.map(t).join(", ")}`);
+    if (decision.needs_knowledge) parts.push(`${t("lookups")}: ${decision.lookups.map((l) => t(l)).join(", ")}`);
     else parts.push(t("noKnowledge"));
     if (decision.label) parts.push(decision.label);
   }
@@ -176,10 +261,49 @@ function renderKnowledge(el, knowledge, decision, timings) {
   el.append(list);
 }
 
+// ---- streaming one reply
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("send").hidden = busy;
+  $("send").disabled = busy;
+  $("stop").hidden = !busy;
+  $("messages").setAttribute("aria-busy", String(busy));  // screen readers read the answer once it is complete
+}
+
+// End the reply being streamed: "stop" (the user), "timeout" (no byte for timeoutS seconds).
+function stopStream(reason) {
+  const stream = state.stream;
+  if (!stream || stream.reason) return;
+  stream.reason = reason;
+  stream.controller.abort();
+}
+
+async function* serverEvents(response, stream) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    stream.arm();
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      if (!data) continue;
+      if (data === "[DONE]") return;
+      yield JSON.parse(data);
+    }
+  }
+}
+
 async function send(text) {
-  state.busy = true;
-  $("send").disabled = true;
+  setBusy(true);
   showError("");
+  announce(t("answering"));
   addMessage("user", text);
   const el = addMessage("assistant", "");
   el.classList.add("streaming");
@@ -188,46 +312,50 @@ async function send(text) {
   if (state.sessionId) body.session_id = state.sessionId;
   else {
     body.language = state.lang;
-    if ($("profile").value) body.profile = $("profile").value;
+    if (currentProfile()) body.profile = currentProfile();
   }
-  let knowledge = [], decision = null;
+  const stream = { controller: new AbortController(), reason: null, id: null, timer: null };
+  stream.arm = () => {
+    clearTimeout(stream.timer);
+    stream.timer = setTimeout(() => stopStream("timeout"), state.timeoutS * 1000);
+  };
+  state.stream = stream;
+  stream.arm();
+  let knowledge = [], decision = null, finished = false;
   try {
-    const response = await fetch("/v1/chat/completions", { method: "POST", headers: headers(), body: JSON.stringify(body) });
-    if (!response.ok) {
-      if (response.status === 401) $("auth").hidden = false;
-      const err = await response.json().catch(() => ({}));
-      throw new Error((err.error && err.error.message) || response.statusText);
+    const response = await fetch("/v1/chat/completions", {
+      method: "POST", headers: headers(), body: JSON.stringify(body), signal: stream.controller.signal,
+    });
+    if (!response.ok) throw await failure(response);
+    for await (const chunk of serverEvents(response, stream)) {
+      if (chunk.error) throw new Error(chunk.error.message);
+      stream.id = chunk.id || stream.id;
+      const ext = chunk.ragdial || {};
+      if (ext.session_id && !state.sessionId) { state.sessionId = ext.session_id; markActive(); }
+      if (ext.knowledge) { knowledge = ext.knowledge; decision = ext.decision; renderKnowledge(el, knowledge, decision, null); }
+      const delta = chunk.choices[0].delta || {};
+      if (delta.content) { bubble.textContent += delta.content; el.scrollIntoView({ block: "end" }); }
+      if (chunk.choices[0].finish_reason) { finished = true; renderKnowledge(el, knowledge, decision, ext.timings); }
     }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const event = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-        if (!data || data === "[DONE]") continue;
-        const chunk = JSON.parse(data);
-        if (chunk.error) throw new Error(chunk.error.message);
-        const ext = chunk.ragdial || {};
-        if (ext.session_id && !state.sessionId) state.sessionId = ext.session_id;
-        if (ext.knowledge) { knowledge = ext.knowledge; decision = ext.decision; renderKnowledge(el, knowledge, decision, null); }
-        const delta = chunk.choices[0].delta || {};
-        if (delta.content) { bubble.textContent += delta.content; el.scrollIntoView({ block: "end" }); }
-        if (chunk.choices[0].finish_reason) renderKnowledge(el, knowledge, decision, ext.timings);
-      }
-    }
+    if (!finished) markIncomplete(el, "failed", t("cutShort"));
   } catch (e) {
-    showError(e.message);
+    if (stream.reason === "stop") {
+      markIncomplete(el, "stopped", t("stopped"));
+    } else if (stream.reason === "timeout") {
+      markIncomplete(el, "failed", t("timeout", { s: state.timeoutS }));
+      showError(t("timeout", { s: state.timeoutS }));
+    } else {
+      markIncomplete(el, "failed", e instanceof TypeError ? t("network") : e.message);
+      showError(e instanceof TypeError ? t("network") : e.message);
+    }
   } finally {
+    clearTimeout(stream.timer);
+    stream.controller.abort();  // a reply that ended in an error event: close the connection too
+    if (state.stream === stream) state.stream = null;
     el.classList.remove("streaming");
     el.dataset.done = "true";
-    state.busy = false;
-    $("send").disabled = false;
+    setBusy(false);
+    announce(el.dataset.outcome ? el.querySelector(".note").textContent : t("answered"));
     loadSessions().catch(() => {});
   }
 }
@@ -246,8 +374,24 @@ function wire() {
       $("composer").requestSubmit();
     }
   });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    if (state.busy) stopStream("stop");
+    else if (document.body.classList.contains("sidebar-open")) { setSidebar(false); $("menu").focus(); }
+  });
+  $("stop").onclick = () => { stopStream("stop"); $("input").focus(); };
+  $("menu").onclick = () => {
+    const open = !document.body.classList.contains("sidebar-open");
+    setSidebar(open);
+    if (open) $("new-chat").focus();
+  };
+  NARROW.addEventListener("change", () => { if (!NARROW.matches) setSidebar(false); });
   $("new-chat").onclick = newChat;
-  $("profile").onchange = newChat;
+  $("profile").onchange = () => {
+    localStorage.setItem("ragdial.profile", $("profile").value);
+    newChat();
+    loadSessions().catch((e) => showError(e.message));
+  };
   document.querySelectorAll(".lang button").forEach((b) => {
     b.onclick = async () => {
       if (b.dataset.lang === state.lang) return;
@@ -255,7 +399,10 @@ function wire() {
       localStorage.setItem("ragdial.lang", state.lang);
       applyLanguage();
       newChat();
-      await loadProfiles().catch((e) => showError(e.message));
+      try {
+        await loadProfiles();
+        await loadSessions();
+      } catch (e) { showError(e.message); }
     };
   });
   $("save-key").onclick = () => {

@@ -1,0 +1,159 @@
+"""Zero-shot detection and selection: knowledge and domains never trained on (issue 20).
+
+Protocols (no public test split is read):
+
+- ``lodo``: DSTC11 val, leave one domain out. Dialogs are grouped by their first turn (the folds rule of
+  ``shared/data/README.md``); a group belongs to a domain when all its gold knowledge does. Models are trained on
+  one domain's groups with that domain's knowledge only, and evaluated on the other domain's groups with the full
+  knowledge base (hotel -> restaurant and restaurant -> hotel).
+- ``fold0``: DSTC11 val in domain: folds 1-4 train, fold 0 evaluates (the existing anchor).
+- ``written``: train on all of DSTC11 val (hotel + restaurant), evaluate on our locked written test over the DSTC9
+  knowledge base's train and taxi domains (``benchmarks/data/dstc9_written``, split ``test``; ``--split dev`` for
+  the development part).
+
+Detection is scored per instance (P/R/F1, the DSTC formula). Selection is scored on the knowledge-seeking turns
+with gold detection, twice: as a ranking (MRR@5, R@1, R@5 over the full ranked list, R@k = "any gold in the top
+k", the DSTC9 definition) and as a cut (micro P/R/F1 over items and exact match, the DSTC11 formula).
+
+Usage: ``PYTHONPATH=src python benchmarks/zero_shot.py lodo|fold0|written [--data DIR] [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _retrieval_common import best_top_k, selection_scores
+from _zero_shot_protocols import DSTC11_DOMAINS, domain_kb, domain_split, load_dstc11, load_written
+from ragdial.datasets.folds import split_folds
+from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
+from ragdial.paths import data_root
+from ragdial.retrieval import rerank, transfer
+from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.hybrid import HybridRetriever
+from ragdial.schema import Example, KnowledgeBase
+from ragdial.understanding import turn_detector
+from ragdial.understanding.tasks import zero_shot_detector
+from understanding_common import detection_prf
+
+DEPTH = 20
+
+
+def ranking_scores(golds: Sequence[Sequence[str]], rankings: Sequence[Sequence[str]]) -> dict[str, float]:
+    return {
+        "MRR@5": mrr_at_k(golds, rankings, 5).value,
+        "R@1": recall_at_k(golds, rankings, 1).value,
+        "R@5": recall_at_k(golds, rankings, 5).value,
+    }
+
+
+def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Example], test_kb: KnowledgeBase):
+    """The in-domain default detector (n-grams + USE + KB match) and the zero-shot one, trained and scored."""
+    x, y = [e.context for e in train], [bool(e.needs_knowledge) for e in train]
+    xt, yt = [e.context for e in test], [bool(e.needs_knowledge) for e in test]
+    rows = []
+    for name in ("default detector (n-grams + USE + KB match)", "zero-shot detector (KB match + act cues)"):
+        started = time.perf_counter()
+        if name.startswith("default"):
+            model = turn_detector([i.text for i in train_kb], "use").fit(x, y)
+            model.set_knowledge([i.text for i in test_kb])
+        else:
+            model = zero_shot_detector(list(train_kb)).fit(x, y)
+            model.set_knowledge(list(test_kb))
+        p, r, f = detection_prf(yt, model.predict(xt))
+        rows.append({"detector": name, "P": p, "R": r, "F1": f, "seconds": round(time.perf_counter() - started)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Example], test_kb: KnowledgeBase):
+    """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
+    with its fallback: ranking and cut scores on ``test`` (gold detection)."""
+    train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
+    test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
+    config = RetrieverConfig(fusion="rrf")
+    train_retriever = HybridRetriever(train_kb, config)
+    test_retriever = HybridRetriever(test_kb, config)
+    golds = [e.knowledge_ids for e in test]
+    rows = []
+
+    def score(name: str, cut: str, rankings, preds) -> None:
+        rows.append({"system": name, **ranking_scores(golds, rankings), "cut": cut, **selection_scores(golds, preds)})
+        print(rows[-1], flush=True)
+
+    def rank(retriever, examples, depth=DEPTH):
+        return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in examples]
+
+    k = best_top_k([e.knowledge_ids for e in train], rank(train_retriever, train))
+    rankings = rank(test_retriever, test)
+    score("hybrid RRF", f"top-{k}", rankings, [r[:k] for r in rankings])
+    started = time.perf_counter()
+    model = rerank.train(train_retriever, train, relative_cut=True)
+    print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
+    test_retriever.reranker = model
+    rankings = rank(test_retriever, test)
+    preds = [[r.item.id for r in test_retriever.select(e.context, e.dialog_id, 10)] for e in test]
+    score(
+        "LightGBM reranker (in-domain features)",
+        f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest",
+        rankings,
+        preds,
+    )
+    started = time.perf_counter()
+    model = transfer.train(train_retriever, train)
+    print(f"transfer reranker trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
+    for name, fallback in (("transfer reranker, no fallback", 0.0), ("transfer reranker + fallback", model.fallback)):
+        test_retriever.reranker = transfer.TransferReranker(
+            model.booster, model.threshold, model.max_select, model.depth, model.relative, fallback
+        )
+        rankings = rank(test_retriever, test)
+        preds = [[r.item.id for r in test_retriever.select(e.context, e.dialog_id, 10)] for e in test]
+        cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
+        score(name, cut, rankings, preds)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("protocol", choices=("lodo", "fold0", "written"))
+    parser.add_argument("--data", type=Path, default=data_root())
+    parser.add_argument("--split", default="test", help="written protocol: test (locked) or dev")
+    parser.add_argument("--only", choices=("detection", "selection"), help="run one half")
+    parser.add_argument("--json", type=Path, help="write the tables here")
+    args = parser.parse_args()
+    dstc11 = load_dstc11(args.data)
+    runs = []
+    if args.protocol == "lodo":
+        for source in DSTC11_DOMAINS:
+            target = next(d for d in DSTC11_DOMAINS if d != source)
+            train, _ = domain_split(dstc11.examples, source)
+            test, _ = domain_split(dstc11.examples, target)
+            runs.append((f"{source} -> {target}", train, domain_kb(dstc11.kb, source), test, dstc11.kb))
+    elif args.protocol == "fold0":
+        train, test = split_folds(dstc11.examples)
+        runs.append(("DSTC11 val folds 1-4 -> fold 0", train, dstc11.kb, test, dstc11.kb))
+    else:
+        written = load_written(args.data, args.split)
+        runs.append((f"DSTC11 val -> written {args.split}", dstc11.examples, dstc11.kb, written.examples, written.kb))
+    report = {}
+    for name, train, train_kb, test, test_kb in runs:
+        seeking = sum(bool(e.needs_knowledge) for e in test)
+        print(f"== {name}: train {len(train)} instances, test {len(test)} ({seeking} seeking)", flush=True)
+        entry = {}
+        if args.only != "selection":
+            entry["detection"] = detection_rows(train, train_kb, test, test_kb)
+        if args.only != "detection":
+            entry["selection"] = selection_rows(train, train_kb, test, test_kb)
+        report[name] = entry
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""What every challenge object offers: load its data, pick a fold, write the official files, score predictions."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragdial import datasets
+from ragdial.datasets.folds import fold_of
+from ragdial.errors import RagdialError
+from ragdial.metrics.result import ChallengeScores
+from ragdial.paths import data_root
+from ragdial.schema import Dataset, Example
+
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A system's output for one example: the knowledge-seeking decision, the selected and the ranked knowledge
+    ids, the response and (SMP2017) the intent. A field left empty is not part of what is written or scored."""
+
+    needs_knowledge: bool | None = None
+    selection: tuple[str, ...] = ()
+    ranking: tuple[str, ...] = ()
+    response: str | None = None
+    intent: str | None = None
+
+    @classmethod
+    def of_example(cls, example: Example) -> Prediction:
+        """The labels an example carries (e.g. gold knowledge with a generated response) as a prediction."""
+        return cls(example.needs_knowledge, tuple(example.knowledge_ids), (), example.response, example.intent)
+
+
+Predictions = Mapping[str, Prediction]
+
+
+@dataclass(frozen=True)
+class Track:
+    """One official output file of a challenge: its name, default file name and what it holds."""
+
+    name: str
+    filename: str
+    holds: str  # "selection", "ranking", "response" or "intent"
+
+
+class Challenge:
+    """One challenge family. Subclasses set the class attributes and implement ``write_track`` and ``score``."""
+
+    name: str = ""
+    title: str = ""
+    formats: tuple[str, ...] = ()
+    tracks: tuple[Track, ...] = ()
+    default_fold: int | None = None  # the fold a run evaluates by default (None: the whole split)
+    default_paths: ClassVar[Mapping[str, str]] = {}  # format -> path under $RAGDIAL_DATA
+
+    # ---- data
+
+    def default_path(self, format: str | None = None) -> Path:
+        """Where this challenge's data sits under ``$RAGDIAL_DATA``."""
+        format = self.format(format)
+        if format not in self.default_paths:
+            raise RagdialError(f"{self.name}: {format} data is not bundled; give its path")
+        return data_root() / self.default_paths[format]
+
+    def format(self, format: str | None = None) -> str:
+        """``format`` checked against this challenge's formats (default: the first)."""
+        if format is None:
+            return self.formats[0]
+        if format not in self.formats:
+            raise RagdialError(f"{self.name} reads {', '.join(self.formats)}, not {format!r}")
+        return format
+
+    def load(
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+    ) -> Dataset:
+        """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
+        format = self.format(format)
+        return datasets.load(format, path if path is not None else self.default_path(format), split, **options)
+
+    def examples(self, dataset: Dataset, fold: int | None = None, keep: bool = True) -> list[Example]:
+        """The examples in (``keep``) or outside (not ``keep``) dialog-grouped ``fold`` (``ragdial.datasets.folds``);
+        all of them when ``fold`` is None."""
+        if fold is None:
+            return list(dataset.examples)
+        if not 0 <= fold < FOLDS:
+            raise RagdialError(f"fold must be between 0 and {FOLDS - 1}, not {fold}")
+        return [e for e in dataset.examples if (fold_of(e, FOLDS) == fold) == keep]
+
+    # ---- official files
+
+    def track(self, holds: str) -> Track:
+        """The track whose file holds ``holds`` (selection, ranking, response or intent)."""
+        for track in self.tracks:
+            if track.holds == holds:
+                return track
+        # a selection file also carries responses (DSTC labels.json, KdSD result.json) and the reverse
+        for track in self.tracks:
+            if {track.holds, holds} <= {"selection", "response"}:
+                return track
+        raise RagdialError(f"{self.name} has no official file for {holds}")
+
+    def write_track(
+        self, track: Track, path: str | Path, dataset: Dataset, examples: Sequence[Example], predictions: Predictions
+    ) -> Path:
+        """Write one official file for ``examples`` from their ``predictions``."""
+        raise NotImplementedError
+
+    def write(
+        self, folder: str | Path, dataset: Dataset, examples: Sequence[Example], predictions: Predictions
+    ) -> list[Path]:
+        """Every official file of the challenge into ``folder`` under its default name."""
+        missing = next((e.id for e in examples if e.id not in predictions), None)
+        if missing is not None:
+            raise RagdialError(f"{self.name}: no prediction for example {missing!r}")
+        return [self.write_track(t, Path(folder) / t.filename, dataset, examples, predictions) for t in self.tracks]
+
+    # ---- scores
+
+    def score(
+        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+    ) -> list[ChallengeScores]:
+        """The challenge's official scores of ``predictions`` on ``examples`` (``ragdial.metrics``)."""
+        raise NotImplementedError
+
+
+def predicted_examples(examples: Sequence[Example], predictions: Predictions) -> list[Example]:
+    """Copies of ``examples`` carrying their predictions as labels (what the official writers take)."""
+    out = []
+    for example in examples:
+        p = predictions[example.id]
+        out.append(
+            dataclasses.replace(
+                example,
+                needs_knowledge=p.needs_knowledge,
+                knowledge_ids=list(p.selection),
+                response=p.response,
+                intent=p.intent,
+                meta={},
+            )
+        )
+    return out

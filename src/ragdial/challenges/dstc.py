@@ -1,0 +1,97 @@
+"""DSTC9 track 1 and DSTC11 track 5: ``labels.json`` (detection, selection, response), scored as the organisers do."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragdial.challenges.base import Challenge, Predictions, Track, predicted_examples
+from ragdial.errors import RagdialError
+from ragdial.metrics.result import ChallengeScores
+from ragdial.schema import Dataset, Example
+
+LABELS = Track("labels", "labels.json", "selection")
+
+
+class DstcChallenge(Challenge):
+    """A DSTC track; the data root holds ``knowledge.json`` and ``<split>/logs.json``, ``labels.json``."""
+
+    tracks = (LABELS,)
+
+    def write_track(
+        self, track: Track, path: str | Path, dataset: Dataset, examples: Sequence[Example], predictions: Predictions
+    ) -> Path:
+        from ragdial.datasets import dstc
+
+        return dstc.write_labels(path, dataset.kb, predicted_examples(examples, predictions))
+
+    def score(
+        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+    ) -> list[ChallengeScores]:
+        """Detection, selection and generation scores of the ``labels.json`` records the predictions make
+        (checked as a submission is); ``meteor=False`` skips METEOR 1.5 (DSTC11, needs Java)."""
+        from ragdial.datasets import dstc
+        from ragdial.metrics.challenges.dstc import check_predictions
+
+        gold_all = dstc.read_labels(Path(dataset.source_path) / dataset.split / "labels.json")
+        gold = [gold_all[int(e.id)] for e in examples]
+        records = [
+            dstc.label_record(dataset.kb, bool(e.needs_knowledge), e.knowledge_ids, e.response, None)
+            for e in predicted_examples(examples, predictions)
+        ]
+        checked = check_predictions("predictions", records, gold, self.name, {item.id for item in dataset.kb})
+        return [self.score_records(gold, checked, **options)]
+
+    def score_records(
+        self, gold: list[dict[str, Any]], predicted: list[dict[str, Any]], meteor: bool = True
+    ) -> ChallengeScores:
+        """The official scores of checked ``labels.json`` records against the gold ones."""
+        from ragdial.metrics.challenges.dstc import score_dstc9, score_dstc11
+
+        if self.name == "dstc9":
+            return score_dstc9(gold, predicted)
+        return score_dstc11(gold, predicted, with_meteor=meteor)
+
+    def score_file(
+        self,
+        pred: Path,
+        gold: Path | None = None,
+        dataroot: Path | None = None,
+        split: str = "val",
+        knowledge: Path | None = None,
+        meteor: bool = True,
+    ) -> ChallengeScores:
+        """Score a ``labels.json`` submission against ``gold`` (or ``dataroot/split/labels.json``)."""
+        from ragdial.datasets.dstc import load_knowledge, read_labels
+        from ragdial.io import read_json
+        from ragdial.metrics.challenges.dstc import check_predictions
+
+        if gold is None:
+            if dataroot is None:
+                raise RagdialError("give --gold LABELS.json or --dataroot ROOT (with --split)")
+            gold = dataroot / split / "labels.json"
+            knowledge = knowledge or (dataroot / "knowledge.json")
+        kb_ids = {item.id for item in load_knowledge(knowledge)} if knowledge is not None else None
+        gold_labels = read_labels(gold)
+        predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids)
+        return self.score_records(gold_labels, predicted, meteor)
+
+
+class Dstc9Challenge(DstcChallenge):
+    name = "dstc9"
+    title = "DSTC9 track 1"
+    formats = ("dstc9",)
+    default_paths: ClassVar[Mapping[str, str]] = {"dstc9": "dstc9_track1"}
+
+
+class Dstc11Challenge(DstcChallenge):
+    name = "dstc11"
+    title = "DSTC11 track 5"
+    formats = ("dstc11",)
+    default_fold = 0
+    default_paths: ClassVar[Mapping[str, str]] = {"dstc11": "dstc11_track5"}
+
+
+DSTC9 = Dstc9Challenge()
+DSTC11 = Dstc11Challenge()

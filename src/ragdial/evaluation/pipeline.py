@@ -1,0 +1,203 @@
+"""The whole pipeline over a benchmark split: every example answered from its own context, the official files
+written and scored by the challenge, latency per stage. ``run_benchmark`` is what ``ragdial run`` calls.
+
+The system is built over the split's knowledge with its labelled examples removed, so nothing learns from what it
+is scored on; a trained component (a template model, a reranker) comes in through the config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragdial.challenges import Benchmark, Challenge, Prediction, benchmark
+from ragdial.errors import RagdialError
+from ragdial.evaluation.base import EvaluationResult, Evaluator
+from ragdial.evaluation.latency import Latency
+from ragdial.io import write_json
+from ragdial.schema import Dataset, Example
+
+if TYPE_CHECKING:
+    from ragdial.pipeline.config import SystemConfig
+    from ragdial.pipeline.knowledge import KnowledgeSource
+    from ragdial.pipeline.system import DialogSystem, Reply
+
+STAGES = ("total", "retrieve", "first_token", "generate")
+
+
+def prediction_of(reply: Reply) -> Prediction:
+    """What a reply predicts: the decision, the cited knowledge (when it sought any), the ranking and the text."""
+    needs = reply.decision.needs_knowledge
+    return Prediction(
+        needs_knowledge=needs,
+        selection=tuple(c.id for c in reply.knowledge) if needs else (),
+        ranking=tuple(c.id for c in reply.ranking),
+        response=reply.text,
+    )
+
+
+def speed(replies: Sequence[Reply]) -> dict[str, float]:
+    """Turns, tokens, decode tokens/s and per-turn latency percentiles (``Latency``: numpy percentiles)."""
+    if not replies:
+        return {}
+    generate_s = sum(r.timings["generate_ms"] for r in replies) / 1000.0
+    tokens = sum(r.tokens for r in replies)
+    total = Latency.of(r.timings["total_ms"] for r in replies)
+    return {
+        "turns": len(replies),
+        "tokens": tokens,
+        "tokens_per_s": tokens / generate_s if generate_s > 0 else 0.0,
+        "total_ms_p50": total.p50,
+        "total_ms_p95": total.p95,
+        "retrieve_ms_p50": Latency.of(r.timings["retrieve_ms"] for r in replies).p50,
+        "first_token_ms_p50": Latency.of(r.timings["first_token_ms"] for r in replies).p50,
+    }
+
+
+class PipelineEvaluator(Evaluator["DialogSystem"]):
+    """Answer ``examples`` with a dialog system, write the challenge's official files into ``out`` and score them.
+
+    ``score_options`` go to ``Challenge.score`` (``meteor``, ``bertscore``, ``bertscore_model``); ``on_reply`` is
+    called after each answer (progress bars).
+    """
+
+    def __init__(
+        self,
+        challenge: Challenge,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        out: Path,
+        name: str = "pipeline",
+        on_reply: Callable[[Example, Reply], None] | None = None,
+        **score_options: Any,
+    ):
+        self.challenge = challenge
+        self.dataset = dataset
+        self.examples = list(examples)
+        self.out = Path(out)
+        self.name = name
+        self.on_reply = on_reply
+        self.score_options = score_options
+
+    def __call__(self, model: DialogSystem) -> EvaluationResult:
+        started = time.perf_counter()
+        replies: dict[str, Reply] = {}
+        for example in self.examples:
+            reply = model.answer(example.context, user=example.dialog_id)
+            replies[example.id] = reply
+            if self.on_reply is not None:
+                self.on_reply(example, reply)
+        predictions = {key: prediction_of(reply) for key, reply in replies.items()}
+        self.out.mkdir(parents=True, exist_ok=True)
+        files = self.challenge.write(self.out, self.dataset, self.examples, predictions)
+        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, **self.score_options)
+        scores: dict[str, float] = {}
+        for result in challenge_scores:
+            scores.update({f"{result.challenge}.{k}": v for k, v in result.flat().items()})
+        values = list(replies.values())
+        latency = {s: Latency.of(r.timings[f"{s}_ms"] for r in values) for s in STAGES if values}
+        return EvaluationResult(
+            self.name,
+            scores,
+            None,
+            latency,
+            {"examples": len(self.examples), "tokens": sum(r.tokens for r in values)},
+            challenge_scores,
+            files,
+            predictions=dict(replies),
+            seconds=time.perf_counter() - started,
+        )
+
+
+@dataclass
+class BenchmarkResult:
+    """One ``ragdial run``: which benchmark, split and fold, the system's config and components, the evaluation
+    result and the speed summary; ``summary()`` is what ``scores.json`` holds."""
+
+    benchmark: str
+    split: str
+    fold: int | None
+    config: dict[str, Any]
+    components: dict[str, str]
+    result: EvaluationResult
+    speed: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "split": self.split,
+            "fold": self.fold,
+            "examples": self.result.counts["examples"],
+            "config": self.config,
+            "components": self.components,
+            "speed": self.speed,
+            "scores": {s.challenge: s.to_dict() for s in self.result.challenge_scores},
+            "submission": [str(p) for p in self.result.files],
+            "latency_ms": {stage: summary.to_dict() for stage, summary in self.result.latency.items()},
+        }
+
+
+def knowledge_for(dataset: Dataset) -> KnowledgeSource:
+    """The split's knowledge and users, with its labelled examples removed (nothing trains on the scored turns)."""
+    from ragdial.pipeline.knowledge import KnowledgeSource
+
+    return KnowledgeSource.of(dataclasses.replace(dataset, examples=[]))
+
+
+def select_examples(bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None) -> list[Example]:
+    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then
+    the first ``limit``."""
+    use_fold = fold if bench.challenge.default_fold is not None else None
+    examples = bench.challenge.examples(dataset, use_fold)[:limit]
+    if not examples:
+        raise RagdialError(f"{bench.name}: no examples to run (split {dataset.split!r}, fold {fold})")
+    return examples
+
+
+def run_benchmark(
+    name: str,
+    config: SystemConfig,
+    path: Path | None = None,
+    split: str | None = None,
+    fold: int | None = 0,
+    limit: int | None = None,
+    language: str = "zh",
+    out: Path | None = None,
+    on_start: Callable[[Dataset, list[Example]], None] | None = None,
+    on_reply: Callable[[Example, Reply], None] | None = None,
+    **score_options: Any,
+) -> BenchmarkResult:
+    """Build the system over the benchmark split, answer every selected example, write the official files and
+    ``scores.json`` into ``out`` (default ``runs/<name>``) and return the result.
+
+    ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all);
+    ``score_options``: ``meteor``, ``bertscore``, ``bertscore_model`` (see ``Challenge.score``).
+    """
+    from ragdial.pipeline.components import build_system
+
+    bench = benchmark(name)
+    dataset = bench.load(path, split, language)
+    config.languages = [dataset.language]
+    examples = select_examples(bench, dataset, fold, limit)
+    if on_start is not None:
+        on_start(dataset, examples)
+    system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
+    folder = out or Path("runs") / name
+    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, **score_options)
+    result = evaluator(system)
+    run = BenchmarkResult(
+        name,
+        dataset.split,
+        fold if bench.challenge.default_fold is not None else None,
+        config.to_data(),
+        {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
+        result,
+        speed(list(result.predictions.values())),
+    )
+    write_json(folder / "scores.json", run.summary())
+    result.files.append(folder / "scores.json")
+    return run

@@ -1,0 +1,445 @@
+"""A reranker meant for knowledge bases and domains never trained on.
+
+Every feature is normalised within the query's own candidates or the knowledge base itself, and none reads a
+word: fused/BM25/dense ranks and gaps to the best candidate, question–question similarity (the turn against the
+item's FAQ question or snippet title), answer–question similarity (against the answer/body), idf-weighted word
+coverage of both, the document type, entity match (the entity named now, in focus, how long ago, used before),
+and how well the dialog so far matches the item's entity and domain as a whole (the cosine of the recent turns
+to the centroid of that entity's / domain's items, minus the best such cosine), which is how a domain-level
+item (DSTC9 ``train:*:3``) is tied to a dialog that never names an entity.
+
+The model is LightGBM (binary). Two things are fitted out of fold on the training dialogs:
+
+- the selection cut (absolute and relative to the best probability), as for :class:`~ragdial.retrieval.rerank.Reranker`;
+- a **fallback**: where the reranker's best probability is below ``fallback``, the fused ranking is kept (the
+  fusion is then trusted more than a reranker that is unsure), chosen to maximise held-out MRR@5.
+
+It has the interface of ``Reranker`` (``predict``, ``cut``, ``save``/``load``), so ``HybridRetriever`` uses it
+unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval.base import ScoredKnowledge
+from ragdial.retrieval.fusion import ranks
+from ragdial.retrieval.rerank import best_threshold
+from ragdial.schema import Example, SourceKind, Speaker, Turn
+
+if TYPE_CHECKING:
+    from ragdial.retrieval.hybrid import CandidateScores, HybridRetriever
+
+SOURCES = list(SourceKind)
+FEATURES = [
+    "fused_log_rank",
+    "bm25_rel",
+    "bm25_log_rank",
+    "bm25_last_rel",
+    "dense",
+    "dense_gap",
+    "dense_log_rank",
+    "dense_last_gap",
+    "question_cos",
+    "question_gap",
+    "answer_cos",
+    "answer_gap",
+    "question_coverage",
+    "answer_coverage",
+    *[f"source_{s.value}" for s in SOURCES],
+    "has_entity",
+    "entity_in_focus",
+    "entity_in_last_turn",
+    "entity_age",
+    "entity_used_before",
+    "domain_named",
+    "entity_dialog_gap",
+    "domain_dialog_gap",
+    "used_before",
+    "log_candidates",
+]
+MODEL_FILE = "transfer.txt"
+META_FILE = "transfer.json"
+FORMAT = "ragdial-transfer-reranker"
+
+
+def _question(item) -> str:
+    title = item.fields.get("title")
+    return title if isinstance(title, str) and title.strip() else item.text
+
+
+def _answer(item) -> str:
+    body = item.fields.get("body")
+    return body if isinstance(body, str) and body.strip() else item.text
+
+
+class _KbView:
+    """What the features need of a retriever's knowledge base, computed once per retriever."""
+
+    def __init__(self, retriever: HybridRetriever) -> None:
+        from ragdial.retrieval.encoders import encode_cached
+
+        items = retriever.items
+        analyzer = retriever.config.analyzer
+        self.question_tokens = [set(analyzer(_question(i))) for i in items]
+        self.answer_tokens = [set(analyzer(_answer(i))) for i in items]
+        df: Counter[str] = Counter()
+        for q, a in zip(self.question_tokens, self.answer_tokens, strict=True):
+            df.update(q | a)
+        self.idf = {t: math.log(1 + len(items) / n) for t, n in df.items()}
+        self.max_idf = math.log(1 + max(len(items), 1))
+        self.encoder = retriever.encoder
+        dim = self.encoder.dim if self.encoder is not None else 0
+        self.question_vectors = np.zeros((len(items), dim), np.float32)
+        self.answer_vectors = self.question_vectors
+        self.entity_of: list[str] = []
+        self.domain_of: list[str] = []
+        for item in items:
+            entity = item.fields.get("entity")
+            domain = str(item.fields.get("domain") or "")
+            self.domain_of.append(domain)
+            self.entity_of.append(f"{domain}/{entity}" if isinstance(entity, str) and entity else "")
+        self.entity_centroids: dict[str, np.ndarray] = {}
+        self.domain_centroids: dict[str, np.ndarray] = {}
+        if self.encoder is not None and items:
+            self.question_vectors = np.asarray(encode_cached(self.encoder, [_question(i) for i in items]))
+            self.answer_vectors = np.asarray(encode_cached(self.encoder, [_answer(i) for i in items]))
+            vectors = retriever.vectors if retriever.vectors is not None else self.answer_vectors
+            self.entity_centroids = _centroids(self.entity_of, vectors)
+            self.domain_centroids = _centroids(self.domain_of, vectors)
+        self.domain_names = {d: _domain_aliases(d) for d in set(self.domain_of) if d}
+
+    def coverage(self, query: set[str], tokens: set[str]) -> float:
+        if not query:
+            return 0.0
+        total = sum(self.idf.get(t, self.max_idf) for t in query)
+        return sum(self.idf.get(t, self.max_idf) for t in query & tokens) / total
+
+
+def _centroids(keys: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+    groups: dict[str, list[int]] = {}
+    for index, key in enumerate(keys):
+        if key:
+            groups.setdefault(key, []).append(index)
+    out = {}
+    for key, rows in groups.items():
+        mean = np.asarray(vectors[rows], dtype=np.float32).mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        out[key] = mean / norm if norm else mean
+    return out
+
+
+def _domain_aliases(domain: str) -> set[str]:
+    """The words naming a domain in a turn: its key, plural and a trailing-'s'-less form."""
+    base = domain.lower().strip()
+    return {base, f"{base}s", base.rstrip("s")} - {""}
+
+
+_VIEWS: weakref.WeakKeyDictionary[Any, _KbView] = weakref.WeakKeyDictionary()
+
+
+def kb_view(retriever: HybridRetriever) -> _KbView:
+    view = _VIEWS.get(retriever)
+    if view is None:
+        view = _VIEWS[retriever] = _KbView(retriever)
+    return view
+
+
+def _dialog_vector(retriever: HybridRetriever, context: Sequence[Turn], turns: int = 6) -> np.ndarray | None:
+    """A decayed mean of the recent turns' vectors (the newest weighted most)."""
+    if retriever.encoder is None:
+        return None
+    from ragdial.retrieval.encoders import QueryCache
+
+    texts = [t.text for t in context[-turns:] if t.text.strip()]
+    if not texts:
+        return None
+    vectors = QueryCache.shared(retriever.encoder)(texts)
+    weights = 0.7 ** np.arange(len(texts))[::-1]
+    mean = (vectors * weights[:, None]).sum(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else None
+
+
+def _domain_age(context: Sequence[Turn], names: set[str]) -> float:
+    """How recently a domain was named: 1 in the last turn, decaying by half per turn, 0 never."""
+    for back, turn in enumerate(reversed(context)):
+        padded = " " + " ".join(turn.text.lower().replace("?", " ").replace(".", " ").replace(",", " ").split()) + " "
+        if any(f" {name} " in padded for name in names):
+            return 0.5**back
+    return 0.0
+
+
+def features(retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+    """One row per candidate, columns in ``FEATURES`` order."""
+    n = len(scores.indices)
+    out = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    if n == 0:
+        return out
+    view = kb_view(retriever)
+    cols = {name: i for i, name in enumerate(FEATURES)}
+    idx = scores.indices.astype(np.int64)
+    last_user = next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
+    query_tokens = set(retriever.config.analyzer(last_user))
+    bm25_max = float(scores.bm25.max()) or 1.0
+    bm25_last_max = float(scores.bm25_last.max()) or 1.0
+    out[:, cols["fused_log_rank"]] = np.log(ranks(scores.fused))
+    out[:, cols["bm25_rel"]] = scores.bm25 / bm25_max
+    out[:, cols["bm25_log_rank"]] = np.log(ranks(scores.bm25))
+    out[:, cols["bm25_last_rel"]] = scores.bm25_last / bm25_last_max
+    out[:, cols["dense"]] = scores.dense
+    out[:, cols["dense_gap"]] = float(scores.dense.max()) - scores.dense
+    out[:, cols["dense_log_rank"]] = np.log(ranks(scores.dense))
+    out[:, cols["dense_last_gap"]] = float(scores.dense_last.max()) - scores.dense_last
+    if view.encoder is not None and last_user.strip():
+        from ragdial.retrieval.encoders import QueryCache
+
+        query = QueryCache.shared(view.encoder)([last_user])[0]
+        q_cos = view.question_vectors[idx] @ query
+        a_cos = view.answer_vectors[idx] @ query
+        out[:, cols["question_cos"]] = q_cos
+        out[:, cols["question_gap"]] = float(q_cos.max()) - q_cos
+        out[:, cols["answer_cos"]] = a_cos
+        out[:, cols["answer_gap"]] = float(a_cos.max()) - a_cos
+    dialog = _dialog_vector(retriever, context)
+    entity_cos: dict[str, float] = {}
+    domain_cos: dict[str, float] = {}
+    if dialog is not None:
+        entity_cos = {view.entity_of[i]: 0.0 for i in idx if view.entity_of[i]}
+        for key in entity_cos:
+            entity_cos[key] = float(view.entity_centroids[key] @ dialog)
+        domain_cos = {d: float(c @ dialog) for d, c in view.domain_centroids.items()}
+    best_entity = max(entity_cos.values(), default=0.0)
+    best_domain = max(domain_cos.values(), default=0.0)
+    domain_named = {d: _domain_age(context, names) for d, names in view.domain_names.items()}
+    last_entities = set(retriever.tracker.find(context[-1].text)) if context else set()
+    used = {i for t in context for i in t.knowledge_ids}
+    used_entities = {retriever.kb.get(i).fields.get("entity") for i in used if i in retriever.kb}
+    focus = set(scores.focus)
+    out[:, cols["log_candidates"]] = math.log(n)
+    for row, index in enumerate(idx):
+        item = retriever.items[int(index)]
+        out[row, cols[f"source_{item.source.value}"]] = 1.0
+        out[row, cols["question_coverage"]] = view.coverage(query_tokens, view.question_tokens[index])
+        out[row, cols["answer_coverage"]] = view.coverage(query_tokens, view.answer_tokens[index])
+        entity = item.fields.get("entity")
+        out[row, cols["entity_age"]] = 1.0
+        if isinstance(entity, str) and entity:
+            out[row, cols["has_entity"]] = 1.0
+            out[row, cols["entity_in_focus"]] = entity in focus
+            out[row, cols["entity_in_last_turn"]] = entity in last_entities
+            out[row, cols["entity_age"]] = min(scores.mention_age.get(entity, 20), 20) / 20
+            out[row, cols["entity_used_before"]] = entity in used_entities
+        key = view.entity_of[index]
+        if key in entity_cos:
+            out[row, cols["entity_dialog_gap"]] = best_entity - entity_cos[key]
+        domain = view.domain_of[index]
+        out[row, cols["domain_named"]] = domain_named.get(domain, 0.0)
+        if domain in domain_cos:
+            out[row, cols["domain_dialog_gap"]] = best_domain - domain_cos[domain]
+        out[row, cols["used_before"]] = item.id in used
+    return out
+
+
+@dataclass
+class TransferReranker:
+    """LightGBM over transferable features, a selection cut and a fallback to the fused ranking."""
+
+    booster: Any
+    threshold: float = 0.5
+    max_select: int = 10
+    depth: int = 50
+    relative: float = 0.0
+    fallback: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def probabilities(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores):
+        """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
+        top = np.argsort(-scores.fused, kind="stable")[: self.depth]
+        sub = _subset(scores, top)
+        return top, self.booster.predict(features(retriever, context, sub))
+
+    def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+        """A score per candidate: the model's probability for the ``depth`` best fused ones (or, below the
+        fallback confidence, the fused order scaled under the best probability), below 0 for the rest."""
+        n = len(scores.indices)
+        final = -1.0 - ranks(scores.fused).astype(np.float32) / max(n, 1)
+        if n == 0:
+            return final
+        top, probs = self.probabilities(retriever, context, scores)
+        best = float(probs.max())
+        if best < self.fallback:  # unsure: keep the fusion's order, scores still on the probability scale
+            final[top] = best * (1.0 - np.arange(len(top)) / (len(top) + 1.0))
+        else:
+            final[top] = probs
+        return final
+
+    def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
+        """The items scoring at least ``threshold`` and ``relative`` x the best (at least one, at most
+        ``max_select`` or ``k``)."""
+        limit = min(self.max_select, k or self.max_select)
+        if not ranked:
+            return []
+        floor = max(self.threshold, self.relative * ranked[0].score)
+        return [r for r in ranked[:limit] if r.score >= floor] or list(ranked[:1])
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.booster.save_model(str(directory / MODEL_FILE))
+        meta = {
+            "format": FORMAT,
+            "features": FEATURES,
+            "threshold": self.threshold,
+            "max_select": self.max_select,
+            "depth": self.depth,
+            "relative": self.relative,
+            "fallback": self.fallback,
+            "info": self.info,
+        }
+        (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TransferReranker:
+        import lightgbm
+
+        directory = Path(directory)
+        meta_path = directory / META_FILE
+        if not meta_path.exists() or not (directory / MODEL_FILE).exists():
+            raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("features") != FEATURES:
+            raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
+        booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
+        keys = ("threshold", "max_select", "depth", "relative", "fallback")
+        return cls(booster, **{k: type(getattr(cls, k))(meta[k]) for k in keys}, info=meta.get("info", {}))
+
+
+def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
+    from ragdial.retrieval.rerank import _subset as subset
+
+    return subset(scores, rows)
+
+
+@dataclass
+class _Rows:
+    x: np.ndarray
+    y: np.ndarray
+    groups: np.ndarray
+    cand_ids: list[list[str]]
+    golds: list[list[str]]
+    dialogs: list[str]
+
+
+def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int) -> _Rows:
+    xs, ys, groups, cand_ids, golds, dialogs = [], [], [], [], [], []
+    for example in examples:
+        if not example.needs_knowledge or not example.knowledge_ids:
+            continue
+        scores = retriever.score(example.context, example.dialog_id)
+        if len(scores.indices) == 0:
+            continue
+        top = np.argsort(-scores.fused, kind="stable")[:depth]
+        sub = _subset(scores, top)
+        ids = [retriever.items[int(i)].id for i in sub.indices]
+        xs.append(features(retriever, example.context, sub))
+        ys.append(np.array([i in set(example.knowledge_ids) for i in ids], dtype=np.float32))
+        groups.append(len(ids))
+        cand_ids.append(ids)
+        golds.append(list(example.knowledge_ids))
+        first = example.context[0].text if example.context else example.dialog_id
+        dialogs.append(first)
+    if not xs:
+        raise RagdialError("no knowledge-seeking examples with gold knowledge to train the reranker on")
+    return _Rows(np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds, dialogs)
+
+
+def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
+    import lightgbm
+
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.05,
+        "num_leaves": 15,
+        "min_data_in_leaf": 40,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambda_l2": 1.0,
+        "seed": seed,
+        "num_threads": 1,
+        "verbosity": -1,
+    }
+    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=FEATURES), num_boost_round=rounds)
+
+
+FALLBACKS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+
+
+def _mrr5(order: np.ndarray, hits: np.ndarray) -> float:
+    for rank, position in enumerate(order[:5], start=1):
+        if hits[position]:
+            return 1.0 / rank
+    return 0.0
+
+
+def best_fallback(probs: list[np.ndarray], labels: list[np.ndarray]) -> float:
+    """The confidence under which the fused order (the candidates' given order) beats the reranker's, by held-out
+    MRR@5 (ties: the lower fallback)."""
+    best, best_score = 0.0, -1.0
+    for fallback in FALLBACKS:
+        total = 0.0
+        for p, y in zip(probs, labels, strict=True):
+            order = np.arange(len(p)) if p.max() < fallback else np.argsort(-p, kind="stable")
+            total += _mrr5(order, y)
+        if total > best_score + 1e-9:
+            best, best_score = fallback, total
+    return best
+
+
+def train(
+    retriever: HybridRetriever,
+    examples: Sequence[Example],
+    depth: int = 50,
+    max_select: int = 10,
+    rounds: int = 200,
+    seed: int = 0,
+    folds: int = 5,
+    relative_cut: bool = True,
+) -> TransferReranker:
+    """Fit on ``examples`` (knowledge-seeking with gold). The cut and the fallback are chosen on predictions made
+    out of fold (dialogs grouped by their first turn), then the model is refit on everything."""
+    data = _rows(retriever, examples, depth)
+    names = sorted(set(data.dialogs))
+    random.Random(seed).shuffle(names)
+    fold_of = {name: i % folds for i, name in enumerate(names)}
+    query_fold = np.array([fold_of[d] for d in data.dialogs])
+    row_query = np.repeat(np.arange(len(data.groups)), data.groups)
+    bounds = np.concatenate([[0], np.cumsum(data.groups)])
+    oof = np.zeros(len(data.y))
+    if len(names) >= folds:
+        for fold in range(folds):
+            held = query_fold[row_query] == fold
+            oof[held] = _fit(data.x[~held], data.y[~held], seed, rounds).predict(data.x[held])
+    else:
+        oof[:] = _fit(data.x, data.y, seed, rounds).predict(data.x)
+    probs = [oof[bounds[q] : bounds[q + 1]] for q in range(len(data.groups))]
+    labels = [data.y[bounds[q] : bounds[q + 1]] for q in range(len(data.groups))]
+    fallback = best_fallback(probs, labels)
+    cuts = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7) if relative_cut else (0.0,)
+    threshold, relative = best_threshold(probs, data.cand_ids, data.golds, max_select, cuts)
+    booster = _fit(data.x, data.y, seed, rounds)
+    info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
+    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info)

@@ -1,0 +1,200 @@
+"""Zero-shot parts (issue 20): the knowledge-conditioned detector, entity names learnt from the KB, and the
+transfer reranker's cut, fallback and files. Small knowledge bases and dialogs of our own; the hash encoder keeps
+the tests fast."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragdial.retrieval.entities import EntityTracker, partial_names
+from ragdial.retrieval.hybrid import CandidateScores
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.understanding import TextClassifier
+from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues, act_cues
+from ragdial.understanding.tasks import zero_shot_detector
+
+
+def faq(item_id: str, question: str, answer: str, domain: str, entity: str | None = None) -> Knowledge:
+    fields = {"domain": domain, "entity": entity, "title": question, "body": answer}
+    return Knowledge(item_id, f"{question} {answer}", SourceKind.FAQ, fields)
+
+
+HOTEL_KB = [
+    faq("h:1", "Are pets allowed in the rooms?", "Small dogs are welcome for a fee.", "hotel", "Sunrise Lodge"),
+    faq("h:2", "Is breakfast included?", "Breakfast is served from 7 to 10 and is included.", "hotel", "Sunrise Lodge"),
+    faq("h:3", "Is there a gym?", "The gym on the ground floor is open all day.", "hotel", "Blue Harbor Inn"),
+    faq("h:4", "Can I check in early?", "Early check-in from 11:00 costs 15 pounds.", "hotel", "Blue Harbor Inn"),
+]
+BIKE_KB = [
+    faq("b:1", "Do you rent helmets with the bikes?", "Every rental comes with a free helmet.", "bike"),
+    faq("b:2", "Can I return the bike to another shop?", "One-way returns cost 5 pounds.", "bike"),
+    faq("b:3", "Are electric bikes available?", "Ten electric bikes can be reserved a day ahead.", "bike"),
+]
+
+
+def user(text: str) -> Turn:
+    return Turn(Speaker.USER, text)
+
+
+def system(text: str) -> Turn:
+    return Turn(Speaker.SYSTEM, text)
+
+
+def hotel_training() -> tuple[list[list[Turn]], list[bool]]:
+    offer = system("Sunrise Lodge has rooms free. Would you like me to book it?")
+    seeking = [
+        "Are pets allowed there?",
+        "Is breakfast included in the price?",
+        "Can I bring my dog along?",
+        "Do they have a gym I can use?",
+        "Could I check in early?",
+        "Is it possible to check in before noon?",
+    ]
+    other = [
+        "Yes, book it for 3 nights from Friday.",
+        "I need a hotel in the north for 2 people.",
+        "Book it for 4 people on Monday please.",
+        "No thanks, that is all. Bye.",
+        "Make it 2 nights starting Saturday.",
+        "I want a cheap hotel in the centre.",
+    ]
+    contexts = [[user("I need a place to stay."), offer, user(t)] for t in seeking + other]
+    return contexts, [True] * len(seeking) + [False] * len(other)
+
+
+def test_act_cues_read_form_not_words():
+    question = act_cues([system("Anything else?"), user("Are electric bikes available?")])
+    statement = act_cues([system("What time?"), user("Book it for 4 people at 18:30 on Friday.")])
+    assert question[0] == 1.0 and question[1] == 1.0  # '?' and an auxiliary first
+    assert statement[0] == 0.0 and statement[4] == 1.0 and statement[6] == 1.0  # no '?', a time, booking
+
+
+def test_act_ngrams_mask_content_words():
+    block = ActNgrams()
+    block.set_knowledge(BIKE_KB)
+    assert block.mask("Can I rent a scooter for 2 days in Paris?") == [
+        "can",
+        "i",
+        "<kb>",
+        "a",
+        "<w>",
+        "for",
+        "<num>",
+        "<w>",
+        "in",
+        "<w>",
+    ]
+
+
+def test_detector_trained_on_hotels_detects_questions_a_new_kb_answers(tmp_path):
+    contexts, labels = hotel_training()
+    model = zero_shot_detector(HOTEL_KB, encoder="hash").fit(contexts, labels)
+    model.set_knowledge(BIKE_KB)
+    offer = system("I have a city bike for you. Shall I reserve it?")
+    new_domain = [
+        [user("I want to rent a bike."), offer, user("Do you rent helmets too?")],
+        [user("I want to rent a bike."), offer, user("Yes, reserve it for 2 people on Sunday at 10:00.")],
+    ]
+    probabilities = model.probabilities(new_domain)[:, -1]
+    assert probabilities[0] > 0.5 > probabilities[1]
+    folder = model.save(tmp_path / "detector")
+    loaded = TextClassifier.load(folder)
+    loaded.set_knowledge(BIKE_KB)
+    assert np.allclose(loaded.probabilities(new_domain)[:, -1], probabilities, atol=1e-5)
+
+
+def test_knowledge_cues_change_with_the_knowledge_base():
+    block = KnowledgeCues("hash")
+    context = [[user("Do you rent helmets with the bikes?")]]
+    block.set_knowledge(HOTEL_KB)
+    hotel = block.values(context)[0]
+    block.set_knowledge(BIKE_KB)
+    bike = block.values(context)[0]
+    cos, coverage = KnowledgeCues.NAMES.index("question_cos_max"), KnowledgeCues.NAMES.index("best_item_coverage")
+    assert bike[cos] > hotel[cos] and bike[coverage] == pytest.approx(1.0) and hotel[coverage] < 0.5
+
+
+def entity_items(*names: str) -> list[Knowledge]:
+    return [Knowledge(f"e:{i}", f"{n} is a place in town.", SourceKind.FAQ, {"entity": n}) for i, n in enumerate(names)]
+
+
+def test_partial_names_are_learnt_from_the_kb():
+    items = entity_items("Stazione Restaurant and Coffee Bar", "Curry Garden", "Curry King", "Tandoori Palace")
+    learnt = partial_names(items)
+    assert learnt[" stazione "] == {"Stazione Restaurant and Coffee Bar"}
+    assert " curry " not in learnt  # two entities share it
+    assert " palace " not in learnt  # a single word only when it opens the name
+    tracker = EntityTracker(items)
+    assert tracker.find("Does Stazione have outdoor seating?") == ["Stazione Restaurant and Coffee Bar"]
+    assert tracker.find("Is the place quiet?") == []
+
+
+def test_names_with_a_typing_error_and_addresses():
+    items = entity_items("The Cambridge Belfry", "Bridge Guest House", "Caffe Uno")
+    tracker = EntityTracker(items)
+    assert tracker.find("info on the cambrdige belfry please") == ["The Cambridge Belfry"]
+    assert tracker.find("How about caffee uno?") == ["Caffe Uno"]
+    assert tracker.find("It is at 12 Bridge Street City Centre.") == []
+    assert tracker.find("I like Bridge Guest House.") == ["Bridge Guest House"]
+    assert EntityTracker(items, learn=False).find("info on the cambrdige belfry please") == []
+
+
+class FixedBooster:
+    """Stands in for LightGBM: fixed probabilities for the candidates in fused order."""
+
+    def __init__(self, probabilities: list[float]) -> None:
+        self.probabilities = np.array(probabilities)
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return self.probabilities[: len(rows)]
+
+
+def test_transfer_reranker_falls_back_to_the_fusion_when_unsure():
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    retriever = HybridRetriever(KnowledgeBase(BIKE_KB), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("Do you rent helmets with the bikes?")]
+    scores = retriever.score(context)
+    fused_order = [retriever.items[int(i)].id for i in scores.indices[np.argsort(-scores.fused, kind="stable")]]
+    assert isinstance(scores, CandidateScores) and fused_order[0] == "b:1"
+    unsure = transfer.TransferReranker(FixedBooster([0.1, 0.3, 0.2]), fallback=0.4)
+    sure = transfer.TransferReranker(FixedBooster([0.1, 0.9, 0.2]), fallback=0.4, threshold=0.5)
+    for reranker, expected in ((unsure, fused_order), (sure, [fused_order[i] for i in (1, 2, 0)])):
+        retriever.reranker = reranker
+        assert [r.item.id for r in retriever.retrieve(context, k=3)] == expected
+    assert [r.item.id for r in retriever.select(context, k=3)] == [fused_order[1]]
+
+
+def test_transfer_reranker_trains_saves_and_loads(tmp_path):
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import Example, KnowledgeBase
+
+    retriever = HybridRetriever(KnowledgeBase(HOTEL_KB + BIKE_KB), RetrieverConfig(fusion="rrf", encoder="hash"))
+    questions = {
+        "h:1": "Can my dog stay?",
+        "h:2": "Do I get breakfast?",
+        "h:3": "Where can I work out?",
+        "h:4": "May I arrive before noon?",
+        "b:1": "Is a helmet part of the rental?",
+        "b:2": "Can I drop the bike off elsewhere?",
+        "b:3": "Do you have e-bikes?",
+    }
+    examples = [
+        Example(f"{i}-{n}", f"d{i}-{n}", 1, [user(f"{text}{'!' * n}")], True, [item_id])
+        for n in range(3)
+        for i, (item_id, text) in enumerate(questions.items())
+    ]
+    model = transfer.train(retriever, examples, rounds=5, folds=3)
+    assert 0.0 <= model.fallback <= 0.5 and 0.0 < model.threshold < 1.0
+    loaded = transfer.TransferReranker.load(model.save(tmp_path / "transfer"))
+    assert (loaded.threshold, loaded.relative, loaded.fallback) == (model.threshold, model.relative, model.fallback)
+    scores = retriever.score(examples[0].context)
+    assert np.allclose(
+        loaded.predict(retriever, examples[0].context, scores), model.predict(retriever, examples[0].context, scores)
+    )
