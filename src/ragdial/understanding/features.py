@@ -94,7 +94,7 @@ class NgramTfidf(FeatureBlock):
             units = words(text, self.language) if text.strip() else []
             joiner = " "
         low, high = self.ngram_range
-        grams = []
+        grams: list[str] = []
         for n in range(low, high + 1):
             grams.extend(joiner.join(units[i : i + n]) for i in range(len(units) - n + 1))
         return grams
@@ -129,7 +129,7 @@ class NgramTfidf(FeatureBlock):
             idx = np.fromiter(counts.keys(), dtype=np.int64)
             tf = np.fromiter(counts.values(), dtype=np.float32)
             if self.sublinear_tf:
-                tf = 1.0 + np.log(tf)
+                tf = (1.0 + np.log(tf)).astype(np.float32, copy=False)
             weights = tf * self.idf[idx]
             weights /= np.linalg.norm(weights)
             rows.append(np.full(len(idx), row))

@@ -136,13 +136,13 @@ class LinearHead:
             return [self.classes[i] for i in probabilities.argmax(axis=1)]
         if self.mode == "binary":
             return [bool(p) for p in probabilities[:, 0] >= self.threshold]
-        result = []
+        result: list[Any] = []
         no_evidence = np.asarray(features.getnnz(axis=1)) == 0
         for row, empty in zip(probabilities, no_evidence, strict=True):
             if empty:  # nothing known in the input (empty text, unseen words only): no label
                 result.append([])
                 continue
-            chosen = [i for i in np.flatnonzero(row >= self.threshold)] or [int(row.argmax())]
+            chosen = [int(i) for i in np.flatnonzero(row >= self.threshold)] or [int(row.argmax())]
             result.append([self.classes[i] for i in chosen if self.classes[i] != self.empty_label])
         return result
 
