@@ -66,6 +66,7 @@ class OpenAICompatibleGenerator(Generator):
             self.base_url = self.base_url[:-3]
         self.model = model
         self.context_tokens = context_tokens
+        self.timeout = timeout
         self.extra_body = dict(extra_body or {})
         self.connect_timeout = connect_timeout
         self.retries = max(0, int(retries))
@@ -145,6 +146,17 @@ class OpenAICompatibleGenerator(Generator):
             if started:
                 raise
             raise _Retry(f"{type(err).__name__}: {err}") from None
+
+    def to_config(self) -> dict[str, Any]:
+        """Without the API key (a config is shown and stored)."""
+        return {
+            "name": "openai",
+            "base_url": self.base_url,
+            "model": self.model,
+            "context_tokens": self.context_tokens,
+            "timeout": self.timeout,
+            "extra_body": self.extra_body,
+        }
 
     def close(self) -> None:
         self._client.close()
