@@ -19,12 +19,12 @@ __all__ = ["KS", "best_cut", "recall_at", "selection_scores"]
 
 def ranked_ids(retriever, example: Example, depth: int) -> list[str]:
     """The retriever's top ``depth`` knowledge ids for an example (its dialog's local items included)."""
-    return [r.item.id for r in retriever.retrieve(example.context, example.dialog_id, depth)]
+    return [r.item.id for r in retriever.retrieve(example.context, example.dialog_id, depth).ranked]
 
 
 def selected_ids(retriever, example: Example, limit: int = 10) -> list[str]:
     """The ids the retriever selects for an example (the reranker's cut, at most ``limit``)."""
-    return [r.item.id for r in retriever.select(example.context, example.dialog_id, limit)]
+    return [r.item.id for r in retriever.retrieve(example.context, example.dialog_id, limit).selected]
 
 
 def as_model(retriever, depth: int = 20, select: bool = False) -> RetrievalModel:
