@@ -401,7 +401,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     queries = [str(item.fields["title"]) for item in rng.sample(base, args.queries)]
     (args.work / "queries.json").write_text(json.dumps(queries, ensure_ascii=False))
-    from ragdial.retrieval.encoders import encode_cached, get_encoder
+    from ragdial.text.encoders import encode_cached, get_encoder
 
     encoder = get_encoder("use")
     start = time.perf_counter()

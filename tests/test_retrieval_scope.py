@@ -46,7 +46,7 @@ def test_a_dialog_sees_only_its_own_local_items(retriever, context):
     for dialog, own in [("dialog-8", {"d8:note"}), ("dialog-9", {"d9:note", "d9:plan"}), ("dialog-7", {"u7:profile"})]:
         found = candidate_ids(retriever, context, dialog)
         assert found & LOCAL_IDS == own, dialog
-        ranked = {r.item.id for r in retriever.retrieve(context, dialog, k=50)}
+        ranked = {r.item.id for r in retriever.retrieve(context, dialog, k=50).ranked}
         assert ranked & LOCAL_IDS <= own, dialog
     assert candidate_ids(retriever, context, None) & LOCAL_IDS == set()  # no dialog: no local items at all
 
@@ -59,5 +59,5 @@ def test_entity_scope_narrows_the_global_items_only(retriever):
     else:
         assert {"h1:faq:1", "h2:faq:1", "kg:1", "d8:note"} <= found
     # the dialog's own local note is ranked with the hotel's parking FAQ
-    top = [r.item.id for r in retriever.retrieve(ABOUT_SUNRISE, "dialog-8", k=2)]
+    top = [r.item.id for r in retriever.retrieve(ABOUT_SUNRISE, "dialog-8", k=2).ranked]
     assert set(top) == {"d8:note", "h1:faq:1"}

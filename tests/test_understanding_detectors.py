@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from ragdial import datasets
-from ragdial.pipeline.decision import LOOKUPS
-from ragdial.pipeline.detectors import ApiQueryDetector, KnowledgeSeekingDetector
 from ragdial.schema import SourceKind, Speaker, Turn
 from ragdial.understanding import api_query_classifier, training_data, turn_detector
+from ragdial.understanding.decision import LOOKUPS
+from ragdial.understanding.detectors import ApiQueryDetector, KnowledgeSeekingDetector
 
 
 def user(text: str) -> Turn:
