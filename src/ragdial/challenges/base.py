@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ragdial import datasets
 from ragdial.datasets.folds import fold_of
@@ -36,6 +36,19 @@ class Prediction:
 
 
 Predictions = Mapping[str, Prediction]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Choices a challenge's scores allow: METEOR 1.5 (DSTC11, needs Java), the FutureDial track-2 scores (BERTScore
+    needs torch) and their BERTScore backbone (None: the offline default)."""
+
+    meteor: bool = True
+    bertscore: bool = True
+    bertscore_model: str | None = None
+
+
+DEFAULT_SCORING = ScoreOptions()
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
@@ -121,7 +134,11 @@ class Challenge:
     # ---- scores
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """The challenge's official scores of ``predictions`` on ``examples`` (``ragdial.metrics``)."""
         raise NotImplementedError
