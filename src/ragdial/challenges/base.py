@@ -90,6 +90,12 @@ class Challenge:
             raise RagdialError(f"fold must be between 0 and {FOLDS - 1}, not {fold}")
         return [e for e in dataset.examples if (fold_of(e, FOLDS) == fold) == keep]
 
+    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+        """The detector a run of this challenge uses when the config names none: ``{"name": ..., **params}`` of a
+        model this method trains on the challenge's training data and saves under ``folder``; None: keep the
+        config's default."""
+        return None
+
     # ---- official files
 
     def track(self, holds: str) -> Track:
