@@ -11,6 +11,7 @@ import pytest
 
 from ragdial import challenges
 from ragdial.challenges import DSTC9, FUTUREDIAL, Prediction
+from ragdial.challenges.base import ScoreOptions
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.evaluation import run_benchmark
 from ragdial.evaluation.pipeline import select_examples
@@ -76,7 +77,7 @@ def test_mobilecs2_run_routes_with_the_trained_api_query_model(tmp_path: Path) -
     """The train split beside the file trains the detector; every scored turn gets a full top-20; the track-1
     score of the run equals ``eval`` on the file it wrote (same turns, same rules)."""
     out = tmp_path / "run"
-    done = run_benchmark("mobilecs2", template_config(), MOBILECS2_DEV, out=out, bertscore=False)
+    done = run_benchmark("mobilecs2", template_config(), MOBILECS2_DEV, out=out, options=ScoreOptions(bertscore=False))
     summary = done.summary()
     assert summary["components"]["detector"] == "ApiQueryDetector"
     assert summary["config"]["detector"]["model"] == str(out / "api_query")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragdial import challenges
-from ragdial.challenges import DSTC11, FUTUREDIAL, KDSD, SMP2017, Prediction
+from ragdial.challenges import DSTC11, FUTUREDIAL, KDSD, SMP2017, Prediction, ScoreOptions
 from ragdial.datasets import kdconv, mobilecs2
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
@@ -79,7 +79,7 @@ def test_futuredial_track1_round_trip_and_missing_prediction(tmp_path):
     path = FUTUREDIAL.write_track(FUTUREDIAL.track("ranking"), tmp_path / "t1.json", dataset, examples, predictions)
     read = mobilecs2.read_track1(path, dataset)
     assert read == {e.id: list(predictions[e.id].ranking) for e in examples}
-    scores = FUTUREDIAL.score(dataset, examples, predictions, bertscore=False)
+    scores = FUTUREDIAL.score(dataset, examples, predictions, ScoreOptions(bertscore=False))
     assert [s.challenge for s in scores] == ["futuredial-track1"]
     with pytest.raises(RagdialError, match=f"no prediction for example {examples[-1].id!r}"):
         FUTUREDIAL.write(tmp_path / "run", dataset, examples, {e.id: predictions[e.id] for e in examples[:-1]})

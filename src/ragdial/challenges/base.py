@@ -39,6 +39,19 @@ Predictions = Mapping[str, Prediction]
 
 
 @dataclass(frozen=True)
+class ScoreOptions:
+    """Choices a challenge's scores allow: METEOR 1.5 (DSTC11, needs Java), the FutureDial track-2 scores (BERTScore
+    needs torch) and their BERTScore backbone (None: the offline default)."""
+
+    meteor: bool = True
+    bertscore: bool = True
+    bertscore_model: str | None = None
+
+
+DEFAULT_SCORING = ScoreOptions()
+
+
+@dataclass(frozen=True)
 class Track:
     """One official output file of a challenge: its name, default file name and what it holds."""
 
@@ -75,7 +88,7 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
@@ -127,7 +140,11 @@ class Challenge:
     # ---- scores
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """The challenge's official scores of ``predictions`` on ``examples`` (``ragdial.metrics``)."""
         raise NotImplementedError

@@ -221,6 +221,7 @@ def run(
     """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ragdial.challenges import ScoreOptions
     from ragdial.cli.eval import report
     from ragdial.evaluation import run_benchmark
 
@@ -251,8 +252,7 @@ def run(
             seed,
             on_start=start,
             on_reply=advance,
-            meteor=meteor,
-            bertscore=bertscore,
+            options=ScoreOptions(meteor=meteor, bertscore=bertscore),
         )
     for result in done.result.challenge_scores:
         report(result, False, None)
