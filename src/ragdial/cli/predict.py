@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
 from ragdial import datasets
@@ -57,7 +58,7 @@ def predict(
         inputs = list(texts or [])
         ids = [str(i) for i in range(len(inputs))]
     predictions = model.predict(inputs)
-    confidences = model.probabilities(inputs) if inputs else []
+    confidences = model.probabilities(inputs) if inputs else np.zeros((0, 0))
     records = [
         {"id": i, "prediction": display(model.task, p), "confidence": _confidence(model, c)}
         for i, p, c in zip(ids, predictions, confidences, strict=True)

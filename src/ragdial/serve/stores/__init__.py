@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ragdial.serve.store import SessionStore as SQLiteSessionStore
 from ragdial.serve.stores.base import (
+    ANY,
     SessionExistsError,
     SessionStore,
     SessionSummary,
@@ -22,6 +23,7 @@ from ragdial.serve.stores.base import (
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 __all__ = [
+    "ANY",
     "SQLiteSessionStore",
     "SessionExistsError",
     "SessionStore",

@@ -18,9 +18,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from ragdial.errors import RagdialError
 from ragdial.pipeline import Session
-from ragdial.serve.store import SessionExistsError, SessionSummary, StoredTurn, UnknownSessionError
+from ragdial.serve.store import ANY, SessionExistsError, SessionSummary, StoredTurn, UnknownSessionError
 
 __all__ = [
+    "ANY",
     "SessionExistsError",
     "SessionStore",
     "SessionSummary",
@@ -50,7 +51,7 @@ class SessionStore(Protocol):
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary: ...
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]: ...
+    def list(self, limit: int = 100, owner: str | None = None, user: Any = ANY) -> list[SessionSummary]: ...
 
     def delete(self, session_id: str, owner: str | None = None) -> None: ...
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from ragdial.errors import RagdialError
 from ragdial.pipeline import Session
 from ragdial.schema import Speaker
-from ragdial.serve.store import TITLE_CHARS
+from ragdial.serve.store import ANY, TITLE_CHARS, _Any
 from ragdial.serve.stores.base import (
     SessionExistsError,
     SessionSummary,
@@ -206,9 +206,19 @@ class PostgresSessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]:
-        """The most recently updated sessions first (only ``owner``'s when given)."""
-        where, args = ("WHERE s.owner = %s", [owner]) if owner is not None else ("", [])
+    def list(self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY) -> list[SessionSummary]:
+        """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
+        when given (``None``: sessions without a profile)."""
+        conditions, args = [], []
+        if owner is not None:
+            conditions.append("s.owner = %s")
+            args.append(owner)
+        if user is None:
+            conditions.append('s."user" IS NULL')
+        elif not isinstance(user, _Any):
+            conditions.append('s."user" = %s')
+            args.append(user)
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
         return self._run(lambda cursor: _summaries(cursor, where, args, limit), write=False)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:
