@@ -180,6 +180,8 @@ OOS = re.compile(
     r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
     re.I,
 )
+# questions for a customer-service knowledge base next to the task branch (the demo's carrier): out of scope here
+SERVICE_TOPICS = re.compile(r"(话费|流量|套餐|宽带|充值|余额|漫游|携号|营业厅|手机号|号码|信号|账单|积分|5G|4G)")
 REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (
         r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|when does it (arrive|land)|"
@@ -993,6 +995,8 @@ def _constraints(
             elif negated:
                 negated_role = (ctx.state.get("dep_city") == negated[0] and "dep") or "arr"
                 role = negated_role
+            elif change_said and ctx.state.get("last_city_slot") in ("dep_city", "arr_city"):
+                role = "dep" if ctx.state["last_city_slot"] == "dep_city" else "arr"
             elif ctx.state.get("dep_city") and not ctx.state.get("arr_city"):
                 role = "arr"
             elif (ctx.state.get("arr_city") and not ctx.state.get("dep_city")) or (

@@ -201,6 +201,8 @@ def _hotel(
     row = rng.choice(rows)
     c: dict[str, Any] = {"city": row["city"], "date": date}
     nights = rng.choice((1, 1, 2, 2, 3))
+    # leave a night of slack at the end of the timetables: the trip booked may arrive a day later than planned
+    nights = max(1, min(nights, (dt.date.fromisoformat(db.dates()[-1]) - dt.date.fromisoformat(date)).days))
     rooms = 2 if rng.random() < 0.25 else 1
     if db.search("hotel", {"city": row["city"], "date": date, "nights": nights, "rooms": rooms}, limit=500):
         c["nights"], c["rooms"] = nights, rooms

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task import replies as R
-from ragdial.task.acts import WINDOWS, Act, Context, understand
+from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, understand
 from ragdial.task.db import TravelDB
 
 REQUIRED = {
@@ -51,7 +51,7 @@ IntentClassifier = Callable[[str], str]
 
 def under_way(state: dict[str, Any] | None) -> bool:
     """Whether ``state`` is a task dialog in progress (a question, offers, a read-back or a suggestion open)."""
-    return bool(state) and any(state.get(key) for key in UNDER_WAY_KEYS)
+    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
 
 
 def new_state() -> dict[str, Any]:
@@ -143,7 +143,14 @@ class TaskBranch:
         """Whether the turn ``text`` is this branch's: the task dialog is under way in ``state`` (including the
         "anything else?" after a booking, so an unrelated turn gets this branch's guidance rather than falling
         through), a question about a booking made in this session, or a request for travel."""
-        if under_way(state) or self.understands(text):
+        if under_way(state):
+            assert state is not None
+            if state.get("open") == "anything_else" and SERVICE_TOPICS.search(text):
+                # after a booking, a question for the knowledge base ("怎么查询话费余额") goes there
+                acts = understand(text, self.context(state), self.gazetteer, self.today)
+                return [a.act for a in acts] != ["out_of_scope"]
+            return True
+        if self.understands(text):
             return True
         if state and state.get("bookings"):
             acts = understand(text, self.context(state), self.gazetteer, self.today)
@@ -173,11 +180,14 @@ class TaskBranch:
         if state.get("open") == "confirm_booking" and state.get("pending"):
             item = self._pending_item(state)
             offers = [self._offer_view(state["pending"]["domain"], item)] if item else offers
+        known = dict(state.get("slots") or {})
+        if state.get("last_city_slot"):
+            known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
         return Context(
             domain,
             state.get("open"),
             offers,
-            dict(state.get("slots") or {}),
+            known,
             list(state.get("bookings") or []),
             state.get("suggestion"),
         )
@@ -256,7 +266,7 @@ class TaskBranch:
         pending = self._pending_item(state) if state.get("pending") else None
         ref = {k: v for k, v in act.slots.items() if v != "?"}
         asked = [k for k, v in act.slots.items() if v == "?"]
-        if ref and rows:
+        if ref and rows and domain:
             found = self._resolve(domain, rows, ref)
             targets = found if found else []
         elif pending is not None:
@@ -367,7 +377,7 @@ class TaskBranch:
         state["open"] = "confirm_booking"
         if any(a.act == "confirm" for a in rest):
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
-        turn.parts.append(R.confirm(domain, self._pending_item(state), state["pending"], lang))
+        turn.parts.append(self._read_back(state))
         turn.prompted = True
 
     def _on_inform(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -458,6 +468,9 @@ class TaskBranch:
 
     def _merge(self, state: dict[str, Any], slots: dict[str, Any]) -> None:
         current = state["slots"]
+        for key in ("dep_city", "arr_city", "city"):
+            if key in slots and slots[key] != current.get(key):
+                state["last_city_slot"] = key
         if "period" in slots:
             current.pop("time_from", None)
             current.pop("time_to", None)
@@ -537,7 +550,7 @@ class TaskBranch:
                 state["pending"] = self._pending_for(state, domain, still[0])
                 state["open"] = "confirm_booking"
                 head = "已按您说的修改。" if lang == "zh" else "Changed as you said. "
-                turn.parts.append(head + R.confirm(domain, self._pending_item(state), state["pending"], lang))
+                turn.parts.append(head + self._read_back(state))
                 return
         if previous and previous["domain"] == domain:
             turn.parts.append(
@@ -551,7 +564,7 @@ class TaskBranch:
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
             head = "只有一个符合条件：" if lang == "zh" else "One option matches: "
-            turn.parts.append(head + R.confirm(domain, self._pending_item(state), state["pending"], lang))
+            turn.parts.append(head + self._read_back(state))
             return
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
@@ -560,8 +573,7 @@ class TaskBranch:
         """Return to the open question (after an aside, a question answered, a booking listed)."""
         lang, open_q = state["language"], state["open"]
         if open_q == "confirm_booking" and state.get("pending"):
-            item = self._pending_item(state)
-            turn.parts.append(R.confirm(state["pending"]["domain"], item, state["pending"], lang))
+            turn.parts.append(self._read_back(state))
         elif open_q == "choose_offer" and state["offers"]:
             rows = self._offer_rows(state)
             turn.parts.append(R.options(state["domain"], rows, "可选的有：" if lang == "zh" else "The options:", lang))
@@ -769,6 +781,13 @@ class TaskBranch:
                     row["date"] = state["slots"].get("date")
                 rows.append(row)
         return rows
+
+    def _read_back(self, state: dict[str, Any]) -> str:
+        """The pending offer read back in full, with the confirmation question."""
+        item, lang = self._pending_item(state), state["language"]
+        if item is None:
+            return "抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone."
+        return R.confirm(state["pending"]["domain"], item, state["pending"], lang)
 
     def _pending_item(self, state: dict[str, Any]) -> dict[str, Any] | None:
         pending = state.get("pending")

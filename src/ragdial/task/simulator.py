@@ -305,8 +305,9 @@ class UserSimulator:
         if gaz is not None and "dep_place" in item:
             seen["dep_city"] = gaz.places.get(item["dep_place"], ("?",))[0]
             seen["arr_city"] = gaz.places.get(item["arr_place"], ("?",))[0]
-        if "day" in item:
-            month, day = re.match(r"(\d+)月(\d+)日", item["day"]).groups()
+        day_said = re.match(r"(\d+)月(\d+)日", item.get("day", ""))
+        if day_said:
+            month, day = day_said.groups()
             want = sub.constraints.get("date", "")
             seen["date"] = f"{want[:4]}-{int(month):02d}-{int(day):02d}"
         if "name" in item and sub.constraints.get("city"):
@@ -371,9 +372,11 @@ class UserSimulator:
 
     # ---------------------------------------------------------------- the agenda
     def start(self) -> str:
+        sub = self.sub
+        assert sub is not None, "a goal has at least one part"
         if self.rng.random() < 0.15:
-            return self.phrases.pick("greeting", self.rng) + "，" + self._request(self.sub, first=True)
-        return self._request(self.sub, first=True)
+            return self.phrases.pick("greeting", self.rng) + "，" + self._request(sub, first=True)
+        return self._request(sub, first=True)
 
     def _say(self, kind: str, text: str) -> str:
         self.last_kind = kind
@@ -512,18 +515,19 @@ def run_dialog(
     channel.reset()
     result = DialogResult(goal)
     before = _booking_count(db)
-    text: str | None = sim.start()
-    completed_at = None
+    text = sim.start()
+    completed_at: int | None = None
     needed = [i for i, s in enumerate(goal.subgoals) if not s.expect_fail]
     for turn in range(1, MAX_TURNS + 1):
         heard = noise(text, noise_rng) if noise else text
         reply = channel.send(heard)
         result.log.append({"user": text, "heard": heard, "system": reply})
-        text = sim.react(reply)
+        following = sim.react(reply)
         if completed_at is None and {i for i, _ in sim.bookings} >= set(needed):
             completed_at = turn
-        if text is None:
+        if following is None:
             break
+        text = following
     result.bookings = [{"subgoal": i, "number": n} for i, n in sim.bookings]
     made = _booking_count(db) - before
     errors = list(sim.errors)
@@ -534,7 +538,7 @@ def run_dialog(
             errors.append("a booking announced but not in the database")
     result.integrity_errors = errors
     result.success = completed_at is not None and _verify(goal, sim.bookings, db)
-    result.turns = completed_at if result.success else MAX_TURNS
+    result.turns = completed_at if result.success and completed_at is not None else MAX_TURNS
     if goal.out_of_scope and sim.guided is not None:
         result.guidance = int(bool(sim.guided))
     return result
