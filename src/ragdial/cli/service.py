@@ -171,9 +171,12 @@ def serve(
     )
     service = None
     if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.pipeline.components import prepare_milvus
         from ragdial.serve.stores import open_store
 
         open_store(db_path).close()
+        if system_config.retriever.name == "milvus":  # index once here, not in every worker at the same time
+            prepare_milvus(system_config, processes=workers)
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
