@@ -124,3 +124,16 @@ def test_detection_evaluator_by_hand():
     # predicted T T F F T: tp 2, fp 1, fn 1
     assert result.scores == {"P": pytest.approx(2 / 3), "R": pytest.approx(2 / 3), "F1": pytest.approx(2 / 3)}
     assert result.latency["turn"].n == 5 and result.counts == {"examples": 5, "positive": 3}
+
+
+def test_data_stats_reads_the_challenge_default_path(monkeypatch, tmp_path, fixtures):
+    from typer.testing import CliRunner
+
+    from ragdial.cli.data import app
+
+    (tmp_path / "dstc11_track5").symlink_to(fixtures / "retrieval" / "dstc")
+    monkeypatch.setenv("RAGDIAL_DATA", str(tmp_path))
+    done = CliRunner().invoke(app, ["stats", "dstc11", "--json"])
+    assert done.exit_code == 0, done.output
+    expected = DSTC11.load(fixtures / "retrieval" / "dstc").stats()
+    assert json.loads(done.stdout) == {"format": "dstc11", "split": "val", **expected}
