@@ -56,6 +56,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ragdial.datasets import dstc
+from ragdial.evaluation import Latency
 from ragdial.paths import data_root
 from ragdial.schema import Knowledge, KnowledgeBase, Speaker, Turn
 
@@ -202,12 +203,12 @@ def latencies(fn, queries: Sequence[str], budget: float | None = None) -> dict[s
         start = time.perf_counter()
         fn(query)
         times.append((time.perf_counter() - start) * 1000)
-    ms = np.array(times)
+    summary = Latency.of(times)
     return {
-        "queries": len(times),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "qps": round(len(queries) / (ms.sum() / 1000), 1),
+        "queries": summary.n,
+        "p50_ms": round(summary.p50, 2),
+        "p95_ms": round(summary.p95, 2),
+        "qps": round(1000 / summary.mean, 1),
     }
 
 
