@@ -298,6 +298,8 @@ def _stream(
             elif isinstance(event, Reply):
                 _save(service, session, event)
                 extension = {"session_id": session.id, "timings": event.timings, "tokens": event.tokens}
+                if "grounding" in (reply_data := event.to_dict()):
+                    extension["grounding"] = reply_data["grounding"]
                 finish = oai.finish_reason(event, max_tokens)
                 final = oai.chunk(cid, model, {}, finish, extension, oai.usage(prompt_tokens, event.tokens))
                 yield oai.sse(final)
