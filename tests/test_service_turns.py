@@ -49,7 +49,7 @@ def test_a_complete_turn_streams_then_ends_with_its_stored_outcome():
 
 def test_a_stopped_turn_keeps_its_pieces_and_frees_the_generator_at_once():
     system = _system({"name": "service_doubles:slow_generator", "delay": 0.05, "words": 500})
-    run, items, stored, _ = _turn(system, "畅游套餐", stop_after=3)
+    _, items, stored, _ = _turn(system, "畅游套餐", stop_after=3)
     end = items[-1]
     assert isinstance(end, Ended) and end.outcome.kind == "stopped"
     assert 3 <= len(end.outcome.pieces) <= 4 and end.outcome.text.startswith("w0 w1 w2")
@@ -68,7 +68,7 @@ def test_a_stopped_turn_keeps_its_pieces_and_frees_the_generator_at_once():
 
 
 def test_a_failing_component_ends_the_turn_with_an_error():
-    run, items, stored, _ = _turn(_system("service_doubles:failing_generator"), "畅游套餐")
+    _, items, stored, _ = _turn(_system("service_doubles:failing_generator"), "畅游套餐")
     end = items[-1]
     assert end.outcome.kind == "error" and "backend went away" in str(end.outcome.error)
     assert end.outcome.pieces == ["partial "] and stored[0].kind == "error"

@@ -10,6 +10,7 @@ before the response sees the end. The response never waits on a lock: it reads e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -153,7 +154,7 @@ class TurnRun:
             if callable(close):
                 try:
                     close()  # here, in the thread that ran it: the stream's locks are released now
-                except Exception as err:  # noqa: BLE001 (a close that fails must not hide the outcome)
+                except Exception as err:  # a close that fails must not hide the outcome
                     outcome.error = outcome.error or err
         if outcome.reply is not None:
             outcome.kind = "completed"
@@ -166,7 +167,7 @@ class TurnRun:
         store_error = None
         try:
             self._finish(outcome)
-        except Exception as err:  # noqa: BLE001 (reported to the client in-band)
+        except Exception as err:  # reported to the client in-band
             store_error = err
         self.ended.set()
         self._post(Ended(outcome, store_error))
@@ -177,7 +178,5 @@ class TurnRun:
         self._call_soon(self._queue.put_nowait, item)
 
     def _call_soon(self, function: Callable[..., Any], *args: Any) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop (the server stopped): nobody reads any more
             self._loop.call_soon_threadsafe(function, *args)
-        except RuntimeError:  # the loop is closed (the server stopped): nobody is reading any more
-            pass
