@@ -89,10 +89,12 @@ def run_systems(
     for name, config in systems.items():
         retriever = HybridRetriever(kb, config)
         train_retriever = retriever if train_kb is None else HybridRetriever(train_kb, config)
-        train_rank = [[r.item.id for r in train_retriever.retrieve(e.context, e.dialog_id, depth)] for e in train]
+        train_rank = [
+            [r.item.id for r in train_retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in train
+        ]
         k = best_top_k([e.knowledge_ids for e in train], train_rank)
         start = time.perf_counter()
-        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in test]
+        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in test]
         seconds = time.perf_counter() - start
         curves[name] = recall_at(golds, rankings)
         scores = selection_scores(golds, [r[:k] for r in rankings])
@@ -106,8 +108,8 @@ def run_systems(
         reranker = rerank.train(train_retriever, train, relative_cut=relative_cut)
         log(f"reranker trained in {time.perf_counter() - start:.1f}s, threshold {reranker.threshold:.3f}")
         retriever = HybridRetriever(kb, hybrid_config, reranker=reranker)
-        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in test]
-        preds = [[r.item.id for r in retriever.select(e.context, e.dialog_id, 10)] for e in test]
+        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in test]
+        preds = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         name = "hybrid + reranker"
         curves[name] = recall_at(golds, rankings)
         scores = selection_scores(golds, preds)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from generation_common import char_scores, dstc_scores, merged_kb, sample, split_folds
 from ragdial import datasets
-from ragdial.generation.backends import create
+from ragdial.generation import create
 from ragdial.generation.batch import request_for
 from ragdial.generation.exemplars import ExemplarIndex
 from ragdial.generation.template import TemplateGenerator

@@ -54,7 +54,9 @@ def main() -> None:
         start = time.perf_counter()
         retriever = HybridRetriever(dataset.kb, config)
         build = time.perf_counter() - start
-        rank = {e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, args.depth)] for e in seeking}
+        rank = {
+            e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, args.depth).ranked] for e in seeking
+        }
         k = best_top_k([e.knowledge_ids for e in train], [rank[e.id] for e in train])
         golds, rankings = [e.knowledge_ids for e in test], [rank[e.id] for e in test]
         scores = selection_scores(golds, [r[:k] for r in rankings])
@@ -68,8 +70,8 @@ def main() -> None:
     hybrid.reranker = rerank.train(hybrid, train, relative_cut=args.relative_cut)
     print(f"reranker trained in {time.perf_counter() - start:.1f}s, threshold {hybrid.reranker.threshold:.3f}")
     golds = [e.knowledge_ids for e in test]
-    rankings = [[r.item.id for r in hybrid.retrieve(e.context, e.dialog_id, args.depth)] for e in test]
-    preds = [[r.item.id for r in hybrid.select(e.context, e.dialog_id, 10)] for e in test]
+    rankings = [[r.item.id for r in hybrid.retrieve(e.context, e.dialog_id, args.depth).ranked] for e in test]
+    preds = [[r.item.id for r in hybrid.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
     name = "hybrid + reranker"
     curves[name] = recall_at(golds, rankings)
     cut = f"p>={hybrid.reranker.threshold:.3f}, >={hybrid.reranker.relative:.1f}xbest"

@@ -37,7 +37,9 @@ def main() -> None:
         examples = [e for e in dataset.examples if e.knowledge_ids or e.meta.get("unmatched_gold")]
         for name, config in SYSTEMS.items():
             retriever = HybridRetriever(dataset.kb, config)
-            rankings = {e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 20)] for e in examples}
+            rankings = {
+                e.id: [r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 20).ranked] for e in examples
+            }
             with tempfile.TemporaryDirectory() as tmp:
                 path = mobilecs2.write_track1(Path(tmp) / "track1.json", dataset.kb, examples, rankings)
                 submitted = mobilecs2.read_track1(path, dataset)

@@ -25,11 +25,11 @@ from ragdial.datasets import dstc
 from ragdial.paths import data_root
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import QueryCache, encode_cached, get_encoder
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.index import load_index, save_index
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.schema import Speaker, Turn
+from ragdial.text.encoders import QueryCache, encode_cached, get_encoder
 
 
 def timed(fn, queries) -> dict[str, float]:

@@ -6,13 +6,15 @@ named in configs by import path (``service_doubles:retriever``), the way a user 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 
+from ragdial.components import BuildContext
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.pipeline.components import BuildContext
+from ragdial.generation.locking import locked_stream
 from ragdial.pipeline.knowledge import KnowledgeSource
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.schema import Dataset, Dialog, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 ITEMS = {
@@ -53,13 +55,22 @@ class OverlapRetriever(Retriever):
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
 
-    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
+    def retrieve(
+        self,
+        context: Sequence[Turn],
+        scope: Scope | str | None = None,
+        k: int = 20,
+        filter: KnowledgeFilter | None = None,
+        select: int | None = None,
+    ) -> Retrieval:
         query = _tokens(next((t.text for t in reversed(context) if t.speaker == Speaker.USER), ""))
+        within = Scope.of(scope)
         scored = [
-            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb.candidates(dialog_id)
+            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb if within.allows(item)
         ]
         scored.sort(key=lambda s: (-s.score, s.item.id))
-        return scored[:k]
+        ranked = take(scored, filter, k)
+        return Retrieval(ranked, ranked[: select or 1])
 
 
 class EchoGenerator(Generator):
@@ -95,8 +106,30 @@ class SlowGenerator(Generator):
             yield f"w{number} "
 
 
+class LockedGenerator(Generator):
+    """One request at a time (like llama.cpp), slowly: 40 pieces, ``delay`` seconds apart. It waits at most
+    ``wait`` seconds for the model, so a lock an abandoned stream never released shows up as an error, not a hang."""
+
+    def __init__(self, delay: float = 0.05, wait: float = 20.0) -> None:
+        self.delay = delay
+        self.wait = wait
+        self.lock = threading.Lock()
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
+        for n in range(40):
+            time.sleep(self.delay)
+            yield f"w{n} "
+
+
 def retriever(ctx: BuildContext) -> Retriever:
-    return OverlapRetriever(ctx.knowledge.dataset.kb)
+    return OverlapRetriever(ctx.kb)
+
+
+def locked_generator(ctx: BuildContext) -> Generator:
+    return LockedGenerator()
 
 
 def generator(ctx: BuildContext) -> Generator:

@@ -278,7 +278,7 @@ def test_more_pages_mount_beside_the_api(tmp_path):
 def test_the_rating_pages_mount_when_asked(tmp_path):
     """The rating pages take the travel database from the system config; a missing one is generated at start-up
     (before the first request), not in the middle of one."""
-    pytest.importorskip("ragdial.serve.rating", reason="the task branch is not installed")
+    pytest.importorskip("ragdial.rating", reason="the task branch is not installed")
     travel = tmp_path / "travel.sqlite"
     config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(travel), "task_today": "2026-12-01"})
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))

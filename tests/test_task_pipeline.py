@@ -83,8 +83,8 @@ def test_rating_pages_over_the_whole_system(tmp_path, db_path):
     from fastapi import FastAPI
 
     from ragdial.pipeline.components import build_system
-    from ragdial.serve.rating import rating_router, system_backend
-    from ragdial.serve.rating_store import RatingStore
+    from ragdial.rating import rating_router, system_backend
+    from ragdial.rating.store import RatingStore
 
     config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
     app = FastAPI()

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from ragdial.serve.rating import rating_app
+from ragdial.rating import rating_app
 from ragdial.task.dbgen import generate
 
 TODAY = dt.date(2026, 12, 1)

@@ -50,11 +50,13 @@ class FutureDialChallenge(Challenge):
     def score(
         self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
     ) -> list[ChallengeScores]:
-        """Track 1 recall@1/5/20 per gold piece; track 2 (``bertscore=False`` skips it: BERTScore needs torch)."""
+        """Track 1 recall@1/5/20 per gold piece; track 2 (``bertscore=False`` skips it: BERTScore needs torch).
+        Both under the rules the dataset was loaded with (:func:`ragdial.datasets.mobilecs2.rules_of`)."""
+        from ragdial.datasets import mobilecs2
         from ragdial.metrics.challenges.futuredial import score_track1
 
         ranked = [list(predictions[e.id].ranking) for e in examples]
-        scores = [score_track1([e.knowledge_ids for e in examples], ranked)]
+        scores = [score_track1([e.knowledge_ids for e in examples], ranked, mobilecs2.rules_of(dataset))]
         if options.get("bertscore", True):
             scores.append(self.score_track2(dataset, examples, predictions, options.get("bertscore_model")))
         return scores
@@ -68,27 +70,41 @@ class FutureDialChallenge(Challenge):
         bertscore_layers: int | None = None,
     ) -> ChallengeScores:
         from ragdial.datasets import mobilecs2
-        from ragdial.metrics.challenges.futuredial import Track2Turn, score_track2
+        from ragdial.metrics.challenges.futuredial import score_track2
 
-        turns = [
-            Track2Turn(predictions[e.id].response or "", e.response or "", mobilecs2.gold_knowledge_text(dataset.kb, e))
-            for e in examples
-        ]
-        return score_track2(turns, bertscore_model, bertscore_layers, dataset.language)
+        turns = self.track2_turns(dataset, examples, predictions)
+        return score_track2(turns, bertscore_model, bertscore_layers, dataset.language, mobilecs2.rules_of(dataset))
+
+    def track2_turns(self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> list:
+        """Generated reply beside the gold ``客服`` and ``查询结果`` as loaded (never ``example.response``)."""
+        from ragdial.datasets import mobilecs2
+        from ragdial.metrics.challenges.futuredial import Track2Turn
+
+        turns = []
+        for e in examples:
+            gold = mobilecs2.gold_fields(dataset.kb, e)
+            turns.append(Track2Turn(predictions[e.id].response or "", gold["客服"], gold["查询结果"]))
+        return turns
 
     def score_track1_file(
-        self, pred: Path, gold: Path, kb: Path | None = None, faq: Path | None = None, split: str | None = None
+        self,
+        pred: Path,
+        gold: Path,
+        kb: Path | None = None,
+        faq: Path | None = None,
+        split: str | None = None,
+        rules: str = "organisers",
     ) -> ChallengeScores:
-        """Score a top-20 file against a MobileCS2 dialogs file (turns with gold knowledge only)."""
+        """Score a top-20 file against a MobileCS2 dialogs file (scored turns with gold knowledge only)."""
         from ragdial.datasets import mobilecs2
         from ragdial.metrics.challenges.checks import require_all
         from ragdial.metrics.challenges.futuredial import score_track1
 
-        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+        dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq, rules=rules)
         ranked = mobilecs2.read_track1(pred, dataset)
         scored = [e for e in dataset.examples if e.meta.get("scored_source") and e.knowledge_ids]
         require_all(pred, ranked, [e.id for e in scored], "turns with gold knowledge")
-        return score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored])
+        return score_track1([e.knowledge_ids for e in scored], [ranked[e.id] for e in scored], rules)
 
     def score_track2_file(
         self,
@@ -99,18 +115,25 @@ class FutureDialChallenge(Challenge):
         split: str | None = None,
         bertscore_model: str | None = None,
         bertscore_layers: int | None = None,
+        rules: str = "organisers",
+        allow_identical: bool = False,
     ) -> ChallengeScores:
-        """Score a track-2 file against a dialogs file, or (no ``gold``) against the gold strings its records carry."""
+        """Score a track-2 file against a dialogs file, or (no ``gold``) against the gold strings its records carry.
+        A file whose every generated reply equals its gold reply is refused unless ``allow_identical``."""
         from ragdial.datasets import mobilecs2
-        from ragdial.metrics.challenges.checks import require_all
+        from ragdial.metrics.challenges.checks import refuse_identical, require_all
         from ragdial.metrics.challenges.futuredial import Track2Turn, score_track2
 
         if gold is not None:
-            dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq)
+            dataset = mobilecs2.load(gold, split, global_kb=kb, faq=faq, rules=rules)
             records = mobilecs2.read_track2(pred, dataset)
             require_all(pred, records, [e.id for e in dataset.examples], "turns")
-
             predictions = {e.id: Prediction(response=records[e.id]["客服-生成"]) for e in dataset.examples}
+            pairs = [
+                (records[e.id]["客服-生成"], mobilecs2.gold_response(dataset.kb, e), str(e.meta.get("gold_response")))
+                for e in dataset.examples
+            ]
+            refuse_identical(pred, pairs, allow_identical)
             return self.score_track2(dataset, dataset.examples, predictions, bertscore_model, bertscore_layers)
         records = mobilecs2.read_track2(pred)
         turns = []
@@ -119,10 +142,11 @@ class FutureDialChallenge(Challenge):
                 if not isinstance(record.get(name), str):
                     raise DataFormatError(pred, "without --gold every record needs the gold string", key, name)
             turns.append(Track2Turn(record["客服-生成"], record["客服"], record["查询结果"]))
+        refuse_identical(pred, [(t.generated, t.response) for t in turns], allow_identical)
         from ragdial.text.tokenize import detect_language
 
         language = detect_language(" ".join(t.response for t in turns[:200]))
-        return score_track2(turns, bertscore_model, bertscore_layers, language)
+        return score_track2(turns, bertscore_model, bertscore_layers, language, rules)
 
 
 FUTUREDIAL = FutureDialChallenge()

@@ -80,6 +80,16 @@ def dstc11(
 
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]
 FaqOpt = Annotated[Path | None, typer.Option("--faq", help="qa.json (default: beside the dialogs file)")]
+RulesOpt = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="organisers (their code: ret_qa with synthetic [QA] entries, cleaned gold) or faq-answer (own KBs, demo)",
+    ),
+]
+AllowIdenticalOpt = Annotated[
+    bool, typer.Option("--allow-identical", help="score a file whose predictions equal the gold in every record")
+]
 
 
 @app.command("futuredial-track1")
@@ -89,11 +99,12 @@ def futuredial_track1(
     kb: KbOpt = None,
     faq: FaqOpt = None,
     split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
+    rules: RulesOpt = "organisers",
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 1: recall@1/5/20 per gold piece from a top-20 file; score = sum."""
-    report(FUTUREDIAL.score_track1_file(pred, gold, kb, faq, split), json_, out)
+    report(FUTUREDIAL.score_track1_file(pred, gold, kb, faq, split, rules=rules), json_, out)
 
 
 @app.command("futuredial-track2")
@@ -110,11 +121,15 @@ def futuredial_track2(
         str | None, typer.Option(help="BERTScore backbone (official: bert-base-chinese); default: offline MiniLM")
     ] = None,
     bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer (official: 8)")] = None,
+    rules: RulesOpt = "organisers",
+    allow_identical: AllowIdenticalOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 2: character BLEU-4, BERTScore, Inform; score = 0.5*(BLEU/100+BERTScore)+Inform."""
-    scores = FUTUREDIAL.score_track2_file(pred, gold, kb, faq, split, bertscore_model, bertscore_layers)
+    scores = FUTUREDIAL.score_track2_file(
+        pred, gold, kb, faq, split, bertscore_model, bertscore_layers, rules=rules, allow_identical=allow_identical
+    )
     report(scores, json_, out)
 
 

@@ -15,7 +15,8 @@ from ragdial.errors import RagdialError
 from ragdial.paths import cache_dir
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
-from ragdial.pipeline.system import DialogSystem, Piece, Prepared, Reply
+from ragdial.pipeline.system import DialogSystem
+from ragdial.pipeline.turn import Piece, Prepared, Reply
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="system config YAML (default: the demo KB)")]
 GeneratorOpt = Annotated[
@@ -105,6 +106,7 @@ def _turn(system: DialogSystem, session, text: str, console: Console, json_: boo
         elif isinstance(event, Prepared):
             pass
         elif isinstance(event, Reply):
+            session.add(event.record)
             if json_:
                 typer.echo(json.dumps(event.to_dict(), ensure_ascii=False))
                 continue

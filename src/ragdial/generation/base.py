@@ -6,6 +6,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ragdial.schema import Knowledge, Turn
 
@@ -43,7 +44,12 @@ class GenerationRequest:
 
 
 class Generator(ABC):
-    """A response generator; ``stream`` yields text pieces, ``generate`` joins them."""
+    """A response generator; ``stream`` yields text pieces, ``generate`` joins them.
+
+    A generator is a component (``warm_up``, ``close``, ``to_config``) and does its own locking: one that cannot
+    serve two requests at once holds a lock inside ``stream`` that a closed stream releases
+    (``ragdial.generation.locking``).
+    """
 
     @abstractmethod
     def stream(self, request: GenerationRequest) -> Iterator[str]:
@@ -52,6 +58,14 @@ class Generator(ABC):
     def generate(self, request: GenerationRequest) -> str:
         return "".join(self.stream(request))
 
+    def warm_up(self) -> None:
+        """Load the model now rather than on the first request; a no-op by default."""
+        return None
+
     def close(self) -> None:
         """Release what the backend holds (a model, a connection); a no-op by default."""
         return None
+
+    def to_config(self) -> dict[str, Any]:
+        """The component as plain config data; the import path of its class by default."""
+        return {"name": f"{type(self).__module__}:{type(self).__name__}"}

@@ -44,6 +44,7 @@ class OpenAICompatibleGenerator(Generator):
             self.base_url = self.base_url[:-3]
         self.model = model
         self.context_tokens = context_tokens
+        self.timeout = timeout
         self.extra_body = dict(extra_body or {})
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
@@ -91,6 +92,17 @@ class OpenAICompatibleGenerator(Generator):
                         yield piece
         except httpx.HTTPError as err:
             raise RagdialError(f"{self.url}: {type(err).__name__}: {err}") from None
+
+    def to_config(self) -> dict[str, Any]:
+        """Without the API key (a config is shown and stored)."""
+        return {
+            "name": "openai",
+            "base_url": self.base_url,
+            "model": self.model,
+            "context_tokens": self.context_tokens,
+            "timeout": self.timeout,
+            "extra_body": self.extra_body,
+        }
 
     def close(self) -> None:
         self._client.close()

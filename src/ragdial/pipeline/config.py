@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from ragdial.pipeline.registry import ConfigError
+from ragdial.components import ConfigError
 
 
 @dataclass(frozen=True)

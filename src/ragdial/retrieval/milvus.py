@@ -8,17 +8,19 @@ for English) and dense vectors, fused with RRF by ``hybrid_search``; dialog scop
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ragdial.errors import RagdialError
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Turn
+from ragdial.text.encoders import encode_cached, get_encoder
 from ragdial.text.tokenize import detect_language
 
 MAX_TEXT = 65535
@@ -61,13 +63,15 @@ class MilvusRetriever(Retriever):
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language
-        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
+        self.uri = uri
         self.tracker = EntityTracker(())
+        self._lock = threading.Lock()
         if self.client.has_collection(collection):
             self._load_entities()
 
     def _load_entities(self) -> None:
-        names = set()
+        names: set[str] = set()
         iterator = self.client.query_iterator(
             self.collection, batch_size=1000, filter='entity != ""', output_fields=["entity"]
         )
@@ -127,15 +131,39 @@ class MilvusRetriever(Retriever):
             client.insert(self.collection, rows)
         self.tracker = EntityTracker(items)
 
-    def _filter(self, dialog_id: str | None, focus: Sequence[str]) -> str:
-        scope = '(scope == "")' if dialog_id is None else f'(scope == "" or scope == {_quote(dialog_id)})'
-        if self.config.entity_scope and focus:
-            names = ", ".join(_quote(n) for n in focus)
-            return f'{scope} and (entity in [{names}] or entity == "")'
-        return scope
+    def _filter(self, scope: Scope, filter: KnowledgeFilter | None, focus: Sequence[str]) -> str:
+        parts = []
+        if scope.include_global:
+            glob = 'scope == ""'
+            if filter is not None and filter.sources:
+                glob += f" and source in [{', '.join(_quote(s.value) for s in filter.sources)}]"
+            if self.config.entity_scope and focus:
+                glob += f' and (entity in [{", ".join(_quote(n) for n in focus)}] or entity == "")'
+            parts.append(f"({glob})")
+        if scope.local is not None:
+            parts.append(f"(scope == {_quote(scope.local)})")
+        return " or ".join(parts) or 'scope == "\x00"'
 
-    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
-        """Top ``k`` by BM25 (and dense with RRF); ``[]`` for an empty collection or a context without text."""
+    def retrieve(
+        self,
+        context: Sequence[Turn],
+        scope: Scope | str | None = None,
+        k: int = 20,
+        filter: KnowledgeFilter | None = None,
+        select: int | None = None,
+    ) -> Retrieval:
+        """Top ``k`` by BM25 (and dense with RRF) within ``scope`` and ``filter`` (as Milvus filter expressions);
+        the first ``select`` (default ``config.select``) are selected. Empty for a missing collection or a context
+        without text."""
+        with self._lock:
+            ranked = self._search(context, Scope.of(scope), k, filter)
+        if filter is not None and filter.min_score is not None:
+            ranked = take(ranked, filter, k)
+        return Retrieval(ranked, ranked[: self.config.select if select is None else select])
+
+    def _search(
+        self, context: Sequence[Turn], scope: Scope, k: int, filter: KnowledgeFilter | None
+    ) -> list[ScoredKnowledge]:
         from pymilvus import AnnSearchRequest, RRFRanker
 
         if k <= 0 or not self.client.has_collection(self.collection):
@@ -146,7 +174,7 @@ class MilvusRetriever(Retriever):
         text = " ".join(t for t, _ in pairs).strip()
         if not text:
             return []
-        expr = self._filter(dialog_id, focus)
+        expr = self._filter(scope, filter, focus)
         if self.encoder is None or self.config.fusion == "bm25":
             hits = self.client.search(
                 self.collection, data=[text], anns_field="sparse", limit=k, filter=expr, output_fields=FIELDS
@@ -168,8 +196,11 @@ class MilvusRetriever(Retriever):
         )[0]
         return [self._scored(hit, float(hit["distance"])) for hit in hits]
 
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "milvus", "uri": self.uri, "collection": self.collection, **self.config.to_dict()}
+
     @staticmethod
-    def _scored(hit: dict, score: float) -> ScoredKnowledge:
+    def _scored(hit: dict[str, Any], score: float) -> ScoredKnowledge:
         row = hit.get("entity") or hit
         item = Knowledge(
             id=row["pk"] if "pk" in row else hit["pk"],

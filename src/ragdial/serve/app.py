@@ -8,25 +8,28 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragdial.pipeline.decision import LOOKUPS, Decision
-from ragdial.pipeline.system import Piece, Prepared, Reply, Session, last_reply
+from ragdial.pipeline.turn import Piece, Prepared, Reply, Session, last_reply
 from ragdial.schema import Speaker, Turn
 from ragdial.serve import openai_format as oai
 from ragdial.serve.limits import BodyLimit
 from ragdial.serve.models import ChatRequest, RetrieveRequest, SessionRequest
 from ragdial.serve.service import Service
+from ragdial.serve.store import record_turns
 from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError
 from ragdial.text.tokenize import detect_language, words
+from ragdial.understanding.decision import LOOKUPS, Decision
 
 STATIC = Path(__file__).parent / "static"
 ERROR_KINDS = {
@@ -57,6 +60,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     if service.settings.ratings_path:
         app.include_router(_rating_pages(service))
     app.state.service = service
+    app.router.add_event_handler("shutdown", service.close)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
 
@@ -105,7 +109,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
         if body.stream:
             return StreamingResponse(
-                _stream(service, session, events, cid, model, prompt_tokens, max_tokens),
+                _closing(_stream(service, session, events, cid, model, prompt_tokens, max_tokens)),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Session-Id": session.id},
             )
@@ -126,12 +130,13 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         system = service.system(session.language)
         context = system.context_for(session.history, body.query)
         decision = Decision(True, tuple(body.lookups or LOOKUPS), detector="request")
-        knowledge = system.retrieve(context, session.user, decision, k=body.k)
+        found = system.retrieve(context, session.user, decision, k=body.k)
         return {
             "session_id": body.session_id,
             "language": session.language,
             "profile": session.user,
-            "knowledge": [c.to_dict() for c in knowledge],
+            "knowledge": [c.to_dict() for c in found.selected],
+            "ranking": [c.to_dict() for c in found.ranked[: max(body.k, len(found.selected))]],
             "detector": system.decide(context).to_dict(),
         }
 
@@ -175,12 +180,12 @@ def app_from_env() -> FastAPI:
 
 
 def _rating_pages(service: Service) -> APIRouter:
-    """The human rating pages (ragdial.serve.rating) under /rating, testing the system this app serves."""
-    from ragdial.serve.rating import RatingStore, rating_router, system_backend
+    """The human rating pages (ragdial.rating) under /rating, testing the system this app serves."""
+    from ragdial.rating import RatingStore, rating_router, system_backend
 
     system = service.system(service.default_language)
     responder, goal_sampler = system_backend(system, system.config.task_db)
-    return rating_router(RatingStore(service.settings.ratings_path), responder, goal_sampler)
+    return rating_router(RatingStore(service.settings.ratings_path or ":memory:"), responder, goal_sampler)
 
 
 # ---- request handling
@@ -246,14 +251,24 @@ def _open_session(service: Service, body: ChatRequest) -> Session:
 
 
 def _save(service: Service, session: Session, reply: Reply) -> None:
-    """Store the user's turn and the reply together (the session's history already ends with both)."""
-    user_turn, system_turn = session.history[-2], session.history[-1]
-    meta = {"decision": reply.decision.to_dict(), "timings": reply.timings, "tokens": reply.tokens}
+    """Store the reply's turn record (the user's turn, the reply, its citations, decision and the new state)."""
     try:
-        turns = [StoredTurn(user_turn), StoredTurn(system_turn, reply.knowledge, meta)]
-        service.store.append(session.id, turns, session.state)
+        record = reply.record
+        service.store.append(session.id, record_turns(record), record.state)
     except UnknownSessionError:
         raise _fail(404, f"session {session.id!r} was deleted while answering", "session_id") from None
+
+
+async def _closing(stream: Generator[str, None, None]) -> AsyncIterator[str]:
+    """``stream``'s chunks, each computed in a worker thread; ``stream`` is closed however the response ends
+    (a client that disconnects cancels the response), so the turn's locks are released then, not at garbage
+    collection."""
+    try:
+        async for chunk in iterate_in_threadpool(stream):
+            yield chunk
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(stream.close)
 
 
 def _stream(
@@ -264,12 +279,14 @@ def _stream(
     model: str,
     prompt_tokens: int,
     max_tokens: int,
-) -> Iterator[str]:
-    """Server-sent events in the OpenAI chunk format; the first chunk carries the cited knowledge."""
+) -> Generator[str, None, None]:
+    """Server-sent events in the OpenAI chunk format; the first chunk carries the cited knowledge. However this
+    generator ends (finished, failed, or closed when the client went away), ``events`` is closed, so every lock a
+    component holds for the turn is released."""
     try:
         for event in events:
             if isinstance(event, Prepared):
-                extension = {
+                extension: dict[str, Any] = {
                     "session_id": session.id,
                     "language": session.language,
                     "knowledge": [c.to_dict() for c in event.knowledge],
@@ -292,6 +309,10 @@ def _stream(
         yield oai.sse(oai.error_body(f"session store unavailable: {err}", ERROR_KINDS[503], 503))
     except Exception as err:  # a component failed mid-stream: tell the client in-band; the session is unchanged
         yield oai.sse(oai.error_body(f"generation failed: {type(err).__name__}: {err}", "server_error", 500))
+    finally:
+        close = getattr(events, "close", None)
+        if callable(close):
+            close()
     yield oai.sse("[DONE]")
 
 
@@ -328,7 +349,8 @@ def _install_error_handlers(app: FastAPI) -> None:
         errors = exc.errors()
         first = errors[0] if errors else {"type": "", "loc": (), "msg": "invalid request"}
         if first.get("type") == "json_invalid":
-            reason = (first.get("ctx") or {}).get("error", "")
+            ctx = first.get("ctx")
+            reason = ctx.get("error", "") if isinstance(ctx, dict) else ""
             message = f"request body is not valid JSON: {reason}".rstrip(": ")
             return JSONResponse(oai.error_body(message, "invalid_request_error", 400), status_code=400)
         loc = [str(p) for p in first.get("loc", ()) if p != "body"]

@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 import urllib.request
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -86,7 +87,7 @@ def serve(
     check_port(host, port)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}/"
-    options = {"host": host, "port": port, "log_level": log_level, "timeout_graceful_shutdown": 5}
+    options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "timeout_graceful_shutdown": 5}
     if workers <= 1:
         app = create_app(service or Service(settings))
         announce_when_healthy(url)

@@ -8,6 +8,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ragdial.components import close
 from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
@@ -95,6 +96,15 @@ class Service:
         if not text:
             raise RagdialError(f"{SETTINGS_ENV} is not set (start the service with 'ragdial serve')")
         return cls(ServiceSettings.from_json(text))
+
+    def close(self) -> None:
+        """Close every component once (the systems of several languages share a generator)."""
+        seen: set[int] = set()
+        for system in self.systems.values():
+            for component in system.components():
+                if id(component) not in seen:
+                    seen.add(id(component))
+                    close(component)
 
     @property
     def default_language(self) -> str:

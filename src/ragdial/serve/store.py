@@ -7,6 +7,7 @@ crash never leaves a user turn without its reply.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ragdial.errors import RagdialError
-from ragdial.pipeline.system import Citation, Session
+from ragdial.pipeline.turn import Session, TurnRecord
+from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Speaker, Turn
 
 # The schema, as an ordered list of idempotent steps (version, what it does, SQL or an added column). Never edit a
@@ -71,7 +73,7 @@ class StoredTurn:
     """A turn as stored: the schema turn plus the knowledge cited and per-turn metadata (decision, timings)."""
 
     turn: Turn
-    knowledge: list[Citation] = field(default_factory=list)
+    knowledge: list[ScoredKnowledge] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     created: float = 0.0
 
@@ -91,9 +93,14 @@ class StoredTurn:
     ) -> StoredTurn:
         """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
         cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
-        citations = [Citation(**c) for c in cited]
+        citations = [ScoredKnowledge.from_dict(c) for c in cited]
         turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
         return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
+
+
+def record_turns(record: TurnRecord) -> list[StoredTurn]:
+    """The two stored turns of a finished exchange: the user's, and the system's with its citations and metadata."""
+    return [StoredTurn(record.user), StoredTurn(record.system, list(record.citations), record.meta())]
 
 
 @dataclass(frozen=True)
@@ -262,14 +269,15 @@ class SessionStore:
             turns = [t.turn for t in self._turns(db, session_id)]
         return Session(session_id, row[0], row[1], turns, json.loads(row[2]))
 
-    def turns(self, session_id: str, owner: str | None = None) -> list[StoredTurn]:
+    def turns(self, session_id: str, owner: str | None = None) -> builtins.list[StoredTurn]:
         with self._transaction(write=False) as db:
             if not self._owned(db, session_id, owner):
                 raise UnknownSessionError(session_id)
             return self._turns(db, session_id)
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary:
-        where, args = "WHERE s.id = ?", (session_id,)
+        where = "WHERE s.id = ?"
+        args: tuple[str, ...] = (session_id,)
         if owner is not None:
             where, args = where + " AND s.owner = ?", (*args, owner)
         with self._transaction(write=False) as db:
@@ -278,7 +286,7 @@ class SessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]:
+    def list(self, limit: int = 100, owner: str | None = None) -> builtins.list[SessionSummary]:
         """The most recently updated sessions first (only ``owner``'s when given)."""
         where, args = ("WHERE s.owner = ?", (owner,)) if owner is not None else ("", ())
         with self._transaction(write=False) as db:
@@ -342,14 +350,16 @@ class SessionStore:
         return index + len(turns)
 
     @staticmethod
-    def _turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    def _turns(db: sqlite3.Connection, session_id: str) -> builtins.list[StoredTurn]:
         rows = db.execute(
             "SELECT speaker, text, knowledge, meta, created FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)
         ).fetchall()
         return [StoredTurn.from_row(*row) for row in rows]
 
     @staticmethod
-    def _summaries(db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1) -> list[SessionSummary]:
+    def _summaries(
+        db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1
+    ) -> builtins.list[SessionSummary]:
         rows = db.execute(
             "SELECT s.id, s.user, s.language, s.title, "
             "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id), s.created, s.updated "

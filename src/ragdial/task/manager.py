@@ -33,6 +33,15 @@ SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 
 
+STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
+UNDER_WAY_KEYS = ("pending", "offers", "asked", "suggest")  # any set: a booking is under way
+
+
+def under_way(state: dict[str, Any] | None) -> bool:
+    """Whether ``state`` is a booking in progress (an offer, a question or a pending booking is open)."""
+    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
+
+
 def new_state() -> dict[str, Any]:
     """The state of a dialog that has not started."""
     return {
@@ -92,6 +101,20 @@ class TaskBranch:
         self.intent = intent
 
     # ------------------------------------------------------------------ public
+    def claims(self, state: dict[str, Any] | None, text: str) -> bool:
+        """Whether the turn ``text`` is this branch's: a booking is under way in ``state``, or it asks for travel."""
+        return under_way(state) or self.understands(text)
+
+    def warm_up(self) -> None:
+        """Nothing loads lazily (the database and its gazetteer are read at construction)."""
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "travel", "db": str(self.db.url), "today": self.today.isoformat()}
+
     def understands(self, text: str) -> bool:
         """Whether an utterance asks for travel (for a pipeline deciding where to route a new request): a domain
         named (机票/火车/酒店, or the intent classifier's flight/train), a route (北京到上海), or a city with a role

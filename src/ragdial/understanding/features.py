@@ -154,8 +154,8 @@ class NgramTfidf(FeatureBlock):
 
 
 def encode(name: str, texts: list[str]) -> np.ndarray:
-    """Unit vectors (zero rows for empty texts) from the ``ragdial.retrieval.encoders`` encoder ``name``."""
-    from ragdial.retrieval.encoders import get_encoder
+    """Unit vectors (zero rows for empty texts) from the ``ragdial.text.encoders`` encoder ``name``."""
+    from ragdial.text.encoders import get_encoder
 
     return get_encoder(name).encode(texts)
 

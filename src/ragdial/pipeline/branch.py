@@ -1,0 +1,184 @@
+"""The branches a turn can take: a ``Branch`` claims a turn (from the session's state and the user's turn) and
+answers it as a stream of events ending in a ``Reply`` that carries the ``TurnRecord``.
+
+- ``KnowledgeBranch``: understand (a detector's decision) → retrieve (ranking and selection, in the decision's scope
+  and filter) → generate from the selected items. It claims every turn, so it comes last.
+- ``TaskDialogBranch``: the travel booking dialog (``ragdial.task``); it claims a turn while a booking is under way
+  or when the turn asks for travel. Its state lives under ``ragdial.task.STATE_KEY`` in the session's state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator as PieceStream
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
+from ragdial.retrieval.base import Retrieval, Retriever
+from ragdial.schema import Speaker, Turn
+from ragdial.understanding.decision import Decision, Detector
+
+if TYPE_CHECKING:
+    from ragdial.task.manager import TaskBranch
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """What a branch answers: the context (recent history, then the user's turn), the session's user (whose
+    profile is their local knowledge scope), the session's state (read only) and generation options."""
+
+    context: list[Turn]
+    user: str | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    @property
+    def turn(self) -> Turn:
+        return self.context[-1]
+
+
+class Branch(Protocol):
+    """One way of answering a turn."""
+
+    name: str
+
+    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
+        """Whether this branch answers ``turn`` in a session whose state is ``state``."""
+        ...
+
+    def respond(self, request: TurnInput) -> Iterator[Event]:
+        """``Prepared``, then ``Piece``s, then the ``Reply`` (with its ``TurnRecord``)."""
+        ...
+
+
+def ms(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()``)."""
+    return round((time.perf_counter() - start) * 1000.0, 3)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The knowledge branch's numbers (from the system config)."""
+
+    retrieve_k: int = 20
+    top_k: int = 3
+    min_score: float | None = None
+    max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int = 0
+
+
+class KnowledgeBranch:
+    """Understand → retrieve → generate, citing the retriever's selection."""
+
+    name = "knowledge"
+
+    def __init__(
+        self, detector: Detector, retriever: Retriever, generator: Generator, language: str, settings: Settings
+    ) -> None:
+        self.detector = detector
+        self.retriever = retriever
+        self.generator = generator
+        self.language = language
+        self.settings = settings
+
+    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
+        return True
+
+    def decide(self, context: Sequence[Turn]) -> Decision:
+        return self.detector.decide(context, self.language)
+
+    def retrieve(
+        self, context: Sequence[Turn], user: str | None, decision: Decision, select: int | None = None
+    ) -> Retrieval:
+        """Ranking and selection within the decision's look-ups for a session of ``user``."""
+        if not decision.needs_knowledge:
+            return Retrieval()
+        return self.retriever.retrieve(
+            context,
+            decision.scope(user),
+            self.settings.retrieve_k,
+            decision.knowledge_filter(self.settings.min_score),
+            self.settings.top_k if select is None else select,
+        )
+
+    def respond(self, request: TurnInput) -> Iterator[Event]:
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
+        decision = self.decide(request.context)
+        timings["understand_ms"] = ms(start)
+        stage = time.perf_counter()
+        found = self.retrieve(request.context, request.user, decision)
+        timings["retrieve_ms"] = ms(stage)
+        yield Prepared(decision, found.selected, dict(timings))
+        settings = self.settings
+        generation = GenerationRequest(
+            context=list(request.context),
+            knowledge=found.items,
+            language=self.language,
+            max_tokens=request.max_tokens or settings.max_tokens,
+            temperature=settings.temperature if request.temperature is None else request.temperature,
+            seed=settings.seed,
+        )
+        stage = time.perf_counter()
+        pieces: list[str] = []
+        with closing(_stream(self.generator, generation)) as stream:
+            for piece in stream:
+                if not piece:
+                    continue
+                if not pieces:
+                    timings["first_token_ms"] = ms(stage)
+                pieces.append(piece)
+                yield Piece(piece)
+        timings["generate_ms"] = ms(stage)
+        timings.setdefault("first_token_ms", timings["generate_ms"])
+        timings["total_ms"] = ms(start)
+        text = "".join(pieces).strip()
+        system = Turn(Speaker.SYSTEM, text, knowledge_ids=[c.id for c in found.selected])
+        record = TurnRecord(
+            request.turn, system, found.selected, decision, dict(request.state), None, self.name, timings, len(pieces)
+        )
+        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record)
+
+
+def _stream(generator: Generator, request: GenerationRequest) -> PieceStream[str, None, None]:
+    """The generator's stream as a closable generator (a user's generator may return a plain iterator)."""
+    yield from generator.stream(request)
+
+
+class TaskDialogBranch:
+    """The travel booking dialog as a branch; its state is ``state[ragdial.task.STATE_KEY]``."""
+
+    name = "task"
+
+    def __init__(self, task: TaskBranch, language: str) -> None:
+        self.task = task
+        self.language = language
+
+    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
+        from ragdial.task.manager import STATE_KEY
+
+        return self.task.claims(state.get(STATE_KEY), turn.text)
+
+    def respond(self, request: TurnInput) -> Iterator[Event]:
+        from ragdial.task.manager import STATE_KEY
+
+        start = time.perf_counter()
+        turn = self.task.respond(request.state.get(STATE_KEY), request.turn.text)
+        state = {k: v for k, v in request.state.items() if k != STATE_KEY}
+        if not turn.done:
+            state[STATE_KEY] = turn.state
+        label = f"task:{turn.state.get('domain') or 'none'}"
+        decision = Decision(False, (), label=label, detector="task")
+        timings = {"task_ms": ms(start)}
+        yield Prepared(decision, [], dict(timings))
+        yield Piece(turn.reply)
+        timings["total_ms"] = ms(start)
+        system = Turn(Speaker.SYSTEM, turn.reply)
+        record = TurnRecord(request.turn, system, [], decision, state, None, self.name, timings, 1)
+        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record)
