@@ -32,6 +32,7 @@ class Outcome:
     reply: Reply | None = None
     error: BaseException | None = None
     seconds: float = 0.0
+    stored: bool = False  # set by the app's ``finish`` when it stored the turn
 
     @property
     def text(self) -> str:
@@ -44,6 +45,11 @@ class Ended:
 
     outcome: Outcome
     store_error: BaseException | None = None
+
+
+@dataclass
+class Heartbeat:
+    """Nothing happened for a while (the response may send a keep-alive)."""
 
 
 @dataclass
@@ -105,13 +111,19 @@ class TurnRun:
         return self.ended.is_set()
 
     async def events(
-        self, poll: float = 0.25, check: Callable[[], None] | None = None, grace: float = 2.0
+        self,
+        poll: float = 0.25,
+        check: Callable[[], None] | None = None,
+        grace: float = 2.0,
+        heartbeat: float | None = None,
     ) -> AsyncIterator[Any]:
         """The turn's ``Prepared`` and ``Piece`` events, then one ``Ended``; ``check()`` runs before each item and
         at least every ``poll`` seconds (it may cancel the turn: the time limit, a stop from another worker).
         A turn still busy ``grace`` seconds after it was cancelled (a component blocked in one long call) ends
-        the events with ``Abandoned``: the response finishes now, the thread stores its outcome when it can."""
+        the events with ``Abandoned``: the response finishes now, the thread stores its outcome when it can.
+        With ``heartbeat``, a ``Heartbeat`` comes after that many seconds without an event."""
         cancelled_at: float | None = None
+        last = time.monotonic()
         while True:
             if check is not None:
                 check()
@@ -123,7 +135,11 @@ class TurnRun:
             try:
                 item = await asyncio.wait_for(self._queue.get(), poll)
             except TimeoutError:
+                if heartbeat is not None and time.monotonic() - last > heartbeat:
+                    last = time.monotonic()
+                    yield Heartbeat()
                 continue
+            last = time.monotonic()
             yield item
             if isinstance(item, Ended):
                 return
