@@ -63,6 +63,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     chat = Chat(service)
     app.state.service = service
     app.state.chat = chat
+    app.router.add_event_handler("startup", chat.watch_signals)
     app.router.add_event_handler("shutdown", chat.shutdown)  # running turns end and are stored first
     app.router.add_event_handler("shutdown", service.close)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)

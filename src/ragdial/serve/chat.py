@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -95,7 +97,25 @@ class Chat:
         self.queue = GenerationQueue(service.settings.queue)
         self.streams = Streams(service.settings.run_dir)
         self.metrics = Metrics()
+        self.stopping = threading.Event()  # set when the server is asked to stop (SIGTERM, Ctrl-C)
         self._by_session: dict[str, TurnRun] = {}
+
+    def watch_signals(self) -> None:
+        """Chain a handler in front of uvicorn's for SIGTERM and SIGINT, so running turns end at once with
+        "shutdown" (stored, the client told) instead of being cut when the graceful wait runs out. Only the main
+        thread can set handlers (a test client runs the app elsewhere: then nothing changes)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(sig)
+            if not callable(previous):
+                continue
+
+            def handler(number: int, frame: Any, previous: Callable[..., Any] = previous) -> None:
+                self.stopping.set()
+                previous(number, frame)
+
+            signal.signal(sig, handler)
 
     # ---- POST /v1/chat/completions
 
@@ -121,7 +141,7 @@ class Chat:
         model = body.model or service.settings.model
         cid = oai.completion_id()
         context = system.context_for(session.history, text)
-        prompt_tokens = sum(len(words(t.text, system.language)) for t in context)
+        prompt_tokens = await run_in_threadpool(lambda: sum(len(words(t.text, system.language)) for t in context))
         try:
             events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
         except BaseException:
@@ -254,7 +274,9 @@ class Chat:
         deadline = ticket.started + self.queue.limits.time_limit_s
 
         def check() -> None:
-            if time.monotonic() > deadline:
+            if self.stopping.is_set():
+                run.cancel("shutdown")
+            elif time.monotonic() > deadline:
                 run.cancel("timeout")
             elif self.streams.stop_requested(cid):
                 run.cancel("stopped")
