@@ -7,7 +7,7 @@ comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 export RAGDIAL_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test lint install system-deps clean
+.PHONY: demo test lint typecheck install system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,10 @@ lint: install
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m ruff format --check src tests benchmarks
 
-test: system-deps install lint
+typecheck: install lint
+	$(PY) -m mypy
+
+test: system-deps install lint typecheck
 	$(PY) -m pytest -q
 
 demo: install

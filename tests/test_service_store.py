@@ -128,6 +128,9 @@ def test_sessions_are_private_to_their_owner(store):
     assert [s.id for s in store.list(owner="key:a")] == [mine.id]
     assert [s.id for s in store.list(owner="key:b")] == [theirs.id]
     assert len(store.list()) == 3
+    assert [s.id for s in store.list(user="demo-u2")] == [theirs.id]  # by profile
+    assert [s.id for s in store.list(owner="key:a", user="demo-u2")] == []
+    assert [s.user for s in store.list(user=None)] == [None]  # sessions without a profile
     for call in (store.get, store.turns, store.summary, store.delete):
         with pytest.raises(UnknownSessionError):
             call(theirs.id, owner="key:a")

@@ -101,7 +101,8 @@ def test_contradictory_changes(branch):
     assert turns[1].state["slots"]["dep_city"] == "天津" and turns[1].state["slots"]["arr_city"] == "上海"
     assert turns[2].state["slots"]["dep_city"] == "北京"
     assert "天津" not in turns[2].reply
-    assert turns[3].state["slots"]["dep_city"] == "广州" or turns[3].state["slots"]["arr_city"] == "广州"
+    # a bare city right after correcting the departure corrects the departure again
+    assert turns[3].state["slots"] == {"dep_city": "广州", "arr_city": "上海", "date": "2026-12-02"}
     date_change = talk(branch, "帮我订明天从北京到上海的机票", "改成后天")
     assert date_change[1].state["slots"]["date"] == "2026-12-03"
 
@@ -151,17 +152,27 @@ def test_english_dialog(branch):
 def test_simulator_on_a_few_goals(db_path):
     db = TravelDB(db_path, scratch=True)
     goals = sample_goals(db, 8, seed=5, today=TODAY)
-    assert {g.kind for g in goals} >= {"flight", "train"} or len({g.kind for g in goals}) >= 3
+    # the goals are seeded: the same kinds every run, and a sub-goal is meant to fail exactly when no row fits
+    assert [g.kind for g in goals] == [
+        "trip+hotel", "train", "flight", "flight", "flight", "flight", "hotel", "flight>train+hotel"
+    ]  # fmt: skip
+    assert [sub.expect_fail for g in goals for sub in g.subgoals].count(True) == 1
     for goal in goals:
         for sub in goal.subgoals:
             rows = db.search(sub.domain, {**sub.constraints, "berth": sub.constraints.get("berths")}, limit=50)
-            assert bool(rows) != sub.expect_fail or sub.domain == "flight"
+            assert bool(rows) != sub.expect_fail
             assert all(satisfies(r, sub.constraints) for r in rows)
     branch = TaskBranch(db, today=TODAY)
     results = [run_dialog(g, InProcessChannel(branch), db, TODAY, seed=g.id) for g in goals]
     metrics = summarise(results)
-    assert metrics["completion_ratio"] >= 0.75
-    assert 2 <= metrics["mean_turns"] <= 12
+    assert metrics == {
+        "dialogs": 8,
+        "completion_ratio": 1.0,
+        "mean_turns": 5.0,
+        "guidance_rate": 1.0,
+        "off_topic_dialogs": 3,
+    }
+    assert [len(r.log) for r in results] == [8, 5, 4, 3, 4, 3, 5, 8]
     for result in results:
         assert 1 <= len(result.log) <= 30
         if result.success:

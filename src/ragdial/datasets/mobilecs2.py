@@ -26,7 +26,7 @@ the gold fields as the organisers' result file holds them. Writers take gold fro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -290,9 +290,8 @@ def build_kb(
         kb.add(Knowledge(product_id(index), text, SourceKind.PRODUCT, fields))
     for index, (question, answer) in enumerate(faq):
         fields = {"index": index, "question": question, "answer": answer}
-        text = rules_mod.FAQ_TEXT.format(question=question, answer=answer) if organisers else None
-        text = text or markers.faq_text(question, answer)
-        kb.add(Knowledge(faq_id(index), text, SourceKind.FAQ, fields))
+        official = rules_mod.FAQ_TEXT.format(question=question, answer=answer) if organisers else None
+        kb.add(Knowledge(faq_id(index), official or markers.faq_text(question, answer), SourceKind.FAQ, fields))
     for entry in synthetic:
         fields = {"question": entry.question, "answer": entry.answer, "synthetic": True, "turn_num": entry.turn_num}
         fields["dialog"] = entry.dialog_id
@@ -395,8 +394,9 @@ def load(
     products = read_global_kb(global_kb or _beside(path, GLOBAL_KB_FILES, "global KB", "global_kb"))
     faq_entries = read_faq(faq or _beside(path, FAQ_FILES, "FAQ file", "faq"))
     out_dialogs, examples = [], []
+    read: Callable[..., tuple[list[Turn], list[Example]]]
     if rules == "organisers":
-        qa_pairs = []
+        qa_pairs: list[tuple[str, list[dict[str, Any]]]] = []
         for file in _qa_dialog_files(path, qa_dialogs):
             source = dialogs if file.resolve() == path.resolve() else read_dialogs(file)
             qa_pairs.extend((d.id, d.log) for d in source)

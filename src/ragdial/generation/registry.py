@@ -47,11 +47,13 @@ GENERATORS.register("openai", openai, "an OpenAI-compatible server (vLLM, llama.
 SHARED = ("llama", "openai")  # language-independent: one instance serves every language
 
 
-def create(name: str, language: str = "zh", template_model: str | None = None, **options: Any) -> Generator:
+def create(name: str, **options: Any) -> Generator:
     """A generator by registry name outside a dialog system (batch generation, benchmarks); ``None`` options are
-    left at the generator's defaults; ``template_model`` is the template generator's ``model``."""
+    left at the generator's defaults; ``language`` (default zh) is the untrained template's language,
+    ``template_model`` the template generator's ``model``."""
     params = {k: v for k, v in options.items() if v is not None}
-    if template_model is not None:
-        params["model"] = template_model
+    language = str(params.pop("language", "zh"))
+    if "template_model" in params:
+        params["model"] = params.pop("template_model")
     ctx = BuildContext(Dataset("none", "", language, KnowledgeBase(), [], []), language)
     return GENERATORS.build(name, ctx, **params)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,7 @@ class MilvusRetriever(Retriever):
         config: RetrieverConfig | None = None,
         language: str = "en",
         token: str = "",
+        timeout: float = 10.0,
     ) -> None:
         try:
             from pymilvus import MilvusClient
@@ -59,7 +60,11 @@ class MilvusRetriever(Retriever):
             raise RagdialError("the Milvus backend needs the 'milvus' extra: pip install 'ragdial[milvus]'") from err
         if language not in ANALYZERS:
             raise RagdialError(f"language must be one of {', '.join(ANALYZERS)}, not {language!r}")
-        self.client = MilvusClient(uri, token=token)
+        try:
+            self.client = MilvusClient(uri, token=token, timeout=timeout)
+        except Exception as err:  # pymilvus raises MilvusException (or an OS error for a bad local path)
+            reason = str(getattr(err, "message", "") or err).strip().splitlines()[0]
+            raise RagdialError(f"cannot reach Milvus at {uri}: {reason}") from None
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language
@@ -69,6 +74,12 @@ class MilvusRetriever(Retriever):
         self._lock = threading.Lock()
         if self.client.has_collection(collection):
             self._load_entities()
+
+    def count(self) -> int:
+        """Rows in the collection (-1 when there is no collection)."""
+        if not self.client.has_collection(self.collection):
+            return -1
+        return int(self.client.get_collection_stats(self.collection).get("row_count", 0))
 
     def _load_entities(self) -> None:
         names: set[str] = set()
@@ -80,8 +91,16 @@ class MilvusRetriever(Retriever):
         iterator.close()
         self.tracker = EntityTracker(Knowledge(n, "", SourceKind.FAQ, {"entity": n}) for n in sorted(names))
 
-    def build(self, kb: KnowledgeBase, batch_size: int = 500) -> None:
-        """Drop and recreate the collection with every item of ``kb``."""
+    def build(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = 500,
+        vectors: np.ndarray | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Drop and recreate the collection with every item of ``kb``. ``vectors`` (one row per item, e.g. a saved
+        index's memory-mapped ``vectors.npy``) are used instead of encoding the texts; ``progress(n)`` is called
+        after each inserted batch of ``n`` items. Rows are sent batch by batch, so memory stays bounded."""
         from pymilvus import DataType, Function, FunctionType
 
         client = self.client
@@ -112,7 +131,12 @@ class MilvusRetriever(Retriever):
             index.add_index("dense", index_type="FLAT", metric_type="IP")
         client.create_collection(self.collection, schema=schema, index_params=index)
         items = list(kb)
-        vectors = encode_cached(self.encoder, [i.text for i in items]) if self.encoder is not None and items else None
+        if vectors is not None and len(vectors) != len(items):
+            raise RagdialError(f"{len(vectors)} vectors for {len(items)} knowledge items")
+        if self.encoder is None:
+            vectors = None
+        elif vectors is None and items:
+            vectors = encode_cached(self.encoder, [i.text for i in items])
         for start in range(0, len(items), batch_size):
             rows = []
             for offset, item in enumerate(items[start : start + batch_size]):
@@ -129,6 +153,8 @@ class MilvusRetriever(Retriever):
                     row["dense"] = np.asarray(vectors[start + offset], dtype=np.float32).tolist()
                 rows.append(row)
             client.insert(self.collection, rows)
+            if progress is not None:
+                progress(len(rows))
         self.tracker = EntityTracker(items)
 
     def _filter(self, scope: Scope, filter: KnowledgeFilter | None, focus: Sequence[str]) -> str:
@@ -142,7 +168,7 @@ class MilvusRetriever(Retriever):
             parts.append(f"({glob})")
         if scope.local is not None:
             parts.append(f"(scope == {_quote(scope.local)})")
-        return " or ".join(parts) or 'scope == "\x00"'
+        return " or ".join(parts)
 
     def retrieve(
         self,
@@ -166,7 +192,9 @@ class MilvusRetriever(Retriever):
     ) -> list[ScoredKnowledge]:
         from pymilvus import AnnSearchRequest, RRFRanker
 
-        if k <= 0 or not self.client.has_collection(self.collection):
+        if k <= 0 or not (scope.include_global or scope.local is not None):
+            return []
+        if not self.client.has_collection(self.collection):
             return []
         focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
         scoped = self.config.entity_scope and bool(focus)

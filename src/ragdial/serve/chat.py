@@ -48,8 +48,7 @@ from ragdial.serve.requests import (
     shown,
 )
 from ragdial.serve.service import Service
-from ragdial.serve.store import record_turns
-from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError
+from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError, record_turns
 from ragdial.serve.streams import Streams
 from ragdial.serve.turns import REASONS, Abandoned, Ended, Heartbeat, Outcome, TurnRun
 from ragdial.text.tokenize import words

@@ -80,6 +80,7 @@ class TurnRun:
         self.reason: str | None = None
         self.ended = threading.Event()
         self.outcome: Outcome | None = None
+        self._exited = False
         self._thread = threading.Thread(target=self._run, name="ragdial-turn", daemon=True)
 
     def start(self) -> TurnRun:
@@ -140,6 +141,8 @@ class TurnRun:
                     yield Heartbeat()
                 continue
             last = time.monotonic()
+            if isinstance(item, Ended):
+                self._exit(item.outcome)  # now, on the loop, before the response ends
             yield item
             if isinstance(item, Ended):
                 return
@@ -187,8 +190,15 @@ class TurnRun:
             store_error = err
         self.ended.set()
         self._post(Ended(outcome, store_error))
+        self._call_soon(self._exit, outcome)  # in case nobody reads the events any more
+
+    def _exit(self, outcome: Outcome) -> None:
+        """Run ``on_exit`` once, on the loop (called by whichever comes first: the reader or the thread)."""
+        if self._exited:
+            return
+        self._exited = True
         if self._on_exit is not None:
-            self._call_soon(self._on_exit, outcome)
+            self._on_exit(outcome)
 
     def _post(self, item: Any) -> None:
         self._call_soon(self._queue.put_nowait, item)

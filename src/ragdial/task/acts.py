@@ -50,7 +50,17 @@ REQUESTABLE = (
     "seat_class",
     "berth",
 )
-REFERENCE = ("ordinal", "code", "brand", "district", "price", "dep_time", "airline", "seat_class", "berth")
+REFERENCE: tuple[str, ...] = (
+    "ordinal",
+    "code",
+    "brand",
+    "district",
+    "price",
+    "dep_time",
+    "airline",
+    "seat_class",
+    "berth",
+)
 REFERENCE += ("feature", "ref")
 PERIOD_NAMES = ("凌晨", "早上", "上午", "中午", "下午", "傍晚", "晚上")
 WINDOWS = {
@@ -519,9 +529,9 @@ def _stars_of(text: str, english: bool) -> tuple[int | None, int | None]:
     for source in (text, canonical(text)):
         m = re.search(rf"(至少|起码)?\s*({NUM})\s*星(?:级)?(?:酒店)?\s*((?:及)?[以一]上|起)?", source)
         if m:
-            value = cn_number(m.group(2))
-            if value and 1 <= value <= 5:
-                return (None, value) if (m.group(1) or m.group(3)) else (value, None)
+            stars = cn_number(m.group(2))
+            if stars and 1 <= stars <= 5:
+                return (None, stars) if (m.group(1) or m.group(3)) else (stars, None)
     return None, None
 
 
@@ -588,8 +598,8 @@ def _domain_named(text: str, english: bool) -> str | None:
             if pos >= 0 and (best is None or pos > best[0]):
                 best = (pos, domain)
     if best is None and not english:
-        for domain, words in DOMAIN_SOUNDS.items():
-            for start, end, _w in _find(text, words, fuzzy=True):
+        for domain, sounds in DOMAIN_SOUNDS.items():
+            for start, end, _w in _find(text, sounds, fuzzy=True):
                 if not re.search(r"[零一二两三四五六七八九十0-9]", text[start:end]):
                     return domain
     return best[1] if best else None

@@ -250,7 +250,8 @@ class TravelDB:
                 "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
                 (domain, item["id"], date, summary),
             )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
 
     def booking(self, number: int) -> dict[str, Any] | None:
         with self.lock:

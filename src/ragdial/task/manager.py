@@ -245,6 +245,7 @@ class TaskBranch:
         slots = dict(slots)
         city_keys = ("city",) if domain == "hotel" else ("dep_city", "arr_city")
         for city, role in p.cities:
+            key: str | None
             if domain == "hotel":
                 key = "city"
             elif role:
@@ -480,8 +481,8 @@ class TaskBranch:
         return TaskTurn(msg, state, acts=["nooffer"])
 
     def _chosen(self, state: dict[str, Any], p: Parse) -> dict[str, Any] | None:
-        items = [self.db.get(state["domain"], i) for i in state["offers"]]
-        items = [i for i in items if i]
+        found = [self.db.get(state["domain"], i) for i in state["offers"]]
+        items = [i for i in found if i]
         if p.code:
             for item in items:
                 if p.code == (item.get("flight_no") or item.get("train_no")):
@@ -494,10 +495,20 @@ class TaskBranch:
         pending = state["pending"]
         domain, lang = pending["domain"], state["language"]
         item = self.db.get(domain, pending["id"])
+        if item is None:
+            raise KeyError(f"the pending {domain} booking {pending['id']!r} is not in the travel database")
         if domain == "hotel":
             item = {**item, "date": pending["date"]}
         summary = R.item_summary(domain, item, "zh")
         number = self.db.book(domain, item, pending["date"], summary)
+        if number is None:  # taken since it was offered (bookings are all-or-nothing): nothing was booked
+            state["pending"] = None
+            gone = (
+                "抱歉，这个刚刚已经订满了，请换一个。"
+                if lang == "zh"
+                else "Sorry, that one has just been taken; please pick another."
+            )
+            return TaskTurn(gone, state, acts=["nooffer"])
         booking = {
             "domain": domain,
             "number": number,

@@ -138,6 +138,7 @@ class UserSimulator:
         self.pending_oos = goal.out_of_scope
         self.pending_correction: str | None = None
         self.oos_turn = False
+        self.guided: bool | None = None  # whether the system guided an off-topic user back
         self.restated = 0
         self.bookings: list[tuple[int, int]] = []  # (subgoal index, booking number)
 
@@ -251,8 +252,9 @@ class UserSimulator:
         if gaz is not None and "dep_place" in item:
             seen["dep_city"] = gaz.places.get(item["dep_place"], ("?",))[0]
             seen["arr_city"] = gaz.places.get(item["arr_place"], ("?",))[0]
-        if "day" in item:
-            month, day = re.match(r"(\d+)月(\d+)日", item["day"]).groups()
+        day_match = re.match(r"(\d+)月(\d+)日", item["day"]) if "day" in item else None
+        if day_match is not None:
+            month, day = day_match.groups()
             want = sub.constraints.get("date", "")
             seen["date"] = f"{want[:4]}-{int(month):02d}-{int(day):02d}"
         if "name" in item and sub.constraints.get("city"):
@@ -261,6 +263,8 @@ class UserSimulator:
 
     # ---------------------------------------------------------------- the agenda
     def start(self) -> str:
+        if self.sub is None:
+            raise ValueError("the goal has no subgoals")
         return self._request(self.sub, first=True)
 
     def react(self, reply: str) -> str | None:
@@ -328,21 +332,22 @@ def run_dialog(
     sim.guided = None
     channel.reset()
     result = DialogResult(goal)
-    text: str | None = sim.start()
-    completed_at = None
+    text = sim.start()
+    completed_at: int | None = None
     needed = [i for i, s in enumerate(goal.subgoals) if not s.expect_fail]
     for turn in range(1, MAX_TURNS + 1):
         heard = noise(text, noise_rng) if noise else text
         reply = channel.send(heard)
         result.log.append({"user": text, "heard": heard, "system": reply})
-        text = sim.react(reply)
+        following = sim.react(reply)
         if completed_at is None and {i for i, _ in sim.bookings} >= set(needed):
             completed_at = turn
-        if text is None:
+        if following is None:
             break
+        text = following
     result.bookings = [{"subgoal": i, "number": n} for i, n in sim.bookings]
     result.success = completed_at is not None and _verify(goal, sim.bookings, db)
-    result.turns = completed_at if result.success else MAX_TURNS
+    result.turns = completed_at if result.success and completed_at is not None else MAX_TURNS
     if goal.out_of_scope:
         result.guidance = int(bool(sim.guided))
     return result
