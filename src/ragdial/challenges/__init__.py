@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track, predicted_examples
+from ragdial.challenges.base import Challenge, Prediction, Predictions, ScoreOptions, Track, predicted_examples
 from ragdial.challenges.dstc import DSTC9, DSTC11
 from ragdial.challenges.futuredial import FUTUREDIAL
 from ragdial.challenges.kdsd import KDSD
@@ -85,6 +85,7 @@ __all__ = [
     "Challenge",
     "Prediction",
     "Predictions",
+    "ScoreOptions",
     "Track",
     "benchmark",
     "for_format",

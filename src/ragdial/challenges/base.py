@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ragdial import datasets
 from ragdial.datasets.folds import fold_of
@@ -36,6 +36,19 @@ class Prediction:
 
 
 Predictions = Mapping[str, Prediction]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Choices a challenge's scores allow: METEOR 1.5 (DSTC11, needs Java), the FutureDial track-2 scores (BERTScore
+    needs torch) and their BERTScore backbone (None: the offline default)."""
+
+    meteor: bool = True
+    bertscore: bool = True
+    bertscore_model: str | None = None
+
+
+DEFAULT_SCORING = ScoreOptions()
 
 
 @dataclass(frozen=True)
@@ -75,20 +88,20 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
         return datasets.load(format, path if path is not None else self.default_path(format), split, **options)
 
-    def examples(self, dataset: Dataset, fold: int | None = None, keep: bool = True) -> list[Example]:
-        """The examples in (``keep``) or outside (not ``keep``) dialog-grouped ``fold`` (``ragdial.datasets.folds``);
-        all of them when ``fold`` is None."""
+    def examples(self, dataset: Dataset, fold: int | None = None, keep: bool = True, k: int = FOLDS) -> list[Example]:
+        """The examples in (``keep``) or outside (not ``keep``) dialog-grouped ``fold`` of ``k``
+        (``ragdial.datasets.folds``); all of them when ``fold`` is None."""
         if fold is None:
             return list(dataset.examples)
-        if not 0 <= fold < FOLDS:
-            raise RagdialError(f"fold must be between 0 and {FOLDS - 1}, not {fold}")
-        return [e for e in dataset.examples if (fold_of(e, FOLDS) == fold) == keep]
+        if not 0 <= fold < k:
+            raise RagdialError(f"fold must be between 0 and {k - 1}, not {fold}")
+        return [e for e in dataset.examples if (fold_of(e, k) == fold) == keep]
 
     # ---- official files
 
@@ -121,7 +134,11 @@ class Challenge:
     # ---- scores
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """The challenge's official scores of ``predictions`` on ``examples`` (``ragdial.metrics``)."""
         raise NotImplementedError

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragdial.challenges.base import Challenge, Predictions, Track, predicted_examples
+from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Predictions, ScoreOptions, Track, predicted_examples
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -27,7 +27,11 @@ class DstcChallenge(Challenge):
         return dstc.write_labels(path, dataset.kb, predicted_examples(examples, predictions))
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Detection, selection and generation scores of the ``labels.json`` records the predictions make
         (checked as a submission is); ``meteor=False`` skips METEOR 1.5 (DSTC11, needs Java)."""
@@ -41,7 +45,7 @@ class DstcChallenge(Challenge):
             for e in predicted_examples(examples, predictions)
         ]
         checked = check_predictions("predictions", records, gold, self.name, {item.id for item in dataset.kb})
-        return [self.score_records(gold, checked, **options)]
+        return [self.score_records(gold, checked, options.meteor)]
 
     def score_records(
         self, gold: list[dict[str, Any]], predicted: list[dict[str, Any]], meteor: bool = True

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track
+from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Prediction, Predictions, ScoreOptions, Track
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -24,7 +23,7 @@ class FutureDialChallenge(Challenge):
     tracks = (TRACK1, TRACK2)
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         if path is None:
             raise RagdialError("MobileCS2 is not bundled: give the dialogs file (the demo dialogs: load_demo())")
@@ -48,7 +47,11 @@ class FutureDialChallenge(Challenge):
         return mobilecs2.write_track2(path, dataset.kb, examples, generated)
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Track 1 recall@1/5/20 per gold piece; track 2 (``bertscore=False`` skips it: BERTScore needs torch).
         Both under the rules the dataset was loaded with (:func:`ragdial.datasets.mobilecs2.rules_of`)."""
@@ -57,8 +60,8 @@ class FutureDialChallenge(Challenge):
 
         ranked = [list(predictions[e.id].ranking) for e in examples]
         scores = [score_track1([e.knowledge_ids for e in examples], ranked, mobilecs2.rules_of(dataset))]
-        if options.get("bertscore", True):
-            scores.append(self.score_track2(dataset, examples, predictions, options.get("bertscore_model")))
+        if options.bertscore:
+            scores.append(self.score_track2(dataset, examples, predictions, options.bertscore_model))
         return scores
 
     def score_track2(

@@ -1,4 +1,5 @@
-"""``ragdial index``: build a retrieval index directory from any supported format, and describe one."""
+"""``ragdial index``: build a retrieval index directory from any supported format, describe one, or index a
+config's knowledge into Milvus."""
 
 from __future__ import annotations
 
@@ -58,3 +59,20 @@ def info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> 
     meta["load_seconds"] = round(time.perf_counter() - start, 3)
     meta["reranker"] = retriever.reranker is not None
     typer.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def milvus(
+    config: Annotated[Path, typer.Option("--config", "-c", help="system config YAML naming retriever: {name: milvus}")],
+    rebuild: Annotated[bool, typer.Option(help="drop and index again even where the collection exists")] = False,
+) -> None:
+    """Index a system config's knowledge into the Milvus collections its retriever names, one per language
+    (before starting several replicas against one Milvus server)."""
+    from ragdial.pipeline.components import prepare_milvus
+    from ragdial.pipeline.config import load_config
+
+    start = time.perf_counter()
+    rows = prepare_milvus(load_config(config), rebuild=rebuild)
+    for collection, count in rows.items():
+        typer.echo(f"{collection}: {count} items")
+    typer.echo(f"done in {time.perf_counter() - start:.1f}s")

@@ -171,9 +171,12 @@ def serve(
     )
     service = None
     if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.pipeline.components import prepare_milvus
         from ragdial.serve.stores import open_store
 
         open_store(db_path).close()
+        if system_config.retriever.name == "milvus":  # index once here, not in every worker at the same time
+            prepare_milvus(system_config, processes=workers)
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
@@ -220,6 +223,7 @@ def run(
     """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ragdial.challenges import ScoreOptions
     from ragdial.cli.eval import report
     from ragdial.evaluation import run_benchmark
 
@@ -249,8 +253,7 @@ def run(
             out,
             on_start=start,
             on_reply=advance,
-            meteor=meteor,
-            bertscore=bertscore,
+            options=ScoreOptions(meteor=meteor, bertscore=bertscore),
         )
     for result in done.result.challenge_scores:
         report(result, False, None)

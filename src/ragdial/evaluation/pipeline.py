@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragdial.challenges import Benchmark, Challenge, Prediction, benchmark
+from ragdial.challenges import Benchmark, Challenge, Prediction, ScoreOptions, benchmark
+from ragdial.challenges.base import DEFAULT_SCORING
 from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
@@ -61,8 +62,8 @@ def speed(replies: Sequence[Reply]) -> dict[str, float]:
 class PipelineEvaluator(Evaluator["DialogSystem"]):
     """Answer ``examples`` with a dialog system, write the challenge's official files into ``out`` and score them.
 
-    ``score_options`` go to ``Challenge.score`` (``meteor``, ``bertscore``, ``bertscore_model``); ``on_reply`` is
-    called after each answer (progress bars).
+    ``options`` go to ``Challenge.score`` (METEOR 1.5, BERTScore); ``on_reply`` is called after each answer
+    (progress bars).
     """
 
     def __init__(
@@ -73,7 +74,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         out: Path,
         name: str = "pipeline",
         on_reply: Callable[[Example, Reply], None] | None = None,
-        **score_options: Any,
+        options: ScoreOptions = DEFAULT_SCORING,
     ):
         self.challenge = challenge
         self.dataset = dataset
@@ -81,7 +82,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         self.out = Path(out)
         self.name = name
         self.on_reply = on_reply
-        self.score_options = score_options
+        self.options = options
 
     def __call__(self, model: DialogSystem) -> EvaluationResult:
         started = time.perf_counter()
@@ -94,7 +95,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         predictions = {key: prediction_of(reply) for key, reply in replies.items()}
         self.out.mkdir(parents=True, exist_ok=True)
         files = self.challenge.write(self.out, self.dataset, self.examples, predictions)
-        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, **self.score_options)
+        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, self.options)
         scores: dict[str, float] = {}
         for result in challenge_scores:
             scores.update({f"{result.challenge}.{k}": v for k, v in result.flat().items()})
@@ -126,7 +127,7 @@ class BenchmarkResult:
     result: EvaluationResult
     speed: dict[str, float] = field(default_factory=dict)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {
             "benchmark": self.benchmark,
             "split": self.split,
@@ -169,13 +170,13 @@ def run_benchmark(
     out: Path | None = None,
     on_start: Callable[[Dataset, list[Example]], None] | None = None,
     on_reply: Callable[[Example, Reply], None] | None = None,
-    **score_options: Any,
+    options: ScoreOptions = DEFAULT_SCORING,
 ) -> BenchmarkResult:
     """Build the system over the benchmark split, answer every selected example, write the official files and
     ``scores.json`` into ``out`` (default ``runs/<name>``) and return the result.
 
     ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all);
-    ``score_options``: ``meteor``, ``bertscore``, ``bertscore_model`` (see ``Challenge.score``).
+    ``options``: METEOR 1.5 and BERTScore choices (see ``Challenge.score``).
     """
     from ragdial.pipeline.components import build_system
 
@@ -187,7 +188,7 @@ def run_benchmark(
         on_start(dataset, examples)
     system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
     folder = out or Path("runs") / name
-    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, **score_options)
+    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, options)
     result = evaluator(system)
     run = BenchmarkResult(
         name,

@@ -136,6 +136,31 @@ def _task_branch(config: SystemConfig) -> TaskBranch:
     return TASKS.build("travel", None, db=config.task_db, today=config.task_today)
 
 
+def prepare_milvus(config: SystemConfig, rebuild: bool = False, processes: int = 1) -> dict[str, int]:
+    """Index the knowledge of every configured language into the Milvus collections ``config``'s retriever names
+    (``retriever: {name: milvus, …}``), once, before several processes open them (``build: missing`` in each worker
+    would race); returns the rows per collection. A milvus-lite file can be opened by one process only, so
+    ``processes`` > 1 with a file URI is refused."""
+    spec = config.retriever
+    if spec.name != "milvus":
+        raise ConfigError(f"the retriever is {spec.name!r}, not milvus")
+    uri = str(spec.params.get("uri", ""))
+    if processes > 1 and not uri.startswith(("http://", "https://", "tcp://", "unix:")):
+        raise ConfigError(
+            f"retriever 'milvus': {uri} is a milvus-lite file, which one process at a time may open; "
+            "serve it with --workers 1, or use a Milvus server (uri: http://host:19530) for several workers"
+        )
+    rows = {}
+    ks = config.knowledge
+    for language in config.languages:
+        knowledge = KNOWLEDGE.build(ks.name, **{"language": language, **ks.params})
+        params = {**spec.params, "build": "always" if rebuild else spec.params.get("build", "missing")}
+        retriever: Any = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
+        rows[retriever.collection] = retriever.count()
+        retriever.close()
+    return rows
+
+
 def build_systems(config: SystemConfig) -> dict[str, DialogSystem]:
     """One ``DialogSystem`` per configured language, sharing what can be shared."""
     cache = ComponentCache()
