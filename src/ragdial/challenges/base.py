@@ -21,13 +21,15 @@ FOLDS = 5
 @dataclass(frozen=True)
 class Prediction:
     """A system's output for one example: the knowledge-seeking decision, the selected and the ranked knowledge
-    ids, the response and (SMP2017) the intent. A field left empty is not part of what is written or scored."""
+    ids, the response, (SMP2017) the intent and (MobileCS2) the predicted api_query. A field left empty is not part
+    of what is written or scored."""
 
     needs_knowledge: bool | None = None
     selection: tuple[str, ...] = ()
     ranking: tuple[str, ...] = ()
     response: str | None = None
     intent: str | None = None
+    api_query: str | None = None
 
     @classmethod
     def of_example(cls, example: Example) -> Prediction:

@@ -67,7 +67,8 @@ class FutureDialChallenge(Challenge):
             rankings = {e.id: list(predictions[e.id].ranking) for e in examples}
             return mobilecs2.write_track1(path, dataset.kb, examples, rankings)
         generated = {e.id: predictions[e.id].response or "" for e in examples}
-        return mobilecs2.write_track2(path, dataset.kb, examples, generated)
+        queries = {e.id: predictions[e.id].api_query or "" for e in examples}
+        return mobilecs2.write_track2(path, dataset.kb, examples, generated, queries)
 
     def score(
         self,
