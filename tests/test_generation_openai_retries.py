@@ -156,3 +156,13 @@ def test_refused_connections_are_retried_then_reported():
         RagdialError, match=rf"127\.0\.0\.1:{port}/v1/chat/completions: ConnectError.*\(after 3 attempts\)"
     ):
         generator.generate(_request())
+
+
+def test_config_round_trip_keeps_the_time_outs_and_retries_but_not_the_key(server):
+    url, _ = server
+    generator = _generator(url, retries=4, connect_timeout=2.0, api_key="secret")
+    config = generator.to_config()
+    assert (config["retries"], config["connect_timeout"], config["timeout"], config["backoff"]) == (4, 2.0, 0.5, 0.01)
+    assert "secret" not in str(config)
+    rebuilt = OpenAICompatibleGenerator(**{k: v for k, v in config.items() if k != "name"})
+    assert rebuilt.generate(_request()) == "".join(PIECES)

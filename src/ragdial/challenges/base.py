@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ragdial import datasets
 from ragdial.datasets.folds import fold_of
@@ -21,13 +21,15 @@ FOLDS = 5
 @dataclass(frozen=True)
 class Prediction:
     """A system's output for one example: the knowledge-seeking decision, the selected and the ranked knowledge
-    ids, the response and (SMP2017) the intent. A field left empty is not part of what is written or scored."""
+    ids, the response, (SMP2017) the intent and (MobileCS2) the predicted api_query. A field left empty is not part
+    of what is written or scored."""
 
     needs_knowledge: bool | None = None
     selection: tuple[str, ...] = ()
     ranking: tuple[str, ...] = ()
     response: str | None = None
     intent: str | None = None
+    api_query: str | None = None
 
     @classmethod
     def of_example(cls, example: Example) -> Prediction:
@@ -102,6 +104,12 @@ class Challenge:
         if not 0 <= fold < k:
             raise RagdialError(f"fold must be between 0 and {k - 1}, not {fold}")
         return [e for e in dataset.examples if (fold_of(e, k) == fold) == keep]
+
+    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+        """The detector a run of this challenge uses when the config names none: ``{"name": ..., **params}`` of a
+        model this method trains on the challenge's training data and saves under ``folder``; None: keep the
+        config's default."""
+        return None
 
     # ---- official files
 

@@ -65,10 +65,13 @@ class DstcChallenge(Challenge):
         split: str = "val",
         knowledge: Path | None = None,
         meteor: bool = True,
+        selection_only: bool = False,
     ) -> ChallengeScores:
-        """Score a ``labels.json`` submission against ``gold`` (or ``dataroot/split/labels.json``)."""
+        """Score a ``labels.json`` submission against ``gold`` (or ``dataroot/split/labels.json``);
+        ``selection_only``: detection and selection of a file without responses (``ragdial retrieve batch``)."""
         from ragdial.datasets.dstc import load_knowledge, read_labels
         from ragdial.io import read_json
+        from ragdial.metrics.challenges import dstc as dstc_metrics
         from ragdial.metrics.challenges.dstc import check_predictions
 
         if gold is None:
@@ -78,8 +81,11 @@ class DstcChallenge(Challenge):
             knowledge = knowledge or (dataroot / "knowledge.json")
         kb_ids = {item.id for item in load_knowledge(knowledge)} if knowledge is not None else None
         gold_labels = read_labels(gold)
-        predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids)
-        return self.score_records(gold_labels, predicted, meteor)
+        predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids, not selection_only)
+        if not selection_only:
+            return self.score_records(gold_labels, predicted, meteor)
+        predicted = [{**p, "response": p.get("response") or ""} if p["target"] else p for p in predicted]
+        return dstc_metrics.selection_only(self.score_records(gold_labels, predicted, meteor=False))
 
 
 class Dstc9Challenge(DstcChallenge):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -68,11 +69,21 @@ def milvus(
 ) -> None:
     """Index a system config's knowledge into the Milvus collections its retriever names, one per language
     (before starting several replicas against one Milvus server)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from ragdial.pipeline.components import prepare_milvus
     from ragdial.pipeline.config import load_config
 
     start = time.perf_counter()
-    rows = prepare_milvus(load_config(config), rebuild=rebuild)
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+
+        def task(language: str, total: int) -> Callable[[int], None]:
+            task_id = bar.add_task(f"indexing {language}", total=total)
+            return lambda n: bar.advance(task_id, n)
+
+        rows = prepare_milvus(load_config(config), rebuild=rebuild, progress=task)
     for collection, count in rows.items():
         typer.echo(f"{collection}: {count} items")
     typer.echo(f"done in {time.perf_counter() - start:.1f}s")

@@ -207,12 +207,13 @@ def demo(
 
 
 def run(
-    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc11, huawei or kdconv")],
+    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc9, dstc11, huawei or kdconv")],
     path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
     config: ConfigOpt = None,
     split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
     fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
-    limit: Annotated[int | None, typer.Option(min=1, help="run the first N examples only")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="run a sample of N examples (drawn with --seed)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --limit sample")] = 0,
     language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
     out: Annotated[Path | None, typer.Option(help="output folder (default: runs/<benchmark>)")] = None,
     retriever: RetrieverOpt = None,
@@ -251,6 +252,7 @@ def run(
             limit,
             language,
             out,
+            seed,
             on_start=start,
             on_reply=advance,
             options=ScoreOptions(meteor=meteor, bertscore=bertscore),

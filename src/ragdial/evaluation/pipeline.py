@@ -38,6 +38,7 @@ def prediction_of(reply: Reply) -> Prediction:
         selection=tuple(c.id for c in reply.knowledge) if needs else (),
         ranking=tuple(c.id for c in reply.ranking),
         response=reply.text,
+        api_query=reply.decision.label if reply.decision.detector == "api_query" else None,
     )
 
 
@@ -93,6 +94,9 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             if self.on_reply is not None:
                 self.on_reply(example, reply)
         predictions = {key: prediction_of(reply) for key, reply in replies.items()}
+        if any(track.holds == "ranking" for track in self.challenge.tracks):
+            for example in self.examples:
+                predictions[example.id] = self._full_ranking(model, example, predictions[example.id])
         self.out.mkdir(parents=True, exist_ok=True)
         files = self.challenge.write(self.out, self.dataset, self.examples, predictions)
         challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, self.options)
@@ -112,6 +116,17 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             predictions=dict(replies),
             seconds=time.perf_counter() - started,
         )
+
+    @staticmethod
+    def _full_ranking(model: DialogSystem, example: Example, prediction: Prediction, depth: int = 20) -> Prediction:
+        """A ranking track scores every labelled turn whatever the detector decided: a ranking shorter than
+        ``depth`` (no look-up, or one source only) is completed by the retriever over all of the dialog's
+        candidates (not timed)."""
+        if len(prediction.ranking) >= depth:
+            return prediction
+        ranked = model.retriever.retrieve(example.context, example.dialog_id, depth).ranked
+        ranking = tuple(dict.fromkeys([*prediction.ranking, *(r.item.id for r in ranked)]))[:depth]
+        return dataclasses.replace(prediction, ranking=ranking)
 
 
 @dataclass
@@ -149,11 +164,18 @@ def knowledge_for(dataset: Dataset) -> KnowledgeSource:
     return KnowledgeSource.of(dataclasses.replace(dataset, examples=[]))
 
 
-def select_examples(bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None) -> list[Example]:
-    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then
-    the first ``limit``."""
+def select_examples(
+    bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None, seed: int = 0
+) -> list[Example]:
+    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then a
+    sample of ``limit`` of them drawn with ``seed`` (kept in split order)."""
     use_fold = fold if bench.challenge.default_fold is not None else None
-    examples = bench.challenge.examples(dataset, use_fold)[:limit]
+    examples = bench.challenge.examples(dataset, use_fold)
+    if limit is not None and limit < len(examples):
+        import random
+
+        chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
+        examples = [examples[i] for i in chosen]
     if not examples:
         raise RagdialError(f"{bench.name}: no examples to run (split {dataset.split!r}, fold {fold})")
     return examples
@@ -168,6 +190,7 @@ def run_benchmark(
     limit: int | None = None,
     language: str = "zh",
     out: Path | None = None,
+    seed: int = 0,
     on_start: Callable[[Dataset, list[Example]], None] | None = None,
     on_reply: Callable[[Example, Reply], None] | None = None,
     options: ScoreOptions = DEFAULT_SCORING,
@@ -175,19 +198,25 @@ def run_benchmark(
     """Build the system over the benchmark split, answer every selected example, write the official files and
     ``scores.json`` into ``out`` (default ``runs/<name>``) and return the result.
 
-    ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all);
-    ``options``: METEOR 1.5 and BERTScore choices (see ``Challenge.score``).
+    ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all); ``limit``,
+    ``seed``: a seeded sample of that many examples; ``options``: METEOR 1.5 and BERTScore choices (see
+    ``Challenge.score``).
     """
     from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import ComponentSpec
 
     bench = benchmark(name)
     dataset = bench.load(path, split, language)
     config.languages = [dataset.language]
-    examples = select_examples(bench, dataset, fold, limit)
+    examples = select_examples(bench, dataset, fold, limit, seed)
     if on_start is not None:
         on_start(dataset, examples)
-    system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
     folder = out or Path("runs") / name
+    if config.detector == ComponentSpec("always"):  # the config names no detector: the challenge's trained one
+        trained = bench.challenge.trained_detector(dataset, folder)
+        if trained is not None:
+            config.detector = ComponentSpec.parse(trained, "detector")
+    system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
     evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, options)
     result = evaluator(system)
     run = BenchmarkResult(

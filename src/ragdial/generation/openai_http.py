@@ -155,6 +155,9 @@ class OpenAICompatibleGenerator(Generator):
             "model": self.model,
             "context_tokens": self.context_tokens,
             "timeout": self.timeout,
+            "connect_timeout": self.connect_timeout,
+            "retries": self.retries,
+            "backoff": self.backoff,
             "extra_body": self.extra_body,
         }
 

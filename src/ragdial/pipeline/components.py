@@ -136,11 +136,17 @@ def _task_branch(config: SystemConfig) -> TaskBranch:
     return TASKS.build("travel", None, db=config.task_db, today=config.task_today)
 
 
-def prepare_milvus(config: SystemConfig, rebuild: bool = False, processes: int = 1) -> dict[str, int]:
+def prepare_milvus(
+    config: SystemConfig,
+    rebuild: bool = False,
+    processes: int = 1,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> dict[str, int]:
     """Index the knowledge of every configured language into the Milvus collections ``config``'s retriever names
     (``retriever: {name: milvus, …}``), once, before several processes open them (``build: missing`` in each worker
     would race); returns the rows per collection. A milvus-lite file can be opened by one process only, so
-    ``processes`` > 1 with a file URI is refused."""
+    ``processes`` > 1 with a file URI is refused. ``progress(language, items)`` gives a callback told of each batch
+    indexed."""
     spec = config.retriever
     if spec.name != "milvus":
         raise ConfigError(f"the retriever is {spec.name!r}, not milvus")
@@ -155,6 +161,8 @@ def prepare_milvus(config: SystemConfig, rebuild: bool = False, processes: int =
     for language in config.languages:
         knowledge = KNOWLEDGE.build(ks.name, **{"language": language, **ks.params})
         params = {**spec.params, "build": "always" if rebuild else spec.params.get("build", "missing")}
+        if progress is not None:
+            params["progress"] = progress(language, len(knowledge.dataset.kb))
         retriever: Any = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
         rows[retriever.collection] = retriever.count()
         retriever.close()

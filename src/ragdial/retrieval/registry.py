@@ -11,6 +11,7 @@ retriever: {name: milvus, uri: kb.db}                 # milvus-lite file or http
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ragdial.components import BuildContext, ConfigError, Registry
@@ -58,12 +59,14 @@ def milvus(
     token: str = "",
     build: str = "missing",
     timeout: float = 10.0,
+    progress: Callable[[int], None] | None = None,
     **params: Any,
 ) -> Retriever:
     """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
     ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge
     base into it when the collection is absent or holds another number of items), ``always``, or ``never`` (it must
-    exist). Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it."""
+    exist). Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
+    ``progress(n)`` (from code, not a config) hears of each batch of ``n`` items indexed."""
     import sys
 
     from ragdial.retrieval.config import RetrieverConfig
@@ -76,7 +79,7 @@ def milvus(
     rows = retriever.count()
     if build == "always" or (build == "missing" and rows != len(ctx.kb)):
         print(f"ragdial: indexing {len(ctx.kb)} items into Milvus {uri} ({name}) ...", file=sys.stderr, flush=True)
-        retriever.build(ctx.kb)
+        retriever.build(ctx.kb, progress=progress)
     elif rows < 0:
         retriever.close()
         raise ConfigError(f"retriever 'milvus': {uri} has no collection {name!r} (build it first, or build: missing)")
