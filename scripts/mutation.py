@@ -94,6 +94,9 @@ def prepare(work: Path, modules: list[str]) -> None:
         f"pytest_add_cli_args = {_toml_list(['-p', 'no:randomly', '-p', 'no:cacheprovider', '-m', 'not slow'])}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         "use_git_change_detection = false\n"
+        # fork workers from a server process, not from mutmut's own: the stats run leaves child processes behind
+        # (the METEOR 1.5 Java server), and mutmut's fork runner dies when one of those exits
+        'process_isolation = "forkserver"\n'
     )
     (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
 
@@ -132,6 +135,9 @@ def main() -> int:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "mutation")
     parser.add_argument("--report-only", action="store_true", help="summarise the last run without running")
+    parser.add_argument(
+        "--survivors", action="store_true", help="re-test only the mutants that survived the last run (after new tests)"
+    )
     args = parser.parse_args()
     modules = [m.strip() for m in args.modules.split(",") if m.strip()]
     unknown = [m for m in modules if m not in MODULES]
@@ -143,7 +149,7 @@ def main() -> int:
     modes = ["absent", "present"] if args.data == "both" else [args.data]
     status = 0
     for mode in modes:
-        work = args.workdir / mode
+        work = (args.workdir / mode).resolve()
         if not args.report_only:
             prepare(work, modules)
             env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -153,6 +159,10 @@ def main() -> int:
                 print(f"mutation: shared data not found at {data_root()}; skipping the data-present run")
                 continue
             command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)]
+            if args.survivors and (work / "summary.json").is_file():
+                last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
+                names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
+                command += names or ["no-survivors-left"]
             print(f"mutation[{mode}]: {' '.join(command)} in {work}", flush=True)
             with (work / "mutmut.log").open("w", encoding="utf-8") as log:
                 status |= subprocess.run(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
