@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track
+from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Prediction, Predictions, ScoreOptions, Track
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -24,7 +24,7 @@ class FutureDialChallenge(Challenge):
     tracks = (TRACK1, TRACK2)
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         if path is None:
             raise RagdialError("MobileCS2 is not bundled: give the dialogs file (the demo dialogs: load_demo())")
@@ -36,6 +36,28 @@ class FutureDialChallenge(Challenge):
 
         return mobilecs2.load_demo(language)
 
+    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+        """The api_query classifier trained on the train split beside the dialogs file (``train_final_processed.json``
+        or ``train.json``, same rules), saved in ``folder/api_query``: it decides whether and where a turn looks
+        knowledge up. None for the demo, for the train file itself, or where there is no train file."""
+        from ragdial.datasets import mobilecs2
+        from ragdial.understanding.tasks import new_classifier, training_data
+
+        source = Path(dataset.source_path) if dataset.source_path else None
+        if source is None or dataset.split == "demo":
+            return None
+        train = next(
+            (source.parent / n for n in ("train_final_processed.json", "train.json") if (source.parent / n).is_file()),
+            None,
+        )
+        if train is None or train.resolve() == source.resolve():
+            return None
+        train_set = mobilecs2.load(train, rules=mobilecs2.rules_of(dataset), language=dataset.language)
+        contexts, targets = training_data("api_query", train_set)
+        model = new_classifier("api_query", train_set).fit(contexts, targets)
+        model.meta["trained_on"] = str(train)
+        return {"name": "api_query", "model": str(model.save(Path(folder) / "api_query"))}
+
     def write_track(
         self, track: Track, path: str | Path, dataset: Dataset, examples: Sequence[Example], predictions: Predictions
     ) -> Path:
@@ -45,10 +67,15 @@ class FutureDialChallenge(Challenge):
             rankings = {e.id: list(predictions[e.id].ranking) for e in examples}
             return mobilecs2.write_track1(path, dataset.kb, examples, rankings)
         generated = {e.id: predictions[e.id].response or "" for e in examples}
-        return mobilecs2.write_track2(path, dataset.kb, examples, generated)
+        queries = {e.id: predictions[e.id].api_query or "" for e in examples}
+        return mobilecs2.write_track2(path, dataset.kb, examples, generated, queries)
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Track 1 recall@1/5/20 per gold piece; track 2 (``bertscore=False`` skips it: BERTScore needs torch).
         Both under the rules the dataset was loaded with (:func:`ragdial.datasets.mobilecs2.rules_of`)."""
@@ -57,8 +84,8 @@ class FutureDialChallenge(Challenge):
 
         ranked = [list(predictions[e.id].ranking) for e in examples]
         scores = [score_track1([e.knowledge_ids for e in examples], ranked, mobilecs2.rules_of(dataset))]
-        if options.get("bertscore", True):
-            scores.append(self.score_track2(dataset, examples, predictions, options.get("bertscore_model")))
+        if options.bertscore:
+            scores.append(self.score_track2(dataset, examples, predictions, options.bertscore_model))
         return scores
 
     def score_track2(

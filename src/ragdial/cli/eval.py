@@ -22,6 +22,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print scores, signatures 
 OutOpt = Annotated[Path | None, typer.Option("--out", help="write the scores JSON (the official score-file shape)")]
 DatarootOpt = Annotated[Path | None, typer.Option("--dataroot", help="official layout: ROOT/<split>/labels.json")]
 SplitOpt = Annotated[str, typer.Option("--split", help="split under --dataroot")]
+SelectionOnlyOpt = Annotated[
+    bool,
+    typer.Option("--selection-only", help="score detection and selection alone (a file without responses)"),
+]
 KnowledgeOpt = Annotated[Path | None, typer.Option("--knowledge", help="knowledge.json to check references against")]
 
 
@@ -56,11 +60,12 @@ def dstc9(
     dataroot: DatarootOpt = None,
     split: SplitOpt = "val",
     knowledge: KnowledgeOpt = None,
+    selection_only: SelectionOnlyOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """DSTC9 track 1: detection P/R/F, selection MRR@5/R@1/R@5, generation BLEU-1..4/METEOR/ROUGE (nltk)."""
-    report(DSTC9.score_file(pred, gold, dataroot, split, knowledge), json_, out)
+    report(DSTC9.score_file(pred, gold, dataroot, split, knowledge, selection_only=selection_only), json_, out)
 
 
 @app.command("dstc11")
@@ -71,11 +76,12 @@ def dstc11(
     split: SplitOpt = "val",
     knowledge: KnowledgeOpt = None,
     meteor: Annotated[bool, typer.Option(help="METEOR 1.5 (needs Java); --no-meteor reports it as 0")] = True,
+    selection_only: SelectionOnlyOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """DSTC11 track 5: detection P/R/F, selection P/R/F/EM, generation BLEU/METEOR 1.5/ROUGE."""
-    report(DSTC11.score_file(pred, gold, dataroot, split, knowledge, meteor), json_, out)
+    report(DSTC11.score_file(pred, gold, dataroot, split, knowledge, meteor, selection_only), json_, out)
 
 
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]

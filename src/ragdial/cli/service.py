@@ -171,9 +171,12 @@ def serve(
     )
     service = None
     if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.pipeline.components import prepare_milvus
         from ragdial.serve.stores import open_store
 
         open_store(db_path).close()
+        if system_config.retriever.name == "milvus":  # index once here, not in every worker at the same time
+            prepare_milvus(system_config, processes=workers)
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
@@ -204,12 +207,13 @@ def demo(
 
 
 def run(
-    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc11, huawei or kdconv")],
+    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc9, dstc11, huawei or kdconv")],
     path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
     config: ConfigOpt = None,
     split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
     fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
-    limit: Annotated[int | None, typer.Option(min=1, help="run the first N examples only")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="run a sample of N examples (drawn with --seed)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --limit sample")] = 0,
     language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
     out: Annotated[Path | None, typer.Option(help="output folder (default: runs/<benchmark>)")] = None,
     retriever: RetrieverOpt = None,
@@ -220,6 +224,7 @@ def run(
     """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ragdial.challenges import ScoreOptions
     from ragdial.cli.eval import report
     from ragdial.evaluation import run_benchmark
 
@@ -247,10 +252,10 @@ def run(
             limit,
             language,
             out,
+            seed,
             on_start=start,
             on_reply=advance,
-            meteor=meteor,
-            bertscore=bertscore,
+            options=ScoreOptions(meteor=meteor, bertscore=bertscore),
         )
     for result in done.result.challenge_scores:
         report(result, False, None)

@@ -171,7 +171,7 @@ class TaskDialogBranch:
         start = time.perf_counter()
         turn = self.task.respond(request.state.get(STATE_KEY), request.turn.text)
         state = {k: v for k, v in request.state.items() if k != STATE_KEY}
-        if not turn.done:
+        if not turn.done or turn.state.get("bookings"):  # the session's bookings outlive a finished dialog
             state[STATE_KEY] = turn.state
         label = f"task:{turn.state.get('domain') or 'none'}"
         decision = Decision(False, (), label=label, detector="task")

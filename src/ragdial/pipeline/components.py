@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragdial.components import BuildContext, ConfigError, Registry, close
 from ragdial.errors import RagdialError
@@ -17,6 +17,9 @@ from ragdial.pipeline.knowledge import KnowledgeSource
 from ragdial.pipeline.system import DialogSystem
 from ragdial.retrieval.registry import RETRIEVERS
 from ragdial.understanding.registry import DETECTORS
+
+if TYPE_CHECKING:
+    from ragdial.task.manager import TaskBranch
 
 T = TypeVar("T")
 
@@ -119,25 +122,51 @@ def build_system(
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
     generator = _component("generator", GENERATORS, config.generator, ctx, cache)
     task = (
-        cache.get("task", [config.task_db, config.task_today], lambda: _task_branch(config)) if config.task_db else None
+        cache.get("task", ["travel", config.task_db, config.task_today], lambda: _task_branch(config))
+        if config.task_db
+        else None
     )
     return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task)
 
 
-def _task_branch(config: SystemConfig) -> Any:
-    """The flight/train/hotel task branch over ``config.task_db`` (one per process, shared by the languages)."""
-    import datetime as dt
+def _task_branch(config: SystemConfig) -> TaskBranch:
+    """The task branch over ``config.task_db`` (``ragdial.task.TASKS``; one per process, shared by the languages)."""
+    from ragdial.task.registry import TASKS
 
-    from ragdial.task import TaskBranch, TravelDB
-    from ragdial.task.db import ensure_travel_db
+    return TASKS.build("travel", None, db=config.task_db, today=config.task_today)
 
-    today = None
-    if config.task_today:
-        try:
-            today = dt.date.fromisoformat(config.task_today)
-        except ValueError as err:
-            raise ConfigError(f"config, field 'task_today': {config.task_today!r} is not a date YYYY-MM-DD") from err
-    return TaskBranch(TravelDB(ensure_travel_db(config.task_db)), today=today)
+
+def prepare_milvus(
+    config: SystemConfig,
+    rebuild: bool = False,
+    processes: int = 1,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> dict[str, int]:
+    """Index the knowledge of every configured language into the Milvus collections ``config``'s retriever names
+    (``retriever: {name: milvus, …}``), once, before several processes open them (``build: missing`` in each worker
+    would race); returns the rows per collection. A milvus-lite file can be opened by one process only, so
+    ``processes`` > 1 with a file URI is refused. ``progress(language, items)`` gives a callback told of each batch
+    indexed."""
+    spec = config.retriever
+    if spec.name != "milvus":
+        raise ConfigError(f"the retriever is {spec.name!r}, not milvus")
+    uri = str(spec.params.get("uri", ""))
+    if processes > 1 and not uri.startswith(("http://", "https://", "tcp://", "unix:")):
+        raise ConfigError(
+            f"retriever 'milvus': {uri} is a milvus-lite file, which one process at a time may open; "
+            "serve it with --workers 1, or use a Milvus server (uri: http://host:19530) for several workers"
+        )
+    rows = {}
+    ks = config.knowledge
+    for language in config.languages:
+        knowledge = KNOWLEDGE.build(ks.name, **{"language": language, **ks.params})
+        params = {**spec.params, "build": "always" if rebuild else spec.params.get("build", "missing")}
+        if progress is not None:
+            params["progress"] = progress(language, len(knowledge.dataset.kb))
+        retriever: Any = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
+        rows[retriever.collection] = retriever.count()
+        retriever.close()
+    return rows
 
 
 def build_systems(config: SystemConfig) -> dict[str, DialogSystem]:

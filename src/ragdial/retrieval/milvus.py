@@ -52,6 +52,7 @@ class MilvusRetriever(Retriever):
         config: RetrieverConfig | None = None,
         language: str = "en",
         token: str = "",
+        timeout: float = 10.0,
     ) -> None:
         try:
             from pymilvus import MilvusClient
@@ -59,7 +60,11 @@ class MilvusRetriever(Retriever):
             raise RagdialError("the Milvus backend needs the 'milvus' extra: pip install 'ragdial[milvus]'") from err
         if language not in ANALYZERS:
             raise RagdialError(f"language must be one of {', '.join(ANALYZERS)}, not {language!r}")
-        self.client = MilvusClient(uri, token=token)
+        try:
+            self.client = MilvusClient(uri, token=token, timeout=timeout)
+        except Exception as err:  # pymilvus raises MilvusException (or an OS error for a bad local path)
+            reason = str(getattr(err, "message", "") or err).strip().splitlines()[0]
+            raise RagdialError(f"cannot reach Milvus at {uri}: {reason}") from None
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language
@@ -69,6 +74,12 @@ class MilvusRetriever(Retriever):
         self._lock = threading.Lock()
         if self.client.has_collection(collection):
             self._load_entities()
+
+    def count(self) -> int:
+        """Rows in the collection (-1 when there is no collection)."""
+        if not self.client.has_collection(self.collection):
+            return -1
+        return int(self.client.get_collection_stats(self.collection).get("row_count", 0))
 
     def _load_entities(self) -> None:
         names: set[str] = set()

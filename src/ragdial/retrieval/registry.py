@@ -5,12 +5,13 @@ saved index directory, a Milvus collection, a trained reranker); training is ``r
 retriever: {name: hybrid, query: recent}              # BM25 + dense over the system's knowledge base
 retriever: {name: bm25}                               # BM25 only
 retriever: {name: index, path: idx/, reranker: rr/}   # a directory written by `ragdial index build`
-retriever: {name: milvus, uri: kb.db, collection: ragdial_knowledge}
+retriever: {name: milvus, uri: kb.db}                 # milvus-lite file or http://host:19530; indexed if absent
 ```
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ragdial.components import BuildContext, ConfigError, Registry
@@ -52,20 +53,43 @@ def index(ctx: BuildContext, path: str, reranker: str | None = None, mmap: bool 
 
 
 def milvus(
-    ctx: BuildContext, uri: str, collection: str = "ragdial_knowledge", token: str = "", **params: Any
+    ctx: BuildContext,
+    uri: str,
+    collection: str | None = None,
+    token: str = "",
+    build: str = "missing",
+    timeout: float = 10.0,
+    progress: Callable[[int], None] | None = None,
+    **params: Any,
 ) -> Retriever:
-    """An existing Milvus collection (a milvus-lite file or a server address) built by ``MilvusRetriever.build``."""
+    """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
+    ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge
+    base into it when the collection is absent or holds another number of items), ``always``, or ``never`` (it must
+    exist). Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
+    ``progress(n)`` (from code, not a config) hears of each batch of ``n`` items indexed."""
+    import sys
+
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.milvus import MilvusRetriever
 
-    retriever = MilvusRetriever(uri, collection, RetrieverConfig.from_dict(params), ctx.language, token)
-    if not retriever.client.has_collection(collection):
+    if build not in BUILD_MODES:
+        raise ConfigError(f"retriever 'milvus': build must be one of {', '.join(BUILD_MODES)}, not {build!r}")
+    name = collection or f"ragdial_{ctx.language}"
+    retriever = MilvusRetriever(uri, name, RetrieverConfig.from_dict(params), ctx.language, token, timeout)
+    rows = retriever.count()
+    if build == "always" or (build == "missing" and rows != len(ctx.kb)):
+        print(f"ragdial: indexing {len(ctx.kb)} items into Milvus {uri} ({name}) ...", file=sys.stderr, flush=True)
+        retriever.build(ctx.kb, progress=progress)
+    elif rows < 0:
         retriever.close()
-        raise ConfigError(f"retriever 'milvus': {uri} has no collection {collection!r} (build it first)")
+        raise ConfigError(f"retriever 'milvus': {uri} has no collection {name!r} (build it first, or build: missing)")
     return retriever
+
+
+BUILD_MODES = ("missing", "always", "never")
 
 
 RETRIEVERS.register("hybrid", hybrid, "BM25 + dense encoder, reciprocal-rank fusion", auto=True)
 RETRIEVERS.register("bm25", bm25, "BM25 (ragdial.retrieval.HybridRetriever without a dense encoder)", auto=True)
 RETRIEVERS.register("index", index, "a saved index directory: {name: index, path: DIR}")
-RETRIEVERS.register("milvus", milvus, "a Milvus collection: {name: milvus, uri: kb.db, collection: NAME}")
+RETRIEVERS.register("milvus", milvus, "a Milvus collection: {name: milvus, uri: kb.db or http://host:19530}")

@@ -26,8 +26,7 @@ from ragdial.serve import openai_format as oai
 from ragdial.serve.limits import BodyLimit
 from ragdial.serve.models import ChatRequest, RetrieveRequest, SessionRequest
 from ragdial.serve.service import Service
-from ragdial.serve.store import record_turns
-from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError
+from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError, record_turns
 from ragdial.text.tokenize import detect_language, words
 from ragdial.understanding.decision import LOOKUPS, Decision
 

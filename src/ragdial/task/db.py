@@ -98,6 +98,7 @@ class TravelDB:
         except sqlite3.DatabaseError as err:
             raise RagdialError(f"{target}: not a ragdial travel database ({err})") from err
         self._gazetteer: Gazetteer | None = None
+        self._dates: list[str] | None = None
         self.lock = threading.RLock()  # one connection shared by the service's worker threads
 
     def close(self) -> None:
@@ -129,8 +130,11 @@ class TravelDB:
 
     def dates(self) -> list[str]:
         """The dates the timetables cover (ISO)."""
-        rows = self.conn.execute("SELECT DISTINCT date FROM hotel_rooms ORDER BY date")
-        return [row[0] for row in rows]
+        if self._dates is None:
+            with self.lock:
+                rows = self.conn.execute("SELECT DISTINCT date FROM hotel_rooms ORDER BY date")
+                self._dates = [row[0] for row in rows]
+        return list(self._dates)
 
     def search(self, domain: str, constraints: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
         """Rows matching the constraints, cheapest first.

@@ -33,7 +33,12 @@ from ragdial.metrics.tokenizers import dstc9_normalize
 
 
 def check_predictions(
-    path: str | Path, predictions: Any, gold: Sequence[dict[str, Any]], version: str, kb_ids: set[str] | None = None
+    path: str | Path,
+    predictions: Any,
+    gold: Sequence[dict[str, Any]],
+    version: str,
+    kb_ids: set[str] | None = None,
+    need_response: bool = True,
 ) -> list[dict[str, Any]]:
     """What ``check_results.py`` checks, plus what ``scores.py`` needs: one entry per gold instance, a boolean
     ``target``, and for targets a knowledge list (DSTC11: with ``doc_type``; reviews with ``sent_id``) whose items
@@ -66,8 +71,13 @@ def check_predictions(
                     raise DataFormatError(path, "required field is missing", where, key)
             if kb_ids is not None and knowledge_id(ref) not in kb_ids:
                 raise DataFormatError(path, f"unknown knowledge {knowledge_id(ref)!r}", where, "knowledge")
-        if item["target"] and not isinstance(item.get("response"), str):
-            raise DataFormatError(path, "a target instance needs a response string", index, "response")
+        if need_response and item["target"] and not isinstance(item.get("response"), str):
+            raise DataFormatError(
+                path,
+                "a target instance needs a response string (score selection alone: --selection-only)",
+                index,
+                "response",
+            )
     return predictions
 
 
@@ -211,3 +221,13 @@ def score_dstc11(
 
 def _counts(counts: DetectionCounts, instances: int) -> dict[str, int]:
     return {"instances": instances, "tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn}
+
+
+def selection_only(scores: ChallengeScores) -> ChallengeScores:
+    """Detection and selection of a score set, the generation part removed (a file without responses, such as
+    ``ragdial retrieve batch`` writes)."""
+    result = {k: v for k, v in scores.scores.items() if k != "generation"}
+    keep = ("weighting", "selection")
+    signatures = {k: v for k, v in scores.signatures.items() if k in keep}
+    signatures["generation"] = signature("generation", scored=False)
+    return ChallengeScores(scores.challenge, result, signatures, scores.counts, scores.extra)

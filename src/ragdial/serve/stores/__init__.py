@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragdial.serve.store import SessionStore as SQLiteSessionStore
 from ragdial.serve.stores.base import (
     ANY,
     SessionExistsError,
@@ -17,8 +16,10 @@ from ragdial.serve.stores.base import (
     StoredTurn,
     StoreUnavailableError,
     UnknownSessionError,
+    record_turns,
     redact,
 )
+from ragdial.serve.stores.sqlite import SQLiteSessionStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -33,6 +34,7 @@ __all__ = [
     "UnknownSessionError",
     "is_postgres",
     "open_store",
+    "record_turns",
     "redact",
 ]
 

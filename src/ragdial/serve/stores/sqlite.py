@@ -1,4 +1,5 @@
-"""Sessions persisted in SQLite (WAL): history survives a restart and is shared by several worker processes.
+"""Sessions in SQLite (WAL), the embedded default: history survives a restart and is shared by the worker processes
+of one machine.
 
 Each turn is a row keyed by (session, index); a reply is appended together with the user's turn in one
 ``BEGIN IMMEDIATE`` transaction, so concurrent writers (threads or processes) never interleave half a turn and a
@@ -14,14 +15,21 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragdial.errors import RagdialError
-from ragdial.pipeline.turn import Session, TurnRecord
-from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.schema import Speaker, Turn
+from ragdial.pipeline.turn import Session
+from ragdial.schema import Speaker
+from ragdial.serve.stores.base import (
+    ANY,
+    TITLE_CHARS,
+    SessionExistsError,
+    SessionSummary,
+    StoredTurn,
+    UnknownSessionError,
+    _Any,
+)
 
 # The schema, as an ordered list of idempotent steps (version, what it does, SQL or an added column). Never edit a
 # released step; add a new one. Each runs once per database, in order, recorded in ragdial_schema. A file written
@@ -57,85 +65,9 @@ MIGRATIONS: list[tuple[int, str, str | tuple[str, str, str]]] = [
     (3, "session owners (who may see a session)", ("sessions", "owner", "TEXT")),
     (4, "sessions by owner", "CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions(owner, updated DESC);"),
 ]
-TITLE_CHARS = 40
 
 
-class _Any:
-    """The type of ``ANY``: "do not filter on this column"."""
-
-    def __repr__(self) -> str:
-        return "ANY"
-
-
-ANY = _Any()
-
-
-class UnknownSessionError(KeyError):
-    """A session id the store does not hold (never created, deleted, or another owner's)."""
-
-
-class SessionExistsError(RagdialError):
-    """A session id the store already holds."""
-
-
-@dataclass
-class StoredTurn:
-    """A turn as stored: the schema turn plus the knowledge cited and per-turn metadata (decision, timings)."""
-
-    turn: Turn
-    knowledge: list[ScoredKnowledge] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
-    created: float = 0.0
-
-    def to_message(self) -> dict[str, Any]:
-        role = "user" if self.turn.speaker == Speaker.USER else "assistant"
-        return {
-            "role": role,
-            "content": self.turn.text,
-            "knowledge": [c.to_dict() for c in self.knowledge],
-            "meta": self.meta,
-            "created": self.created,
-        }
-
-    @classmethod
-    def from_row(
-        cls, speaker: str, text: str, knowledge: str | list[Any], meta: str | dict[str, Any], created: float
-    ) -> StoredTurn:
-        """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
-        cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
-        citations = [ScoredKnowledge.from_dict(c) for c in cited]
-        turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
-        return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
-
-
-def record_turns(record: TurnRecord) -> list[StoredTurn]:
-    """The two stored turns of a finished exchange: the user's, and the system's with its citations and metadata."""
-    return [StoredTurn(record.user), StoredTurn(record.system, list(record.citations), record.meta())]
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    id: str
-    user: str | None
-    language: str
-    title: str
-    turns: int
-    created: float
-    updated: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "user": self.user,
-            "language": self.language,
-            "title": self.title,
-            "turns": self.turns,
-            "created": self.created,
-            "updated": self.updated,
-        }
-
-
-class SessionStore:
+class SQLiteSessionStore:
     """SQLite session store; one connection per thread, WAL journal, a busy timeout for concurrent writers."""
 
     def __init__(self, path: str | Path, busy_timeout_ms: int = 30_000) -> None:
