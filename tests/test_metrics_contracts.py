@@ -112,7 +112,7 @@ def test_check_predictions_messages(fixtures, mutate, version, message):
     gold, pred = _tiny(fixtures)
     with pytest.raises(DataFormatError) as caught:
         dstc.check_predictions("p.json", mutate(pred), gold, version)
-    assert str(caught.value) == message
+    assert str(caught.value).startswith(message)  # a hint on what to do may follow
 
 
 def test_check_predictions_accepts_what_the_scorer_reads(fixtures):
