@@ -20,6 +20,7 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
 from ragdial.retrieval.base import Retrieval, Retriever
 from ragdial.schema import Speaker, Turn
+from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
 
 if TYPE_CHECKING:
@@ -143,7 +144,19 @@ class KnowledgeBranch:
         record = TurnRecord(
             request.turn, system, found.selected, decision, dict(request.state), None, self.name, timings, len(pieces)
         )
-        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record)
+        usage = token_usage(generation, pieces)
+        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record, usage)
+
+
+def token_usage(request: GenerationRequest, pieces: Sequence[str]) -> dict[str, Any]:
+    """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
+    else words (``ragdial.text.tokenize.words``) of the context and knowledge read and the pieces written."""
+    if "prompt_tokens" in request.usage:
+        completion = request.usage.get("completion_tokens", len(pieces))
+        return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": completion, "counted": "model"}
+    read = [t.text for t in request.context] + [k.text for k in request.knowledge]
+    prompt = sum(len(words(text, request.language)) for text in read)
+    return {"prompt_tokens": prompt, "completion_tokens": len(pieces), "counted": "words"}
 
 
 def _stream(generator: Generator, request: GenerationRequest) -> PieceStream[str, None, None]:
