@@ -187,4 +187,5 @@ CONFIG = {
     "retriever": "service_doubles:retriever",
     "generator": "service_doubles:generator",
     "top_k": 2,
+    "grounded": False,  # these tests check the service machinery (streaming, locks); the grounded path has its own
 }

@@ -98,7 +98,7 @@ class Reply:
     usage: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "text": self.text,
             "knowledge": [c.to_dict() for c in self.knowledge],
             "decision": self.decision.to_dict(),
@@ -106,6 +106,10 @@ class Reply:
             "tokens": self.tokens,
             "language": self.language,
         }
+        grounding = self.record.grounding
+        if grounding is not None:
+            data["grounding"] = grounding.to_dict() if hasattr(grounding, "to_dict") else grounding
+        return data
 
 
 Event = Prepared | Piece | Reply
