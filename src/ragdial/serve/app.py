@@ -104,8 +104,11 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         max_tokens = body.max_completion_tokens or body.max_tokens or system.config.max_tokens
         model = body.model or service.settings.model
         cid = oai.completion_id()
-        prompt_tokens = sum(len(words(t.text, system.language)) for t in system.context_for(session.history, text))
-        events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
+        context = system.context_for(session.history, text)  # built once: counted here, answered below
+        prompt_tokens = sum(len(words(t.text, system.language)) for t in context)
+        events = system.stream_context(
+            context, session.user, max_tokens=max_tokens, temperature=body.temperature, state=session.state
+        )
         if body.stream:
             return StreamingResponse(
                 _closing(_stream(service, session, events, cid, model, prompt_tokens, max_tokens)),
