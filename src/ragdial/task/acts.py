@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import NUM, _find, canonical, cn_number, parse, parse_date
+from ragdial.task.slots import _BY_SOUND, NUM, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import parse as parse_slots
+
+
+def parse(text: str, gaz: Gazetteer, today: dt.date) -> Any:
+    """The slot parser, matching by sound as the current ``understand`` call says."""
+    return parse_slots(text, gaz, today, _BY_SOUND.get())
+
 
 ACTS = (
     "inform",
@@ -637,8 +644,20 @@ class Understander:
         return understand(text, context, self.gaz, self.today)
 
 
-def understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
-    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README."""
+def understand(
+    text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+) -> list[Act]:
+    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README.
+
+    ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return _understand(text, context, gaz, today)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
     raw = text
     text = _normalise(text, gaz)
@@ -742,6 +761,8 @@ def _classify(
         return "deny", {}
     if oq in ("choose_offer", "offer_alternative") and ctx.offers:
         ref = _reference(text, ctx, gaz, english)
+        if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
+            ref = {}  # naming a district or class again while an alternative is offered restates the request
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref
     if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
