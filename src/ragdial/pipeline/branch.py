@@ -20,8 +20,10 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
+    HARD_ROUTES,
     Grounding,
     Relevance,
+    dense_of,
     evidence_for,
     generate_verified,
     policy_of,
@@ -110,7 +112,7 @@ class KnowledgeBranch:
         self.settings = settings
         self.items = {item.id: item for item in items}
         self.names = knowledge_names(self.items.values())
-        self.relevance = Relevance(self.items.values())
+        self.relevance = Relevance(self.items.values(), dense_of(retriever))
 
     def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
         return True
@@ -196,7 +198,7 @@ class KnowledgeBranch:
             stage = time.perf_counter()
             found = self.retrieve(query_context, request.user, decision)
             ranked = found.ranked
-            routed = route_decision(decision, intent.route)
+            routed = route_decision(decision, intent.route) if intent.route in HARD_ROUTES else decision
             if routed is not decision:  # the route's source searched on its own too, its items first
                 within = self.retrieve(query_context, request.user, routed).ranked
                 seen = {c.id for c in within}

@@ -33,8 +33,9 @@ from ragdial.understanding.policy import (
 )
 
 ROUTE_SOURCES = {PROFILE: SourceKind.USER_PROFILE, PRODUCT: SourceKind.PRODUCT, FAQ: SourceKind.FAQ}
-ROUTE_BONUS = 0.25
-DEFAULT_MIN_RELEVANCE = 0.3
+DEFAULT_MIN_RELEVANCE = 0.22
+CANDIDATES = 12  # the retriever's first items the relevance cut looks at
+HARD_ROUTES = (PROFILE,)  # routes whose source is searched on its own and put first (tuned on dev)
 INSTRUCTIONS = {
     "zh": {
         ANSWER: "只回答用户问的那一项，数字、价格、日期、名称必须与【知识】完全一致；知识里没有的不要说。",
@@ -165,27 +166,52 @@ _STOP = frozenset(
 
 
 class Relevance:
-    """How much of a query an item covers: the idf-weighted share of the query's terms (Chinese character bigrams,
-    other words lower-cased) found in the item, in [0, 1]. The idf comes from the knowledge base's items."""
+    """How relevant an item is to a query, in about [0, 1]: the larger of the lexical cover (idf-weighted share of
+    the query's terms, Chinese character bigrams and other words, found in the item; idf over the knowledge base)
+    and, where the retriever has a sentence encoder, the cosine of the query and the item (``dense``)."""
 
-    def __init__(self, items: Iterable[Knowledge]) -> None:
+    def __init__(
+        self, items: Iterable[Knowledge], dense: Callable[[str, Sequence[Knowledge]], list[float]] | None = None
+    ) -> None:
         documents = [set(_terms(item.text)) for item in items]
         counts: Counter[str] = Counter()
         for terms in documents:
             counts.update(terms)
         self.n = max(1, len(documents))
         self.counts = counts
+        self.dense = dense
 
     def idf(self, term: str) -> float:
         return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
 
-    def score(self, query: str, item: Knowledge) -> float:
+    def lexical(self, query: str, item: Knowledge) -> float:
         terms = set(_terms(query))
         if not terms:
             return 0.0
         have = set(_terms(item.text))
         total = sum(self.idf(t) for t in terms)
         return sum(self.idf(t) for t in terms if t in have) / total if total else 0.0
+
+    def scores(self, query: str, items: Sequence[Knowledge]) -> list[float]:
+        lexical = [self.lexical(query, item) for item in items]
+        if self.dense is None or not items:
+            return lexical
+        return [max(a, b) for a, b in zip(lexical, self.dense(query, items), strict=True)]
+
+
+def dense_of(retriever: object) -> Callable[[str, Sequence[Knowledge]], list[float]] | None:
+    """The query-item cosine of a retriever with a sentence encoder and item vectors (``HybridRetriever``)."""
+    queries = getattr(retriever, "_queries", None)
+    vectors = getattr(retriever, "vectors", None)
+    position = getattr(retriever, "position", None)
+    if queries is None or vectors is None or position is None:
+        return None
+
+    def dense(query: str, items: Sequence[Knowledge]) -> list[float]:
+        vector = queries([query])[0]
+        return [float(vectors[position(item.id)] @ vector) for item in items]
+
+    return dense
 
 
 def _terms(text: str) -> list[str]:
@@ -211,26 +237,22 @@ def rank_for_turn(
     top_k: int,
     min_relevance: float,
 ) -> tuple[list[ScoredKnowledge], list[str]]:
-    """The retriever's candidates re-ordered for the turn (relevance to the rewritten query, the route's source
-    first, the retriever's order breaking ties) and cut: items under ``min_relevance`` are dropped (so a turn can
-    cite nothing). A profile item holding the figure the turn asks for counts as fully relevant."""
-    wanted = ROUTE_SOURCES.get(intent.route)
-    scored = []
-    first_profile = True
-    for rank, candidate in enumerate(ranked):
-        item = candidate.item
-        score = relevance.score(query, item)
-        if item.source == SourceKind.USER_PROFILE and intent.route == PROFILE:
-            if asked_keys(query, item_fields(item), first_match=True):
-                score = max(score, 1.0)
-            elif first_profile:  # the retriever's best profile item answers a question about one's own data
-                score = max(score, min_relevance)
-            first_profile = False
-        total = score + (ROUTE_BONUS if wanted is not None and item.source == wanted else 0.0) + 0.05 / (1 + rank)
-        scored.append((total, score, candidate))
-    scored.sort(key=lambda x: -x[0])
-    kept = [c for _, s, c in scored if s >= min_relevance][:top_k]
-    cut = [c.id for _, s, c in scored[:top_k] if s < min_relevance]
+    """The candidates (the route's source first, then the retriever's order) cut by relevance: items under
+    ``min_relevance`` are dropped, so a turn can cite nothing. On a question about one's own data, the profile item
+    holding the figure asked for comes first."""
+    candidates = list(ranked[:CANDIDATES])
+    scores = relevance.scores(query, [c.item for c in candidates])
+    if intent.route == PROFILE:
+        for index, candidate in enumerate(candidates):
+            if candidate.item.source == SourceKind.USER_PROFILE and asked_keys(
+                query, item_fields(candidate.item), first_match=True
+            ):
+                scores[index] = max(scores[index], 1.0)
+                candidates.insert(0, candidates.pop(index))
+                scores.insert(0, scores.pop(index))
+                break
+    kept = [c for c, s in zip(candidates, scores, strict=True) if s >= min_relevance][:top_k]
+    cut = [c.id for c, s in zip(candidates[:top_k], scores[:top_k], strict=True) if s < min_relevance]
     return kept, cut
 
 

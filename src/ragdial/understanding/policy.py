@@ -27,7 +27,7 @@ ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK = "answer", "not_in_knowledge
 POLICIES = (ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK)
 PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 # the MobileCS2 api_query label of each route (datasets.mobilecs2.query_source maps them to sources)
-ROUTE_LABELS = {PROFILE: "查询用户已办理的业务", PRODUCT: "查询产品信息", FAQ: "[QA]"}
+ROUTE_LABELS = {PROFILE: "查询用户已办理的业务", PRODUCT: "查询特定业务信息", FAQ: "[QA]"}
 
 _SMALL_TALK = re.compile(
     r"^\s*(?:你好|您好|hi|hello|hey|good (?:morning|afternoon|evening)|谢谢|多谢|谢了|感谢"
@@ -160,22 +160,20 @@ def rewrite_turn(
     if intent.policy == SMALL_TALK or not intent.follow_up or _names_in(text, names):
         return Rewrite(text, text)
     carried: list[str] = []
-    for turn in reversed(context[:-1]):
-        if turn.speaker == Speaker.SYSTEM and turn.knowledge_ids:
-            item = lookup(turn.knowledge_ids[0])
-            name = _item_name(item) if item is not None else ""
-            if name and not item_is_profile(item):
-                carried.append(name)
-                break
-        if turn.speaker == Speaker.USER:
-            found = _names_in(turn.text, names)
-            if found:
-                carried.append(found[0])
-                break
-    if not carried:
-        previous = next((t.text for t in reversed(context[:-1]) if t.speaker == Speaker.USER), "")
-        if previous and not _SMALL_TALK.match(previous):
-            carried.append(previous)
+    previous = [t.text for t in context[:-1] if t.speaker == Speaker.USER and not _SMALL_TALK.match(t.text)]
+    for said in reversed(previous[-2:]):  # a plan/product the user named in the last two turns
+        found = _names_in(said, names)
+        if found:
+            carried.append(found[0])
+            break
+    if not carried:  # else the product cited in the last reply
+        last = next((t for t in reversed(context[:-1]) if t.speaker == Speaker.SYSTEM), None)
+        item = lookup(last.knowledge_ids[0]) if last is not None and last.knowledge_ids else None
+        name = _item_name(item) if item is not None and item.is_global and "name" in item.fields else ""
+        if name:
+            carried.append(name)
+    if not carried and previous:  # else what the user asked last
+        carried.append(previous[-1])
     if not carried:
         return Rewrite(text, text)
     return Rewrite(text, f"{carried[0]} {text}", tuple(carried))
