@@ -94,12 +94,17 @@ class FailingGenerator(Generator):
 
 
 class SlowGenerator(Generator):
-    """Streams numbered words, one every ``delay`` seconds after waiting ``first_delay`` (a slow LLM)."""
+    """A slow LLM: one request at a time (a lock, as llama.cpp), numbered words ``delay`` seconds apart after
+    ``first_delay``. It waits at most ``wait`` seconds for its lock, so a lock never released fails, not hangs."""
 
-    def __init__(self, delay: float, words: int, first_delay: float) -> None:
-        self.delay, self.words, self.first_delay = delay, words, first_delay
+    def __init__(self, delay: float, words: int, first_delay: float, wait: float = 20.0) -> None:
+        self.delay, self.words, self.first_delay, self.wait = delay, words, first_delay, wait
+        self.lock = threading.Lock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
+        return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         time.sleep(self.first_delay)
         for number in range(min(self.words, request.max_tokens)):
             time.sleep(self.delay)
@@ -150,4 +155,5 @@ CONFIG = {
     "retriever": "service_doubles:retriever",
     "generator": "service_doubles:generator",
     "top_k": 2,
+    "grounded": False,  # these tests check the service machinery (streaming, locks); the grounded path has its own
 }

@@ -95,7 +95,7 @@ class Reply:
     record: TurnRecord = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "text": self.text,
             "knowledge": [c.to_dict() for c in self.knowledge],
             "decision": self.decision.to_dict(),
@@ -103,6 +103,10 @@ class Reply:
             "tokens": self.tokens,
             "language": self.language,
         }
+        grounding = self.record.grounding
+        if grounding is not None:
+            data["grounding"] = grounding.to_dict() if hasattr(grounding, "to_dict") else grounding
+        return data
 
 
 Event = Prepared | Piece | Reply

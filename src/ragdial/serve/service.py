@@ -31,6 +31,7 @@ class ServiceSettings:
     model: str = "ragdial"
     ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
     queue: QueueLimits = field(default_factory=QueueLimits)  # turns at once, waiting line, waits, time limit
+    run_dir: str | None = None  # a folder this machine's workers share (running turns, for the stop endpoint)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -42,6 +43,7 @@ class ServiceSettings:
                 "model": self.model,
                 "ratings_path": self.ratings_path,
                 "queue": asdict(self.queue),
+                "run_dir": self.run_dir,
             },
             ensure_ascii=False,
         )
@@ -57,6 +59,7 @@ class ServiceSettings:
             data.get("model", "ragdial"),
             data.get("ratings_path"),
             QueueLimits(**data.get("queue", {})),
+            data.get("run_dir"),
         )
 
 
