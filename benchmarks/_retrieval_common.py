@@ -1,42 +1,48 @@
-"""Shared helpers of the retrieval benchmarks: folds, selection scores, recall@k, plots, a markdown table.
+"""Shared helpers of the retrieval benchmarks: the retriever as a ``RetrievalModel``, plots, a markdown table.
 
-Selection and recall scores come from ``ragdial.metrics.retrieval`` (the one implementation).
+Scores, cuts and latency come from ``ragdial.evaluation`` (``RetrievalEvaluator`` over ``ragdial.metrics``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ragdial.metrics.retrieval import recall_at_k, set_prf
+from ragdial.evaluation import KS, RetrievalEvaluator, RetrievalModel, best_cut, recall_at, selection_scores
+from ragdial.schema import Example
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
-KS = (1, 2, 3, 5, 10, 20)
+__all__ = ["KS", "best_cut", "recall_at", "selection_scores"]
 
 
-def selection_scores(golds: Sequence[Sequence[str]], preds: Sequence[Sequence[str]]) -> dict[str, float]:
-    """DSTC11 selection (``ragdial.metrics``): micro P/R/F1 over deduplicated items, exact match per instance."""
-    scores = set_prf(golds, preds)
-    return {
-        "P": scores["precision"].value,
-        "R": scores["recall"].value,
-        "F1": scores["f1"].value,
-        "EM": scores["exact_match"].value,
-    }
+def ranked_ids(retriever, example: Example, depth: int) -> list[str]:
+    """The retriever's top ``depth`` knowledge ids for an example (its dialog's local items included)."""
+    return [r.item.id for r in retriever.retrieve(example.context, example.dialog_id, depth).ranked]
 
 
-def recall_at(
-    golds: Sequence[Sequence[str]], rankings: Sequence[Sequence[str]], ks: Iterable[int] = KS
-) -> dict[int, float]:
-    """Mean share of an instance's gold items found in its top k (``ragdial.metrics`` recall, unit "fraction")."""
-    return {k: recall_at_k(golds, rankings, k, unit="fraction").value for k in ks}
+def selected_ids(retriever, example: Example, limit: int = 10) -> list[str]:
+    """The ids the retriever selects for an example (the reranker's cut, at most ``limit``)."""
+    return [r.item.id for r in retriever.retrieve(example.context, example.dialog_id, limit).selected]
 
 
-def best_top_k(golds: Sequence[Sequence[str]], rankings: Sequence[Sequence[str]], limit: int = 10) -> int:
-    """The fixed cut k maximising selection F1 (tuned on training folds for the unsupervised systems)."""
-    return max(range(1, limit + 1), key=lambda k: selection_scores(golds, [r[:k] for r in rankings])["F1"])
+def as_model(retriever, depth: int = 20, select: bool = False) -> RetrievalModel:
+    """A retriever as the evaluation layer calls it (``select``: its own cut instead of a fixed top-k)."""
+    return RetrievalModel(
+        rank=lambda e: ranked_ids(retriever, e, depth),
+        select=(lambda e: selected_ids(retriever, e)) if select else None,
+    )
+
+
+def row(name: str, cut: str, scores: dict[str, float]) -> dict[str, object]:
+    """A table row: system, cut, P/R/F1/EM and R@1, R@5."""
+    picked = {key: scores[key] for key in ("P", "R", "F1", "EM")}
+    return {"system": name, "cut": cut, **picked, "R@1": scores["R@1"], "R@5": scores["R@5"]}
+
+
+def curve(scores: dict[str, float], ks: Sequence[int] = KS) -> dict[int, float]:
+    return {k: scores[f"R@{k}"] for k in ks}
 
 
 def plot_recall(curves: dict[str, dict[int, float]], title: str, path: Path) -> None:
@@ -84,20 +90,18 @@ def run_systems(
     from ragdial.retrieval.hybrid import HybridRetriever
 
     rows, curves = [], {}
-    golds = [e.knowledge_ids for e in test]
+    tune, evaluate = RetrievalEvaluator(train, ks=(1,), name="train"), RetrievalEvaluator(test, name="test")
     hybrid_config = None
     for name, config in systems.items():
         retriever = HybridRetriever(kb, config)
         train_retriever = retriever if train_kb is None else HybridRetriever(train_kb, config)
-        train_rank = [[r.item.id for r in train_retriever.retrieve(e.context, e.dialog_id, depth)] for e in train]
-        k = best_top_k([e.knowledge_ids for e in train], train_rank)
-        start = time.perf_counter()
-        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in test]
-        seconds = time.perf_counter() - start
-        curves[name] = recall_at(golds, rankings)
-        scores = selection_scores(golds, [r[:k] for r in rankings])
-        rows.append({"system": name, "cut": f"top-{k}", **scores, "R@1": curves[name][1], "R@5": curves[name][5]})
-        log(f"{name}: {rows[-1]} ({seconds / max(len(test), 1) * 1000:.1f} ms/query)")
+        tuned = tune(as_model(train_retriever, depth))
+        k = best_cut([e.knowledge_ids for e in train], [tuned.predictions[e.id] for e in train])
+        evaluate.cut = k
+        result = evaluate(as_model(retriever, depth))
+        curves[name] = curve(result.scores)
+        rows.append(row(name, f"top-{k}", result.scores))
+        log(f"{name}: {rows[-1]} ({result.latency['rank'].mean:.1f} ms/query)")
         if config.fusion == "rrf":
             hybrid_config = config
     if hybrid_config is not None:
@@ -106,13 +110,10 @@ def run_systems(
         reranker = rerank.train(train_retriever, train, relative_cut=relative_cut)
         log(f"reranker trained in {time.perf_counter() - start:.1f}s, threshold {reranker.threshold:.3f}")
         retriever = HybridRetriever(kb, hybrid_config, reranker=reranker)
-        rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in test]
-        preds = [[r.item.id for r in retriever.select(e.context, e.dialog_id, 10)] for e in test]
+        result = evaluate(as_model(retriever, depth, select=True))
         name = "hybrid + reranker"
-        curves[name] = recall_at(golds, rankings)
-        scores = selection_scores(golds, preds)
-        cut = f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest"
-        rows.append({"system": name, "cut": cut, **scores, "R@1": curves[name][1], "R@5": curves[name][5]})
+        curves[name] = curve(result.scores)
+        rows.append(row(name, f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest", result.scores))
         log(f"{name}: {rows[-1]}")
     return rows, curves
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from generation_common import char_scores, dstc_scores, merged_kb, sample, split_folds
+from generation_common import merged_kb, sample, split_folds
 from ragdial import datasets
-from ragdial.generation.backends import create
+from ragdial.evaluation import GenerationEvaluator, reply_scores
+from ragdial.generation import create
 from ragdial.generation.batch import request_for
 from ragdial.generation.exemplars import ExemplarIndex
 from ragdial.generation.template import TemplateGenerator
@@ -88,25 +89,18 @@ def main() -> None:
         else:
             generator = shared
             exemplars = ExemplarIndex(train, train_kb, dataset.language) if args.exemplars else None
-        predictions = []
-        for example in evaluate:
-            request = request_for(example, dataset, args.max_tokens, args.seed, exemplars, args.exemplars)
-            predictions.append(generator.generate(request).strip())
+
+        def write_dump(example, reply, name=name):
             if dump:
-                dump.write(
-                    json.dumps(
-                        {"task": name, "id": example.id, "pred": predictions[-1], "gold": example.response},
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                )
-        seconds = time.perf_counter() - started
-        references = [e.response or "" for e in evaluate]
-        if dataset.language == "en":
-            scores = dstc_scores(predictions, references)
-        else:
-            scores = char_scores(predictions, references)
-        rows.append((name, len(evaluate), scores, seconds))
+                record = {"task": name, "id": example.id, "pred": reply, "gold": example.response}
+                dump.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+        def generate(example, dataset=dataset, generator=generator, exemplars=exemplars):
+            request = request_for(example, dataset, args.max_tokens, args.seed, exemplars, args.exemplars)
+            return generator.generate(request)
+
+        result = GenerationEvaluator(evaluate, dataset.language, name, write_dump)(generate)
+        rows.append((name, len(evaluate), result.scores, time.perf_counter() - started))
     print(f"backend: {args.backend}; sample: {args.sample or 'all'} (seed {args.seed}); gold knowledge\n")
     for name, n, scores, seconds in rows:
         print_table(name, n, scores, seconds)
@@ -119,9 +113,8 @@ def score_dump(path: Path) -> None:
         by_task.setdefault(record["task"], []).append(record)
     for name, records in by_task.items():
         predictions, references = [r["pred"] for r in records], [r["gold"] or "" for r in records]
-        english = name.startswith("DSTC")
-        scores = dstc_scores(predictions, references) if english else char_scores(predictions, references)
-        print_table(name, len(records), scores)
+        language = "en" if name.startswith("DSTC") else "zh"
+        print_table(name, len(records), reply_scores(predictions, references, language))
 
 
 def print_table(name: str, n: int, scores: dict[str, float], seconds: float | None = None) -> None:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from generation_common import sample, split_folds
 from ragdial import datasets
-from ragdial.generation.backends import create
+from ragdial.generation import create
 from ragdial.generation.base import Generator
 from ragdial.generation.batch import request_for
 from ragdial.generation.model_files import resolve_model

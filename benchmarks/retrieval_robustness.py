@@ -49,7 +49,7 @@ def main() -> None:
         row: dict[str, object] = {"system": name}
         for rate in args.rates:
             examples = [corrupt_context(e, rate, seed=i) for i, e in enumerate(clean)] if rate else clean
-            rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 20)] for e in examples]
+            rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 20).ranked] for e in examples]
             curve = recall_at(golds, rankings)
             row[f"R@1 {rate:.0%}"] = recall_at_k(golds, rankings, 1, unit="query").value
             if rate == max(args.rates):

@@ -22,14 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _retrieval_common import DOCS, markdown_table
 from ragdial.datasets import dstc
+from ragdial.evaluation import Latency
 from ragdial.paths import data_root
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import QueryCache, encode_cached, get_encoder
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.index import load_index, save_index
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.schema import Speaker, Turn
+from ragdial.text.encoders import QueryCache, encode_cached, get_encoder
 
 
 def timed(fn, queries) -> dict[str, float]:
@@ -42,12 +43,8 @@ def timed(fn, queries) -> dict[str, float]:
         fn(q)
         latencies.append(time.perf_counter() - t)
     total = time.perf_counter() - start
-    ms = np.array(latencies) * 1000
-    return {
-        "queries/s": len(queries) / total,
-        "p50 ms": float(np.percentile(ms, 50)),
-        "p95 ms": float(np.percentile(ms, 95)),
-    }
+    summary = Latency.of(seconds * 1000 for seconds in latencies)
+    return {"queries/s": len(queries) / total, "p50 ms": summary.p50, "p95 ms": summary.p95}
 
 
 def main() -> None:

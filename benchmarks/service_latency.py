@@ -30,6 +30,8 @@ from pathlib import Path
 import httpx
 import yaml
 
+from ragdial.evaluation.latency import Latency
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -49,12 +51,6 @@ def _questions(limit: int) -> list[tuple[str, str, str]]:
         per_language[language] = [(language, e.dialog_id, e.last_user_text) for e in dataset.examples]
     mixed = [q for pair in zip(per_language["zh"], per_language["en"], strict=False) for q in pair]
     return (mixed * (limit // max(len(mixed), 1) + 1))[:limit]
-
-
-def _percentile(values: list[float], q: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def _turn(client: httpx.Client, url: str, session: str, question: str) -> dict[str, float]:
@@ -175,8 +171,8 @@ def main() -> None:
         ("first_token_ms", "first token"),
         ("full_ms", "full reply"),
     ]:
-        values = [r[key] for r in rows]
-        print(f"| {label} | {_percentile(values, 50):.1f} | {_percentile(values, 95):.1f} |")
+        summary = Latency.of(r[key] for r in rows)
+        print(f"| {label} | {summary.p50:.1f} | {summary.p95:.1f} |")
     tokens = sum(r["tokens"] - 1 for r in rows if r["tokens"] > 1)
     decode = sum(r["decode_s"] for r in rows if r["tokens"] > 1)
     per_turn = [r["tokens_per_s"] for r in rows if r["tokens"] > 1 and r["decode_s"] > 0]
@@ -185,7 +181,7 @@ def main() -> None:
     print("|---|---:|")
     print(f"| over the run (decode) | {tokens / decode if decode else float('nan'):.1f} |")
     if per_turn:
-        print(f"| per turn p50 | {_percentile(per_turn, 50):.1f} |")
+        print(f"| per turn p50 | {Latency.of(per_turn).p50:.1f} |")
     print(f"| tokens per reply (mean) | {statistics.mean(r['tokens'] for r in rows):.1f} |")
     if args.json:
         args.json.write_text(json.dumps({"config": config, "health": health, "rows": rows}, indent=1), encoding="utf-8")

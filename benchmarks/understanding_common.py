@@ -1,33 +1,21 @@
-"""Helpers shared by the understanding benchmarks: detection P/R/F1 (ragdial.metrics), latency, markdown tables."""
+"""Helpers shared by the understanding benchmarks: a detector fitted and scored by ``ragdial.evaluation``
+(detection P/R/F1 from ``ragdial.metrics``, one-turn latency as numpy percentiles), markdown tables."""
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ragdial.metrics.challenges.detection import DetectionCounts
+from ragdial.evaluation import DetectionEvaluator, detection_prf, time_calls
 
-
-def detection_prf(gold: Sequence[bool], predicted: Sequence[bool]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of knowledge-seeking detection, counted per instance as the DSTC scorers do."""
-    counts = DetectionCounts()
-    for g, p in zip(gold, predicted, strict=True):
-        counts.add(g, p)
-    return counts.weighted(counts.tp)
+__all__ = ["detection_prf", "fit_detector", "latency_ms", "table"]
 
 
 def latency_ms(predict_one: Callable[[Any], Any], inputs: Sequence[Any], n: int = 200) -> tuple[float, float]:
     """(p50, p95) milliseconds of one-at-a-time prediction over the first ``n`` inputs (after one warm-up)."""
-    predict_one(inputs[0])
-    times = []
-    for item in inputs[:n]:
-        started = time.perf_counter()
-        predict_one(item)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+    summary = time_calls(predict_one, inputs, n)
+    return summary.p50, summary.p95
 
 
 def fit_detector(
@@ -39,9 +27,9 @@ def fit_detector(
     started = time.perf_counter()
     model = turn_detector(**options).fit(x, y)
     fit_s = time.perf_counter() - started
-    p, r, f = detection_prf(yd, model.predict(xd))
-    p50, p95 = latency_ms(model.predict_one, xd)
-    return p, r, f, fit_s, p50, p95
+    result = DetectionEvaluator(xd, yd)(model)
+    latency = result.latency["turn"]
+    return result.scores["P"], result.scores["R"], result.scores["F1"], fit_s, latency.p50, latency.p95
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -91,7 +91,7 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         print(rows[-1], flush=True)
 
     def rank(retriever, examples, depth=DEPTH):
-        return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth)] for e in examples]
+        return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in examples]
 
     k = best_top_k([e.knowledge_ids for e in train], rank(train_retriever, train))
     rankings = rank(test_retriever, test)
@@ -101,7 +101,7 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
     test_retriever.reranker = model
     rankings = rank(test_retriever, test)
-    preds = [[r.item.id for r in test_retriever.select(e.context, e.dialog_id, 10)] for e in test]
+    preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
     score(
         "LightGBM reranker (in-domain features)",
         f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest",
@@ -116,7 +116,7 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
             model.booster, model.threshold, model.max_select, model.depth, model.relative, fallback
         )
         rankings = rank(test_retriever, test)
-        preds = [[r.item.id for r in test_retriever.select(e.context, e.dialog_id, 10)] for e in test]
+        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
         score(name, cut, rankings, preds)
     return rows, ranked

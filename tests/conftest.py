@@ -1,4 +1,11 @@
-"""Shared fixtures: the benchmark data folder (skipped with a reason where absent) and our own small fixtures."""
+"""Shared fixtures: the benchmark data folder (skipped with a reason where absent) and our own small fixtures.
+
+Rule (checked here): a test that reads the shared benchmark data carries ``@pytest.mark.shared_data``. A test that
+asks for the ``shared_data`` fixture (directly or through another fixture) without the marker fails, and every
+unmarked test runs with ``RAGDIAL_DATA`` pointing at a folder that does not exist, so the code under test (and any
+CLI it starts) sees what a user's fresh clone sees. ``pytest -m "not shared_data"`` is exactly the suite without
+the data.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,20 @@ import pytest
 from ragdial.paths import data_root
 
 FIXTURES = Path(__file__).parent / "fixtures"
+NO_DATA = Path(__file__).parent / "fixtures" / "no-shared-data-without-the-shared_data-marker"
+"""Where an unmarked test's ``RAGDIAL_DATA`` points: a folder that never exists."""
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail, before it runs, a test that asks for the shared data (directly or through a fixture) unmarked."""
+    if "shared_data" in getattr(item, "fixturenames", ()) and item.get_closest_marker("shared_data") is None:
+        pytest.fail(f"{item.nodeid} reads the shared data but is not marked @pytest.mark.shared_data", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _hide_shared_data_from_unmarked_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("shared_data") is None:
+        monkeypatch.setenv("RAGDIAL_DATA", str(NO_DATA))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -27,7 +48,8 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """``$RAGDIAL_DATA`` (default ``../shared/data``); the test is skipped where it is absent."""
+    """``$RAGDIAL_DATA`` (default ``../shared/data`` beside the repository); the test is skipped where it is
+    absent. Only tests marked ``shared_data`` may use it (checked in :func:`pytest_runtest_setup`)."""
     root = data_root()
     if not root.is_dir():
         pytest.skip(f"benchmark data not found at {root} (set RAGDIAL_DATA)")

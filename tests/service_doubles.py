@@ -6,13 +6,15 @@ named in configs by import path (``service_doubles:retriever``), the way a user 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 
+from ragdial.components import BuildContext
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.pipeline.components import BuildContext
+from ragdial.generation.locking import locked_stream
 from ragdial.pipeline.knowledge import KnowledgeSource
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.schema import Dataset, Dialog, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 ITEMS = {
@@ -53,13 +55,22 @@ class OverlapRetriever(Retriever):
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
 
-    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
+    def retrieve(
+        self,
+        context: Sequence[Turn],
+        scope: Scope | str | None = None,
+        k: int = 20,
+        filter: KnowledgeFilter | None = None,
+        select: int | None = None,
+    ) -> Retrieval:
         query = _tokens(next((t.text for t in reversed(context) if t.speaker == Speaker.USER), ""))
+        within = Scope.of(scope)
         scored = [
-            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb.candidates(dialog_id)
+            ScoredKnowledge(item, float(len(query & _tokens(item.text)))) for item in self.kb if within.allows(item)
         ]
         scored.sort(key=lambda s: (-s.score, s.item.id))
-        return scored[:k]
+        ranked = take(scored, filter, k)
+        return Retrieval(ranked, ranked[: select or 1])
 
 
 class EchoGenerator(Generator):
@@ -74,29 +85,73 @@ class EchoGenerator(Generator):
             yield word + " "
 
 
+class RecordingGenerator(EchoGenerator):
+    """Echoes, and records that it was warmed and every request it streamed."""
+
+    def __init__(self) -> None:
+        self.warmed = False
+        self.requests: list[GenerationRequest] = []
+
+    def warm_up(self) -> None:
+        self.warmed = True
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        self.requests.append(request)
+        return super().stream(request)
+
+
 class FailingGenerator(Generator):
-    """Fails after one piece, as a broken backend would."""
+    """Fails after one piece, as a backend that breaks after start-up would (the service's two-token warm-up
+    turn still passes)."""
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         yield "partial "
-        raise RuntimeError("backend went away")
+        if request.max_tokens > 2:
+            raise RuntimeError("backend went away")
 
 
 class SlowGenerator(Generator):
-    """Streams numbered words, one every ``delay`` seconds after waiting ``first_delay`` (a slow LLM)."""
+    """A slow LLM: one request at a time (a lock, as llama.cpp), numbered words ``delay`` seconds apart after
+    ``first_delay``. It waits at most ``wait`` seconds for its lock, so a lock never released fails, not hangs."""
 
-    def __init__(self, delay: float, words: int, first_delay: float) -> None:
-        self.delay, self.words, self.first_delay = delay, words, first_delay
+    def __init__(self, delay: float, words: int, first_delay: float, wait: float = 20.0) -> None:
+        self.delay, self.words, self.first_delay, self.wait = delay, words, first_delay, wait
+        self.lock = threading.Lock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
+        return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         time.sleep(self.first_delay)
         for number in range(min(self.words, request.max_tokens)):
             time.sleep(self.delay)
             yield f"w{number} "
 
 
+class LockedGenerator(Generator):
+    """One request at a time (like llama.cpp), slowly: 40 pieces, ``delay`` seconds apart. It waits at most
+    ``wait`` seconds for the model, so a lock an abandoned stream never released shows up as an error, not a hang."""
+
+    def __init__(self, delay: float = 0.05, wait: float = 20.0) -> None:
+        self.delay = delay
+        self.wait = wait
+        self.lock = threading.Lock()
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
+        for n in range(40):
+            time.sleep(self.delay)
+            yield f"w{n} "
+
+
 def retriever(ctx: BuildContext) -> Retriever:
-    return OverlapRetriever(ctx.knowledge.dataset.kb)
+    return OverlapRetriever(ctx.kb)
+
+
+def locked_generator(ctx: BuildContext) -> Generator:
+    return LockedGenerator()
 
 
 def generator(ctx: BuildContext) -> Generator:
@@ -105,6 +160,21 @@ def generator(ctx: BuildContext) -> Generator:
 
 def slow_generator(ctx: BuildContext, delay: float = 0.2, words: int = 200, first_delay: float = 0.0) -> Generator:
     return SlowGenerator(delay, words, first_delay)
+
+
+def recording_generator(ctx: BuildContext) -> Generator:
+    return RecordingGenerator()
+
+
+class BrokenGenerator(Generator):
+    """Fails at once, every time (a backend that is down)."""
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        raise RuntimeError("connection refused")
+
+
+def broken_generator(ctx: BuildContext) -> Generator:
+    return BrokenGenerator()
 
 
 def failing_generator(ctx: BuildContext) -> Generator:
@@ -117,4 +187,5 @@ CONFIG = {
     "retriever": "service_doubles:retriever",
     "generator": "service_doubles:generator",
     "top_k": 2,
+    "grounded": False,  # these tests check the service machinery (streaming, locks); the grounded path has its own
 }

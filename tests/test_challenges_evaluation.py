@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ragdial import challenges
-from ragdial.challenges import DSTC11, FUTUREDIAL, KDSD, SMP2017, Prediction
+from ragdial.challenges import DSTC11, FUTUREDIAL, KDSD, SMP2017, Prediction, ScoreOptions
 from ragdial.datasets import kdconv, mobilecs2
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
@@ -79,7 +79,7 @@ def test_futuredial_track1_round_trip_and_missing_prediction(tmp_path):
     path = FUTUREDIAL.write_track(FUTUREDIAL.track("ranking"), tmp_path / "t1.json", dataset, examples, predictions)
     read = mobilecs2.read_track1(path, dataset)
     assert read == {e.id: list(predictions[e.id].ranking) for e in examples}
-    scores = FUTUREDIAL.score(dataset, examples, predictions, bertscore=False)
+    scores = FUTUREDIAL.score(dataset, examples, predictions, ScoreOptions(bertscore=False))
     assert [s.challenge for s in scores] == ["futuredial-track1"]
     with pytest.raises(RagdialError, match=f"no prediction for example {examples[-1].id!r}"):
         FUTUREDIAL.write(tmp_path / "run", dataset, examples, {e.id: predictions[e.id] for e in examples[:-1]})
@@ -124,3 +124,16 @@ def test_detection_evaluator_by_hand():
     # predicted T T F F T: tp 2, fp 1, fn 1
     assert result.scores == {"P": pytest.approx(2 / 3), "R": pytest.approx(2 / 3), "F1": pytest.approx(2 / 3)}
     assert result.latency["turn"].n == 5 and result.counts == {"examples": 5, "positive": 3}
+
+
+def test_data_stats_reads_the_challenge_default_path(monkeypatch, tmp_path, fixtures):
+    from typer.testing import CliRunner
+
+    from ragdial.cli.data import app
+
+    (tmp_path / "dstc11_track5").symlink_to(fixtures / "retrieval" / "dstc")
+    monkeypatch.setenv("RAGDIAL_DATA", str(tmp_path))
+    done = CliRunner().invoke(app, ["stats", "dstc11", "--json"])
+    assert done.exit_code == 0, done.output
+    expected = DSTC11.load(fixtures / "retrieval" / "dstc").stats()
+    assert json.loads(done.stdout) == {"format": "dstc11", "split": "val", **expected}

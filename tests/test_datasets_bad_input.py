@@ -158,7 +158,10 @@ def test_cli_loader_options(capsys, fixtures: Path, tmp_path: Path) -> None:
     kb = ["-o", f"global_kb={source / 'global_kb.json'}", "-o", f"faq={source / 'qa.json'}"]
     code, err = run_cli(capsys, "data", "validate", "mobilecs2", str(dialogs), *kb)
     assert code == 0, err
-    cases = (("kb=x", "takes no option kb (accepted: global_kb, faq, language)"), ("language", "KEY=VALUE"))
+    cases = (
+        ("kb=x", "takes no option kb (accepted: global_kb, faq, language, rules, qa_dialogs)"),
+        ("language", "KEY=VALUE"),
+    )
     for bad, message in cases:
         code, err = run_cli(capsys, "data", "stats", "mobilecs2", str(dialogs), *kb, "-o", bad)
         assert code == 2 and message in err

@@ -38,7 +38,9 @@ def test_stats_table_and_validate_on_mobilecs2(fixtures: Path) -> None:
     table = ragdial("data", "stats", "mobilecs2", str(path))
     assert table.returncode == 0 and "knowledge_seeking" in table.stdout and "19" in table.stdout
     valid = ragdial("data", "validate", "mobilecs2", str(path))
-    assert valid.returncode == 0 and valid.stdout.startswith("ok: 23 examples, 42 knowledge items")
+    assert valid.returncode == 0 and valid.stdout.startswith(
+        "ok: 23 examples, 48 knowledge items"
+    )  # 42 + 6 [QA] entries
 
 
 def test_convert_writes_the_unified_schema(fixtures: Path, tmp_path: Path) -> None:
@@ -48,5 +50,5 @@ def test_convert_writes_the_unified_schema(fixtures: Path, tmp_path: Path) -> No
     rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     knowledge = [Knowledge.from_dict(r) for r in rows if r.pop("type") == "knowledge"]
     examples = [Example.from_dict(r) for r in rows if "dialog_id" in r]
-    assert len(knowledge) == 42 and len(examples) == 23
+    assert len(knowledge) == 42 + 6 and len(examples) == 23  # + one ret_qa entry per [QA] turn
     assert examples[2].knowledge_ids == ["product:6", "product:7"] and examples[2].api_query == "查询特定业务信息"

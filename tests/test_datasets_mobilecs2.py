@@ -17,12 +17,12 @@ from ragdial.schema import SourceKind, Speaker
 
 @pytest.fixture(scope="module")
 def zh(fixtures: Path):
-    return mobilecs2.load(fixtures / "mobilecs2" / "zh" / "dev_final_processed.json")
+    return mobilecs2.load(fixtures / "mobilecs2" / "zh" / "dev_final_processed.json", rules="faq-answer")
 
 
 @pytest.fixture(scope="module")
 def en(fixtures: Path):
-    return mobilecs2.load(fixtures / "mobilecs2" / "en" / "dev_final_processed.json")
+    return mobilecs2.load(fixtures / "mobilecs2" / "en" / "dev_final_processed.json", rules="faq-answer")
 
 
 def by_id(dataset, example_id):
@@ -157,7 +157,9 @@ def test_kb_files_can_be_named(fixtures: Path, tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="no global KB found"):
         mobilecs2.load(dialogs)
     dataset = mobilecs2.load(dialogs, global_kb=source / "global_kb.json", faq=source / "qa.json")
-    assert len(dataset.kb.by_source(SourceKind.FAQ)) == 6
+    faq = dataset.kb.by_source(SourceKind.FAQ)
+    assert len([k for k in faq if not k.fields.get("synthetic")]) == 6  # + one synthetic entry per [QA] turn
+    assert len(faq) == 6 + sum(1 for e in dataset.examples if e.api_query == "[QA]")
 
 
 # --------------------------------------------------------------------------- writing back

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from tests.conftest import shared_path
+import pytest
 
+from conftest import shared_path
 from ragdial import datasets
 from ragdial.challenges import DSTC11, Prediction
 from ragdial.datasets import dstc
 from ragdial.generation.batch import generate_all
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.template import TemplateGenerator
+
+pytestmark = pytest.mark.shared_data
 
 
 def test_dstc11_labels_with_template_responses(shared_data, tmp_path):

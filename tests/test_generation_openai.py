@@ -79,3 +79,14 @@ def test_unreachable_server_is_one_clear_error():
 def test_approximate_token_count_over_estimates_chinese_and_english():
     assert approx_tokens("门票多少钱") == 5
     assert approx_tokens("how much is it") >= 4
+
+
+def test_time_out_against_the_local_server_is_retried_then_one_clear_error(server_url):
+    # the first token cannot come within 1 ms: each attempt times out, the generator tries twice and says so
+    generator = OpenAICompatibleGenerator(server_url, timeout=0.001, retries=1, backoff=0.01)
+    with pytest.raises(RagdialError, match=r"/v1/chat/completions: ReadTimeout.*\(after 2 attempts\)"):
+        generator.generate(ticket_request(max_tokens=2))
+    generator.close()
+    patient = OpenAICompatibleGenerator(server_url, retries=0)  # the server is still fine for the next client
+    assert "45" in patient.generate(ticket_request())
+    patient.close()

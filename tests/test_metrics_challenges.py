@@ -164,12 +164,13 @@ def _fake_bertscore(candidates, references, model=None, layers=None):
 
 
 def test_kdsd_by_hand():
-    result = kdsd.score_kdsd([["a", "b"], ["c"]], [["a"], ["c", "d"]], ["好的呀", "今天天气很好"], ["好的", "天气很好"])
+    triples = ([["a", "b"], ["c"]], [["a"], ["c", "d", "e"]])  # tp 2, fp 2, fn 1: P != R
+    result = kdsd.score_kdsd(*triples, ["好的呀", "今天天气很好"], ["好的", "天气很好"])
     s = result.scores
     assert s["knowledge"] == {
-        "precision": pytest.approx(2 / 3),
+        "precision": pytest.approx(1 / 2),
         "recall": pytest.approx(2 / 3),
-        "f1": pytest.approx(2 / 3),
+        "f1": pytest.approx(4 / 7),
     }
     bp = math.exp(1 - 9 / 6)  # 6 hypothesis chars against 9 reference chars, every uni/bigram matched
     assert s["generation"]["bleu-1"] == pytest.approx(bp)
@@ -177,7 +178,7 @@ def test_kdsd_by_hand():
     assert s["generation"]["distinct-1"] == pytest.approx(5 / 6)
     assert s["generation"]["distinct-2"] == pytest.approx(1.0)
     assert s["generation"]["f1"] == pytest.approx(0.8)
-    assert s["score"] == pytest.approx(0.3 * 2 + 0.7 * (2 * bp + 0.8))
+    assert s["score"] == pytest.approx(0.3 * (1 / 2 + 2 / 3 + 4 / 7) + 0.7 * (2 * bp + 0.8))
 
 
 def test_smp2017_micro_macro():

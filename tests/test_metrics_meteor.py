@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,25 @@ def test_meteor15_corpus_and_segments():
     same, _ = m.score(["free parking is available"], ["free parking is available"])
     assert same == pytest.approx(1.0)
     assert meteor.meteor15(["a b"], ["a b"]).signature == meteor.meteor15_signature()
+
+
+NLTK35 = json.loads((Path(__file__).parent / "fixtures" / "metrics" / "meteor_nltk35" / "expected.json").read_text())
+
+
+def test_nltk35_semantics_equal_nltk_3_5_on_our_pairs(wordnet):
+    """``expected.json`` was computed by nltk 3.5 itself (command inside); the installed nltk differs on some pairs,
+    so the table tells the two apart."""
+    from nltk.translate.meteor_score import single_meteor_score
+
+    from ragdial.metrics.tokenizers import dstc9_normalize
+
+    assert NLTK35["nltk"] == "3.5"
+    differs = 0
+    for row in NLTK35["pairs"]:
+        ours = meteor.nltk35_single_meteor(row["ref"], row["hyp"], dstc9_normalize)
+        assert abs(ours - row["meteor"]) <= 1e-12, row
+        ref, hyp = dstc9_normalize(row["ref"]).split(), dstc9_normalize(row["hyp"]).split()
+        differs += abs(single_meteor_score(ref, hyp) - row["meteor"]) > 1e-9
+    assert differs > 0
+    score = meteor.dstc9_meteor("he is fast", "he is quick", dstc9_normalize)
+    assert score.signature == meteor.nltk35_meteor_signature() and "nltk-3.5" in score.signature

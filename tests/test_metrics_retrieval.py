@@ -34,9 +34,9 @@ def test_mrr_and_cutoff():
 
 
 def test_set_prf_and_exact_match():
-    scores = retrieval.set_prf([["a", "b"], [], ["c"]], [["a", "a"], [], ["c", "d"]])
-    # tp = 2 (a, c), fp = 1 (d), fn = 1 (b); exact match 0 of the 2 non-empty queries
-    assert scores["precision"].value == pytest.approx(2 / 3)
-    assert scores["recall"].value == pytest.approx(2 / 3)
+    scores = retrieval.set_prf([["a", "b"], [], ["c"], ["e"]], [["a", "a"], [], ["c", "d", "f"], ["e"]])
+    # tp = 3 (a, c, e), fp = 2 (d, f), fn = 1 (b): P = 3/5, R = 3/4; exact match 1 of the 3 non-empty queries
+    assert scores["precision"].value == pytest.approx(3 / 5)
+    assert scores["recall"].value == pytest.approx(3 / 4)
     assert scores["f1"].value == pytest.approx(2 / 3)
-    assert scores["exact_match"].value == 0.0
+    assert scores["exact_match"].value == pytest.approx(1 / 3)

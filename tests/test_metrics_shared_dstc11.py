@@ -12,6 +12,8 @@ from _metrics_mistakes import dstc_mistakes
 from conftest import shared_path
 from ragdial.metrics.challenges import dstc
 
+pytestmark = pytest.mark.shared_data
+
 OFFICIAL_DSTC11_MISTAKES = {
     "detection": {"prec": 0.9123468426013195, "rec": 0.9093471113198685, "f1": 0.9108445071747824},
     "selection": {

@@ -9,12 +9,12 @@ from ragdial.errors import RagdialError
 from ragdial.retrieval import fusion
 from ragdial.retrieval.analyzer import PINYIN_PREFIX, Analyzer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import HashEncoder, QueryCache, encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.text.asr_noise import corrupt
+from ragdial.text.encoders import HashEncoder, QueryCache, encode_cached, get_encoder
 
 
 def item(entity: str, text: str = "x") -> Knowledge:

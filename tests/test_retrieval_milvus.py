@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ragdial.retrieval.base import Retrieval
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.schema import Knowledge, KnowledgeBase, Speaker, Turn
 
@@ -43,7 +44,7 @@ def test_bm25_and_hybrid_find_the_entity_faq(milvus):
     hybrid, lexical, _ = milvus
     context = [user("I'm looking at Blue Harbor Inn."), Turn(Speaker.SYSTEM, "Nice."), user("Is there parking?")]
     for retriever in (lexical, hybrid):
-        results = retriever.retrieve(context, k=3)
+        results = retriever.retrieve(context, k=3).ranked
         assert results[0].item.id == "h2:faq:1"
         assert all(r.item.fields.get("entity") in (None, "Blue Harbor Inn") for r in results)  # entity filter
         assert results[0].item.source.value == "faq"
@@ -52,17 +53,17 @@ def test_bm25_and_hybrid_find_the_entity_faq(milvus):
 def test_local_items_need_their_dialog(milvus):
     _, lexical, _ = milvus
     context = [user("monthly data plan")]
-    assert "u7:profile" in [r.item.id for r in lexical.retrieve(context, dialog_id="dialog-7")]
-    assert "u7:profile" not in [r.item.id for r in lexical.retrieve(context)]
+    assert "u7:profile" in [r.item.id for r in lexical.retrieve(context, scope="dialog-7").ranked]
+    assert "u7:profile" not in [r.item.id for r in lexical.retrieve(context).ranked]
 
 
 def test_empty_query_and_reconnect(milvus):
     from ragdial.retrieval.milvus import MilvusRetriever
 
     hybrid, _, uri = milvus
-    assert hybrid.retrieve([user("  ")]) == []
+    assert hybrid.retrieve([user("  ")]) == Retrieval()
     again = MilvusRetriever(uri, "lexical", RetrieverConfig(encoder=None, fusion="bm25"))
     assert len(again.tracker) == 4  # entity names read back from the collection
-    assert again.retrieve([user("Sunrise Lodge pets")], k=1)[0].item.id == "h1:faq:2"
+    assert again.retrieve([user("Sunrise Lodge pets")], k=1).ranked[0].item.id == "h1:faq:2"
     missing = MilvusRetriever(uri, "nothing_here", RetrieverConfig(encoder=None, fusion="bm25"))
-    assert missing.retrieve([user("parking")]) == []
+    assert missing.retrieve([user("parking")]) == Retrieval()

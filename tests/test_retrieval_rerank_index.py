@@ -54,12 +54,12 @@ def test_reranker_selects_several_gold_reviews(dstc, trained):
     seeking = [e for e in dstc.examples if e.needs_knowledge]
     hits = total = 0
     for example in seeking:
-        chosen = {r.item.id for r in trained.select(example.context, k=5)}
+        chosen = {r.item.id for r in trained.retrieve(example.context, k=5, select=5).selected}
         hits += len(chosen & set(example.knowledge_ids))
         total += len(example.knowledge_ids)
     assert hits / total > 0.8
     multi = [e for e in seeking if len(e.knowledge_ids) == 2]
-    assert multi and any(len(trained.select(e.context, k=5)) >= 2 for e in multi)
+    assert multi and any(len(trained.retrieve(e.context, k=5, select=5).selected) >= 2 for e in multi)
 
 
 def test_reranker_save_load_same_scores(dstc, trained, tmp_path):
@@ -108,7 +108,7 @@ def test_chinese_reranker_on_triples(kd):
     retriever = HybridRetriever(kd.kb, RetrieverConfig(encoder=None, fusion="bm25"))
     retriever.reranker = rerank.train(retriever, kd.examples, rounds=40)
     example = next(e for e in kd.examples if e.knowledge_ids and "门票" in e.last_user_text)
-    assert retriever.select(example.context, k=3)[0].item.id == example.knowledge_ids[0]
+    assert retriever.retrieve(example.context, k=3, select=3).selected[0].item.id == example.knowledge_ids[0]
 
 
 def test_index_round_trip(dstc, trained, tmp_path):
@@ -117,8 +117,8 @@ def test_index_round_trip(dstc, trained, tmp_path):
     assert [i.id for i in loaded.items] == [i.id for i in trained.items]
     assert isinstance(loaded.vectors, np.memmap)
     example = dstc.examples[3]
-    assert [r.item.id for r in loaded.retrieve(example.context, k=5)] == [
-        r.item.id for r in trained.retrieve(example.context, k=5)
+    assert [r.item.id for r in loaded.retrieve(example.context, k=5).ranked] == [
+        r.item.id for r in trained.retrieve(example.context, k=5).ranked
     ]
     with pytest.raises(RagdialError, match="not an index directory"):
         load_index(tmp_path / "missing")
@@ -236,8 +236,43 @@ def test_dialog_system_cites_the_trained_rerankers_selection(dstc, trained, tmp_
         }
     )
     system = build_system(config, "en")
-    multi = [e for e in dstc.examples if e.needs_knowledge and len(trained.select(e.context, k=5)) >= 2]
+    multi = [
+        e for e in dstc.examples if e.needs_knowledge and len(trained.retrieve(e.context, k=5, select=5).selected) >= 2
+    ]
     assert multi
     for example in multi:
         reply = system.answer(example.context)
-        assert [c.id for c in reply.knowledge] == [r.item.id for r in trained.select(example.context, k=5)]
+        assert [c.id for c in reply.knowledge] == [
+            r.item.id for r in trained.retrieve(example.context, k=5, select=5).selected
+        ]
+
+
+def test_a_saved_index_is_named_in_the_config_and_answers_like_the_retriever_it_saved(dstc, trained, tmp_path):
+    """``retriever: {name: index, path: DIR}`` loads the saved index (no re-indexing) with its reranker; the system
+    cites that retriever's selection, and ``to_config`` says how to build it again."""
+    from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import SystemConfig
+    from ragdial.retrieval import RETRIEVERS
+
+    save_index(trained, tmp_path / "idx")
+    config = SystemConfig.from_data(
+        {
+            "languages": ["en"],
+            "knowledge": {"name": "dataset", "format": "dstc11", "path": str(FIXTURES / "dstc")},
+            "retriever": {"name": "index", "path": str(tmp_path / "idx")},
+            "generator": {"name": "template"},
+            "top_k": 5,
+        }
+    )
+    system = build_system(config, "en")
+    assert system.retriever.to_config() == {"name": "index", "path": str(tmp_path / "idx")}
+    assert "index" in RETRIEVERS.names() and "milvus" in RETRIEVERS.names()
+    for example in [e for e in dstc.examples if e.needs_knowledge][:5]:
+        reply = system.answer(example.context)
+        expected = trained.retrieve(example.context, k=20, select=5)
+        assert [c.id for c in reply.knowledge] == [r.item.id for r in expected.selected]
+        assert [c.id for c in reply.ranking] == [r.item.id for r in expected.ranked]
+    with pytest.raises(RagdialError, match="not an index directory"):
+        build_system(
+            SystemConfig.from_data({**config.to_data(), "retriever": {"name": "index", "path": "nowhere"}}), "en"
+        )

@@ -47,6 +47,8 @@ def _conversation(server: Server, number: int) -> tuple[str, list[str]]:
 def test_20_concurrent_sessions_of_10_turns_over_two_workers(tmp_path):
     server = Server(tmp_path, doubles.CONFIG, workers=2, api_key="k").start()
     try:
+        log = server.wait_for_log(f"ragdial is ready: open {server.url}/")
+        assert log.count("ragdial is ready") == 1  # once, by the serving process, not once per worker
         with ThreadPoolExecutor(SESSIONS) as pool:
             results = list(pool.map(lambda n: _conversation(server, n), range(SESSIONS)))
         with httpx.Client(timeout=60) as client:
@@ -94,3 +96,25 @@ def test_history_survives_killing_the_server_mid_session(tmp_path):
             assert client.get(f"{restarted.url}/v1/sessions/{sid}").json()["turns"] == len(texts) + 2
     finally:
         restarted.stop()
+
+
+@pytest.mark.slow
+def test_a_client_that_drops_a_stream_does_not_freeze_the_service(tmp_path):
+    """A slow one-at-a-time generator (like llama.cpp): a client reads the first piece and disconnects; the turn's
+    lock is released when the server closes the stream, so the next request is answered (the double waits at most
+    20 s for its lock, then fails the request instead of hanging)."""
+    config = {**doubles.CONFIG, "generator": "service_doubles:locked_generator"}
+    server = Server(tmp_path, config).start()
+    try:
+        body = {"messages": [{"role": "user", "content": "畅游套餐多少钱"}], "stream": True}
+        with httpx.Client(timeout=60) as client:
+            with client.stream("POST", f"{server.url}/v1/chat/completions", json=body) as response:
+                lines = response.iter_lines()
+                assert any('"content": "w0 "' in line for line in lines if line.startswith("data: "))
+            # the connection is closed here, 39 pieces before the end
+            again = {**body, "stream": False, "messages": [{"role": "user", "content": "夜猫流量包多少钱"}]}
+            response = client.post(f"{server.url}/v1/chat/completions", json=again)
+            assert response.status_code == 200, response.text
+            assert response.json()["choices"][0]["message"]["content"].startswith("w0 w1")
+    finally:
+        server.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import yaml
 
@@ -124,7 +126,10 @@ def test_history_grows_in_order_and_feeds_the_context(systems):
     en = systems["en"]
     session = en.new_session("u1")
     for n in range(3):
-        en.respond(session, f"question {n} about my Roam Freely plan")
+        reply = en.respond(session, f"question {n} about my Roam Freely plan")
+        assert len(session.history) == 2 * n  # the pipeline never changes the session ...
+        session.add(reply.record)  # ... the caller keeps the turn
+        assert session.history[-1] is reply.record.system and reply.record.system.text == reply.text
     assert [t.speaker for t in session.history] == [Speaker.USER, Speaker.SYSTEM] * 3
     assert [t.text for t in session.history[::2]] == [f"question {n} about my Roam Freely plan" for n in range(3)]
     assert all(t.knowledge_ids for t in session.history[1::2])
@@ -142,7 +147,32 @@ def test_stream_yields_knowledge_first_then_pieces_then_the_reply(systems):
     reply = events[-1]
     assert "".join(pieces).strip() == reply.text and reply.tokens == len(pieces)
     assert events[0].knowledge == reply.knowledge and reply.knowledge[0].id == "f1"
-    assert len(session.history) == 2
+    assert session.history == []
+    record = reply.record
+    assert record.user.text == "怎么查询话费余额" and record.system.knowledge_ids == [c.id for c in reply.knowledge]
+    assert record.citations == reply.knowledge and record.decision == reply.decision and record.grounding is None
+    assert record.branch == "knowledge" and record.state == {}
+    assert reply.knowledge[0].item is zh.knowledge.dataset.kb.get("f1")  # the item itself, not a copy looked up
+
+
+def test_a_stream_closed_early_releases_the_generator_for_the_next_turn():
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "languages": ["en"], "generator": "service_doubles:locked_generator"}
+    )
+    system = build_system(config, "en")
+    system.generator.delay = 0.0
+    events = system.stream(system.new_session("u1"), "what does Roam Freely cost")
+    assert isinstance(next(events), Prepared) and isinstance(next(events), Piece)
+    assert system.generator.lock.locked()  # the model is busy with the abandoned turn ...
+    events.close()
+    assert not system.generator.lock.locked()  # ... and free once its stream is closed
+    dropped = system.stream(system.new_session("u1"), "what does Roam Freely cost")
+    next(dropped), next(dropped)
+    del dropped  # a stream nobody closes: garbage collection closes it
+    gc.collect()
+    system.generator.wait = 0.5  # a lock still held is an error here, not a hang
+    reply = system.respond(system.new_session("u2"), "what does Night Owl cost")
+    assert reply.tokens == 40 and reply.text.startswith("w0 w1")
 
 
 def test_a_stream_abandoned_midway_leaves_the_session_unchanged(systems):
@@ -196,26 +226,40 @@ def test_answer_runs_without_a_session_for_batch_use(systems):
     ],
 )
 def test_api_query_labels_decide_the_look_ups(labels, needs, lookups, sources):
-    from ragdial.pipeline.detectors import decision_for_api_query
+    from ragdial.understanding.detectors import decision_for_api_query
 
     decision = decision_for_api_query(labels).to_dict()
     assert (decision["needs_knowledge"], decision["lookups"], decision["sources"]) == (needs, lookups, sources)
     assert decision["label"] == "，".join(labels)
 
 
-def test_the_api_query_detector_trained_on_the_demo_routes_each_turn():
-    pytest.importorskip("ragdial.understanding.tasks", reason="ragdial.understanding is not installed")
-    from ragdial.pipeline.detectors import decision_for_api_query
+def test_a_detector_that_needs_a_model_is_not_trained_at_build_time():
+    config = SystemConfig.from_data({**doubles.CONFIG, "languages": ["zh"], "detector": "api_query"})
+    with pytest.raises(ConfigError, match=r"needs 'model'.*ragdial train api-query"):
+        build_system(config, "zh")
 
+
+def test_the_api_query_detector_trained_on_the_demo_routes_each_turn(tmp_path):
+    pytest.importorskip("ragdial.understanding.tasks", reason="ragdial.understanding is not installed")
+    from ragdial.datasets import mobilecs2
+    from ragdial.understanding import new_classifier, training_data
+    from ragdial.understanding.detectors import decision_for_api_query
+
+    demo = mobilecs2.load_demo("zh")  # trained first (what `ragdial train api-query` does), then loaded
+    contexts, targets = training_data("api_query", demo)
+    model = new_classifier("api_query", demo)
+    model.fit(contexts, targets)
+    model.save(tmp_path / "api_query")
     config = SystemConfig.from_data(
-        {"languages": ["zh"], "detector": "api_query", "retriever": "service_doubles:retriever",
-         "generator": "service_doubles:generator"}
+        {"languages": ["zh"], "detector": {"name": "api_query", "model": str(tmp_path / "api_query")},
+         "retriever": "service_doubles:retriever", "generator": "service_doubles:generator"}
     )  # fmt: skip
     system = build_system(config, "zh")
     assert type(system.detector).__name__ == "ApiQueryDetector"
     session = system.new_session(system.users[0].id)
     for text in ("你好，我想看看我现在办了哪些业务", "国际漫游怎么开通"):
         reply = system.respond(session, text)
+        session.add(reply.record)
         decision = reply.decision
         assert decision.detector == "api_query"
         labels = [part for part in (decision.label or "").split("，") if part]

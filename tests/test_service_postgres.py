@@ -116,3 +116,22 @@ def test_two_workers_share_postgres_sessions(tmp_path, postgres_url):
             assert all(m["content"].startswith(f"[{q}]") for q, m in zip(texts, messages[1::2], strict=True))
     finally:
         server.stop()
+
+
+def test_healthz_is_503_while_the_database_refuses_connections(postgres_url, postgres_server):
+    import psycopg
+
+    client = _client(postgres_url)
+    assert client.get("/healthz").status_code == 200
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server, autocommit=True) as admin:  # the database goes away for a while
+        admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+    try:
+        down = client.get("/healthz")
+        assert down.status_code == 503 and down.headers["Retry-After"] == "1"
+        assert name in down.json()["error"]["message"]
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+    assert client.get("/healthz").status_code == 200  # the pool reconnects by itself

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ragdial.pipeline import Citation, Session
-from ragdial.schema import Speaker, Turn
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.serve.stores import (
     SessionExistsError,
     SessionStore,
@@ -45,7 +45,7 @@ def store(target: str):
 
 
 def _pair(tag: str) -> list[StoredTurn]:
-    cited = [Citation("p1", "product", "plan text", 2.5, "")]
+    cited = [Citation(Knowledge("p1", "plan text", SourceKind.PRODUCT), 2.5)]
     return [StoredTurn(Turn(Speaker.USER, f"q {tag}")), StoredTurn(Turn(Speaker.SYSTEM, f"a {tag}"), cited, {"n": tag})]
 
 
@@ -74,7 +74,10 @@ def test_round_trips_turns_with_citations_and_state(store, target):
     assert [t.text for t in loaded.history] == ["q 0", "a 0"]
     assert loaded.history[1].knowledge_ids == ["p1"]
     stored = store.turns(session.id)
-    assert stored[1].knowledge[0] == Citation("p1", "product", "plan text", 2.5, "")
+    assert stored[1].knowledge[0] == Citation(Knowledge("p1", "plan text", SourceKind.PRODUCT), 2.5)
+    assert stored[1].to_message()["knowledge"] == [
+        {"id": "p1", "source": "product", "text": "plan text", "score": 2.5, "scope": ""}
+    ]
     assert stored[1].meta == {"n": "0"}
     summary = store.summary(session.id)
     assert (summary.title, summary.turns, summary.user) == ("q 0", 2, "u1")
@@ -125,6 +128,9 @@ def test_sessions_are_private_to_their_owner(store):
     assert [s.id for s in store.list(owner="key:a")] == [mine.id]
     assert [s.id for s in store.list(owner="key:b")] == [theirs.id]
     assert len(store.list()) == 3
+    assert [s.id for s in store.list(user="demo-u2")] == [theirs.id]  # by profile
+    assert [s.id for s in store.list(owner="key:a", user="demo-u2")] == []
+    assert [s.user for s in store.list(user=None)] == [None]  # sessions without a profile
     for call in (store.get, store.turns, store.summary, store.delete):
         with pytest.raises(UnknownSessionError):
             call(theirs.id, owner="key:a")

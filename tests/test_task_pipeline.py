@@ -63,6 +63,29 @@ def test_booking_through_the_service_and_back_to_knowledge(tmp_path, db_path):
     assert history["turns"] == 8
 
 
+def test_the_task_branch_claims_a_turn_while_its_state_says_a_booking_is_under_way(db_path):
+    from ragdial.pipeline.components import build_system
+    from ragdial.task import STATE_KEY, TASKS, under_way
+
+    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
+    system = build_system(config, "zh")
+    assert system.task is not None and system.task.to_config()["today"] == "2026-12-01"
+    assert [b.name for b in system.branches] == ["task", "knowledge"]
+    session = system.new_session("u1")
+    reply = system.respond(session, "明天从北京到上海的火车票")
+    record = reply.record
+    assert record.branch == "task" and session.state == {} and session.history == []  # the session is untouched
+    assert under_way(record.state[STATE_KEY])  # an offer is open: the task's own keys say so
+    session.add(record)
+    reply = system.respond(session, "第一个")  # no travel words, but the booking under way claims it
+    assert reply.record.branch == "task" and "确认预订吗" in reply.text
+    session.add(reply.record)
+    assert system.respond(session, "怎么查询话费余额").record.branch == "task"  # pending booking: still claimed
+    fresh = system.new_session("u1")
+    assert system.respond(fresh, "怎么查询话费余额").record.branch == "knowledge"
+    assert TASKS.names() == ["travel"]
+
+
 def test_config_rejects_bad_task_fields():
     from ragdial.pipeline.config import ConfigError
 
@@ -83,8 +106,8 @@ def test_rating_pages_over_the_whole_system(tmp_path, db_path):
     from fastapi import FastAPI
 
     from ragdial.pipeline.components import build_system
-    from ragdial.serve.rating import rating_router, system_backend
-    from ragdial.serve.rating_store import RatingStore
+    from ragdial.rating import rating_router, system_backend
+    from ragdial.rating.store import RatingStore
 
     config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
     app = FastAPI()

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from ragdial.serve.rating import rating_app
+from ragdial.rating import rating_app
 from ragdial.task.dbgen import generate
 
 TODAY = dt.date(2026, 12, 1)
@@ -113,10 +113,13 @@ def test_browser_rates_one_dialog(db_path, tmp_path):
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(100):
-        if server.started:
-            break
+    deadline = time.monotonic() + 120  # a guard against a hang on a loaded machine, not a speed check
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
+    if not server.started:
+        server.should_exit = True
+        thread.join(timeout=10)
+        pytest.fail(f"the rating server did not start on port {port} (thread alive: {thread.is_alive()})")
     base = f"http://127.0.0.1:{port}"
     try:
         with playwright.sync_playwright() as p:

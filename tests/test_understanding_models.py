@@ -165,6 +165,28 @@ def test_api_query_on_the_mobilecs2_fixture(fixtures: Path, tmp_path: Path) -> N
     assert format_api_query(loaded.predict_one(contexts[14])) == "查询用户已办理的业务，取消"
 
 
+def test_api_query_routing_features_and_thresholds(fixtures: Path, tmp_path: Path) -> None:
+    """Routing features (which source the turn matches) and per-label thresholds survive a save/load; the
+    thresholds are tuned per label, rare labels keep 0.5."""
+    from ragdial.understanding.features import SourceMatch
+
+    dataset = datasets.load("mobilecs2", fixtures / "mobilecs2" / "official" / "zh" / "train_final_processed.json")
+    contexts, targets = training_data("api_query", dataset)
+    model = api_query_classifier(knowledge=list(dataset.kb), tune_thresholds=True).fit(contexts, targets)
+    match = next(b for b in model.blocks if isinstance(b, SourceMatch))
+    rows = match.transform([[Turn(Speaker.USER, "剩余定向流量还有多少")], [Turn(Speaker.USER, "嗯")]]).toarray()
+    assert rows.shape == (2, 12) and rows[0, [0, 3, 6]].min() > 0  # every source has a word of it
+    best = int(rows[0, [0, 3, 6]].argmax())
+    assert rows[0, 9 + best] == 1.0 and rows[0, 9:].sum() == 1.0  # one-hot of the best-matching source
+    assert rows[1].sum() == 0  # no known word: no match, no source
+    thresholds = dict(zip(model.classes, model.head.thresholds, strict=True))
+    assert thresholds["验证"] == 0.5  # one positive: too rare to tune
+    assert all(0.05 <= t <= 0.95 for t in thresholds.values())
+    loaded = TextClassifier.load(model.save(tmp_path / "routed"))
+    assert loaded.head.thresholds == model.head.thresholds
+    assert loaded.predict(contexts) == model.predict(contexts)
+
+
 def test_broken_model_folders(tmp_path: Path, intent_model: TextClassifier) -> None:
     with pytest.raises(ModelFormatError, match=r"model\.json: missing"):
         TextClassifier.load(tmp_path)

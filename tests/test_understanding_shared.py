@@ -13,6 +13,8 @@ from ragdial.metrics.challenges.detection import DetectionCounts
 from ragdial.metrics.classification import classification_report
 from ragdial.understanding import intent_classifier, training_data, turn_detector
 
+pytestmark = pytest.mark.shared_data
+
 
 def _prf(gold: list[bool], predicted: list[bool]) -> float:
     counts = DetectionCounts()

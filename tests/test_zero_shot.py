@@ -165,8 +165,8 @@ def test_transfer_reranker_falls_back_to_the_fusion_when_unsure():
     sure = transfer.TransferReranker(FixedBooster([0.1, 0.9, 0.2]), fallback=0.4, threshold=0.5)
     for reranker, expected in ((unsure, fused_order), (sure, [fused_order[i] for i in (1, 2, 0)])):
         retriever.reranker = reranker
-        assert [r.item.id for r in retriever.retrieve(context, k=3)] == expected
-    assert [r.item.id for r in retriever.select(context, k=3)] == [fused_order[1]]
+        assert [r.item.id for r in retriever.retrieve(context, k=3).ranked] == expected
+    assert [r.item.id for r in retriever.retrieve(context, k=3, select=3).selected] == [fused_order[1]]
 
 
 def test_transfer_reranker_trains_saves_and_loads(tmp_path):

@@ -6,9 +6,26 @@ import os
 from pathlib import Path
 
 
+def repository_root() -> Path | None:
+    """The ragdial checkout this module runs from (the folder with its ``pyproject.toml``), or None when ragdial is
+    installed as a package rather than run from a checkout."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "src" / "ragdial").is_dir() else None
+
+
 def data_root() -> Path:
-    """The shared benchmark data folder: ``$RAGDIAL_DATA`` or ``../shared/data``."""
-    return Path(os.environ.get("RAGDIAL_DATA", "../shared/data")).expanduser()
+    """The shared benchmark data folder: ``$RAGDIAL_DATA``, or ``../shared/data`` beside the repository.
+
+    An unset **or empty** ``RAGDIAL_DATA`` means the default, which is resolved from the repository root (not the
+    current directory), so the same data is found from any working directory; outside a checkout (an installed
+    wheel) the default is ``../shared/data`` relative to the current directory. A relative ``RAGDIAL_DATA`` is taken
+    relative to the current directory, as any path a user types.
+    """
+    value = os.environ.get("RAGDIAL_DATA", "").strip()
+    if value:
+        return Path(value).expanduser()
+    root = repository_root()
+    return (root.parent if root is not None else Path.cwd().parent) / "shared" / "data"
 
 
 def cache_dir() -> Path:

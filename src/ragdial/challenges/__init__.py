@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track, predicted_examples
+from ragdial.challenges.base import Challenge, Prediction, Predictions, ScoreOptions, Track, predicted_examples
 from ragdial.challenges.dstc import DSTC9, DSTC11
 from ragdial.challenges.futuredial import FUTUREDIAL
 from ragdial.challenges.kdsd import KDSD
@@ -50,7 +50,15 @@ class Benchmark:
         """The benchmark's split (``path``: default under ``$RAGDIAL_DATA``; the demo: bundled, in ``language``)."""
         if self.name == "demo":
             return FUTUREDIAL.load_demo(language)
-        return self.challenge.load(path, split, self.format)
+        dataset = self.challenge.load(path, split, self.format)
+        if self.format in ("dstc9", "dstc11"):
+            from ragdial.datasets.dstc import version_of
+
+            found = version_of(dataset.kb)
+            if found != self.format:  # DSTC9 snippets (no doc_type) given to DSTC11, or the reverse
+                where = path or dataset.source_path
+                raise RagdialError(f"{where} holds {found} data, not {self.format}: use ragdial run {found}")
+        return dataset
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -59,6 +67,9 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("demo", "the bundled demo dialogs (MobileCS2 format): track 1 + track 2", FUTUREDIAL, "mobilecs2"),
         Benchmark("mobilecs2", "a MobileCS2 dialogs file (PATH): track 1 + track 2", FUTUREDIAL, "mobilecs2"),
         Benchmark("dstc11", "DSTC11 track 5 (default: $RAGDIAL_DATA/dstc11_track5, val, fold 0)", DSTC11, "dstc11"),
+        Benchmark(
+            "dstc9", "DSTC9 track 1: a data root with knowledge.json and <split>/logs.json, labels.json", DSTC9, "dstc9"
+        ),
         Benchmark("huawei", "Huawei knowledge-driven dialogue valid.json (result.json)", KDSD, "huawei"),
         Benchmark("kdconv", "a KdConv domain folder (default: travel)", KDSD, "kdconv"),
     )
@@ -85,6 +96,7 @@ __all__ = [
     "Challenge",
     "Prediction",
     "Predictions",
+    "ScoreOptions",
     "Track",
     "benchmark",
     "for_format",

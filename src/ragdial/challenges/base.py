@@ -21,13 +21,15 @@ FOLDS = 5
 @dataclass(frozen=True)
 class Prediction:
     """A system's output for one example: the knowledge-seeking decision, the selected and the ranked knowledge
-    ids, the response and (SMP2017) the intent. A field left empty is not part of what is written or scored."""
+    ids, the response, (SMP2017) the intent and (MobileCS2) the predicted api_query. A field left empty is not part
+    of what is written or scored."""
 
     needs_knowledge: bool | None = None
     selection: tuple[str, ...] = ()
     ranking: tuple[str, ...] = ()
     response: str | None = None
     intent: str | None = None
+    api_query: str | None = None
 
     @classmethod
     def of_example(cls, example: Example) -> Prediction:
@@ -36,6 +38,19 @@ class Prediction:
 
 
 Predictions = Mapping[str, Prediction]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Choices a challenge's scores allow: METEOR 1.5 (DSTC11, needs Java), the FutureDial track-2 scores (BERTScore
+    needs torch) and their BERTScore backbone (None: the offline default)."""
+
+    meteor: bool = True
+    bertscore: bool = True
+    bertscore_model: str | None = None
+
+
+DEFAULT_SCORING = ScoreOptions()
 
 
 @dataclass(frozen=True)
@@ -75,20 +90,26 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: Any
+        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
         return datasets.load(format, path if path is not None else self.default_path(format), split, **options)
 
-    def examples(self, dataset: Dataset, fold: int | None = None, keep: bool = True) -> list[Example]:
-        """The examples in (``keep``) or outside (not ``keep``) dialog-grouped ``fold`` (``ragdial.datasets.folds``);
-        all of them when ``fold`` is None."""
+    def examples(self, dataset: Dataset, fold: int | None = None, keep: bool = True, k: int = FOLDS) -> list[Example]:
+        """The examples in (``keep``) or outside (not ``keep``) dialog-grouped ``fold`` of ``k``
+        (``ragdial.datasets.folds``); all of them when ``fold`` is None."""
         if fold is None:
             return list(dataset.examples)
-        if not 0 <= fold < FOLDS:
-            raise RagdialError(f"fold must be between 0 and {FOLDS - 1}, not {fold}")
-        return [e for e in dataset.examples if (fold_of(e, FOLDS) == fold) == keep]
+        if not 0 <= fold < k:
+            raise RagdialError(f"fold must be between 0 and {k - 1}, not {fold}")
+        return [e for e in dataset.examples if (fold_of(e, k) == fold) == keep]
+
+    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+        """The detector a run of this challenge uses when the config names none: ``{"name": ..., **params}`` of a
+        model this method trains on the challenge's training data and saves under ``folder``; None: keep the
+        config's default."""
+        return None
 
     # ---- official files
 
@@ -121,7 +142,11 @@ class Challenge:
     # ---- scores
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """The challenge's official scores of ``predictions`` on ``examples`` (``ragdial.metrics``)."""
         raise NotImplementedError

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragdial.challenges.base import Challenge, Predictions, Track, predicted_examples
+from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Predictions, ScoreOptions, Track, predicted_examples
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -27,7 +27,11 @@ class DstcChallenge(Challenge):
         return dstc.write_labels(path, dataset.kb, predicted_examples(examples, predictions))
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Detection, selection and generation scores of the ``labels.json`` records the predictions make
         (checked as a submission is); ``meteor=False`` skips METEOR 1.5 (DSTC11, needs Java)."""
@@ -41,7 +45,7 @@ class DstcChallenge(Challenge):
             for e in predicted_examples(examples, predictions)
         ]
         checked = check_predictions("predictions", records, gold, self.name, {item.id for item in dataset.kb})
-        return [self.score_records(gold, checked, **options)]
+        return [self.score_records(gold, checked, options.meteor)]
 
     def score_records(
         self, gold: list[dict[str, Any]], predicted: list[dict[str, Any]], meteor: bool = True
@@ -61,10 +65,13 @@ class DstcChallenge(Challenge):
         split: str = "val",
         knowledge: Path | None = None,
         meteor: bool = True,
+        selection_only: bool = False,
     ) -> ChallengeScores:
-        """Score a ``labels.json`` submission against ``gold`` (or ``dataroot/split/labels.json``)."""
+        """Score a ``labels.json`` submission against ``gold`` (or ``dataroot/split/labels.json``);
+        ``selection_only``: detection and selection of a file without responses (``ragdial retrieve batch``)."""
         from ragdial.datasets.dstc import load_knowledge, read_labels
         from ragdial.io import read_json
+        from ragdial.metrics.challenges import dstc as dstc_metrics
         from ragdial.metrics.challenges.dstc import check_predictions
 
         if gold is None:
@@ -74,8 +81,11 @@ class DstcChallenge(Challenge):
             knowledge = knowledge or (dataroot / "knowledge.json")
         kb_ids = {item.id for item in load_knowledge(knowledge)} if knowledge is not None else None
         gold_labels = read_labels(gold)
-        predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids)
-        return self.score_records(gold_labels, predicted, meteor)
+        predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids, not selection_only)
+        if not selection_only:
+            return self.score_records(gold_labels, predicted, meteor)
+        predicted = [{**p, "response": p.get("response") or ""} if p["target"] else p for p in predicted]
+        return dstc_metrics.selection_only(self.score_records(gold_labels, predicted, meteor=False))
 
 
 class Dstc9Challenge(DstcChallenge):

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track, predicted_examples
+from ragdial.challenges.base import (
+    DEFAULT_SCORING,
+    Challenge,
+    Prediction,
+    Predictions,
+    ScoreOptions,
+    Track,
+    predicted_examples,
+)
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
 
@@ -31,7 +39,11 @@ class KdsdChallenge(Challenge):
         return kdconv.write_result(path, dataset.kb, predicted_examples(examples, predictions))
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Triple selection P/R/F1, character BLEU-1/2, DISTINCT-1/2, F1 and the challenge score."""
         from ragdial.metrics.challenges.kdsd import score_kdsd

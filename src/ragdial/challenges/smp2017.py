@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ragdial.challenges.base import Challenge, Prediction, Predictions, Track, predicted_examples
+from ragdial.challenges.base import (
+    DEFAULT_SCORING,
+    Challenge,
+    Prediction,
+    Predictions,
+    ScoreOptions,
+    Track,
+    predicted_examples,
+)
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
 
@@ -28,7 +36,11 @@ class Smp2017Challenge(Challenge):
         return smp2017.write_predictions(path, predicted_examples(examples, predictions))
 
     def score(
-        self, dataset: Dataset, examples: Sequence[Example], predictions: Predictions, **options: Any
+        self,
+        dataset: Dataset,
+        examples: Sequence[Example],
+        predictions: Predictions,
+        options: ScoreOptions = DEFAULT_SCORING,
     ) -> list[ChallengeScores]:
         """Accuracy, micro and macro F1 and per-class scores over the split's labels and the predicted ones."""
         from ragdial.datasets import smp2017

@@ -22,6 +22,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print scores, signatures 
 OutOpt = Annotated[Path | None, typer.Option("--out", help="write the scores JSON (the official score-file shape)")]
 DatarootOpt = Annotated[Path | None, typer.Option("--dataroot", help="official layout: ROOT/<split>/labels.json")]
 SplitOpt = Annotated[str, typer.Option("--split", help="split under --dataroot")]
+SelectionOnlyOpt = Annotated[
+    bool,
+    typer.Option("--selection-only", help="score detection and selection alone (a file without responses)"),
+]
 KnowledgeOpt = Annotated[Path | None, typer.Option("--knowledge", help="knowledge.json to check references against")]
 
 
@@ -56,11 +60,12 @@ def dstc9(
     dataroot: DatarootOpt = None,
     split: SplitOpt = "val",
     knowledge: KnowledgeOpt = None,
+    selection_only: SelectionOnlyOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """DSTC9 track 1: detection P/R/F, selection MRR@5/R@1/R@5, generation BLEU-1..4/METEOR/ROUGE (nltk)."""
-    report(DSTC9.score_file(pred, gold, dataroot, split, knowledge), json_, out)
+    report(DSTC9.score_file(pred, gold, dataroot, split, knowledge, selection_only=selection_only), json_, out)
 
 
 @app.command("dstc11")
@@ -71,15 +76,26 @@ def dstc11(
     split: SplitOpt = "val",
     knowledge: KnowledgeOpt = None,
     meteor: Annotated[bool, typer.Option(help="METEOR 1.5 (needs Java); --no-meteor reports it as 0")] = True,
+    selection_only: SelectionOnlyOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """DSTC11 track 5: detection P/R/F, selection P/R/F/EM, generation BLEU/METEOR 1.5/ROUGE."""
-    report(DSTC11.score_file(pred, gold, dataroot, split, knowledge, meteor), json_, out)
+    report(DSTC11.score_file(pred, gold, dataroot, split, knowledge, meteor, selection_only), json_, out)
 
 
 KbOpt = Annotated[Path | None, typer.Option("--kb", help="global_kb.json (default: beside the dialogs file)")]
 FaqOpt = Annotated[Path | None, typer.Option("--faq", help="qa.json (default: beside the dialogs file)")]
+RulesOpt = Annotated[
+    str,
+    typer.Option(
+        "--rules",
+        help="organisers (their code: ret_qa with synthetic [QA] entries, cleaned gold) or faq-answer (own KBs, demo)",
+    ),
+]
+AllowIdenticalOpt = Annotated[
+    bool, typer.Option("--allow-identical", help="score a file whose predictions equal the gold in every record")
+]
 
 
 @app.command("futuredial-track1")
@@ -89,11 +105,12 @@ def futuredial_track1(
     kb: KbOpt = None,
     faq: FaqOpt = None,
     split: Annotated[str | None, typer.Option("--split", help="split, when --gold is a folder")] = None,
+    rules: RulesOpt = "organisers",
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 1: recall@1/5/20 per gold piece from a top-20 file; score = sum."""
-    report(FUTUREDIAL.score_track1_file(pred, gold, kb, faq, split), json_, out)
+    report(FUTUREDIAL.score_track1_file(pred, gold, kb, faq, split, rules=rules), json_, out)
 
 
 @app.command("futuredial-track2")
@@ -110,11 +127,15 @@ def futuredial_track2(
         str | None, typer.Option(help="BERTScore backbone (official: bert-base-chinese); default: offline MiniLM")
     ] = None,
     bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer (official: 8)")] = None,
+    rules: RulesOpt = "organisers",
+    allow_identical: AllowIdenticalOpt = False,
     json_: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """FutureDial-RAG track 2: character BLEU-4, BERTScore, Inform; score = 0.5*(BLEU/100+BERTScore)+Inform."""
-    scores = FUTUREDIAL.score_track2_file(pred, gold, kb, faq, split, bertscore_model, bertscore_layers)
+    scores = FUTUREDIAL.score_track2_file(
+        pred, gold, kb, faq, split, bertscore_model, bertscore_layers, rules=rules, allow_identical=allow_identical
+    )
     report(scores, json_, out)
 
 

@@ -11,7 +11,7 @@ from rich.progress import Progress
 
 from ragdial import challenges, datasets
 from ragdial.challenges import Prediction
-from ragdial.generation.backends import BACKENDS, create
+from ragdial.generation import GENERATORS, create
 from ragdial.generation.batch import generate_all
 from ragdial.generation.exemplars import ExemplarIndex
 from ragdial.generation.template import TemplateGenerator
@@ -46,7 +46,7 @@ def batch(
     path: PathArg,
     out: Annotated[Path, typer.Option(help="the submission file to write")],
     split: SplitOpt = None,
-    backend: Annotated[str, typer.Option(help=f"one of: {', '.join(BACKENDS)}")] = "template",
+    backend: Annotated[str, typer.Option(help=f"one of: {', '.join(GENERATORS.names())}")] = "template",
     template_model: Annotated[Path | None, typer.Option(help="template model JSON (template backend)")] = None,
     model: Annotated[str | None, typer.Option(help="GGUF path (llama) or served model name (openai)")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")] = None,

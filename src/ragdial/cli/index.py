@@ -1,9 +1,11 @@
-"""``ragdial index``: build a retrieval index directory from any supported format, and describe one."""
+"""``ragdial index``: build a retrieval index directory from any supported format, describe one, or index a
+config's knowledge into Milvus."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -58,3 +60,30 @@ def info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> 
     meta["load_seconds"] = round(time.perf_counter() - start, 3)
     meta["reranker"] = retriever.reranker is not None
     typer.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def milvus(
+    config: Annotated[Path, typer.Option("--config", "-c", help="system config YAML naming retriever: {name: milvus}")],
+    rebuild: Annotated[bool, typer.Option(help="drop and index again even where the collection exists")] = False,
+) -> None:
+    """Index a system config's knowledge into the Milvus collections its retriever names, one per language
+    (before starting several replicas against one Milvus server)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ragdial.pipeline.components import prepare_milvus
+    from ragdial.pipeline.config import load_config
+
+    start = time.perf_counter()
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+
+        def task(language: str, total: int) -> Callable[[int], None]:
+            task_id = bar.add_task(f"indexing {language}", total=total)
+            return lambda n: bar.advance(task_id, n)
+
+        rows = prepare_milvus(load_config(config), rebuild=rebuild, progress=task)
+    for collection, count in rows.items():
+        typer.echo(f"{collection}: {count} items")
+    typer.echo(f"done in {time.perf_counter() - start:.1f}s")

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
-from ragdial import datasets
-from ragdial.datasets.folds import fold_of
+from ragdial import challenges
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
 from ragdial.understanding import TextClassifier, training_data
@@ -43,9 +43,9 @@ def predict(
     if data is not None:
         if format is None:
             raise RagdialError("--data needs --format")
-        dataset = datasets.load(format, data, split)
-        if fold is not None:
-            dataset.examples = [e for e in dataset.examples if fold_of(e, folds) == fold]
+        challenge = challenges.for_format(format)
+        dataset = challenge.load(data, split, format)
+        dataset.examples = challenge.examples(dataset, fold, k=folds)
         inputs: list[Any] = [e.context for e in dataset.examples]
         ids = [e.id for e in dataset.examples]
         try:
@@ -57,7 +57,7 @@ def predict(
         inputs = list(texts or [])
         ids = [str(i) for i in range(len(inputs))]
     predictions = model.predict(inputs)
-    confidences = model.probabilities(inputs) if inputs else []
+    confidences = model.probabilities(inputs) if inputs else np.zeros((0, 0))
     records = [
         {"id": i, "prediction": display(model.task, p), "confidence": _confidence(model, c)}
         for i, p, c in zip(ids, predictions, confidences, strict=True)

@@ -39,7 +39,7 @@ def ask(
         raise RagdialError("no question given (pass it as an argument or on stdin)")
     n = len(turns_text)
     context = [Turn(Speaker.USER if (n - 1 - i) % 2 == 0 else Speaker.SYSTEM, t) for i, t in enumerate(turns_text)]
-    results = retriever.retrieve(context, dialog_id, k)
+    results = retriever.retrieve(context, dialog_id, k).ranked
     if json_:
         for r in results:
             typer.echo(json.dumps({"score": r.score, **r.item.to_dict()}, ensure_ascii=False))
@@ -84,11 +84,12 @@ def batch(
     with typer.progressbar(examples, label="retrieving") as progress:
         for example in progress:
             if track.holds == "ranking":
-                ranked = retriever.retrieve(example.context, example.dialog_id, TRACK1_TOP_K)
+                ranked = retriever.retrieve(example.context, example.dialog_id, TRACK1_TOP_K).ranked
                 predictions[example.id] = Prediction(ranking=tuple(r.item.id for r in ranked))
                 continue
             seek = example.needs_knowledge is not False
-            chosen = [r.item.id for r in retriever.select(example.context, example.dialog_id, k)] if seek else []
+            found = retriever.retrieve(example.context, example.dialog_id, max(k, 1)) if seek else None
+            chosen = [r.item.id for r in found.selected] if found is not None else []
             predictions[example.id] = Prediction(needs_knowledge=seek, selection=tuple(chosen))
     challenge.write_track(track, out, dataset, examples, predictions)
     typer.echo(f"wrote {len(predictions)} {'rankings' if track.holds == 'ranking' else 'predictions'} to {out}")

@@ -15,7 +15,8 @@ from ragdial.errors import RagdialError
 from ragdial.paths import cache_dir
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
-from ragdial.pipeline.system import DialogSystem, Piece, Prepared, Reply
+from ragdial.pipeline.system import DialogSystem
+from ragdial.pipeline.turn import Piece, Prepared, Reply
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="system config YAML (default: the demo KB)")]
 GeneratorOpt = Annotated[
@@ -105,6 +106,7 @@ def _turn(system: DialogSystem, session, text: str, console: Console, json_: boo
         elif isinstance(event, Prepared):
             pass
         elif isinstance(event, Reply):
+            session.add(event.record)
             if json_:
                 typer.echo(json.dumps(event.to_dict(), ensure_ascii=False))
                 continue
@@ -149,19 +151,32 @@ def serve(
         Path | None, typer.Option(help="also serve the human rating pages (/rating), storing into this SQLite file")
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    concurrency: Annotated[int, typer.Option(min=1, help="turns a worker answers at once")] = 1,
+    queue_limit: Annotated[int, typer.Option(min=0, help="turns that may wait per worker; more get 503")] = 64,
+    queue_wait: Annotated[float, typer.Option(min=0.01, help="seconds a turn may wait; then 503")] = 30.0,
+    time_limit: Annotated[float, typer.Option(min=0.01, help="seconds a turn may take; then it is stopped")] = 120.0,
 ) -> None:
     """Serve the HTTP API (OpenAI-compatible /v1/chat/completions, /v1/retrieve, sessions) and the web page."""
+    from ragdial.serve.admission import QueueLimits
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port(host, port)  # before loading anything: a port in use is one line, not a model load and a crash
     system_config = _config(config, retriever, generator)
     db_path = str(db or cache_dir() / "service" / "sessions.sqlite")
-    settings = ServiceSettings(system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None)
+    limits = QueueLimits(concurrency, queue_limit, queue_wait, time_limit)
+    settings = ServiceSettings(
+        system_config, db_path, api_key, ratings_path=str(ratings) if ratings else None, queue=limits
+    )
     service = None
     if workers > 1:  # the workers build their own; an unreachable database fails here with one line, migrated once
+        from ragdial.pipeline.components import prepare_milvus
         from ragdial.serve.stores import open_store
 
         open_store(db_path).close()
+        if system_config.retriever.name == "milvus":  # index once here, not in every worker at the same time
+            prepare_milvus(system_config, processes=workers)
     if workers == 1:  # build here, so a bad config or a missing model fails with one line before listening
         typer.echo("ragdial serve: building the dialog system ...", err=True)
         service = Service(settings)
@@ -174,9 +189,11 @@ def demo(
     db: Annotated[Path | None, typer.Option(help="SQLite session store")] = None,
 ) -> None:
     """Serve the bundled demo knowledge base on 127.0.0.1 (the offline GGUF where installed, else templates)."""
+    from ragdial.serve.runner import check_port
     from ragdial.serve.runner import serve as run_server
     from ragdial.serve.service import Service, ServiceSettings
 
+    check_port("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}/"
     db_path = db or cache_dir() / "demo" / "sessions.sqlite"
     settings = ServiceSettings(_config(None, None, generator), str(db_path), os.environ.get("RAGDIAL_API_KEY"))
@@ -185,18 +202,18 @@ def demo(
     for language, system in service.systems.items():
         parts = f"retriever {type(system.retriever).__name__}, generator {type(system.generator).__name__}"
         typer.echo(f"ragdial demo: {language}: {len(system.knowledge.dataset.kb)} knowledge items, {parts}")
-    typer.echo(f"ragdial demo: sessions in {db_path}")
-    typer.echo(f"ragdial demo: open {url}")
+    typer.echo(f"ragdial demo: sessions in {db_path}; starting the server (it says when it is ready)")
     run_server(settings, "127.0.0.1", port, 1, "info", service)
 
 
 def run(
-    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc11, huawei or kdconv")],
+    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc9, dstc11, huawei or kdconv")],
     path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
     config: ConfigOpt = None,
     split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
     fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
-    limit: Annotated[int | None, typer.Option(min=1, help="run the first N examples only")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="run a sample of N examples (drawn with --seed)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the --limit sample")] = 0,
     language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
     out: Annotated[Path | None, typer.Option(help="output folder (default: runs/<benchmark>)")] = None,
     retriever: RetrieverOpt = None,
@@ -207,6 +224,7 @@ def run(
     """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ragdial.challenges import ScoreOptions
     from ragdial.cli.eval import report
     from ragdial.evaluation import run_benchmark
 
@@ -234,10 +252,10 @@ def run(
             limit,
             language,
             out,
+            seed,
             on_start=start,
             on_reply=advance,
-            meteor=meteor,
-            bertscore=bertscore,
+            options=ScoreOptions(meteor=meteor, bertscore=bertscore),
         )
     for result in done.result.challenge_scores:
         report(result, False, None)

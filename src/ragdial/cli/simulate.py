@@ -21,7 +21,8 @@ def simulate(
     ),
     url: Annotated[str | None, typer.Option("--url", help="talk to a running ragdial server over HTTP instead")] = None,
 ) -> None:
-    """Simulate N dialogs; print completion ratio, mean turns (unfinished = 30) and guidance rate."""
+    """Simulate N dialogs; print completion ratio, mean turns (unfinished = 30), guidance rate and booking-integrity
+    errors (a booking the user did not confirm, or a confirmed one missing)."""
     from ragdial.errors import RagdialError
     from ragdial.task.simulation import simulate as run
     from ragdial.task.simulation import write_logs
@@ -53,5 +54,6 @@ def simulate(
     table.add_row("mean turns (unfinished = 30)", f"{m['mean_turns']:.2f}")
     guidance = "n/a" if m["guidance_rate"] is None else f"{m['guidance_rate']:.3f} ({m['off_topic_dialogs']} dialogs)"
     table.add_row("out-of-scope guidance", guidance)
+    table.add_row("booking-integrity errors", f"{m['integrity_errors']} ({m['dialogs_with_integrity_errors']} dialogs)")
     Console().print(table)
     typer.echo(f"logs: {out / 'dialogs.jsonl'}, metrics: {metrics_path}")

@@ -90,7 +90,7 @@ def rate(
     """Serve only the human rating pages (/rating/online, /rating/offline, /rating/export.json)."""
     import uvicorn
 
-    from ragdial.serve.rating import rating_app
+    from ragdial.rating import rating_app
 
     app_ = rating_app(store, db)
     typer.echo(f"rating pages on http://{host}:{port}/rating/")
@@ -104,7 +104,7 @@ def import_outputs(
 ) -> None:
     """Add system outputs to be rated offline."""
     from ragdial.io import read_json
-    from ragdial.serve.rating_store import RatingStore
+    from ragdial.rating.store import RatingStore
 
     items = read_json(path)
     if not isinstance(items, list):
@@ -119,7 +119,7 @@ def export_ratings(
     out: Annotated[Path, typer.Option(help="folder for ratings.json, online.csv, offline.csv")] = Path("runs/ratings"),
 ) -> None:
     """Write ratings as JSON (with means and Krippendorff's alpha) and CSV."""
-    from ragdial.serve.rating_store import RatingStore
+    from ragdial.rating.store import RatingStore
 
     ratings = RatingStore(store)
     out.mkdir(parents=True, exist_ok=True)

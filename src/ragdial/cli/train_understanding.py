@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragdial import datasets
-from ragdial.datasets.folds import fold_of
+from ragdial import challenges, datasets
 from ragdial.errors import RagdialError
 from ragdial.understanding import new_classifier, training_data
 
@@ -41,11 +40,11 @@ def _train(
 ) -> None:
     if not path.exists():
         raise RagdialError(f"{path}: no such file or folder")
-    dataset = datasets.load(format, path, split)
-    if exclude_fold is not None:
-        if not 0 <= exclude_fold < folds:
-            raise RagdialError(f"--exclude-fold must be in 0..{folds - 1}, not {exclude_fold}")
-        dataset.examples = [e for e in dataset.examples if fold_of(e, folds) != exclude_fold]
+    challenge = challenges.for_format(format)
+    dataset = challenge.load(path, split, format)
+    if exclude_fold is not None and not 0 <= exclude_fold < folds:
+        raise RagdialError(f"--exclude-fold must be in 0..{folds - 1}, not {exclude_fold}")
+    dataset.examples = challenge.examples(dataset, exclude_fold, keep=False, k=folds)
     contexts, targets = training_data(task, dataset)
     if not 0.0 < threshold < 1.0:
         raise RagdialError(f"--threshold must be between 0 and 1, not {threshold}")

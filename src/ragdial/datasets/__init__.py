@@ -64,7 +64,7 @@ FORMATS: dict[str, Format] = {
         Format("kdconv", _kdconv, KDCONV_PATH, None, KD),
         Format("huawei", _kdconv, "valid.json or test_contexts.json of the Huawei challenge", None, KD),
         Format("smp2017", _smp2017, "folder with <split>/<split>_<label>.txt files", "train"),
-        Format("mobilecs2", _mobilecs2, MOBILECS2_PATH, None, ("global_kb", "faq", "language")),
+        Format("mobilecs2", _mobilecs2, MOBILECS2_PATH, None, ("global_kb", "faq", "language", "rules", "qa_dialogs")),
     )
 }
 

@@ -137,15 +137,17 @@ def read_labels(path: str | Path, kb: KnowledgeBase | None = None) -> list[dict[
     return labels
 
 
+def version_of(kb: KnowledgeBase) -> str:
+    """``dstc11`` for knowledge with typed documents (FAQs, review sentences), else ``dstc9`` (snippets)."""
+    typed = any(k.source == SourceKind.REVIEW for k in kb) or any("doc_type" in k.fields for k in kb)
+    return "dstc11" if typed else "dstc9"
+
+
 def load(root: str | Path, split: str = "val", knowledge: str | Path | None = None) -> Dataset:
     """Load one split of a DSTC9/DSTC11 data root; ``knowledge`` overrides ``ROOT/knowledge.json``."""
     root = Path(root)
     kb = load_knowledge(knowledge or root / "knowledge.json")
-    version = (
-        "dstc11"
-        if any(k.source == SourceKind.REVIEW for k in kb) or (any("doc_type" in k.fields for k in kb))
-        else "dstc9"
-    )
+    version = version_of(kb)
     logs_path = root / split / "logs.json"
     labels_path = root / split / "labels.json"
     if not logs_path.exists():

@@ -24,7 +24,8 @@ def fold_of(example: Example, k: int = 5) -> int:
 
 def split_folds(examples: Sequence[Example], dev_fold: int = 0, k: int = 5) -> tuple[list[Example], list[Example]]:
     """(train, dev): examples outside and inside ``dev_fold``."""
-    train, dev = [], []
+    train: list[Example] = []
+    dev: list[Example] = []
     for example in examples:
         (dev if fold_of(example, k) == dev_fold else train).append(example)
     return train, dev

@@ -6,32 +6,33 @@ What the organisers release (``futuredialchallenge/2024-RAG``):
   a turn being ``{"user", "system", "api_query", "api_result"}``. ``local_kb`` is the dialog's own knowledge (the
   user's subscribed services, balance, data used); unlabelled dialogs may be a bare list of turns without labels.
 - the global KB ``global_kb.json``: a list of product strings (``业务名称：A，业务费用：...``);
-- the FAQ ``qa.json``: an object question → answer. An FAQ entry is retrieved as the string
-  ``问题：{question}, 答案：{answer}`` (``reader.get_new_qa``).
+- the FAQ ``qa.json``: the organisers' 39-entry FAQ, an object question → answer.
 
-Gold knowledge of a turn: ``api_result`` split into pieces as the organisers do (``split_api_result`` in their
-``reader.py``: on ``，业务名称：``, else ``。业务名称：``, the first piece kept whole and the rest re-prefixed with
-``业务名称：``). Each piece is mapped to a knowledge item by exact text; pieces that match nothing are kept in
-``example.meta["unmatched_gold"]``. ``[QA]`` turns carry no ``api_result``: their gold item is the FAQ entry whose
-answer equals the system response (the organisers' ``kb_vs_des[resp]``).
-
-Knowledge ids: products ``product:<i>``, FAQ ``faq:<i>`` (file order), user-profile items ``<dial_id>:local:<i>``
-(scope = the dialog). The track-1 index of an item is its position in global KB + FAQ entries + the dialog's
-local_kb, in that order (``retrieve_kb.evaluate_ret``: ``kb = ret_qa + local_kb``).
+Under the organisers' rules (default; :mod:`ragdial.datasets.mobilecs2_rules`) the retrieval corpus is their
+``ret_qa``: products ``product:<i>``, then each FAQ entry ``faq:<i>`` as ``问题：{q}, 答案：{a}``, then one
+synthetic entry ``qa:<dial_id>:<turn_num>`` per ``[QA]`` turn of the dev and train dialogs,
+``问题：{history}, 答案：{cleaned reply}``; user-profile items are ``<dial_id>:local:<i>`` (scope = the dialog).
+A turn's gold is what their ``read_data_api`` labels: local pieces of ``查询用户已办理的业务``/``查询其他信息`` turns,
+product pieces of ``查询特定业务信息`` turns found in ``ret_qa``, and for a ``[QA]`` turn the synthetic entry of its
+cleaned reply; ``办理``/``取消``/``验证`` turns are not scored. The track-1 index of an item is its position in
+``ret_qa`` followed by the dialog's local_kb (``retrieve_kb.evaluate_ret``: ``kb = ret_qa + local_kb``).
 
 Track 1 file: ``[{"id": dial_id, "turn_num": "<i>", "top20_id": [index, ...]}]``; track 2 file: one record per
-turn, ``{"id", "turn_num", "用户", "客服", "查询", "查询结果", "查询-生成", "客服-生成"}`` (the official result keys).
+turn, ``{"id", "turn_num", "用户", "客服", "查询", "查询结果", "查询-生成", "客服-生成"}`` (the official result keys),
+the gold fields as the organisers' result file holds them. Writers take gold from what was loaded, never from
+``example.response``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ragdial.datasets import mobilecs2_rules as rules_mod
 from ragdial.errors import DataFormatError, OptionError
 from ragdial.io import expect, field, read_json, write_json
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
@@ -265,10 +266,20 @@ def local_id(dialog_id: str, index: int) -> str:
     return f"{dialog_id}:local:{index}"
 
 
+def qa_id(dialog_id: str, turn_num: int) -> str:
+    return f"qa:{dialog_id}:{turn_num}"
+
+
 def build_kb(
-    products: Sequence[str], faq: Sequence[tuple[str, str]], dialogs: Sequence[RawDialog], language: str
+    products: Sequence[str],
+    faq: Sequence[tuple[str, str]],
+    dialogs: Sequence[RawDialog],
+    language: str,
+    synthetic: Sequence[rules_mod.SyntheticEntry] = (),
+    organisers: bool = False,
 ) -> KnowledgeBase:
-    """Global products, FAQ entries and each dialog's local items as knowledge."""
+    """Global products, FAQ entries, the organisers' synthetic ``[QA]`` entries (in ``ret_qa`` order) and each
+    dialog's local items as knowledge. Under the organisers' rules FAQ strings use their Chinese framing."""
     markers = MARKERS[language]
     kb = KnowledgeBase()
     for index, text in enumerate(products):
@@ -279,7 +290,15 @@ def build_kb(
         kb.add(Knowledge(product_id(index), text, SourceKind.PRODUCT, fields))
     for index, (question, answer) in enumerate(faq):
         fields = {"index": index, "question": question, "answer": answer}
-        kb.add(Knowledge(faq_id(index), markers.faq_text(question, answer), SourceKind.FAQ, fields))
+        official = rules_mod.FAQ_TEXT.format(question=question, answer=answer) if organisers else None
+        kb.add(Knowledge(faq_id(index), official or markers.faq_text(question, answer), SourceKind.FAQ, fields))
+    for entry in synthetic:
+        fields = {"question": entry.question, "answer": entry.answer, "synthetic": True, "turn_num": entry.turn_num}
+        fields["dialog"] = entry.dialog_id
+        item_id = qa_id(entry.dialog_id, entry.turn_num)
+        while item_id in kb:  # the same dialog read twice: ret_qa keeps both entries
+            item_id += "+"
+        kb.add(Knowledge(item_id, entry.text, SourceKind.FAQ, fields))
     for dialog in dialogs:
         for index, text in enumerate(dialog.local_kb):
             fields = {"index": index, "attributes": text_fields(text)}
@@ -325,18 +344,50 @@ class _GoldIndex:
         return found if found is not None else self.faq_answers_loose.get(loose_text(response))
 
 
+RULES = ("organisers", "faq-answer")
+
+
+def _qa_dialog_files(path: Path, qa_dialogs: str | Sequence[str | Path] | None) -> list[Path]:
+    """The dialogs files whose ``[QA]`` turns become ``ret_qa`` entries: given, else dev then train beside ``path``
+    (as ``get_new_qa``), then ``path`` itself when it is neither (our rule for a test file)."""
+    if isinstance(qa_dialogs, str):  # from the command line: files joined by commas
+        qa_dialogs = [part for part in qa_dialogs.split(",") if part]
+    if qa_dialogs is not None:
+        return [Path(p) for p in qa_dialogs]
+    files = []
+    for name in ("dev", "train"):
+        for candidate in (f"{name}_final_processed.json", f"{name}.json"):
+            if (path.parent / candidate).is_file():
+                files.append(path.parent / candidate)
+                break
+    if not any(f.resolve() == path.resolve() for f in files):
+        files.append(path)
+    return files
+
+
 def load(
     path: str | Path,
     split: str | None = None,
     global_kb: str | Path | None = None,
     faq: str | Path | None = None,
     language: str | None = None,
+    rules: str = "organisers",
+    qa_dialogs: str | Sequence[str | Path] | None = None,
 ) -> Dataset:
     """Load a MobileCS2 dialogs file (or a folder holding ``<split>_final_processed.json``).
 
     ``global_kb`` and ``faq`` default to ``global_kb.json`` and ``qa.json`` beside the dialogs file (or one folder
     up); ``language`` (``"zh"``/``"en"``) is detected from the text when not given.
+
+    ``rules="organisers"`` (default) follows the organisers' code (:mod:`ragdial.datasets.mobilecs2_rules`): the
+    knowledge base is their ``ret_qa`` (products, FAQ strings, one synthetic entry per ``[QA]`` turn of the
+    ``qa_dialogs`` files: by default dev then train beside the file, then the file itself when it is another one),
+    a turn's gold is what ``read_data_api`` labels, and the track-2 gold fields are cleaned as in their result file.
+    ``rules="faq-answer"`` is for knowledge bases of our own whose FAQ answers are the replies (the demo KB): a
+    ``[QA]`` turn's gold is the FAQ entry whose answer equals its reply, every ``api_result`` piece is gold.
     """
+    if rules not in RULES:
+        raise OptionError(f"rules must be one of {', '.join(RULES)}, not {rules!r}")
     path = _dialogs_file(Path(path), split)
     dialogs = read_dialogs(path)
     language = language or _detect_language(dialogs)
@@ -344,11 +395,25 @@ def load(
         raise OptionError(f"language must be one of {', '.join(MARKERS)}, not {language!r}")
     products = read_global_kb(global_kb or _beside(path, GLOBAL_KB_FILES, "global KB", "global_kb"))
     faq_entries = read_faq(faq or _beside(path, FAQ_FILES, "FAQ file", "faq"))
-    kb = build_kb(products, faq_entries, dialogs, language)
-    gold = _GoldIndex(kb)
     out_dialogs, examples = [], []
+    read: Callable[..., tuple[list[Turn], list[Example]]]
+    if rules == "organisers":
+        qa_pairs: list[tuple[str, list[dict[str, Any]]]] = []
+        for file in _qa_dialog_files(path, qa_dialogs):
+            source = dialogs if file.resolve() == path.resolve() else read_dialogs(file)
+            qa_pairs.extend((d.id, d.log) for d in source)
+        corpus = rules_mod.retrieval_corpus(products, faq_entries, qa_pairs)
+        kb = build_kb(products, faq_entries, dialogs, language, corpus.synthetic, organisers=True)
+        read = _organisers_turns
+        context: Any = (corpus, Track1Index(kb))
+    else:
+        kb = build_kb(products, faq_entries, dialogs, language)
+        read = _faq_answer_turns
+        context = _GoldIndex(kb)
     for raw in dialogs:
-        turns, dialog_examples = _read_turns(raw, kb, gold, language)
+        turns, dialog_examples = read(raw, kb, context, language)
+        for example in dialog_examples:
+            example.meta["rules"] = rules
         meta: dict[str, Any] = {"bare_log": True} if raw.bare else {}
         if not raw.has_local_kb:
             meta["no_local_kb"] = True
@@ -360,7 +425,60 @@ def load(
     return Dataset("mobilecs2", name, language, kb, out_dialogs, examples, str(path))
 
 
-def _read_turns(raw: RawDialog, kb: KnowledgeBase, gold: _GoldIndex, language: str) -> tuple[list[Turn], list[Example]]:
+def _example(raw: RawDialog, turn_num: int, turns: list[Turn], ids: list[str], meta: dict[str, Any]) -> Example:
+    record = raw.log[turn_num]
+    api_query = record.get("api_query")
+    extra = {k: v for k, v in record.items() if k not in TURN_KEYS}
+    if extra:
+        meta["turn_extra"] = extra
+    meta["turn_num"] = turn_num
+    meta["gold_response"] = record["system"]
+    return Example(
+        f"{raw.id}:{turn_num}",
+        raw.id,
+        len(turns) - 1,
+        turns[:-1],
+        needs_knowledge=None if api_query is None else api_query != "",
+        knowledge_ids=ids,
+        response=record["system"],
+        api_query=api_query,
+        meta=meta,
+    )
+
+
+_LABEL_SOURCE = {0: SourceKind.USER_PROFILE, 1: SourceKind.PRODUCT, 2: SourceKind.USER_PROFILE, 3: SourceKind.FAQ}
+
+
+def _organisers_turns(
+    raw: RawDialog, kb: KnowledgeBase, context: tuple[rules_mod.RetrievalCorpus, Track1Index], language: str
+) -> tuple[list[Turn], list[Example]]:
+    corpus, index = context
+    gold2 = rules_mod.track2_gold(raw.log) if not raw.bare else None
+    turns: list[Turn] = []
+    examples = []
+    for turn_num, record in enumerate(raw.log):
+        api_query = record.get("api_query")
+        api_result = record.get("api_result")
+        meta: dict[str, Any] = {"api_result": api_result}
+        ids: list[str] = []
+        if api_query is not None:
+            label, gold, missing = rules_mod.track1_gold(record, raw.local_kb, corpus)
+            ids = list(dict.fromkeys(str(index.item_id(raw.id, i)) for i in gold))
+            source = _LABEL_SOURCE.get(label)
+            meta.update(api_label=label, unmatched_gold=missing, scored_source=source.value if source else None)
+            meta["gold_pieces"] = rules_mod.split_api_result(api_result) if api_result else []
+        if gold2 is not None:
+            g = gold2[turn_num]
+            meta["track2_gold"] = {"用户": g.user, "客服": g.response, "查询": g.query, "查询结果": g.knowledge}
+        turns.append(Turn(Speaker.USER, record["user"]))
+        turns.append(Turn(Speaker.SYSTEM, record["system"], ids, api_query, api_result))
+        examples.append(_example(raw, turn_num, turns, ids, meta))
+    return turns, examples
+
+
+def _faq_answer_turns(
+    raw: RawDialog, kb: KnowledgeBase, gold: _GoldIndex, language: str
+) -> tuple[list[Turn], list[Example]]:
     markers = MARKERS[language]
     local = gold.local(raw.id)
     turns: list[Turn] = []
@@ -387,27 +505,10 @@ def _read_turns(raw: RawDialog, kb: KnowledgeBase, gold: _GoldIndex, language: s
             else:
                 ids.append(item_id)
         turns.append(Turn(Speaker.USER, record["user"]))
-        system = Turn(Speaker.SYSTEM, record["system"], ids, api_query, api_result)
-        turns.append(system)
-        meta: dict[str, Any] = {"turn_num": turn_num, "api_result": api_result, "gold_pieces": pieces}
-        meta["unmatched_gold"] = unmatched
+        turns.append(Turn(Speaker.SYSTEM, record["system"], ids, api_query, api_result))
+        meta: dict[str, Any] = {"api_result": api_result, "gold_pieces": pieces, "unmatched_gold": unmatched}
         meta["scored_source"] = source.value if source else None
-        extra = {k: v for k, v in record.items() if k not in TURN_KEYS}
-        if extra:
-            meta["turn_extra"] = extra
-        examples.append(
-            Example(
-                f"{raw.id}:{turn_num}",
-                raw.id,
-                len(turns) - 1,
-                turns[:-1],
-                needs_knowledge=None if api_query is None else api_query != "",
-                knowledge_ids=ids,
-                response=record["system"],
-                api_query=api_query,
-                meta=meta,
-            )
-        )
+        examples.append(_example(raw, turn_num, turns, ids, meta))
     return turns, examples
 
 
@@ -446,7 +547,11 @@ def write_dataset(folder: str | Path, dataset: Dataset, dialogs_name: str | None
     """Write a dataset back as a dialogs file, ``global_kb.json`` and ``qa.json`` in ``folder``."""
     folder = Path(folder)
     products = [k.text for k in dataset.kb.global_items if k.source == SourceKind.PRODUCT]
-    faq = {k.fields["question"]: k.fields["answer"] for k in dataset.kb.global_items if k.source == SourceKind.FAQ}
+    faq = {
+        k.fields["question"]: k.fields["answer"]
+        for k in dataset.kb.global_items
+        if k.source == SourceKind.FAQ and not k.fields.get("synthetic")
+    }
     write_json(folder / "global_kb.json", products)
     write_json(folder / "qa.json", faq)
     return write_json(folder / (dialogs_name or f"{dataset.split}.json"), dialogs_record(dataset))
@@ -456,17 +561,39 @@ def write_dataset(folder: str | Path, dataset: Dataset, dialogs_name: str | None
 
 
 def track1_candidates(kb: KnowledgeBase, dialog_id: str) -> list[Knowledge]:
-    """The official index order of a dialog's candidates: products, FAQ entries, then its local_kb."""
-    items = kb.global_items
-    products = [k for k in items if k.source == SourceKind.PRODUCT]
-    faq = [k for k in items if k.source == SourceKind.FAQ]
-    return [*products, *faq, *kb.local_items(dialog_id)]
+    """The official index order of a dialog's candidates (``retrieve_kb.evaluate_ret``: ``kb = ret_qa + local_kb``):
+    products, FAQ strings, the synthetic ``[QA]`` entries, then the dialog's local_kb."""
+    return [*kb.global_items, *kb.local_items(dialog_id)]
 
 
-def _positions(kb: KnowledgeBase, dialog_id: str, cache: dict[str, dict[str, int]]) -> dict[str, int]:
-    if dialog_id not in cache:
-        cache[dialog_id] = {item.id: i for i, item in enumerate(track1_candidates(kb, dialog_id))}
-    return cache[dialog_id]
+class Track1Index:
+    """Index ↔ knowledge id of every dialog's track-1 candidates, the global part computed once (``ret_qa`` has
+    thousands of entries on the real data)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.global_ids = [item.id for item in kb.global_items]
+        self.global_positions = {item_id: i for i, item_id in enumerate(self.global_ids)}
+
+    def position(self, dialog_id: str, item_id: str) -> int | None:
+        """The index of ``item_id`` among the dialog's candidates (None: not a candidate)."""
+        if item_id in self.global_positions:
+            return self.global_positions[item_id]
+        for i, item in enumerate(self.kb.local_items(dialog_id)):
+            if item.id == item_id:
+                return len(self.global_ids) + i
+        return None
+
+    def item_id(self, dialog_id: str, position: int) -> str | None:
+        """The knowledge id at ``position`` of the dialog's candidates (None: out of range)."""
+        if 0 <= position < len(self.global_ids):
+            return self.global_ids[position]
+        local = self.kb.local_items(dialog_id)
+        offset = position - len(self.global_ids)
+        return local[offset].id if 0 <= offset < len(local) else None
+
+    def size(self, dialog_id: str) -> int:
+        return len(self.global_ids) + len(self.kb.local_items(dialog_id))
 
 
 def _turn_num(example: Example) -> int:
@@ -482,17 +609,17 @@ def write_track1(
 ) -> Path:
     """Write the track-1 submission: the top-20 ranking of each example (``rankings[example.id]``, else its
     ``knowledge_ids``) as indexes into products + FAQ + the dialog's local_kb."""
-    cache: dict[str, dict[str, int]] = {}
+    index = Track1Index(kb)
     records = []
     for example in examples:
         ranked = rankings[example.id] if rankings is not None else example.knowledge_ids
-        positions = _positions(kb, example.dialog_id, cache)
         top = []
         for item_id in list(ranked)[:TRACK1_TOP_K]:
-            if item_id not in positions:
+            position = index.position(example.dialog_id, item_id)
+            if position is None:
                 message = f"knowledge {item_id!r} is not a candidate of this dialog"
                 raise DataFormatError(path, message, example.id, "top20_id")
-            top.append(positions[item_id])
+            top.append(position)
         records.append({"id": example.dialog_id, "turn_num": str(_turn_num(example)), "top20_id": top})
     return write_json(path, records)
 
@@ -509,7 +636,7 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
     must exist (without it, ids are ``"<index>"`` strings)."""
     data = expect(path, read_json(path), list)
     examples = {e.id for e in dataset.examples} if dataset is not None else None
-    cache: dict[str, list[Knowledge]] = {}
+    positions = Track1Index(dataset.kb) if dataset is not None else None
     result: dict[str, list[str]] = {}
     for index, record in enumerate(data):
         dial_id = field(path, index, record, "id", str)
@@ -526,15 +653,16 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
         for position in top:
             if not isinstance(position, int) or isinstance(position, bool):
                 raise DataFormatError(path, f"expected integer indexes, found {position!r}", index, "top20_id")
-            if dataset is None:
+            if positions is None:
                 ids.append(str(position))
                 continue
-            candidates = cache.setdefault(dial_id, track1_candidates(dataset.kb, dial_id))
-            if not 0 <= position < len(candidates):
+            item_id = positions.item_id(dial_id, position)
+            if item_id is None:
+                size = positions.size(dial_id)
                 raise DataFormatError(
-                    path, f"unknown knowledge index {position} (dialog has {len(candidates)})", index, "top20_id"
+                    path, f"unknown knowledge index {position} (dialog has {size})", index, "top20_id"
                 )
-            ids.append(candidates[position].id)
+            ids.append(item_id)
         result[example_id] = ids
     return result
 
@@ -544,27 +672,52 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
 TRACK2_KEYS = ("用户", "客服", "查询", "查询结果", "查询-生成", "客服-生成")
 
 
-def gold_knowledge_text(kb: KnowledgeBase, example: Example) -> str:
-    """The ``查询结果`` of a turn: its ``api_result``, or for an FAQ turn the gold FAQ string (as the organisers'
-    pipeline fills it for ``[QA]`` turns)."""
+def gold_fields(kb: KnowledgeBase, example: Example) -> dict[str, str]:
+    """The gold ``用户``/``客服``/``查询``/``查询结果`` of a turn, from what was loaded (never ``example.response``).
+
+    Organisers' rules: as their result file holds them (``convert_to_sequences`` + ``decode_batch``: lower case,
+    ``clean_utt``, ``参考知识：`` + the lower-cased ``api_result``, or for a ``[QA]`` turn its own
+    ``问题：{history}, 答案：{reply}``, spaces removed). ``faq-answer`` rules: the raw texts, ``查询结果`` being the
+    ``api_result`` or the gold FAQ string."""
+    if "track2_gold" in example.meta:
+        return dict(example.meta["track2_gold"])
     api_result = example.meta.get("api_result")
-    if api_result:
-        return str(api_result)
-    faq = [kb.get(i).text for i in example.knowledge_ids if i in kb and kb.get(i).source == SourceKind.FAQ]
-    return faq[0] if faq else ""
+    knowledge = str(api_result) if api_result else ""
+    if not knowledge:
+        faq = [kb.get(i).text for i in example.knowledge_ids if i in kb and kb.get(i).source == SourceKind.FAQ]
+        knowledge = faq[0] if faq else ""
+    response = example.meta.get("gold_response", example.response)
+    return {
+        "用户": example.last_user_text,
+        "客服": response or "",
+        "查询": example.api_query or "",
+        "查询结果": knowledge,
+    }
+
+
+def rules_of(dataset: Dataset) -> str:
+    """The rules a MobileCS2 dataset was loaded with (``organisers`` or ``faq-answer``)."""
+    return str(dataset.examples[0].meta.get("rules", "organisers")) if dataset.examples else "organisers"
+
+
+def gold_knowledge_text(kb: KnowledgeBase, example: Example) -> str:
+    """The gold ``查询结果`` of a turn (see :func:`gold_fields`)."""
+    return gold_fields(kb, example)["查询结果"]
+
+
+def gold_response(kb: KnowledgeBase, example: Example) -> str:
+    """The gold ``客服`` of a turn (see :func:`gold_fields`)."""
+    return gold_fields(kb, example)["客服"]
 
 
 def track2_record(
     kb: KnowledgeBase, example: Example, generated: str, generated_query: str | None = None
 ) -> dict[str, Any]:
-    """One track-2 turn: the official result keys, gold beside generated."""
+    """One track-2 turn: the official result keys, gold (as loaded) beside generated."""
     return {
         "id": example.dialog_id,
         "turn_num": str(_turn_num(example)),
-        "用户": example.last_user_text,
-        "客服": example.response or "",
-        "查询": example.api_query or "",
-        "查询结果": gold_knowledge_text(kb, example),
+        **gold_fields(kb, example),
         "查询-生成": generated_query if generated_query is not None else "",
         "客服-生成": generated,
     }
@@ -641,6 +794,7 @@ def demo_paths(language: str = "zh") -> tuple[Path, Path, Path]:
 
 
 def load_demo(language: str = "zh") -> Dataset:
-    """The bundled demo knowledge base of a fictional carrier (Greenleaf Mobile / 青禾移动), with its demo dialogs."""
+    """The bundled demo knowledge base of a fictional carrier (Greenleaf Mobile / 青禾移动), with its demo dialogs
+    (``faq-answer`` rules: its FAQ is of our own writing and the demo replies are its answers)."""
     dialogs, products, faq = demo_paths(language)
-    return load(dialogs, split="demo", global_kb=products, faq=faq, language=language)
+    return load(dialogs, split="demo", global_kb=products, faq=faq, language=language, rules="faq-answer")

@@ -58,9 +58,13 @@ def write_predictions(path: str | Path, examples: Iterable[Example]) -> Path:
 
 
 def read_predictions(path: str | Path) -> dict[str, str]:
-    """Read a predictions JSON into ``{id: label}``."""
+    """Read a predictions JSON into ``{id: label}``: the official ``label`` key, or ``prediction`` as ``ragdial
+    predict`` writes it."""
     data: Any = expect(path, read_json(path), list)
     result = {}
     for index, record in enumerate(data):
-        result[field(path, index, record, "id", str)] = field(path, index, record, "label", str)
+        key = (
+            "label" if not isinstance(record, dict) or "label" in record or "prediction" not in record else "prediction"
+        )
+        result[field(path, index, record, "id", str)] = field(path, index, record, key, str)
     return result

@@ -26,7 +26,7 @@ class EvaluationResult:
     counts: dict[str, int] = field(default_factory=dict)
     challenge_scores: list[ChallengeScores] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    predictions: dict[str, Any] = field(default_factory=dict, repr=False)
+    predictions: dict[str, Any] = field(default_factory=dict, repr=False)  # Any: each evaluator's own kind
     seconds: float = 0.0
 
     @property
@@ -36,7 +36,7 @@ class EvaluationResult:
             return self.scores[self.primary]
         return next(iter(self.scores.values()), 0.0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready summary (without the per-example predictions)."""
         return {
             "name": self.name,

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import time_calls
 from ragdial.metrics.challenges.detection import DetectionCounts
 
+InputT = TypeVar("InputT")
+InputT_contra = TypeVar("InputT_contra", contravariant=True)
 
-class Detector(Protocol):
-    """A fitted detector: a batch ``predict`` and a one-turn ``predict_one``."""
 
-    def predict(self, inputs: Sequence[Any]) -> Sequence[bool]: ...
+class Detector(Protocol[InputT_contra]):
+    """A fitted detector over inputs of one kind (texts, contexts): a batch ``predict`` and a one-turn
+    ``predict_one``."""
 
-    def predict_one(self, item: Any) -> bool: ...
+    def predict(self, inputs: Sequence[InputT_contra]) -> Sequence[bool]: ...
+
+    def predict_one(self, item: InputT_contra) -> bool: ...
 
 
 def detection_prf(gold: Sequence[bool], predicted: Sequence[bool]) -> tuple[float, float, float]:
@@ -27,19 +31,19 @@ def detection_prf(gold: Sequence[bool], predicted: Sequence[bool]) -> tuple[floa
     return counts.weighted(counts.tp)
 
 
-class DetectionEvaluator(Evaluator[Detector]):
+class DetectionEvaluator(Evaluator[Detector[InputT]]):
     """P/R/F1 of ``model.predict(inputs)`` against ``gold``; latency of ``predict_one`` over the first
     ``latency_n`` inputs (one at a time, after one warm-up call)."""
 
     primary = "F1"
 
-    def __init__(self, inputs: Sequence[Any], gold: Sequence[bool], latency_n: int = 200, name: str = "detection"):
+    def __init__(self, inputs: Sequence[InputT], gold: Sequence[bool], latency_n: int = 200, name: str = "detection"):
         self.inputs = list(inputs)
         self.gold = [bool(g) for g in gold]
         self.latency_n = latency_n
         self.name = name
 
-    def __call__(self, model: Detector) -> EvaluationResult:
+    def __call__(self, model: Detector[InputT]) -> EvaluationResult:
         started = time.perf_counter()
         predicted = [bool(p) for p in model.predict(self.inputs)]
         p, r, f = detection_prf(self.gold, predicted)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragdial.challenges import Benchmark, Challenge, Prediction, benchmark
+from ragdial.challenges import Benchmark, Challenge, Prediction, ScoreOptions, benchmark
+from ragdial.challenges.base import DEFAULT_SCORING
 from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
@@ -37,6 +38,7 @@ def prediction_of(reply: Reply) -> Prediction:
         selection=tuple(c.id for c in reply.knowledge) if needs else (),
         ranking=tuple(c.id for c in reply.ranking),
         response=reply.text,
+        api_query=reply.decision.label if reply.decision.detector == "api_query" else None,
     )
 
 
@@ -61,8 +63,8 @@ def speed(replies: Sequence[Reply]) -> dict[str, float]:
 class PipelineEvaluator(Evaluator["DialogSystem"]):
     """Answer ``examples`` with a dialog system, write the challenge's official files into ``out`` and score them.
 
-    ``score_options`` go to ``Challenge.score`` (``meteor``, ``bertscore``, ``bertscore_model``); ``on_reply`` is
-    called after each answer (progress bars).
+    ``options`` go to ``Challenge.score`` (METEOR 1.5, BERTScore); ``on_reply`` is called after each answer
+    (progress bars).
     """
 
     def __init__(
@@ -73,7 +75,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         out: Path,
         name: str = "pipeline",
         on_reply: Callable[[Example, Reply], None] | None = None,
-        **score_options: Any,
+        options: ScoreOptions = DEFAULT_SCORING,
     ):
         self.challenge = challenge
         self.dataset = dataset
@@ -81,7 +83,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         self.out = Path(out)
         self.name = name
         self.on_reply = on_reply
-        self.score_options = score_options
+        self.options = options
 
     def __call__(self, model: DialogSystem) -> EvaluationResult:
         started = time.perf_counter()
@@ -92,9 +94,12 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             if self.on_reply is not None:
                 self.on_reply(example, reply)
         predictions = {key: prediction_of(reply) for key, reply in replies.items()}
+        if any(track.holds == "ranking" for track in self.challenge.tracks):
+            for example in self.examples:
+                predictions[example.id] = self._full_ranking(model, example, predictions[example.id])
         self.out.mkdir(parents=True, exist_ok=True)
         files = self.challenge.write(self.out, self.dataset, self.examples, predictions)
-        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, **self.score_options)
+        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, self.options)
         scores: dict[str, float] = {}
         for result in challenge_scores:
             scores.update({f"{result.challenge}.{k}": v for k, v in result.flat().items()})
@@ -112,6 +117,17 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             seconds=time.perf_counter() - started,
         )
 
+    @staticmethod
+    def _full_ranking(model: DialogSystem, example: Example, prediction: Prediction, depth: int = 20) -> Prediction:
+        """A ranking track scores every labelled turn whatever the detector decided: a ranking shorter than
+        ``depth`` (no look-up, or one source only) is completed by the retriever over all of the dialog's
+        candidates (not timed)."""
+        if len(prediction.ranking) >= depth:
+            return prediction
+        ranked = model.retriever.retrieve(example.context, example.dialog_id, depth).ranked
+        ranking = tuple(dict.fromkeys([*prediction.ranking, *(r.item.id for r in ranked)]))[:depth]
+        return dataclasses.replace(prediction, ranking=ranking)
+
 
 @dataclass
 class BenchmarkResult:
@@ -126,7 +142,7 @@ class BenchmarkResult:
     result: EvaluationResult
     speed: dict[str, float] = field(default_factory=dict)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {
             "benchmark": self.benchmark,
             "split": self.split,
@@ -148,11 +164,18 @@ def knowledge_for(dataset: Dataset) -> KnowledgeSource:
     return KnowledgeSource.of(dataclasses.replace(dataset, examples=[]))
 
 
-def select_examples(bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None) -> list[Example]:
-    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then
-    the first ``limit``."""
+def select_examples(
+    bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None, seed: int = 0
+) -> list[Example]:
+    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then a
+    sample of ``limit`` of them drawn with ``seed`` (kept in split order)."""
     use_fold = fold if bench.challenge.default_fold is not None else None
-    examples = bench.challenge.examples(dataset, use_fold)[:limit]
+    examples = bench.challenge.examples(dataset, use_fold)
+    if limit is not None and limit < len(examples):
+        import random
+
+        chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
+        examples = [examples[i] for i in chosen]
     if not examples:
         raise RagdialError(f"{bench.name}: no examples to run (split {dataset.split!r}, fold {fold})")
     return examples
@@ -167,27 +190,34 @@ def run_benchmark(
     limit: int | None = None,
     language: str = "zh",
     out: Path | None = None,
+    seed: int = 0,
     on_start: Callable[[Dataset, list[Example]], None] | None = None,
     on_reply: Callable[[Example, Reply], None] | None = None,
-    **score_options: Any,
+    options: ScoreOptions = DEFAULT_SCORING,
 ) -> BenchmarkResult:
     """Build the system over the benchmark split, answer every selected example, write the official files and
     ``scores.json`` into ``out`` (default ``runs/<name>``) and return the result.
 
-    ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all);
-    ``score_options``: ``meteor``, ``bertscore``, ``bertscore_model`` (see ``Challenge.score``).
+    ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all); ``limit``,
+    ``seed``: a seeded sample of that many examples; ``options``: METEOR 1.5 and BERTScore choices (see
+    ``Challenge.score``).
     """
     from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import ComponentSpec
 
     bench = benchmark(name)
     dataset = bench.load(path, split, language)
     config.languages = [dataset.language]
-    examples = select_examples(bench, dataset, fold, limit)
+    examples = select_examples(bench, dataset, fold, limit, seed)
     if on_start is not None:
         on_start(dataset, examples)
-    system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
     folder = out or Path("runs") / name
-    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, **score_options)
+    if config.detector == ComponentSpec("always"):  # the config names no detector: the challenge's trained one
+        trained = bench.challenge.trained_detector(dataset, folder)
+        if trained is not None:
+            config.detector = ComponentSpec.parse(trained, "detector")
+    system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
+    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, options)
     result = evaluator(system)
     run = BenchmarkResult(
         name,

@@ -6,6 +6,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ragdial.schema import Knowledge, Turn
 
@@ -24,7 +25,11 @@ class GenerationRequest:
     """What a generator needs: the dialog so far and the knowledge to ground the reply in.
 
     ``exemplars`` are in-context examples (used by the LLM backends); ``stop`` ends the reply at any of these
-    strings; setting ``cancel`` stops a running stream after the piece in flight.
+    strings; setting ``cancel`` stops a running stream after the piece in flight. ``policy`` is the answer policy
+    decided before generation (``answer``, ``not_in_knowledge``, ``action``, ``small_talk``); ``instruction`` is
+    added to an LLM's system message (the policy's guidance, a constrained retry's reminder). A generator that runs
+    a model fills ``usage`` with its tokenizer's counts (``prompt_tokens``: the whole prompt it evaluated,
+    ``completion_tokens``: the tokens it generated).
     """
 
     context: list[Turn]
@@ -36,6 +41,9 @@ class GenerationRequest:
     exemplars: list[Exemplar] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
     cancel: threading.Event | None = None
+    policy: str = "answer"
+    instruction: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
 
     @property
     def cancelled(self) -> bool:
@@ -43,7 +51,12 @@ class GenerationRequest:
 
 
 class Generator(ABC):
-    """A response generator; ``stream`` yields text pieces, ``generate`` joins them."""
+    """A response generator; ``stream`` yields text pieces, ``generate`` joins them.
+
+    A generator is a component (``warm_up``, ``close``, ``to_config``) and does its own locking: one that cannot
+    serve two requests at once holds a lock inside ``stream`` that a closed stream releases
+    (``ragdial.generation.locking``).
+    """
 
     @abstractmethod
     def stream(self, request: GenerationRequest) -> Iterator[str]:
@@ -52,6 +65,14 @@ class Generator(ABC):
     def generate(self, request: GenerationRequest) -> str:
         return "".join(self.stream(request))
 
+    def warm_up(self) -> None:
+        """Load the model now rather than on the first request; a no-op by default."""
+        return None
+
     def close(self) -> None:
         """Release what the backend holds (a model, a connection); a no-op by default."""
         return None
+
+    def to_config(self) -> dict[str, Any]:
+        """The component as plain config data; the import path of its class by default."""
+        return {"name": f"{type(self).__module__}:{type(self).__name__}"}

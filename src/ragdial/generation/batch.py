@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.exemplars import ExemplarIndex
@@ -36,7 +37,7 @@ def generate_all(
     dataset: Dataset,
     examples: Iterable[Example],
     on_done: Callable[[Example], None] | None = None,
-    **request_options: object,
+    **request_options: Any,
 ) -> list[Example]:
     """Set ``response`` on each example (DSTC: only knowledge-seeking ones) and return them."""
     done = []

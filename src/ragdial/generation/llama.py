@@ -10,6 +10,7 @@ from typing import Any
 
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.locking import locked_stream
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages
 
@@ -83,29 +84,42 @@ class LlamaCppGenerator(Generator):
         return messages, max_tokens
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
+        """The reply's pieces; one generation runs at a time, and an abandoned stream frees the model."""
+        return locked_stream(self._lock, lambda: self._pieces(request))
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         messages, max_tokens = self.fit(request)
-        with self._lock:
-            self.llm.set_seed(request.seed)
-            chunks = self.llm.create_chat_completion(
-                messages=messages,
-                max_tokens=max_tokens,
-                temperature=request.temperature,
-                top_k=1 if request.temperature <= 0 else 40,
-                seed=request.seed,
-                stop=list(request.stop) or None,
-                stream=True,
-            )
-            try:
-                for chunk in chunks:
-                    if request.cancelled:
-                        return
-                    piece = chunk["choices"][0]["delta"].get("content")
-                    if piece:
-                        yield piece
-            finally:
-                chunks.close()
+        self.llm.set_seed(request.seed)
+        chunks = self.llm.create_chat_completion(
+            messages=messages,
+            max_tokens=max_tokens,
+            temperature=request.temperature,
+            top_k=1 if request.temperature <= 0 else 40,
+            seed=request.seed,
+            stop=list(request.stop) or None,
+            stream=True,
+        )
+        generated = 0
+        try:
+            for chunk in chunks:
+                if "prompt_tokens" not in request.usage:  # the prompt is evaluated before the first chunk
+                    request.usage["prompt_tokens"] = int(self.llm.n_tokens)
+                if request.cancelled:
+                    return
+                piece = chunk["choices"][0]["delta"].get("content")
+                if piece:
+                    generated += 1
+                    request.usage["completion_tokens"] = generated
+                    yield piece
+        finally:
+            chunks.close()
+
+    def to_config(self) -> dict[str, Any]:
+        model = str(self.model_name) if self.model_name is not None else None
+        return {"name": "llama", "model": model, "n_ctx": self.n_ctx, "n_threads": self.n_threads, **self.llama_options}
 
     def close(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
+        with self._lock:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None

@@ -124,7 +124,7 @@ def hub_model(name: str) -> Path:
     except ImportError:
         raise ModelFileError(f"model {name!r} is not a file and huggingface_hub is not installed") from None
     try:
-        return Path(hf_hub_download(repo_id=repo_id, filename=filename or None))
+        return Path(hf_hub_download(repo_id=repo_id, filename=filename))
     except Exception as err:  # offline, unknown repo: one clear message
         raise ModelFileError(f"could not fetch {name!r} from the hub ({type(err).__name__}: {err})") from None
 

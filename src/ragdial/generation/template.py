@@ -238,7 +238,8 @@ def _closest_sentences(text: str, query: str, budget: int, language: str) -> str
         return text.strip()
     query_tokens = set(words(query, language))
     ranked = sorted(range(len(parts)), key=lambda i: (-_overlap_count(parts[i], query_tokens, language), i))
-    chosen, used = [], 0
+    chosen: list[int] = []
+    used = 0
     for index in ranked:
         size = length(parts[index], language)
         if chosen and used + size > budget:
@@ -266,9 +267,10 @@ def _end(sentence: str, language: str) -> str:
 class TemplateGenerator(Generator):
     """Fills learned patterns with knowledge copied verbatim; deterministic; streams words."""
 
-    def __init__(self, model: TemplateModel, max_items: int = 3) -> None:
+    def __init__(self, model: TemplateModel, max_items: int = 3, path: str | None = None) -> None:
         self.model = model
         self.max_items = max_items
+        self.path = path  # where the model was loaded from (``to_config``)
 
     @classmethod
     def train(cls, examples: Iterable[Example], kb: KnowledgeBase, language: str, **options: Any) -> TemplateGenerator:
@@ -276,10 +278,13 @@ class TemplateGenerator(Generator):
 
     @classmethod
     def load(cls, path: str | Path, **options: Any) -> TemplateGenerator:
-        return cls(TemplateModel.load(path), **options)
+        return cls(TemplateModel.load(path), path=str(path), **options)
 
     def save(self, path: str | Path) -> Path:
         return self.model.save(path)
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "template", "model": self.path, "max_items": self.max_items}
 
     def reply(self, request: GenerationRequest) -> str:
         """The whole reply text (before max-token and stop handling)."""

@@ -3,14 +3,18 @@ ratings allowed. Units rated by fewer than two raters do not count."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 LEVELS = ("nominal", "ordinal", "interval")
 
 
+K = TypeVar("K", bound=Hashable)
+
+
 def krippendorff_alpha(
-    units: Mapping[object, Sequence[float]] | Iterable[Sequence[float]], level: str = "interval"
+    units: Mapping[K, Sequence[float]] | Iterable[Sequence[float]], level: str = "interval"
 ) -> float | None:
     """Alpha over ``units`` (each: the values the raters gave that unit). None when it is undefined
     (no unit with two ratings, or every rating the same value)."""
@@ -27,7 +31,7 @@ def krippendorff_alpha(
             for j, b in enumerate(values):
                 if i != j:
                     coincidence[a, b] += 1.0 / (m - 1)
-    totals: Counter[float] = Counter()
+    totals: dict[float, float] = defaultdict(float)
     for (a, _b), weight in coincidence.items():
         totals[a] += weight
     n = sum(totals.values())

@@ -1,4 +1,5 @@
-"""METEOR two ways: nltk's (needs WordNet; DSTC9) and METEOR 1.5 in Java (DSTC11, through summ_eval).
+"""METEOR three ways: nltk's as released in 3.5 (DSTC9's official scores), the installed nltk's, both needing
+WordNet, and METEOR 1.5 in Java (DSTC11, through summ_eval).
 
 WordNet: nltk looks in its data path; where ``nltk.download`` is impossible we build an NLTK corpus folder from the
 Debian package ``wordnet-base`` (``/usr/share/wordnet``, or ``$RAGDIAL_WORDNET_DIR``) under the ragdial cache:
@@ -12,13 +13,15 @@ removed from the hypothesis), then one ``EVAL`` line; the corpus score is the la
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import Score, signature
@@ -169,6 +172,81 @@ def nltk_meteor(hypothesis: Sequence[str], reference: Sequence[str]) -> Score:
     return Score("meteor", float(single_meteor_score(list(reference), list(hypothesis))), nltk_meteor_signature())
 
 
+# ---- nltk 3.5 semantics (the DSTC9 official scores were produced with it)
+
+
+def _match_exact(hypothesis: list[tuple[int, str]], reference: list[tuple[int, str]]) -> list[tuple[int, int]]:
+    """nltk 3.5 ``_match_enums``: last hypothesis word first, each to the last equal reference word; pops both."""
+    matches = []
+    for i in range(len(hypothesis))[::-1]:
+        for j in range(len(reference))[::-1]:
+            if hypothesis[i][1] == reference[j][1]:
+                matches.append((hypothesis[i][0], reference[j][0]))
+                hypothesis.pop(i)
+                reference.pop(j)
+                break
+    return matches
+
+
+def _synonyms(word: str) -> set[str]:
+    from nltk.corpus import wordnet
+
+    names = {lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()}
+    return {name for name in names if "_" not in name} | {word}
+
+
+def nltk35_single_meteor(
+    reference: str,
+    hypothesis: str,
+    preprocess: Callable[[str], str] = str.lower,
+    alpha: float = 0.9,
+    beta: float = 3,
+    gamma: float = 0.5,
+) -> float:
+    """``nltk.translate.meteor_score.single_meteor_score`` as released in nltk 3.5 (strings, split after
+    ``preprocess``). It differs from nltk >= 3.6 in two ways that change scores: words matched by their Porter stem
+    are not removed before the WordNet stage (its filter compares an index with tuples and keeps every word), so they
+    can be matched a second time, and the WordNet stage compares the words themselves, not their stems."""
+    ensure_wordnet()
+    from nltk.stem.porter import PorterStemmer
+
+    stemmer = PorterStemmer()
+    hyp = list(enumerate(preprocess(hypothesis).split()))
+    ref = list(enumerate(preprocess(reference).split()))
+    length_hyp, length_ref = len(hyp), len(ref)
+    exact = _match_exact(hyp, ref)
+    stems = _match_exact([(i, stemmer.stem(w)) for i, w in hyp], [(j, stemmer.stem(w)) for j, w in ref])
+    synonyms = []
+    for i in range(len(hyp))[::-1]:
+        candidates = _synonyms(hyp[i][1])
+        for j in range(len(ref))[::-1]:
+            if ref[j][1] in candidates:
+                synonyms.append((hyp[i][0], ref[j][0]))
+                hyp.pop(i)
+                ref.pop(j)
+                break
+    matches = sorted(exact + stems + synonyms, key=lambda pair: pair[0])
+    count = len(matches)
+    if count == 0 or length_hyp == 0 or length_ref == 0:
+        return 0.0
+    precision, recall = count / length_hyp, count / length_ref
+    fmean = precision * recall / (alpha * precision + (1 - alpha) * recall)
+    chunks = 1
+    for a, b in itertools.pairwise(matches):
+        if not (b[0] == a[0] + 1 and b[1] == a[1] + 1):
+            chunks += 1
+    return (1 - gamma * (chunks / count) ** beta) * fmean
+
+
+def nltk35_meteor_signature() -> str:
+    return signature("meteor", impl="nltk-3.5-semantics", wordnet="3.0", tok="dstc9", agg="sentence")
+
+
+def dstc9_meteor(hypothesis: str, reference: str, preprocess: Callable[[str], str]) -> Score:
+    """METEOR as DSTC9's ``scores.py`` computed it: ``single_meteor_score(ref, hyp, normalize)`` under nltk 3.5."""
+    return Score("meteor", nltk35_single_meteor(reference, hypothesis, preprocess), nltk35_meteor_signature())
+
+
 def meteor_jar() -> Path:
     """The METEOR 1.5 jar shipped by pycocoevalcap."""
     import importlib.util
@@ -193,7 +271,7 @@ class Meteor15:
         env = {**os.environ, "LC_ALL": "C"}
         command = [java, "-jar", f"-Xmx{memory}", str(jar), "-", "-", "-stdio", "-l", "en", "-norm"]
         self._lock = threading.Lock()
-        self._process = subprocess.Popen(
+        self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
             command,
             cwd=jar.parent,
             env=env,
@@ -210,17 +288,25 @@ class Meteor15:
 
     def close(self) -> None:
         if self._process is not None:
-            self._process.stdin.close()
+            if self._process.stdin is not None:
+                self._process.stdin.close()
             self._process.kill()
             self._process.wait()
             self._process = None
 
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The process's stdin and stdout (an error once it is closed)."""
+        if self._process is None or self._process.stdin is None or self._process.stdout is None:
+            raise RagdialError("METEOR 1.5 is closed")
+        return self._process.stdin, self._process.stdout
+
     def _ask(self, line: str) -> None:
-        self._process.stdin.write(line.encode("utf-8") + b"\n")
-        self._process.stdin.flush()
+        stdin, _ = self._pipes()
+        stdin.write(line.encode("utf-8") + b"\n")
+        stdin.flush()
 
     def _read(self) -> str:
-        line = self._process.stdout.readline()
+        line = self._pipes()[1].readline()
         if not line:
             raise RagdialError("METEOR 1.5 stopped unexpectedly (is Java 8+ installed and 2 GB of memory free?)")
         return line.decode("utf-8").strip()

@@ -7,14 +7,14 @@ the challenges do), ``"zero"``, ``"one"`` or ``"error"``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 from ragdial.metrics.result import Score, signature
 
 NO_GOLD = ("skip", "zero", "one", "error")
 
 
-def reciprocal_rank(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+def reciprocal_rank(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> float:
     """1/rank of the first item of ``ranked[:k]`` that is in ``relevant`` (0 when none is)."""
     wanted = set(relevant)
     for rank, item in enumerate(list(ranked)[:k], start=1):
@@ -23,7 +23,7 @@ def reciprocal_rank(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k:
     return 0.0
 
 
-def hit_at_k(relevant: Sequence[Hashable], ranked: Sequence[Hashable], k: int) -> float:
+def hit_at_k(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> float:
     """1 when any of ``ranked[:k]`` is in ``relevant``, else 0."""
     wanted = set(relevant)
     return 1.0 if any(item in wanted for item in list(ranked)[:k]) else 0.0
@@ -94,8 +94,8 @@ def set_prf(gold: Sequence[Sequence[Hashable]], predicted: Sequence[Sequence[Has
     """Micro precision/recall/F1 of predicted id sets against gold id sets (duplicates removed), plus exact match
     over the queries where gold or prediction is non-empty."""
     tp = fp = fn = exact = counted = 0
-    for relevant, guessed in zip(gold, predicted, strict=True):
-        relevant, guessed = set(relevant), set(guessed)
+    for gold_ids, predicted_ids in zip(gold, predicted, strict=True):
+        relevant, guessed = set(gold_ids), set(predicted_ids)
         tp += len(relevant & guessed)
         fp += len(guessed - relevant)
         fn += len(relevant - guessed)

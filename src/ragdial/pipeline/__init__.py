@@ -1,4 +1,5 @@
-"""The dialog system: understand → retrieve → generate, built from a plain-data (YAML) config.
+"""The dialog system: a turn takes a branch (the task dialog, or understand → retrieve → generate), built from a
+plain-data (YAML) config.
 
 ```python
 from ragdial.pipeline import DialogSystem, load_config
@@ -6,16 +7,19 @@ from ragdial.pipeline import DialogSystem, load_config
 system = DialogSystem.from_config(load_config("system.yaml"), language="zh")
 session = system.new_session(user=system.users[0].id)
 reply = system.respond(session, "我这个月流量还剩多少？")
+session.add(reply.record)  # the pipeline never changes a session: the caller keeps the turn
 reply.text, reply.knowledge, reply.decision, reply.timings
 ```
 """
 
-from ragdial.pipeline.components import DETECTORS, GENERATORS, KNOWLEDGE, RETRIEVERS, BuildContext, build_systems
+from ragdial.components import BuildContext, Component, ConfigError, Registry
+from ragdial.pipeline.branch import Branch, KnowledgeBranch, TaskDialogBranch, TurnInput
+from ragdial.pipeline.components import DETECTORS, GENERATORS, KNOWLEDGE, RETRIEVERS, build_system, build_systems
 from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
-from ragdial.pipeline.decision import GLOBAL, USER_PROFILE, AlwaysRetrieve, Decision, Detector
 from ragdial.pipeline.knowledge import KnowledgeSource, UserProfile
-from ragdial.pipeline.registry import ConfigError, Registry
-from ragdial.pipeline.system import Citation, DialogSystem, Piece, Prepared, Reply, Session
+from ragdial.pipeline.system import DialogSystem
+from ragdial.pipeline.turn import Citation, Event, Piece, Prepared, Reply, Session, TurnRecord, last_reply
+from ragdial.understanding.decision import GLOBAL, USER_PROFILE, AlwaysRetrieve, Decision, Detector
 
 __all__ = [
     "DETECTORS",
@@ -25,13 +29,17 @@ __all__ = [
     "RETRIEVERS",
     "USER_PROFILE",
     "AlwaysRetrieve",
+    "Branch",
     "BuildContext",
     "Citation",
+    "Component",
     "ComponentSpec",
     "ConfigError",
     "Decision",
     "Detector",
     "DialogSystem",
+    "Event",
+    "KnowledgeBranch",
     "KnowledgeSource",
     "Piece",
     "Prepared",
@@ -39,7 +47,12 @@ __all__ = [
     "Reply",
     "Session",
     "SystemConfig",
+    "TaskDialogBranch",
+    "TurnInput",
+    "TurnRecord",
     "UserProfile",
+    "build_system",
     "build_systems",
+    "last_reply",
     "load_config",
 ]

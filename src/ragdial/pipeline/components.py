@@ -1,37 +1,40 @@
-"""The registries of pipeline components and how a ``SystemConfig`` becomes a ``DialogSystem``.
-
-Every factory takes a ``BuildContext`` (the knowledge source, the language, the config) and its parameters from the
-config. Components from other parts of ragdial are registered by import path, so they are imported only when used.
+"""How a ``SystemConfig`` becomes a ``DialogSystem``: the knowledge source, then each component from its kind's
+registry (``ragdial.understanding.DETECTORS``, ``ragdial.retrieval.RETRIEVERS``, ``ragdial.generation.GENERATORS``)
+and the task branch. Factories only load; ``auto`` takes the first candidate that builds here.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ragdial.components import BuildContext, ConfigError, Registry, close
 from ragdial.errors import RagdialError
-from ragdial.generation.base import Generator
+from ragdial.generation.registry import GENERATORS, SHARED
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
-from ragdial.pipeline.decision import LOOKUPS, AlwaysRetrieve, Detector
 from ragdial.pipeline.knowledge import KnowledgeSource
-from ragdial.pipeline.registry import ConfigError, Registry
-from ragdial.retrieval.base import Retriever
+from ragdial.pipeline.system import DialogSystem
+from ragdial.retrieval.registry import RETRIEVERS
+from ragdial.understanding.registry import DETECTORS
 
+if TYPE_CHECKING:
+    from ragdial.task.manager import TaskBranch
 
-@dataclass(frozen=True)
-class BuildContext:
-    """What a component factory may use: the knowledge (KB + training dialogs), the language, the whole config."""
+T = TypeVar("T")
 
-    knowledge: KnowledgeSource
-    language: str
-    config: SystemConfig
-
+__all__ = [
+    "DETECTORS",
+    "GENERATORS",
+    "KNOWLEDGE",
+    "RETRIEVERS",
+    "BuildContext",
+    "ComponentCache",
+    "build_system",
+    "build_systems",
+]
 
 KNOWLEDGE: Registry[KnowledgeSource] = Registry("knowledge source")
-DETECTORS: Registry[Detector] = Registry("detector")
-RETRIEVERS: Registry[Retriever] = Registry("retriever")
-GENERATORS: Registry[Generator] = Registry("generator")
 
 
 # ---- knowledge sources: factory(language, **params) -> KnowledgeSource
@@ -57,163 +60,34 @@ KNOWLEDGE.register("demo", demo_knowledge, "the bundled demo knowledge base")
 KNOWLEDGE.register("dataset", dataset_knowledge, "a dataset file: {name: dataset, format: F, path: P}")
 
 
-# ---- detectors: factory(ctx, **params) -> Detector
-
-
-def always(ctx: BuildContext, lookups: list[str] | None = None) -> Detector:
-    """Every turn looks knowledge up (both the user profile and the global knowledge unless ``lookups`` says)."""
-    chosen = tuple(lookups or LOOKUPS)
-    if not set(chosen) <= set(LOOKUPS):
-        raise ConfigError(f"detector 'always': lookups must be among {', '.join(LOOKUPS)}, got {lookups!r}")
-    return AlwaysRetrieve(chosen)
-
-
-DETECTORS.register("always", always, "no model: every turn looks up the user profile and the global knowledge")
-
-
-def _classifier(ctx: BuildContext, task: str, model: str | None) -> Any:
-    """A saved understanding model, or one trained now on the knowledge source's labelled turns."""
-    from ragdial.understanding.model import TextClassifier
-    from ragdial.understanding.tasks import new_classifier, training_data
-
-    if model:
-        return TextClassifier.load(model)
-    dataset = ctx.knowledge.dataset
-    contexts, targets = training_data(task, dataset)  # no labelled turns: a RagdialError, "auto" moves on
-    classifier = new_classifier(task, dataset)
-    classifier.fit(contexts, targets)
-    return classifier
-
-
-def api_query(ctx: BuildContext, model: str | None = None) -> Detector:
-    """MobileCS2 look-up prediction → none / FAQ / user profile / products (a saved model or trained on the
-    knowledge source's dialogs)."""
-    from ragdial.pipeline.detectors import ApiQueryDetector
-
-    return ApiQueryDetector(_classifier(ctx, "api_query", model))
-
-
-def knowledge_seeking(ctx: BuildContext, model: str | None = None, threshold: float = 0.5) -> Detector:
-    """Knowledge-seeking turn detection (DSTC task 1); both look-ups when it fires."""
-    from ragdial.pipeline.detectors import KnowledgeSeekingDetector
-
-    return KnowledgeSeekingDetector(_classifier(ctx, "detector", model), threshold)
-
-
-DETECTORS.register("api_query", api_query, "predicted MobileCS2 api_query decides whether and where to look up")
-DETECTORS.register("knowledge_seeking", knowledge_seeking, "a knowledge-seeking turn detector; both look-ups")
-
-
-# ---- retrievers: factory(ctx, **params) -> Retriever (ragdial.retrieval; params are RetrieverConfig fields)
-
-
-def _hybrid_retriever(ctx: BuildContext, defaults: dict[str, Any], params: dict[str, Any]) -> Retriever:
-    from ragdial.retrieval.config import RetrieverConfig
-    from ragdial.retrieval.hybrid import HybridRetriever
-
-    params = dict(params)
-    reranker = params.pop("reranker", None)  # a folder written by `ragdial train retriever`
-    if reranker is not None:
-        from ragdial.retrieval.rerank import Reranker
-
-        reranker = Reranker.load(reranker)
-    config = RetrieverConfig.from_dict({**defaults, **params})
-    return HybridRetriever(ctx.knowledge.dataset.kb, config, reranker=reranker)
-
-
-def bm25(ctx: BuildContext, **params: Any) -> Retriever:
-    """BM25 over the shared tokens (no dense encoder), query from recent turns."""
-    return _hybrid_retriever(ctx, {"fusion": "bm25", "encoder": None}, params)
-
-
-def hybrid(ctx: BuildContext, **params: Any) -> Retriever:
-    """BM25 + dense (USE multilingual) fused by reciprocal rank."""
-    return _hybrid_retriever(ctx, {"fusion": "rrf"}, params)
-
-
-RETRIEVERS.register("bm25", bm25, "BM25 (ragdial.retrieval.HybridRetriever without a dense encoder)")
-RETRIEVERS.register("hybrid", hybrid, "BM25 + dense encoder, reciprocal-rank fusion")
-
-
-# ---- generators: factory(ctx, **params) -> Generator (ragdial.generation)
-
-
-def template(ctx: BuildContext, model: str | None = None, max_items: int = 3) -> Generator:
-    """The template generator: a saved model, or one learned from the knowledge source's dialogs."""
-    from ragdial.generation.template import TemplateGenerator
-
-    if model:
-        return TemplateGenerator.load(model, max_items=max_items)
-    dataset = ctx.knowledge.dataset
-    return TemplateGenerator.train(dataset.examples, dataset.kb, ctx.language, max_items=max_items)
-
-
-def llama(ctx: BuildContext, **params: Any) -> Generator:
-    """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one); loaded now."""
-    from ragdial.generation.llama import LlamaCppGenerator
-
-    generator = LlamaCppGenerator(**params)
-    generator.warm_up()
-    return generator
-
-
-def openai(ctx: BuildContext, **params: Any) -> Generator:
-    """Any OpenAI-compatible server (``base_url``, ``model``, ``api_key``)."""
-    from ragdial.generation import backends
-
-    return backends.create("openai", **params)
-
-
-GENERATORS.register("template", template, "learned templates filled with knowledge verbatim (instant)")
-GENERATORS.register("llama", llama, "a GGUF model through llama.cpp (offline packaged Qwen2.5-0.5B by default)")
-GENERATORS.register("openai", openai, "an OpenAI-compatible server (vLLM, llama.cpp server, ...)")
-
-
-# ---- "auto": the best component installed here
-
-AUTO: dict[str, tuple[str, ...]] = {
-    "detector": ("always",),
-    "retriever": ("hybrid", "bm25"),
-    "generator": ("llama", "template"),
-}
-SHARED_GENERATORS = ("llama", "openai")  # language-independent: one instance serves every language
-
-
-def _auto(ctx: BuildContext) -> Any:
-    raise ConfigError("'auto' is resolved by build_system, not built directly")
-
-
-RETRIEVERS.register("auto", _auto, f"the first that builds here of {', '.join(AUTO['retriever'])}")
-GENERATORS.register("auto", _auto, f"the first that builds here of {', '.join(AUTO['generator'])}")
-
-
-# ---- building
-
-
 class ComponentCache:
-    """Builds each distinct component once: a generator (a loaded LLM) is shared by the systems of all languages."""
+    """Builds each distinct component once: a generator (a loaded LLM) is shared by the systems of all languages.
+    ``close()`` closes every component built, once."""
 
     def __init__(self) -> None:
         self._built: dict[str, Any] = {}
 
-    def get(self, kind: str, key: Any, build: Any) -> Any:
+    def get(self, kind: str, key: Any, build: Callable[[], T]) -> T:
         token = f"{kind}:{json.dumps(key, sort_keys=True, default=str, ensure_ascii=False)}"
         if token not in self._built:
             self._built[token] = build()
         return self._built[token]
 
+    def close(self) -> None:
+        for component in self._built.values():
+            close(component)
+        self._built.clear()
 
-def _component(
-    kind: str, registry: Registry[Any], spec: ComponentSpec, ctx: BuildContext, cache: ComponentCache
-) -> Any:
+
+def _component(kind: str, registry: Registry[T], spec: ComponentSpec, ctx: BuildContext, cache: ComponentCache) -> T:
     """Build (once) the component ``spec`` names; ``auto`` takes the first of its candidates that builds here."""
-    names = [n for n in AUTO[kind] if n in registry.names()] if spec.name == "auto" else [spec.name]
+    names = list(registry.auto) if spec.name == "auto" else [spec.name]
     problems = []
     for name in names:
-        shared = kind == "generator" and name in SHARED_GENERATORS
+        shared = kind == "generator" and name in SHARED
         key = [name, spec.params, None if shared else ctx.language]
         try:
-            return cache.get(kind, key, lambda name=name: registry.build(name, ctx, **spec.params))
+            return cache.get(kind, key, lambda name=name: registry.build(name, ctx, **spec.params))  # type: ignore[misc]
         except ImportError as err:  # the component's module or its extra is not installed here
             if spec.name != "auto":
                 raise ConfigError(f"{registry.kind} {name!r} is not installed here: {err}") from None
@@ -222,7 +96,7 @@ def _component(
             if spec.name != "auto":
                 raise
             problems.append(f"{name}: {err}")
-    tried = ", ".join(AUTO[kind])
+    tried = ", ".join(registry.auto)
     raise ConfigError(
         f"no {registry.kind} can be built here (tried {tried}): {'; '.join(problems) or 'none installed'}"
     )
@@ -233,11 +107,9 @@ def build_system(
     language: str,
     cache: ComponentCache | None = None,
     knowledge: KnowledgeSource | None = None,
-) -> Any:
+) -> DialogSystem:
     """Build the ``DialogSystem`` of ``language`` from ``config`` (over ``knowledge`` instead of the config's
     knowledge source when given, e.g. a benchmark split)."""
-    from ragdial.pipeline.system import DialogSystem
-
     if language not in config.languages:
         raise ConfigError(f"language {language!r} is not configured (languages: {', '.join(config.languages)})")
     cache = cache or ComponentCache()
@@ -245,33 +117,59 @@ def build_system(
         ks = config.knowledge
         params = {"language": language, **ks.params}
         knowledge = cache.get("knowledge", [ks.name, params], lambda: KNOWLEDGE.build(ks.name, **params))
-    ctx = BuildContext(knowledge, language, config)
+    ctx = BuildContext(knowledge.dataset, language)
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
     generator = _component("generator", GENERATORS, config.generator, ctx, cache)
     task = (
-        cache.get("task", [config.task_db, config.task_today], lambda: _task_branch(config)) if config.task_db else None
+        cache.get("task", ["travel", config.task_db, config.task_today], lambda: _task_branch(config))
+        if config.task_db
+        else None
     )
     return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task)
 
 
-def _task_branch(config: SystemConfig) -> Any:
-    """The flight/train/hotel task branch over ``config.task_db`` (one per process, shared by the languages)."""
-    import datetime as dt
+def _task_branch(config: SystemConfig) -> TaskBranch:
+    """The task branch over ``config.task_db`` (``ragdial.task.TASKS``; one per process, shared by the languages)."""
+    from ragdial.task.registry import TASKS
 
-    from ragdial.task import TaskBranch, TravelDB
-    from ragdial.task.db import ensure_travel_db
-
-    today = None
-    if config.task_today:
-        try:
-            today = dt.date.fromisoformat(config.task_today)
-        except ValueError as err:
-            raise ConfigError(f"config, field 'task_today': {config.task_today!r} is not a date YYYY-MM-DD") from err
-    return TaskBranch(TravelDB(ensure_travel_db(config.task_db)), today=today)
+    return TASKS.build("travel", None, db=config.task_db, today=config.task_today)
 
 
-def build_systems(config: SystemConfig) -> dict[str, Any]:
+def prepare_milvus(
+    config: SystemConfig,
+    rebuild: bool = False,
+    processes: int = 1,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> dict[str, int]:
+    """Index the knowledge of every configured language into the Milvus collections ``config``'s retriever names
+    (``retriever: {name: milvus, …}``), once, before several processes open them (``build: missing`` in each worker
+    would race); returns the rows per collection. A milvus-lite file can be opened by one process only, so
+    ``processes`` > 1 with a file URI is refused. ``progress(language, items)`` gives a callback told of each batch
+    indexed."""
+    spec = config.retriever
+    if spec.name != "milvus":
+        raise ConfigError(f"the retriever is {spec.name!r}, not milvus")
+    uri = str(spec.params.get("uri", ""))
+    if processes > 1 and not uri.startswith(("http://", "https://", "tcp://", "unix:")):
+        raise ConfigError(
+            f"retriever 'milvus': {uri} is a milvus-lite file, which one process at a time may open; "
+            "serve it with --workers 1, or use a Milvus server (uri: http://host:19530) for several workers"
+        )
+    rows = {}
+    ks = config.knowledge
+    for language in config.languages:
+        knowledge = KNOWLEDGE.build(ks.name, **{"language": language, **ks.params})
+        params = {**spec.params, "build": "always" if rebuild else spec.params.get("build", "missing")}
+        if progress is not None:
+            params["progress"] = progress(language, len(knowledge.dataset.kb))
+        retriever: Any = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
+        rows[retriever.collection] = retriever.count()
+        retriever.close()
+    return rows
+
+
+def build_systems(config: SystemConfig) -> dict[str, DialogSystem]:
     """One ``DialogSystem`` per configured language, sharing what can be shared."""
     cache = ComponentCache()
     return {language: build_system(config, language, cache) for language in config.languages}

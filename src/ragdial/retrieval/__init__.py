@@ -1,24 +1,29 @@
-"""Knowledge retrieval: which knowledge does this turn need.
+"""Knowledge retrieval: which knowledge does this turn need (ranking and selection).
 
 ``HybridRetriever(kb, RetrieverConfig(...))`` is the in-process retriever (entity-scoped candidates, BM25 + dense,
-fusion, optional learned ``Reranker``); ``save_index``/``load_index`` persist it; ``MilvusRetriever`` (in
-``ragdial.retrieval.milvus``, needs the ``milvus`` extra) answers the same interface from Milvus.
+fusion, optional learned ``Reranker`` whose cut selects); ``save_index``/``load_index`` persist it;
+``MilvusRetriever`` (in ``ragdial.retrieval.milvus``, needs the ``milvus`` extra) answers the same interface from
+Milvus. ``retrieve(context, scope, k, filter)`` returns a ``Retrieval`` (``ranked`` and ``selected`` items);
+``RETRIEVERS`` builds them from a config.
 """
 
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import get_encoder
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.index import load_index, save_index
+from ragdial.retrieval.registry import RETRIEVERS
 from ragdial.retrieval.rerank import Reranker
 
 __all__ = [
+    "RETRIEVERS",
     "HybridRetriever",
+    "KnowledgeFilter",
     "Reranker",
+    "Retrieval",
     "Retriever",
     "RetrieverConfig",
+    "Scope",
     "ScoredKnowledge",
-    "get_encoder",
     "load_index",
     "save_index",
 ]

@@ -26,7 +26,7 @@ def _syllables(run: str) -> tuple[str, ...]:
 def pinyin_bigrams(text: str) -> list[str]:
     """Toneless pinyin syllable bigrams over each run of Chinese characters, independent of word segmentation
     (a homophone error also changes how jieba segments, so word-level pinyin would not match)."""
-    out = []
+    out: list[str] = []
     for run in _CJK_RUN.findall(text):
         syllables = _syllables(run)
         out.extend(f"{PINYIN_PREFIX}{a}_{b}" for a, b in itertools.pairwise(syllables))

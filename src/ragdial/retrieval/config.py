@@ -24,6 +24,7 @@ class RetrieverConfig:
     - ``carry_turns``: how far back before the latest entity-naming turn entities stay in focus.
     - ``fusion``: ``bm25``, ``dense``, ``rrf`` (reciprocal rank, constant ``rrf_k``) or ``weighted``
       (``lexical_weight`` x min-max BM25 + (1 - ``lexical_weight``) x cosine).
+    - ``select``: how many of the ranked items are selected without a reranker (with one, its cut selects).
     """
 
     query: str = "recent"
@@ -36,6 +37,7 @@ class RetrieverConfig:
     rrf_k: int = 60
     lexical_weight: float = 0.5
     encoder: str | None = "use"
+    select: int = 1
     analyzer: Analyzer = field(default_factory=Analyzer)
 
     def __post_init__(self) -> None:
@@ -43,6 +45,8 @@ class RetrieverConfig:
             raise RagdialError(f"query must be one of {', '.join(QUERY_MODES)}, not {self.query!r}")
         if self.fusion not in FUSIONS:
             raise RagdialError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
+        if self.select < 1:
+            raise RagdialError(f"select must be at least 1, not {self.select!r}")
         if self.fusion in ("dense", "rrf", "weighted") and not self.encoder:
             self.fusion = "bm25"
         if isinstance(self.analyzer, dict):

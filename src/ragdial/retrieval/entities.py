@@ -247,7 +247,7 @@ class EntityTracker:
             words_at.append((position, word))
             position += len(word)
         free = [not any(s <= p < e for s, e in taken) for p, _ in words_at]
-        hits = []
+        hits: list[tuple[int, str]] = []
         for alias_words, names in self._fuzzy:
             size = len(alias_words)
             for i in range(len(words_at) - size + 1):

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragdial.retrieval import fusion
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, Turn
+from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 
 if TYPE_CHECKING:
     from ragdial.retrieval.rerank import Reranker
@@ -62,16 +63,19 @@ class HybridRetriever(Retriever):
         self.items: list[Knowledge] = list(kb)
         texts = [item.text or "" for item in self.items]
         self.lexical = lexical or LexicalIndex.build(texts, self.config.analyzer)
-        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
         if self.encoder is not None and vectors is None:
             vectors = encode_cached(self.encoder, texts) if texts else np.zeros((0, self.encoder.dim), np.float32)
         self.vectors = vectors
         self._queries = QueryCache.shared(self.encoder) if self.encoder is not None else None
         self.reranker = reranker
+        self.spec: dict[str, Any] | None = None  # how a registry built it (``to_config``)
+        self._lock = threading.Lock()
         self.tracker = EntityTracker(self.items, pinyin=self.config.analyzer.pinyin)
         self._tokens: dict[int, set[str]] = {}
         self._position = {item.id: i for i, item in enumerate(self.items)}
         self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)
+        self._sources = np.array([item.source.value for item in self.items], dtype=object)
         self._local: dict[str, list[int]] = {}
         self._by_entity: dict[str, list[int]] = {}
         no_entity = []
@@ -98,20 +102,30 @@ class HybridRetriever(Retriever):
     def position(self, item_id: str) -> int:
         return self._position[item_id]
 
-    def candidates(self, context: Sequence[Turn], dialog_id: str | None = None) -> tuple[np.ndarray, list[str]]:
-        """Candidate item indices for a context, and the entities in focus that narrowed them."""
-        local = np.array(self._local.get(dialog_id, []) if dialog_id is not None else [], dtype=np.int64)
+    def candidates(
+        self, context: Sequence[Turn], scope: Scope | str | None = None, filter: KnowledgeFilter | None = None
+    ) -> tuple[np.ndarray, list[str]]:
+        """Candidate item indices for a context within ``scope`` and ``filter``, and the entities in focus that
+        narrowed them."""
+        scope = Scope.of(scope)
+        local = np.array(self._local.get(scope.local, []) if scope.local is not None else [], dtype=np.int64)
         focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
+        if not scope.include_global:
+            return local, focus
+        pool = self._global
         if self.config.entity_scope and focus:
             scoped = [i for name in focus for i in self._by_entity.get(name, [])]
             pool = np.unique(np.concatenate([np.array(scoped, dtype=np.int64), self._no_entity]))
             pool = pool[np.isin(pool, self._global)] if len(self._local) else pool
-            return np.concatenate([local, pool]), focus
-        return np.concatenate([local, self._global]), focus
+        if filter is not None and filter.sources and len(pool):
+            pool = pool[np.isin(self._sources[pool], [s.value for s in filter.sources])]
+        return np.concatenate([local, pool]), focus
 
-    def score(self, context: Sequence[Turn], dialog_id: str | None = None) -> CandidateScores:
+    def score(
+        self, context: Sequence[Turn], scope: Scope | str | None = None, filter: KnowledgeFilter | None = None
+    ) -> CandidateScores:
         """Every candidate's lexical, dense and fused scores for the context."""
-        indices, focus = self.candidates(context, dialog_id)
+        indices, focus = self.candidates(context, scope, filter)
         pairs = query_texts(context, self.config, focus, scoped=self.config.entity_scope and bool(focus))
         n = len(indices)
         bm25 = np.zeros(n, np.float32)
@@ -124,7 +138,7 @@ class HybridRetriever(Retriever):
                 bm25 += weight * row
                 if rank == 0:
                     bm25_last = row
-            if self.encoder is not None and self.vectors is not None:
+            if self._queries is not None and self.vectors is not None:
                 queries = self._queries([t for t, _ in pairs])
                 with blas_threads():
                     if n * 4 >= len(self.items):  # most items: one matrix product beats gathering rows
@@ -157,17 +171,39 @@ class HybridRetriever(Retriever):
             return fusion.rrf([bm25, dense], config.rrf_k)
         return fusion.weighted([bm25, dense], [config.lexical_weight, 1.0 - config.lexical_weight])
 
-    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
-        """The ``k`` best candidates, best first; ``[]`` for an empty KB or a context without text."""
+    def retrieve(
+        self,
+        context: Sequence[Turn],
+        scope: Scope | str | None = None,
+        k: int = 20,
+        filter: KnowledgeFilter | None = None,
+        select: int | None = None,
+    ) -> Retrieval:
+        """The ``k`` best candidates, best first, and the selection: the reranker's cut (at most ``select``, default
+        its ``max_select``) or the first ``select`` (default ``config.select``). Empty for an empty KB or a
+        context without text."""
         if not self.items or k <= 0 or not any(t.text.strip() for t in context):
-            return []
-        scores = self.score(context, dialog_id)
-        final = self.reranker.predict(self, context, scores) if self.reranker is not None else scores.fused
-        return [ScoredKnowledge(self.items[int(scores.indices[i])], float(final[i])) for i in top_k(final, k)]
+            return Retrieval()
+        with self._lock:
+            scores = self.score(context, scope, filter)
+            final = self.reranker.predict(self, context, scores) if self.reranker is not None else scores.fused
+        ranked = [ScoredKnowledge(self.items[int(scores.indices[i])], float(final[i])) for i in top_k(final, k)]
+        if filter is not None and filter.min_score is not None:
+            ranked = take(ranked, filter, k)
+        return Retrieval(ranked, self.selection(ranked, select))
 
-    def select(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 5) -> list[ScoredKnowledge]:
-        """The items to use (several where the format allows): the reranker's cut, or the top one without it."""
-        ranked = self.retrieve(context, dialog_id, max(k, 1))
-        if self.reranker is None or not ranked:
-            return ranked[:1]
-        return self.reranker.cut(ranked, k)
+    def selection(self, ranked: Sequence[ScoredKnowledge], select: int | None = None) -> list[ScoredKnowledge]:
+        """The items to use from ``ranked``: the reranker's cut (several where its threshold keeps them), or the
+        first ``select``."""
+        if self.reranker is not None:
+            return self.reranker.cut(ranked, select) if ranked else []
+        return list(ranked[: self.config.select if select is None else select])
+
+    def warm_up(self) -> None:
+        if self.encoder is not None and self._queries is not None:
+            self._queries(["warm up"])
+
+    def to_config(self) -> dict[str, Any]:
+        if self.spec is not None:
+            return dict(self.spec)
+        return {"name": "hybrid" if self.config.uses_dense else "bm25", **self.config.to_dict()}

@@ -8,17 +8,19 @@ for English) and dense vectors, fused with RRF by ``hybrid_search``; dialog scop
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ragdial.errors import RagdialError
-from ragdial.retrieval.base import Retriever, ScoredKnowledge
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.encoders import encode_cached, get_encoder
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Turn
+from ragdial.text.encoders import encode_cached, get_encoder
 from ragdial.text.tokenize import detect_language
 
 MAX_TEXT = 65535
@@ -50,6 +52,7 @@ class MilvusRetriever(Retriever):
         config: RetrieverConfig | None = None,
         language: str = "en",
         token: str = "",
+        timeout: float = 10.0,
     ) -> None:
         try:
             from pymilvus import MilvusClient
@@ -57,17 +60,29 @@ class MilvusRetriever(Retriever):
             raise RagdialError("the Milvus backend needs the 'milvus' extra: pip install 'ragdial[milvus]'") from err
         if language not in ANALYZERS:
             raise RagdialError(f"language must be one of {', '.join(ANALYZERS)}, not {language!r}")
-        self.client = MilvusClient(uri, token=token)
+        try:
+            self.client = MilvusClient(uri, token=token, timeout=timeout)
+        except Exception as err:  # pymilvus raises MilvusException (or an OS error for a bad local path)
+            reason = str(getattr(err, "message", "") or err).strip().splitlines()[0]
+            raise RagdialError(f"cannot reach Milvus at {uri}: {reason}") from None
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language
-        self.encoder = get_encoder(self.config.encoder) if self.config.uses_dense else None
+        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
+        self.uri = uri
         self.tracker = EntityTracker(())
+        self._lock = threading.Lock()
         if self.client.has_collection(collection):
             self._load_entities()
 
+    def count(self) -> int:
+        """Rows in the collection (-1 when there is no collection)."""
+        if not self.client.has_collection(self.collection):
+            return -1
+        return int(self.client.get_collection_stats(self.collection).get("row_count", 0))
+
     def _load_entities(self) -> None:
-        names = set()
+        names: set[str] = set()
         iterator = self.client.query_iterator(
             self.collection, batch_size=1000, filter='entity != ""', output_fields=["entity"]
         )
@@ -76,8 +91,16 @@ class MilvusRetriever(Retriever):
         iterator.close()
         self.tracker = EntityTracker(Knowledge(n, "", SourceKind.FAQ, {"entity": n}) for n in sorted(names))
 
-    def build(self, kb: KnowledgeBase, batch_size: int = 500) -> None:
-        """Drop and recreate the collection with every item of ``kb``."""
+    def build(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = 500,
+        vectors: np.ndarray | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Drop and recreate the collection with every item of ``kb``. ``vectors`` (one row per item, e.g. a saved
+        index's memory-mapped ``vectors.npy``) are used instead of encoding the texts; ``progress(n)`` is called
+        after each inserted batch of ``n`` items. Rows are sent batch by batch, so memory stays bounded."""
         from pymilvus import DataType, Function, FunctionType
 
         client = self.client
@@ -108,7 +131,12 @@ class MilvusRetriever(Retriever):
             index.add_index("dense", index_type="FLAT", metric_type="IP")
         client.create_collection(self.collection, schema=schema, index_params=index)
         items = list(kb)
-        vectors = encode_cached(self.encoder, [i.text for i in items]) if self.encoder is not None and items else None
+        if vectors is not None and len(vectors) != len(items):
+            raise RagdialError(f"{len(vectors)} vectors for {len(items)} knowledge items")
+        if self.encoder is None:
+            vectors = None
+        elif vectors is None and items:
+            vectors = encode_cached(self.encoder, [i.text for i in items])
         for start in range(0, len(items), batch_size):
             rows = []
             for offset, item in enumerate(items[start : start + batch_size]):
@@ -125,20 +153,48 @@ class MilvusRetriever(Retriever):
                     row["dense"] = np.asarray(vectors[start + offset], dtype=np.float32).tolist()
                 rows.append(row)
             client.insert(self.collection, rows)
+            if progress is not None:
+                progress(len(rows))
         self.tracker = EntityTracker(items)
 
-    def _filter(self, dialog_id: str | None, focus: Sequence[str]) -> str:
-        scope = '(scope == "")' if dialog_id is None else f'(scope == "" or scope == {_quote(dialog_id)})'
-        if self.config.entity_scope and focus:
-            names = ", ".join(_quote(n) for n in focus)
-            return f'{scope} and (entity in [{names}] or entity == "")'
-        return scope
+    def _filter(self, scope: Scope, filter: KnowledgeFilter | None, focus: Sequence[str]) -> str:
+        parts = []
+        if scope.include_global:
+            glob = 'scope == ""'
+            if filter is not None and filter.sources:
+                glob += f" and source in [{', '.join(_quote(s.value) for s in filter.sources)}]"
+            if self.config.entity_scope and focus:
+                glob += f' and (entity in [{", ".join(_quote(n) for n in focus)}] or entity == "")'
+            parts.append(f"({glob})")
+        if scope.local is not None:
+            parts.append(f"(scope == {_quote(scope.local)})")
+        return " or ".join(parts)
 
-    def retrieve(self, context: Sequence[Turn], dialog_id: str | None = None, k: int = 20) -> list[ScoredKnowledge]:
-        """Top ``k`` by BM25 (and dense with RRF); ``[]`` for an empty collection or a context without text."""
+    def retrieve(
+        self,
+        context: Sequence[Turn],
+        scope: Scope | str | None = None,
+        k: int = 20,
+        filter: KnowledgeFilter | None = None,
+        select: int | None = None,
+    ) -> Retrieval:
+        """Top ``k`` by BM25 (and dense with RRF) within ``scope`` and ``filter`` (as Milvus filter expressions);
+        the first ``select`` (default ``config.select``) are selected. Empty for a missing collection or a context
+        without text."""
+        with self._lock:
+            ranked = self._search(context, Scope.of(scope), k, filter)
+        if filter is not None and filter.min_score is not None:
+            ranked = take(ranked, filter, k)
+        return Retrieval(ranked, ranked[: self.config.select if select is None else select])
+
+    def _search(
+        self, context: Sequence[Turn], scope: Scope, k: int, filter: KnowledgeFilter | None
+    ) -> list[ScoredKnowledge]:
         from pymilvus import AnnSearchRequest, RRFRanker
 
-        if k <= 0 or not self.client.has_collection(self.collection):
+        if k <= 0 or not (scope.include_global or scope.local is not None):
+            return []
+        if not self.client.has_collection(self.collection):
             return []
         focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
         scoped = self.config.entity_scope and bool(focus)
@@ -146,7 +202,7 @@ class MilvusRetriever(Retriever):
         text = " ".join(t for t, _ in pairs).strip()
         if not text:
             return []
-        expr = self._filter(dialog_id, focus)
+        expr = self._filter(scope, filter, focus)
         if self.encoder is None or self.config.fusion == "bm25":
             hits = self.client.search(
                 self.collection, data=[text], anns_field="sparse", limit=k, filter=expr, output_fields=FIELDS
@@ -168,8 +224,11 @@ class MilvusRetriever(Retriever):
         )[0]
         return [self._scored(hit, float(hit["distance"])) for hit in hits]
 
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "milvus", "uri": self.uri, "collection": self.collection, **self.config.to_dict()}
+
     @staticmethod
-    def _scored(hit: dict, score: float) -> ScoredKnowledge:
+    def _scored(hit: dict[str, Any], score: float) -> ScoredKnowledge:
         row = hit.get("entity") or hit
         item = Knowledge(
             id=row["pk"] if "pk" in row else hit["pk"],

@@ -105,7 +105,7 @@ class _KbView:
     """What the features need of a retriever's knowledge base, computed once per retriever."""
 
     def __init__(self, retriever: HybridRetriever) -> None:
-        from ragdial.retrieval.encoders import encode_cached
+        from ragdial.text.encoders import encode_cached
 
         items = retriever.items
         analyzer = retriever.config.analyzer
@@ -178,7 +178,7 @@ def _dialog_vector(retriever: HybridRetriever, context: Sequence[Turn], turns: i
     """A decayed mean of the recent turns' vectors (the newest weighted most)."""
     if retriever.encoder is None:
         return None
-    from ragdial.retrieval.encoders import QueryCache
+    from ragdial.text.encoders import QueryCache
 
     texts = [t.text for t in context[-turns:] if t.text.strip()]
     if not texts:
@@ -226,7 +226,7 @@ def features(retriever: HybridRetriever, context: Sequence[Turn], scores: Candid
     out[:, cols["dense_log_rank"]] = np.log(ranks(scores.dense))
     out[:, cols["dense_last_gap"]] = float(scores.dense_last.max()) - scores.dense_last
     if view.encoder is not None and last_user.strip():
-        from ragdial.retrieval.encoders import QueryCache
+        from ragdial.text.encoders import QueryCache
 
         query = QueryCache.shared(view.encoder)([last_user])[0]
         q_cos = view.question_vectors[idx] @ query

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ragdial.components import close
 from ragdial.errors import RagdialError
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
-from ragdial.pipeline.system import DialogSystem
+from ragdial.pipeline.system import DialogSystem, last_reply
+from ragdial.serve.admission import QueueLimits
 from ragdial.serve.stores import SessionStore, open_store
 
 SETTINGS_ENV = "RAGDIAL_SERVICE_SETTINGS"
@@ -27,6 +30,8 @@ class ServiceSettings:
     max_body_bytes: int = 1_048_576
     model: str = "ragdial"
     ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
+    queue: QueueLimits = field(default_factory=QueueLimits)  # turns at once, waiting line, waits, time limit
+    run_dir: str | None = None  # a folder this machine's workers share (running turns, for the stop endpoint)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -37,6 +42,8 @@ class ServiceSettings:
                 "max_body_bytes": self.max_body_bytes,
                 "model": self.model,
                 "ratings_path": self.ratings_path,
+                "queue": asdict(self.queue),
+                "run_dir": self.run_dir,
             },
             ensure_ascii=False,
         )
@@ -51,7 +58,29 @@ class ServiceSettings:
             int(data.get("max_body_bytes", 1_048_576)),
             data.get("model", "ragdial"),
             data.get("ratings_path"),
+            QueueLimits(**data.get("queue", {})),
+            data.get("run_dir"),
         )
+
+
+def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
+    """Load every component (models, indexes, encoders) and answer one short turn per language, so the first
+    user's turn is as fast as any other; the milliseconds each language took."""
+    took = {}
+    for language, system in systems.items():
+        start = time.perf_counter()
+        system.warm_up()
+        text = "你好" if language == "zh" else "hello"
+        try:
+            last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        except RagdialError:
+            raise
+        except Exception as err:
+            raise RagdialError(
+                f"warming up {language!r}: a first short turn failed: {type(err).__name__}: {err}"
+            ) from err
+        took[language] = round((time.perf_counter() - start) * 1000.0, 1)
+    return took
 
 
 class Service:
@@ -68,8 +97,7 @@ class Service:
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
-        for system in self.systems.values():
-            system.warm_up()
+        self.warmed_ms = warm_up(self.systems)  # before the app exists: /healthz never answers a cold service
 
     @classmethod
     def from_env(cls) -> Service:
@@ -77,6 +105,15 @@ class Service:
         if not text:
             raise RagdialError(f"{SETTINGS_ENV} is not set (start the service with 'ragdial serve')")
         return cls(ServiceSettings.from_json(text))
+
+    def close(self) -> None:
+        """Close every component once (the systems of several languages share a generator)."""
+        seen: set[int] = set()
+        for system in self.systems.values():
+            for component in system.components():
+                if id(component) not in seen:
+                    seen.add(id(component))
+                    close(component)
 
     @property
     def default_language(self) -> str:

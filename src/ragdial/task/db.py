@@ -7,6 +7,7 @@ Other SQLAlchemy dialects (postgresql://, mysql://) are not supported and raise 
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class Gazetteer:
     cities: dict[str, str] = field(default_factory=dict)  # surface form -> canonical Chinese city name
     places: dict[str, tuple[str, str]] = field(default_factory=dict)  # place name -> (city, kind)
     english: dict[str, str] = field(default_factory=dict)  # canonical city -> English name
+    districts: dict[str, list[str]] = field(default_factory=dict)  # hotel district -> cities that have it
+    brands: list[str] = field(default_factory=list)  # hotel brands (the name before the branch in brackets)
+    airlines: dict[str, str] = field(default_factory=dict)  # airline name -> flight-number prefix
 
 
 class TravelDB:
@@ -94,6 +98,7 @@ class TravelDB:
         except sqlite3.DatabaseError as err:
             raise RagdialError(f"{target}: not a ragdial travel database ({err})") from err
         self._gazetteer: Gazetteer | None = None
+        self._dates: list[str] | None = None
         self.lock = threading.RLock()  # one connection shared by the service's worker threads
 
     def close(self) -> None:
@@ -111,42 +116,64 @@ class TravelDB:
                     gaz.cities[alias] = row["name"]
             for row in self.conn.execute("SELECT name, city, kind FROM places"):
                 gaz.places[row["name"]] = (row["city"], row["kind"])
+            for row in self.conn.execute("SELECT DISTINCT city, district, name FROM hotels"):
+                cities = gaz.districts.setdefault(row["district"], [])
+                if row["city"] not in cities:
+                    cities.append(row["city"])
+                brand = row["name"].split("(")[0]
+                if brand not in gaz.brands:
+                    gaz.brands.append(brand)
+            for row in self.conn.execute("SELECT DISTINCT airline, substr(flight_no, 1, 2) AS code FROM flights"):
+                gaz.airlines[row["airline"]] = row["code"]
             self._gazetteer = gaz
         return self._gazetteer
 
     def dates(self) -> list[str]:
         """The dates the timetables cover (ISO)."""
-        rows = self.conn.execute("SELECT DISTINCT date FROM hotel_rooms ORDER BY date")
-        return [row[0] for row in rows]
+        if self._dates is None:
+            with self.lock:
+                rows = self.conn.execute("SELECT DISTINCT date FROM hotel_rooms ORDER BY date")
+                self._dates = [row[0] for row in rows]
+        return list(self._dates)
 
     def search(self, domain: str, constraints: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
         """Rows matching the constraints, cheapest first.
 
-        Flight/train constraints: dep_city, arr_city, date, time_from/time_to ("HH:MM"), seat_class, berth,
-        max_price, min_seats (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
-        Hotel: city, date (rooms left), stars, min_stars, max_price, district.
+        Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
+        seat_class (a value or a list), berth (a value or a list), airline, max_price, min_seats (default 1),
+        train_kinds (first letters of train numbers: G, D, Z, T, K).
+        Hotel: city, district, brand, stars, min_stars, max_price, and with ``date``: ``nights`` (default 1) and
+        ``rooms`` (default 1) free on every night of the stay.
         Unknown keys are ignored; missing keys do not constrain.
         """
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
 
         def add(clause: str, value: Any) -> None:
-            if value not in (None, ""):
+            if value not in (None, "", []):
                 where.append(clause)
                 args.append(value)
+
+        def add_in(column: str, value: Any) -> None:
+            if value in (None, "", []):
+                return
+            values = [value] if isinstance(value, str) else list(value)
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
 
         if domain in ("flight", "train"):
             table = "flights" if domain == "flight" else "trains"
             add("dep_city = ?", constraints.get("dep_city"))
             add("arr_city = ?", constraints.get("arr_city"))
+            add("dep_place = ?", constraints.get("dep_place"))
+            add("arr_place = ?", constraints.get("arr_place"))
             add("date = ?", constraints.get("date"))
             add("dep_time >= ?", constraints.get("time_from"))
             add("dep_time < ?", constraints.get("time_to"))
-            add("seat_class = ?", constraints.get("seat_class"))
-            berths = constraints.get("berth")
-            if berths:
-                berths = [berths] if isinstance(berths, str) else list(berths)
-                where.append(f"berth IN ({','.join('?' * len(berths))})")
-                args.extend(berths)
+            add_in("seat_class", constraints.get("seat_class"))
+            add_in("berth", constraints.get("berth"))
+            if domain == "flight":
+                add("airline = ?", constraints.get("airline"))
             kinds = constraints.get("train_kinds") if domain == "train" else None
             if kinds:
                 where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
@@ -158,18 +185,27 @@ class TravelDB:
         elif domain == "hotel":
             add("h.city = ?", constraints.get("city"))
             add("h.district = ?", constraints.get("district"))
+            add("h.name LIKE ?", f"{constraints['brand']}(%" if constraints.get("brand") else None)
             add("h.stars = ?", constraints.get("stars"))
             add("h.stars >= ?", constraints.get("min_stars"))
             add("h.price <= ?", constraints.get("max_price"))
             if constraints.get("date"):
-                add("r.date = ?", constraints["date"])
-                where.append("r.rooms >= 1")
+                nights = max(1, int(constraints.get("nights") or 1))
+                first = dt.date.fromisoformat(constraints["date"])
+                last = (first + dt.timedelta(days=nights - 1)).isoformat()
+                rooms = max(1, int(constraints.get("rooms") or 1))
                 sql = (
-                    "SELECT h.*, r.date AS date, r.rooms AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
+                    "SELECT h.*, ? AS date, MIN(r.rooms) AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
+                )
+                where.insert(0, "r.date BETWEEN ? AND ?")
+                args[:0] = [constraints["date"], constraints["date"], last]
+                order = (
+                    f" GROUP BY h.id HAVING COUNT(*) = {nights} AND MIN(r.rooms) >= {rooms}"
+                    " ORDER BY h.price, h.stars DESC"
                 )
             else:
                 sql = "SELECT h.* FROM hotels h"
-            order = " ORDER BY h.price, h.stars DESC"
+                order = " ORDER BY h.price, h.stars DESC"
         else:
             raise RagdialError(f"unknown task domain {domain!r} (one of {', '.join(DOMAINS)})")
         if where:
@@ -185,22 +221,41 @@ class TravelDB:
             row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (item_id,)).fetchone()
         return dict(row) if row else None
 
-    def book(self, domain: str, item: dict[str, Any], date: str, summary: str) -> int:
-        """Record a booking, take one seat/room; returns the booking number."""
+    def book(
+        self, domain: str, item: dict[str, Any], date: str, summary: str, quantity: int = 1, nights: int = 1
+    ) -> int | None:
+        """Record a booking in one transaction: take ``quantity`` seats (or rooms on each of ``nights`` nights from
+        ``date``); returns the booking number, or None when they are no longer free (nothing is taken then)."""
         with self.lock, self.conn:
             if domain == "hotel":
-                self.conn.execute(
-                    "UPDATE hotel_rooms SET rooms = rooms - 1 WHERE hotel_id = ? AND date = ? AND rooms > 0",
-                    (item["id"], date),
-                )
+                first = dt.date.fromisoformat(date)
+                days = [(first + dt.timedelta(days=i)).isoformat() for i in range(max(1, nights))]
+                free = self.conn.execute(
+                    f"SELECT COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND rooms >= ? AND date IN "
+                    f"({','.join('?' * len(days))})",
+                    (item["id"], quantity, *days),
+                ).fetchone()[0]
+                if free != len(days):
+                    return None
+                for day in days:
+                    self.conn.execute(
+                        "UPDATE hotel_rooms SET rooms = rooms - ? WHERE hotel_id = ? AND date = ?",
+                        (quantity, item["id"], day),
+                    )
             else:
                 table = "flights" if domain == "flight" else "trains"
-                self.conn.execute(f"UPDATE {table} SET seats = seats - 1 WHERE id = ? AND seats > 0", (item["id"],))
+                cur = self.conn.execute(
+                    f"UPDATE {table} SET seats = seats - ? WHERE id = ? AND seats >= ?",
+                    (quantity, item["id"], quantity),
+                )
+                if cur.rowcount != 1:
+                    return None
             cur = self.conn.execute(
                 "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
                 (domain, item["id"], date, summary),
             )
-        return int(cur.lastrowid)
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
 
     def booking(self, number: int) -> dict[str, Any] | None:
         with self.lock:

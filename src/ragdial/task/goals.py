@@ -16,7 +16,7 @@ from ragdial.task.db import TravelDB
 from ragdial.task.slots import PERIODS
 
 GOAL_KINDS = {"flight": 0.22, "train": 0.22, "hotel": 0.14, "trip+hotel": 0.22, "flight>train+hotel": 0.20}
-PERIOD_WORDS = ("上午", "下午", "晚上")
+PERIOD_WORDS = ("早上", "上午", "下午", "晚上")
 WEEKDAY_WORDS = "一二三四五六日"
 
 
@@ -40,6 +40,9 @@ class Goal:
     out_of_scope: bool = False
     correction: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    change_date: str | None = None  # first says this date, then changes it to the real one (a mid-dialog change)
+    ask_booking: bool = False  # asks about a booking already made
+    compound: bool = False  # confirms and asks for the next part in one sentence
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,7 +53,9 @@ class Goal:
         for sub in self.subgoals:
             c = sub.constraints
             if sub.domain == "hotel":
-                text = f"{sub.date_expr}在{c['city']}住酒店"
+                text = f"{sub.date_expr}在{c['city']}{c.get('district', '')}住酒店{c.get('nights', 1)}晚"
+                if c.get("rooms", 1) > 1:
+                    text += f"，{c['rooms']}间"
                 if c.get("stars"):
                     text += f"，{c['stars']}星级"
                 if c.get("min_stars"):
@@ -79,6 +84,10 @@ def date_expression(date: dt.date, today: dt.date, rng: random.Random) -> str:
     next_monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
     if 0 <= (date - next_monday).days < 7 and rng.random() < 0.5:
         return f"下周{WEEKDAY_WORDS[date.weekday()]}"
+    if 0 < offset < 7 and date < next_monday and rng.random() < 0.5:
+        return "这周末" if date.weekday() == 5 and rng.random() < 0.5 else f"周{WEEKDAY_WORDS[date.weekday()]}"
+    if date.month == today.month and rng.random() < 0.3:
+        return f"{date.day}号"
     return f"{date.month}月{date.day}日" if rng.random() < 0.5 else f"{date.month}月{date.day}号"
 
 
@@ -87,6 +96,7 @@ FIELD_OF = {
     "arr_city": "arr_city",
     "city": "city",
     "date": "date",
+    "district": "district",
     "time_from": "dep_time",
     "time_to": "dep_time",
     "seat_class": "seat_class",
@@ -107,6 +117,7 @@ def satisfies(item: dict[str, Any], constraints: dict[str, Any]) -> bool:
         "arr_city": lambda got, want: got == want,
         "city": lambda got, want: got == want,
         "date": lambda got, want: got == want,
+        "district": lambda got, want: got == want,
         "time_from": lambda got, want: got >= want,
         "time_to": lambda got, want: got < want or want == "24:00",
         "seat_class": lambda got, want: got == want,
@@ -137,8 +148,9 @@ def _random_row(
     return dict(row)
 
 
-def _period_of(clock: str) -> str | None:
-    for word in PERIOD_WORDS:
+def _period_of(clock: str, rng: random.Random | None = None) -> str | None:
+    words = PERIOD_WORDS if rng is None or rng.random() < 0.5 else PERIOD_WORDS[1:]
+    for word in words:
         start, end = PERIODS[word]
         if start <= clock < end:
             return word
@@ -151,7 +163,7 @@ def _budget(price: int, rng: random.Random) -> int:
 
 def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: random.Random) -> SubGoal:
     c: dict[str, Any] = {"dep_city": row["dep_city"], "arr_city": row["arr_city"], "date": row["date"]}
-    period = _period_of(row["dep_time"])
+    period = _period_of(row["dep_time"], rng)
     if period and rng.random() < 0.5:
         c["period"] = period
         c["time_from"], c["time_to"] = PERIODS[period]
@@ -168,6 +180,8 @@ def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: r
                 c["berths"] = [b for b in c["berths"] if b != "中铺"]
     if rng.random() < 0.4:
         c["max_price"] = _budget(row["price"], rng)
+    if row["seats"] >= 2 and rng.random() < 0.2:
+        c["passengers"] = 2
     date = dt.date.fromisoformat(row["date"])
     return SubGoal(domain, c, date_expression(date, today, rng))
 
@@ -186,6 +200,16 @@ def _hotel(
         return None
     row = rng.choice(rows)
     c: dict[str, Any] = {"city": row["city"], "date": date}
+    nights = rng.choice((1, 1, 2, 2, 3))
+    # leave a night of slack at the end of the timetables: the trip booked may arrive a day later than planned
+    nights = max(1, min(nights, (dt.date.fromisoformat(db.dates()[-1]) - dt.date.fromisoformat(date)).days))
+    rooms = 2 if rng.random() < 0.25 else 1
+    if db.search("hotel", {"city": row["city"], "date": date, "nights": nights, "rooms": rooms}, limit=500):
+        c["nights"], c["rooms"] = nights, rooms
+        free = db.search("hotel", {"city": row["city"], "date": date, "nights": nights, "rooms": rooms}, limit=500)
+        row = rng.choice(free)
+    if rng.random() < 0.3:
+        c["district"] = row["district"]
     roll = rng.random()
     if roll < 0.5:
         c["stars"] = row["stars"]
@@ -210,7 +234,10 @@ def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, 
                 continue
             subs.append(_trip(db, domain, row, today, rng))
             if kind == "trip+hotel":
-                hotel = _hotel(db, row["arr_city"], row["date"], dates, today, rng)
+                arrival = dt.date.fromisoformat(row["date"]) + dt.timedelta(days=int(row.get("arr_days") or 0))
+                if arrival.isoformat() not in db.dates():
+                    continue
+                hotel = _hotel(db, row["arr_city"], arrival.isoformat(), dates, today, rng)
                 if hotel is None:
                     continue
                 hotel.date_expr = ""  # the hotel is for the day of arrival: said implicitly
@@ -241,12 +268,23 @@ def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, 
             }
             subs.append(SubGoal("flight", dict(route), expr, expect_fail=True))
             subs.append(SubGoal("train", dict(route), ""))
-            hotel = _hotel(db, train["arr_city"], train["date"], dates, today, rng)
+            arrival = dt.date.fromisoformat(train["date"]) + dt.timedelta(days=int(train.get("arr_days") or 0))
+            if arrival.isoformat() not in db.dates():
+                continue
+            hotel = _hotel(db, train["arr_city"], arrival.isoformat(), dates, today, rng)
             if hotel is None:
                 continue
             hotel.date_expr = ""
             subs.append(hotel)
-        return Goal(goal_id, kind, subs, out_of_scope=rng.random() < 0.3, correction=rng.random() < 0.2)
+        goal = Goal(goal_id, kind, subs, out_of_scope=rng.random() < 0.3, correction=rng.random() < 0.2)
+        first = subs[0]
+        if not first.expect_fail and rng.random() < 0.25:
+            wrong = dt.date.fromisoformat(first.constraints["date"]) + dt.timedelta(days=rng.choice((-1, 1, 2)))
+            if wrong >= today and wrong.isoformat() in dates:
+                goal.change_date = wrong.isoformat()
+        goal.ask_booking = rng.random() < 0.3
+        goal.compound = len([s for s in subs if not s.expect_fail]) > 1 and rng.random() < 0.5
+        return goal
 
 
 def sample_goals(db: TravelDB, n: int, seed: int, today: dt.date) -> list[Goal]:

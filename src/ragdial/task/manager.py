@@ -1,52 +1,73 @@
-"""The task branch: state tracking, database query, replies, booking, failure handling, out-of-scope guidance.
+"""The task branch: dialog acts → state → database → reply, with bookings as transactions.
 
 ``TaskBranch.respond(state, text)`` is a pure step over plain JSON-serialisable state (a dict), so a session
-store can persist it between turns. One turn: parse → route (intent) → update the slots (corrections override,
-"不是北京，是天津" replaces the negated city) → ask for the first missing slot, or query the database and list
-options, or confirm and book. A goal the database cannot satisfy is said so once, with the nearest alternatives
-(a higher budget, other classes or times, other days, the other means of transport), never by asking again.
+store can persist it between turns. One turn: read the acts (``ragdial.task.acts``) in the context the last
+reply left, then handle them in the order they were said:
+
+- out of scope: nothing in the state changes; the reply says what the system can do and asks the open question
+  again;
+- inform / modify: update the constraints (a new domain keeps the route, date and time, not the segment's class,
+  budget or airline); a further request said after a confirmation waits until that booking is made;
+- select: resolve the offer (ordinal, code, brand, district, price, time, airline, class, feature, "this one");
+  several or none fit → ask back; one → read the whole offer back and ask to confirm;
+- confirm: book only what was read back (or chosen in the same sentence), give an order number, keep the booking
+  in the session's list; a question ("是两间吧？") is never a confirmation;
+- deny, request (an attribute of an offer), ask_about_booking (the bookings made, with order numbers),
+  greeting, thanks.
+
+When nothing matches, the reply names the constraint that cannot be met and offers the nearest alternative (the
+state keeps the constraint until the user accepts the alternative).
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task import replies as R
+from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, understand
 from ragdial.task.db import TravelDB
-from ragdial.task.slots import Parse, parse
 
-FLIGHT_CLASSES = ("经济舱", "商务舱", "头等舱")
-TRAIN_CLASSES = ("二等座", "一等座", "商务座", "硬座", "硬卧", "软卧")
 REQUIRED = {
     "flight": ("dep_city", "arr_city", "date"),
     "train": ("dep_city", "arr_city", "date"),
     "hotel": ("city", "date"),
 }
+TRIP_KEYS = ("dep_city", "arr_city", "date", "period", "time_from", "time_to", "passengers")
+HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
+SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "dep_place", "arr_place")
 SHOWN = 3
+STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
+UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the task dialog is under way
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 
 
+def under_way(state: dict[str, Any] | None) -> bool:
+    """Whether ``state`` is a task dialog in progress (a question, offers, a read-back or a suggestion open)."""
+    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
+
+
 def new_state() -> dict[str, Any]:
     """The state of a dialog that has not started."""
     return {
-        "version": 1,
+        "version": 2,
         "language": "zh",
         "domain": None,
         "slots": {},
         "offers": [],
+        "open": None,
         "pending": None,
-        "asked": None,
-        "last_city_slot": None,
+        "suggestion": None,
+        "queue": [],
+        "bookings": [],
         "failures": {},
-        "suggest": None,
-        "booked": [],
         "turns": 0,
         "done": False,
     }
@@ -69,13 +90,28 @@ class TaskTurn:
         yield {"done": self.done, "booked": self.booked, "in_scope": self.in_scope, "acts": self.acts}
 
 
-class TaskBranch:
-    """Slot-filling dialog manager over a ``TravelDB``.
+class _Turn:
+    """Scratch of one turn: reply parts, whether the search must run again, bookings made."""
 
-    ``today`` is the current date relative dates are resolved against (default: the first date of the
-    database's timetables, so generated data always has "tomorrow"). ``intent`` optionally maps an utterance to
-    an SMP2017 label (``flight``/``train``/``chat``/...); keyword rules are the fallback and cover hotels.
-    ``by_sound`` matches names and cue words by toneless pinyin too (robust to homophone ASR errors).
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.dirty = False
+        self.booked: list[dict[str, Any]] = []
+        self.prompted = False
+        self.previous: dict[str, Any] | None = None
+        self.notes: list[str] = []
+
+
+def _price_text(value: int, lang: str) -> str:
+    return f"{value}元以内" if lang == "zh" else f"up to {value} yuan"
+
+
+class TaskBranch:
+    """Act-driven dialog manager over a ``TravelDB``.
+
+    ``today`` is the date relative dates count from (default: the database's first day). ``intent`` optionally
+    maps an utterance to an SMP2017 label (``flight``/``train``/...), asked only before a task has started.
+    ``by_sound`` is kept for the ablation of pinyin matching in the slot parser.
     """
 
     def __init__(
@@ -91,405 +127,855 @@ class TaskBranch:
         self.today = today or dt.date.fromisoformat(db.meta.get("start", dt.date.today().isoformat()))
         self.intent = intent
 
-    # ------------------------------------------------------------------ public
+    # ------------------------------------------------------------------ component contract
+    def warm_up(self) -> None:
+        """Nothing loads lazily (the database and its gazetteer are read at construction)."""
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "travel", "db": str(self.db.url), "today": self.today.isoformat()}
+
+    # ------------------------------------------------------------------ routing
+    def claims(self, state: dict[str, Any] | None, text: str) -> bool:
+        """Whether the turn ``text`` is this branch's: the task dialog is under way in ``state`` (including the
+        "anything else?" after a booking, so an unrelated turn gets this branch's guidance rather than falling
+        through), a question about a booking made in this session, or a request for travel."""
+        if under_way(state):
+            assert state is not None
+            if state.get("open") == "anything_else" and SERVICE_TOPICS.search(text):
+                # after a booking, a question for the knowledge base ("怎么查询话费余额") goes there
+                acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
+                return [a.act for a in acts] != ["out_of_scope"]
+            return True
+        if self.understands(text):
+            return True
+        if state and state.get("bookings"):
+            acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
+            return any(a.act == "ask_about_booking" for a in acts)
+        return False
+
     def understands(self, text: str) -> bool:
-        """Whether an utterance asks for travel (for a pipeline deciding where to route a new request): a domain
-        named (机票/火车/酒店, or the intent classifier's flight/train), a route (北京到上海), or a city with a role
-        and a date (明天去上海)."""
-        p = parse(text, self.gazetteer, self.today, self.by_sound)
-        with_role = [city for city, role in p.cities if role]
-        # one city alone ("去北京漫游怎么收费") is not enough: a route, or a city and a date, is a trip
-        return bool(self._domain_of(text, p) or (len(p.cities) >= 2 and with_role) or (with_role and p.date))
+        """Whether an utterance asks for travel (a pipeline deciding where a new request goes): a domain named,
+        the classifier's flight/train, a route (北京到上海), or a city with a role and a date (明天去上海)."""
+        acts = understand(text, Context(), self.gazetteer, self.today, self.by_sound)
+        for act in acts:
+            if act.act == "inform" and (
+                act.slots.get("domain")
+                or {"dep_city", "arr_city"} <= set(act.slots)
+                or ({"dep_city", "arr_city"} & set(act.slots) and "date" in act.slots)
+            ):
+                return True
+        if self.intent is not None and SMP_TO_DOMAIN.get(self.intent(text)):
+            return any(a.act == "inform" for a in acts)
+        return False
+
+    # ------------------------------------------------------------------ one step
+    def context(self, state: dict[str, Any]) -> Context:
+        """The context the acts are read in (the utterance bank's ``context``)."""
+        domain = state.get("domain")
+        offers = [self._offer_view(domain, row) for row in self._offer_rows(state)]
+        if state.get("open") == "confirm_booking" and state.get("pending"):
+            item = self._pending_item(state)
+            offers = [self._offer_view(state["pending"]["domain"], item)] if item else offers
+        known = dict(state.get("slots") or {})
+        if state.get("last_city_slot"):
+            known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
+        return Context(
+            domain,
+            state.get("open"),
+            offers,
+            known,
+            list(state.get("bookings") or []),
+            state.get("suggestion"),
+        )
 
     def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
         state = copy.deepcopy(state) if state else new_state()
+        if state.get("version") != 2:
+            state = {**new_state(), "bookings": list(state.get("bookings") or [])}
         state["turns"] += 1
-        p = parse(text, self.gazetteer, self.today, self.by_sound)
-        lang = state["language"] = p.language
-        domain_said = self._domain_of(text, p, use_classifier=state["domain"] is None)
-        if p.off_topic and not p.cities and not p.domains:  # "明天天气怎么样" is no travel date
-            msg = R.GUIDE[lang] + (" " + self._prompt(state) if state["domain"] else "")
-            return TaskTurn(msg, state, in_scope=False, acts=["guide"])
+        state["language"] = self._language(text, state["language"])
+        acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
+        if self.intent is not None and state["domain"] is None:
+            label = SMP_TO_DOMAIN.get(self.intent(text))
+            for act in acts:
+                if act.act == "inform" and label and not act.slots.get("domain") and "city" not in act.slots:
+                    act.slots["domain"] = label
+        turn = _Turn()
+        names = [a.act for a in acts]
+        in_scope = names != ["out_of_scope"]
+        for index, act in enumerate(acts):
+            getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
+        if turn.dirty:
+            self._advance(state, turn)
+        elif not turn.prompted:
+            self._reprompt(state, turn)
+        done = names and set(names) <= {"thanks", "deny"} and state["open"] is None and bool(state["bookings"])
+        state["done"] = bool(done)
+        reply = "\n".join(p for p in turn.parts if p)
+        booked = turn.booked[-1] if turn.booked else None
+        return TaskTurn(reply, state, done=bool(done), booked=booked, in_scope=in_scope, acts=names)
 
-        if "最便宜" in text or "cheapest" in text.lower():
-            p.choice = p.choice or 1
+    # ------------------------------------------------------------------ act handlers
+    def _on_greeting(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if not rest and not state["open"]:
+            turn.parts.append(R.GREETING[state["language"]])
+            turn.prompted = True
 
-        # 1. a pending booking: yes books it, anything else reopens the search
-        if state["pending"] is not None:
-            if p.affirm and not p.deny and not p.has_slots() and p.choice is None and not domain_said:
-                return self._book(state)
-            if p.bye and not p.has_slots():
-                state["pending"] = None
-                return self._finish(state)
-            understood = p.affirm or p.deny or p.has_slots() or p.choice is not None or p.code or domain_said
-            if not understood:  # misheard or off-topic: keep the booking open and ask again
-                msg = R.GUIDE[lang] + " " + self._prompt(state)
-                return TaskTurn(msg, state, in_scope=False, acts=["guide"])
+    def _on_thanks(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if rest:
+            return
+        lang = state["language"]
+        if state["open"] in ("confirm_booking", "choose_offer", "offer_alternative") or (
+            state["open"] and state["open"] != "anything_else"
+        ):
+            turn.parts.append("不客气。" if lang == "zh" else "You're welcome.")
+            return
+        self._close(state, turn)
+
+    def _on_out_of_scope(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not
+            return
+        turn.parts.append(R.GUIDE[state["language"]])
+
+    def _on_ask_about_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        lang = state["language"]
+        domain = act.slots.get("domain")
+        made = [b for b in state["bookings"] if not domain or b["domain"] == domain]
+        if not made:
+            what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
+            turn.parts.append(
+                f"您在本次对话中还没有成功的{what}。" if lang == "zh" else f"You have no {what} in this session yet."
+            )
+            return
+        lines = [
+            (f"订单号{b['order_no']}：{b['details']}" if lang == "zh" else f"booking {b['order_no']}: {b['details']}")
+            for b in made
+        ]
+        head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
+        turn.parts.append(head + "\n" + "\n".join(lines))
+
+    def _on_request(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        lang = state["language"]
+        domain = state.get("domain") or (state["pending"] or {}).get("domain")
+        rows = self._offer_rows(state)
+        pending = self._pending_item(state) if state.get("pending") else None
+        ref = {k: v for k, v in act.slots.items() if v != "?"}
+        asked = [k for k, v in act.slots.items() if v == "?"]
+        if ref and rows and domain:
+            found = self._resolve(domain, rows, ref)
+            targets = found if found else []
+        elif pending is not None:
+            targets = [pending]
+        else:
+            targets = rows
+        if not domain or not targets:
+            turn.parts.append(
+                "请先告诉我您要查的行程或酒店。" if lang == "zh" else "Tell me which trip or hotel first, please."
+            )
+            return
+        answers = [self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked]
+        turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
+
+    def _on_deny(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        lang = state["language"]
+        zh = lang == "zh"
+        if state["open"] == "confirm_booking":
             state["pending"] = None
-            if p.deny and not p.has_slots() and p.choice is None and not domain_said:
-                msg = (
-                    "好的，不订这个。您想换哪一个，或者改什么条件？"
-                    if lang == "zh"
-                    else "OK, not that one. Which one instead, or what should I change?"
+            state["open"] = "choose_offer" if state["offers"] else None
+            turn.parts.append("好的，没有预订。" if zh else "All right, nothing is booked.")
+            if not any(a.act in ("inform", "modify") for a in rest) and state["offers"]:
+                rows = self._offer_rows(state)
+                turn.parts.append(
+                    R.options(
+                        state["domain"],
+                        rows,
+                        "您可以换一个，或者告诉我要改的条件：" if zh else "Pick another one or tell me what to change:",
+                        lang,
+                    )
                 )
-                return TaskTurn(msg, state, acts=["reqalts"])
+                turn.prompted = True
+            return
+        if state["open"] == "offer_alternative":
+            state["suggestion"] = None
+            state["open"] = None
+            if not any(a.act in ("inform", "modify") for a in rest):
+                turn.parts.append(
+                    "好的。请问您想改哪个条件（日期、时间、预算等）？"
+                    if zh
+                    else "All right. What would you like to change (date, time, budget, ...)?"
+                )
+                state["open"] = "change"
+                turn.prompted = True
+            return
+        if state["open"] in ("anything_else", None) and not rest:
+            self._close(state, turn)
+            return
+        if state["open"] == "choose_offer" and not rest:
+            turn.parts.append(
+                "好的。您可以告诉我要改的条件（日期、时段、预算等）。"
+                if zh
+                else "All right. Tell me what to change (date, time, budget, ...)."
+            )
+            turn.prompted = True
 
-        # 2. choosing one of the listed options
-        if state["offers"] and (p.choice is not None or p.code) and not p.has_slots():
-            item = self._chosen(state, p)
-            if item is not None:
-                state["pending"] = {
-                    "domain": state["domain"],
-                    "id": item["id"],
-                    "date": item.get("date") or state["slots"].get("date"),
-                }
-                return TaskTurn(R.confirm(state["domain"], item, lang), state, acts=["confirm"])
+    def _on_confirm(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if state["open"] == "confirm_booking" and state.get("pending"):
+            self._book(state, turn)
+            return
+        if state["open"] == "offer_alternative" and state.get("suggestion"):
+            if not any(a.act in ("select", "deny", "inform", "modify") for a in rest):  # "嗯…那就第1个" picks one
+                self._accept_suggestion(state, turn)
+            return
+        if state["open"] == "anything_else" and not rest:
+            self._close(state, turn)
+        elif state["open"] == "choose_offer" and not rest:
+            turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
 
-        # 3. goodbye
-        if p.bye and not p.has_slots() and not domain_said:
-            return self._finish(state)
+    def _on_select(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        lang = state["language"]
+        domain = state["domain"]
+        rows = self._offer_rows(state)
+        if not rows or not domain:
+            turn.parts.append("目前没有可选的结果。" if lang == "zh" else "There are no options to choose from.")
+            return
+        found = self._resolve(domain, rows, act.slots)
+        if len(found) != 1:
+            zh = lang == "zh"
+            if found:
+                head = "有几个都符合，" if zh else "Several fit; "
+                rows = found
+            else:
+                head = "列出的结果里没有您说的这个，" if zh else "None of the listed options is that one; "
+            state["open"] = "choose_offer"
+            turn.parts.append(
+                R.options(domain, rows, head + ("请问是哪一个？" if zh else "which one do you mean?"), lang).rsplit(
+                    "\n", 1
+                )[0]
+                + "\n"
+                + R.CHOOSE[lang]
+            )
+            state["offers"] = [row["id"] for row in rows]
+            turn.prompted = True
+            return
+        item = found[0]
+        if state["open"] == "offer_alternative" and state.get("suggestion"):
+            # choosing one of the alternatives listed accepts the change they were found with
+            for key, value in state["suggestion"].items():
+                if key == "domain":
+                    continue
+                if value is None:
+                    state["slots"].pop(key, None)
+                else:
+                    state["slots"][key] = value
+            state["suggestion"] = None
+        state["pending"] = self._pending_for(state, domain, item)
+        state["open"] = "confirm_booking"
+        if any(a.act == "confirm" for a in rest):
+            return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
+        turn.parts.append(self._read_back(state))
+        turn.prompted = True
 
-        # 4. route: a new or changed domain, or a suggested switch accepted
-        if domain_said is None and state["suggest"] and p.affirm and not p.has_slots():
-            domain_said = state["suggest"]
-        if domain_said and domain_said != state["domain"]:
-            self._switch(state, domain_said)
-        state["suggest"] = None
+    def _on_inform(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        self._update(state, dict(act.slots), turn, modify=False)
 
-        # 5. nothing task-related: greet or guide back
-        if state["domain"] is None:
-            if p.cities or p.seat_class or p.berths or p.stars or p.min_stars or p.max_price:
-                state["slots"] = self._merge({}, p, None, state)
-                state["domain_hint"] = True
-                return TaskTurn(R.SLOT_QUESTIONS[lang]["domain"], state, acts=["request:domain"])
-            greeting = any(w in text.lower() for w in ("你好", "您好", "hello", "hi ", "在吗"))
-            msg = R.GREETING[lang] if greeting else R.GUIDE[lang]
-            return TaskTurn(msg, state, in_scope=False, acts=["guide"])
-        if not p.has_slots() and not domain_said and p.choice is None and not p.affirm and not p.deny:
-            msg = R.GUIDE[lang] + " " + self._prompt(state)
-            return TaskTurn(msg, state, in_scope=False, acts=["guide"])
+    def _on_modify(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        self._update(state, dict(act.slots), turn, modify=True)
 
-        # 6. update slots and act
-        state["slots"] = self._merge(state["slots"], p, state["domain"], state)
-        state["offers"] = [] if p.has_slots() else state["offers"]
-        return self._next(state)
+    # ------------------------------------------------------------------ state changes
+    def _update(self, state: dict[str, Any], slots: dict[str, Any], turn: _Turn, modify: bool) -> None:
+        domain = slots.pop("domain", None)
+        starting = state["open"] in (None, "anything_else") or state["domain"] is None
+        reading_back = state["open"] == "confirm_booking" and state.get("pending")
+        if reading_back and domain and domain != state["domain"] and "hotel" in (domain, state["domain"]):
+            # a further item asked for before the read-back was confirmed: it waits, the read-back stays open
+            if not any(q.get("domain") == domain for q in state["queue"]):
+                state["queue"].append({"domain": domain, **slots})
+            lang = state["language"]
+            turn.parts.append(
+                "好的，稍后为您办理。先确认一下刚才这个：" if lang == "zh" else "Sure, right after this one. First: "
+            )
+            return
+        if reading_back and domain and domain != state["domain"]:
+            lang = state["language"]
+            turn.parts.append(
+                f"好的，刚才的{R.TICKET_NAMES[lang][state['domain']]}没有预订。"
+                if lang == "zh"
+                else f"All right, the {R.TICKET_NAMES[lang][state['domain']]} was not booked."
+            )
+        if domain and (starting or domain != state["domain"]):
+            self._start(state, domain, slots, switch=not starting, turn=turn)
+        elif starting and (state["domain"] is None or state["open"] == "anything_else"):
+            guess = self._guess_domain(slots)
+            if guess is None:
+                # after a booking, constraints without a domain are a new request whose kind must be asked
+                guess = None if state["open"] == "anything_else" and slots else state["domain"]
+            self._start(state, guess, slots, switch=False, turn=turn)
+        else:
+            self._merge(state, slots)
+        if state["open"] == "confirm_booking" and state["pending"]:
+            turn.previous = state["pending"]  # re-read the same offer back if it still fits ("是两间吧？")
+        state["pending"] = None
+        state["suggestion"] = None
+        turn.dirty = True
 
-    # ------------------------------------------------------------------ routing and slots
-    def _domain_of(self, text: str, p: Parse, use_classifier: bool = True) -> str | None:
-        """The domain an utterance names: keywords first; the intent classifier only before a task has started
-        (mid-task, "从北京出发" must not switch a train booking to flights)."""
-        if len(p.domains) == 1:
-            return p.domains[0]
-        if len(p.domains) > 1:  # "订完机票再订酒店": the first named wins; seat words name trains
-            return p.domains[0]
-        if self.intent is not None and use_classifier:
-            return SMP_TO_DOMAIN.get(str(self.intent(text)))
+    def _guess_domain(self, slots: dict[str, Any]) -> str | None:
+        if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
+            return "hotel"
+        if "train_kinds" in slots or str(slots.get("seat_class", "")).endswith(("座", "卧")):
+            return "train"
+        if isinstance(slots.get("seat_class"), list) or slots.get("berth"):
+            return "train"
+        if str(slots.get("seat_class", "")).endswith("舱") or slots.get("airline"):
+            return "flight"
+        places = [slots.get("dep_place"), slots.get("arr_place")]
+        for place in filter(None, places):
+            return "flight" if place.endswith("机场") else "train"
         return None
 
-    def _switch(self, state: dict[str, Any], domain: str) -> None:
-        """Start another domain, carrying over what still applies (route and date; hotel city = destination)."""
-        old = state["slots"]
-        carried: dict[str, Any] = {}
-        if domain in ("flight", "train"):
-            for key in ("dep_city", "arr_city", "date", "time_from", "time_to", "period", "max_price"):
-                if key in old:
-                    carried[key] = old[key]
-            if old.get("city") and "arr_city" not in carried and not state.get("domain"):
-                carried["arr_city"] = old["city"]
-            if old.get("seat_class") in (FLIGHT_CLASSES if domain == "flight" else TRAIN_CLASSES):
-                carried["seat_class"] = old["seat_class"]
-            for key in ("berths", "train_kinds"):
-                if key in old and domain == "train":
-                    carried[key] = old[key]
-        else:
-            city = old.get("arr_city") or old.get("city")
-            if city:
-                carried["city"] = city
-            if old.get("date"):
-                carried["date"] = old["date"]
-        if state.get("domain") is None:  # slots said before the domain was known all apply
-            carried = {**old, **carried}
-            if domain == "hotel" and "city" not in carried and old.get("arr_city"):
-                carried["city"] = old["arr_city"]
+    def _start(
+        self, state: dict[str, Any], domain: str | None, slots: dict[str, Any], switch: bool, turn: _Turn
+    ) -> None:
+        """A new task (or a switch of the current one to another domain)."""
+        old = dict(state["slots"])
+        last = state["bookings"][-1] if state["bookings"] else None
+        new: dict[str, Any] = {}
+        if switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
+            new = {k: v for k, v in old.items() if k in TRIP_KEYS}  # the route and time stay, the segment's not
+        elif switch and domain == "hotel" and state["domain"] in ("flight", "train"):
+            new = {"city": old.get("arr_city"), "date": old.get("date")}
+        elif switch and domain in ("flight", "train") and state["domain"] == "hotel":
+            new = {"arr_city": old.get("city"), "date": old.get("date")}
+        elif domain == "hotel" and last and last["domain"] in ("flight", "train"):
+            new = {"city": last["arr_city"], "date": last["arrival_date"]}  # stay from the day one arrives
+            if last["arrival_date"] != last["date"] and "date" not in slots:
+                lang = state["language"]
+                turn.notes.append(
+                    f"您{R.date_text(last['arrival_date'], lang)}到达{last['arr_city']}，按这一天入住。"
+                    if lang == "zh"
+                    else f"You arrive on {last['arrival_date']}, so check-in is that day."
+                )
+        elif domain in ("flight", "train") and last:
+            new = {"dep_city": last.get("arr_city") or last.get("city")} if "dep_city" not in slots else {}
         state["domain"] = domain
-        state["slots"] = carried
-        state["offers"] = []
-        state["pending"] = None
-        state["failures"] = {}
+        state["slots"] = {k: v for k, v in new.items() if v}
+        state["offers"], state["pending"], state["failures"] = [], None, {}
+        self._merge(state, slots)
 
-    def _merge(self, slots: dict[str, Any], p: Parse, domain: str | None, state: dict[str, Any]) -> dict[str, Any]:
-        slots = dict(slots)
-        city_keys = ("city",) if domain == "hotel" else ("dep_city", "arr_city")
-        for city, role in p.cities:
-            if domain == "hotel":
-                key = "city"
-            elif role:
-                key = f"{role}_city"
-            else:
-                key = self._city_slot_for(slots, p, state, city)
-            if domain is None and role is None and key is None:
-                key = "arr_city"
-            if key:
-                slots[key] = city
+    def _merge(self, state: dict[str, Any], slots: dict[str, Any]) -> None:
+        current = state["slots"]
+        for key in ("dep_city", "arr_city", "city"):
+            if key in slots and slots[key] != current.get(key):
                 state["last_city_slot"] = key
-        del city_keys
-        if p.date:
-            slots["date"] = p.date
-        if p.time_from or p.time_to:
-            slots["time_from"], slots["time_to"], slots["period"] = p.time_from, p.time_to, p.period
-        if p.seat_class:
-            slots["seat_class"] = self._class_for(p.seat_class, domain)
-            if slots["seat_class"] is None:
-                slots.pop("seat_class")
-            if slots.get("seat_class") not in ("硬卧", "软卧"):
-                slots.pop("berths", None)
-        if p.berths:
-            slots["berths"] = p.berths
-            if domain == "train" and slots.get("seat_class") not in ("硬卧", "软卧"):
-                slots["seat_class"] = "硬卧" if "中铺" in p.berths else slots.get("seat_class") or "软卧"
-        if p.train_kinds:
-            slots["train_kinds"] = p.train_kinds
-        if p.max_price:
-            slots["max_price"] = p.max_price
-        if p.stars:
-            slots["stars"], slots["min_stars"] = p.stars, None
-        if p.min_stars:
-            slots["min_stars"], slots["stars"] = p.min_stars, None
-        return {k: v for k, v in slots.items() if v is not None}
+        if "period" in slots:
+            current.pop("time_from", None)
+            current.pop("time_to", None)
+        if "time_from" in slots or "time_to" in slots:
+            current.pop("period", None)
+        if "city" in slots and slots["city"] != current.get("city"):
+            current.pop("district", None)
+        if "check_out" in slots or ("date" in slots and current.get("check_out")):
+            start = slots.get("date") or current.get("date")
+            end = slots.get("check_out") or current.get("check_out")
+            if start and end and end > start:
+                slots["nights"] = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days
+        if "nights" in slots:
+            current.pop("check_out", None)
+        if "seat_class" in slots and "berth" not in slots and current.get("berth"):
+            classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
+            if not any(c in ("硬卧", "软卧") for c in classes):
+                current.pop("berth", None)
+        current.update(slots)
+        current.pop("check_out", None) if "nights" in current else None
+        if state["domain"] is None and self._guess_domain(current):
+            state["domain"] = self._guess_domain(current)
 
-    def _city_slot_for(self, slots: dict[str, Any], p: Parse, state: dict[str, Any], city: str) -> str | None:
-        """Which of departure/arrival a city without a role fills."""
-        for negated in p.negated_cities:  # "不是北京，是天津"
-            for key in ("dep_city", "arr_city"):
-                if slots.get(key) == negated:
-                    return key
-        asked = state.get("asked")
-        if asked in ("dep_city", "arr_city"):
-            return asked
-        if p.correction and state.get("last_city_slot"):
-            return state["last_city_slot"]
-        if "arr_city" not in slots and slots.get("dep_city") != city:
-            return "arr_city"
-        if "dep_city" not in slots:
-            return "dep_city"
-        return state.get("last_city_slot") or "arr_city"
-
-    @staticmethod
-    def _class_for(seat: str, domain: str | None) -> str | None:
-        if seat == "business":
-            return "商务座" if domain == "train" else "商务舱"
-        if seat == "first":
-            return "一等座" if domain == "train" else "头等舱"
-        if domain == "flight" and seat not in FLIGHT_CLASSES:
-            return None
-        if domain == "train" and seat not in TRAIN_CLASSES:
-            return {"经济舱": "二等座", "商务舱": "商务座", "头等舱": "一等座"}.get(seat)
-        return seat
+    def _accept_suggestion(self, state: dict[str, Any], turn: _Turn) -> None:
+        suggestion = dict(state["suggestion"] or {})
+        state["suggestion"] = None
+        domain = suggestion.pop("domain", None)
+        if domain and domain != state["domain"]:
+            self._start(state, domain, {}, switch=True, turn=turn)
+        for key, value in suggestion.items():
+            if value is None:
+                state["slots"].pop(key, None)
+            else:
+                state["slots"][key] = value
+        turn.dirty = True
 
     # ------------------------------------------------------------------ acting
     def _missing(self, state: dict[str, Any]) -> str | None:
-        for key in REQUIRED[state["domain"]]:
+        domain = state["domain"]
+        if domain is None:
+            slots = state["slots"]
+            return "trip_domain" if {"dep_city", "arr_city"} & set(slots) else "domain"
+        for key in REQUIRED[domain]:
             if not state["slots"].get(key):
-                return "hotel_date" if key == "date" and state["domain"] == "hotel" else key
+                return "hotel_date" if key == "date" and domain == "hotel" else key
         return None
 
-    def _prompt(self, state: dict[str, Any]) -> str:
+    def _advance(self, state: dict[str, Any], turn: _Turn) -> None:
+        """After the constraints changed: ask for what is missing, or search and list (or read back one)."""
         lang = state["language"]
-        if state["domain"] is None:
-            return R.SLOT_QUESTIONS[lang]["domain"]
         missing = self._missing(state)
         if missing:
-            return R.SLOT_QUESTIONS[lang][missing]
-        if state["pending"]:
-            return "请问确认预订吗？" if lang == "zh" else "Shall I confirm the booking?"
-        return "请问您要订哪一个？" if lang == "zh" else "Which one would you like?"
-
-    def _constraints(self, domain: str, slots: dict[str, Any]) -> dict[str, Any]:
-        c = {
-            k: slots.get(k) for k in ("dep_city", "arr_city", "date", "time_from", "time_to", "seat_class", "max_price")
-        }
-        if domain == "hotel":
-            c = {k: slots.get(k) for k in ("city", "date", "stars", "min_stars", "max_price")}
-        else:
-            if slots.get("berths"):
-                c["berth"] = slots["berths"]
-            if domain == "train" and slots.get("train_kinds"):
-                c["train_kinds"] = slots["train_kinds"]
-        if c.get("time_to") == "24:00":
-            c["time_to"] = "24:01"
-        return c
-
-    def _next(self, state: dict[str, Any]) -> TaskTurn:
-        lang, domain, slots = state["language"], state["domain"], state["slots"]
-        missing = self._missing(state)
-        if missing:
-            state["asked"] = missing.replace("hotel_date", "date")
-            return TaskTurn(R.SLOT_QUESTIONS[lang][missing], state, acts=[f"request:{state['asked']}"])
-        state["asked"] = None
+            state["open"] = missing.replace("hotel_date", "date").replace("trip_domain", "domain")
+            state["offers"] = []
+            turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
+            return
+        domain, slots = state["domain"], state["slots"]
         if domain != "hotel" and slots["dep_city"] == slots["arr_city"]:
-            # keep the city just said, ask again for the other one (never ask the same question in a loop)
-            other = "dep_city" if state.get("last_city_slot") == "arr_city" else "arr_city"
-            slots.pop(other)
-            state["asked"] = other
-            msg = (
-                "出发地和目的地不能相同。" + R.SLOT_QUESTIONS[lang][other]
-                if lang == "zh"
-                else "Departure and destination cannot be the same. " + R.SLOT_QUESTIONS[lang][other]
+            slots.pop("dep_city")
+            state["open"] = "dep_city"
+            turn.parts.append(
+                ("出发地和目的地不能相同。" if lang == "zh" else "Departure and destination cannot be the same. ")
+                + R.SLOT_QUESTIONS[lang]["dep_city"]
             )
-            return TaskTurn(msg, state, acts=[f"request:{other}"])
+            return
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
-        if rows:
-            state["offers"] = [row["id"] for row in rows]
-            state["failures"] = {}
-            total = self._count_note(domain, slots, len(rows), lang)
-            return TaskTurn(R.options(domain, rows, total, lang), state, acts=["offer"])
-        return self._no_result(state, constraints)
+        if not rows:
+            self._no_result(state, constraints, turn)
+            return
+        state["failures"] = {}
+        state["offers"] = [row["id"] for row in rows]
+        previous = turn.previous
+        if previous and previous["domain"] == domain:
+            still = [r for r in self.db.search(domain, constraints, limit=500) if r["id"] == previous["id"]]
+            if still:
+                state["pending"] = self._pending_for(state, domain, still[0])
+                state["open"] = "confirm_booking"
+                head = "已按您说的修改。" if lang == "zh" else "Changed as you said. "
+                turn.parts.append(head + self._read_back(state))
+                return
+        if previous and previous["domain"] == domain:
+            turn.parts.append(
+                "刚才那个不满足新的条件，为您重新查找。"
+                if lang == "zh"
+                else "That one no longer fits; here is a new search."
+            )
+        if turn.notes:
+            turn.parts.extend(turn.notes)
+        if len(rows) == 1:
+            state["pending"] = self._pending_for(state, domain, rows[0])
+            state["open"] = "confirm_booking"
+            head = "只有一个符合条件：" if lang == "zh" else "One option matches: "
+            turn.parts.append(head + self._read_back(state))
+            return
+        state["open"] = "choose_offer"
+        turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
+
+    def _reprompt(self, state: dict[str, Any], turn: _Turn) -> None:
+        """Return to the open question (after an aside, a question answered, a booking listed)."""
+        lang, open_q = state["language"], state["open"]
+        if open_q == "confirm_booking" and state.get("pending"):
+            turn.parts.append(self._read_back(state))
+        elif open_q == "choose_offer" and state["offers"]:
+            rows = self._offer_rows(state)
+            turn.parts.append(R.options(state["domain"], rows, "可选的有：" if lang == "zh" else "The options:", lang))
+        elif open_q == "offer_alternative":
+            turn.parts.append(state.get("alternative") or R.SLOT_QUESTIONS[lang]["domain"])
+        elif open_q == "change":
+            turn.parts.append("请问您想改哪个条件？" if lang == "zh" else "What would you like to change?")
+        elif open_q == "anything_else":
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+        elif open_q in ("domain",) or state["domain"] is None:
+            if not turn.parts:
+                turn.parts.append(R.GREETING[lang])
+            elif R.CAN_DO[lang] not in turn.parts[-1]:
+                turn.parts.append(R.SLOT_QUESTIONS[lang]["domain"])
+            else:
+                turn.parts.append("请问有什么需要？" if lang == "zh" else "What do you need?")
+        elif open_q:
+            missing = self._missing(state)
+            if missing:
+                turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
+            else:
+                self._advance(state, turn)
+
+    def _constraints(self, domain: str, slots: dict[str, Any]) -> dict[str, Any]:
+        c = dict(slots)
+        period = c.pop("period", None)
+        if period in WINDOWS and not (c.get("time_from") or c.get("time_to")):
+            c["time_from"], c["time_to"] = WINDOWS[period]
+        if c.get("time_to") == "24:00":
+            c["time_to"] = "24:01"
+        if domain != "hotel":
+            c["min_seats"] = int(c.get("passengers") or 1)
+        return c
 
     def _count_note(self, domain: str, slots: dict[str, Any], shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
         city = self._city_name
-        where = (
-            city(slots["city"], lang)
-            if domain == "hotel"
-            else f"{city(slots['dep_city'], lang)}→{city(slots['arr_city'], lang)}"
-        )
-        when = R.date_text(slots["date"], lang)
+        if domain == "hotel":
+            where = city(slots["city"], lang) + (slots.get("district", "") if lang == "zh" else "")
+            nights = int(slots.get("nights") or 1)
+            when = R.date_text(slots["date"], lang) + (f"入住{nights}晚" if lang == "zh" else f", {nights} night(s)")
+        else:
+            where = f"{city(slots['dep_city'], lang)}→{city(slots['arr_city'], lang)}"
+            when = R.date_text(slots["date"], lang)
+        said = self._said(slots, lang)
         if lang == "zh":
-            return f"为您找到{when}{where}符合条件的{name}，价格最低的{shown}个："
-        return f"Here are the {shown} cheapest matching {name} ({where}, {when}):"
+            return f"为您找到{when}{where}{said}的{name}，价格最低的{shown}个："
+        return f"Here are the {shown} cheapest matching {name} ({where}, {when}{said}):"
+
+    def _said(self, slots: dict[str, Any], lang: str) -> str:
+        """The optional constraints in force, so the user sees none was dropped."""
+        parts = []
+        for key in ("period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
+            value = slots.get(key)
+            if value in (None, "", []) or (key == "district" and lang == "zh"):
+                continue
+            if isinstance(value, list):
+                value = "或".join(value) if lang == "zh" else "/".join(value)
+            if key == "stars":
+                value = f"{value}星"
+            if key == "min_stars":
+                value = f"{value}星及以上"
+            parts.append(str(value))
+        if slots.get("train_kinds"):
+            kinds = {"G": "高铁", "D": "动车"}
+            parts.append("/".join(kinds.get(k, k) for k in slots["train_kinds"]))
+        if slots.get("time_from") or slots.get("time_to"):
+            parts.append(f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}")
+        if slots.get("max_price"):
+            parts.append(_price_text(slots["max_price"], lang))
+        if slots.get("rooms") and int(slots["rooms"]) > 1:
+            parts.append(f"{slots['rooms']}间" if lang == "zh" else f"{slots['rooms']} rooms")
+        if not parts:
+            return ""
+        return ("、".join(parts)) if lang == "zh" else ", " + ", ".join(parts)
 
     def _city_name(self, city: str, lang: str) -> str:
         return self.gazetteer.english.get(city, city) if lang == "en" else city
 
-    def _no_result(self, state: dict[str, Any], constraints: dict[str, Any]) -> TaskTurn:
-        """Say the goal cannot be met as asked and offer the nearest alternatives (never loop on it)."""
-        lang, domain = state["language"], state["domain"]
+    def _no_result(self, state: dict[str, Any], constraints: dict[str, Any], turn: _Turn) -> None:
+        """Say which constraint cannot be met and offer the nearest alternative (kept until accepted)."""
+        lang, domain, slots = state["language"], state["domain"], state["slots"]
+        zh = lang == "zh"
         key = repr(sorted((k, str(v)) for k, v in constraints.items() if v))
         seen = state["failures"].get(key, 0)
         state["failures"][key] = seen + 1
         name = R.DOMAIN_NAMES[lang][domain]
-        zh = lang == "zh"
-        head = f"抱歉，没有找到满足条件的{name}。" if zh else f"Sorry, no {name} match all your conditions."
+        base_keys = ("city", "date") if domain == "hotel" else ("dep_city", "arr_city", "date")
+        base = {k: constraints[k] for k in base_keys if constraints.get(k)}
+        optional = [k for k in slots if k not in base_keys and k not in ("check_out", "guests", "passengers")]
+        optional = [k for k in optional if slots.get(k) not in (None, "", [])]
         if domain != "hotel":
-            route = {k: constraints[k] for k in ("dep_city", "arr_city")}
-            if not self.db.search(domain, route, limit=1):
-                head = (
-                    f"抱歉，没有找到{route['dep_city']}到{route['arr_city']}的{name}。"
-                    if zh
-                    else f"Sorry, there are no {name} from {self._city_name(route['dep_city'], lang)} to "
-                    f"{self._city_name(route['arr_city'], lang)}."
-                )
-        notes: list[str] = []
+            base["min_seats"] = constraints.get("min_seats", 1)
+        blocking: list[str] = []
         relaxed_rows: list[dict[str, Any]] = []
-        for drop, say_zh, say_en in (
-            (("max_price",), "放宽预算的话", "with a higher budget"),
-            (("berth",), "换个铺位的话", "with another berth"),
-            (("seat_class", "berth"), "换个座位等级的话", "in another class"),
-            (("train_kinds",), "换个车型的话", "on another kind of train"),
-            (("stars", "min_stars"), "换个星级的话", "with another star rating"),
-            (("time_from", "time_to"), "换个时段的话", "at another time of day"),
-        ):
-            if not any(constraints.get(k) for k in drop):
-                continue
-            relaxed = {k: v for k, v in constraints.items() if k not in drop}
-            rows = self.db.search(domain, relaxed, limit=SHOWN)
-            if rows:
-                relaxed_rows = rows
-                notes.append(
-                    f"{say_zh}有{len(rows)}个可选，最低{rows[0]['price']}元"
+        suggestion: dict[str, Any] | None = None
+        if self.db.search(domain, {k: v for k, v in base.items() if k != "date"}, limit=1) == []:
+            where = slots.get("city") if domain == "hotel" else f"{slots['dep_city']}到{slots['arr_city']}"
+            head = f"抱歉，没有{where}的{name}。" if zh else f"Sorry, there are no {name} for {where}."
+        elif not self.db.search(domain, self._constraints(domain, base), limit=1):
+            head = (
+                f"抱歉，{R.date_text(slots['date'], lang)}没有可订的{name}。"
+                if zh
+                else f"Sorry, no {name} can be booked on {slots['date']}."
+            )
+            blocking.append("date")
+        else:
+            for k in optional:
+                alone = self._constraints(domain, {**base, **{k: slots[k]}})
+                if not self.db.search(domain, {**alone, **{x: base[x] for x in base}}, limit=1):
+                    blocking.append(k)
+            together = not blocking  # each is possible alone, not all together
+            blocking = blocking or list(optional)
+            names = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in blocking))
+            if together:
+                head = (
+                    f"抱歉，没有同时满足这些条件（{names}）的{name}，单独满足其中一个的有。"
                     if zh
-                    else f"{say_en} there are options from {rows[0]['price']} yuan"
+                    else f"Sorry, no {name} meet all of these together ({names}), though each alone can be met."
                 )
-                break
-        if not relaxed_rows and constraints.get("date"):
-            for shift in (1, -1, 2):
-                day = dt.date.fromisoformat(constraints["date"]) + dt.timedelta(days=shift)
-                if day < self.today:
-                    continue
-                rows = self.db.search(domain, {**constraints, "date": day.isoformat()}, limit=SHOWN)
+            else:
+                head = (
+                    f"抱歉，没有找到满足全部条件的{name}，不能满足的是：{names}。"
+                    if zh
+                    else f"Sorry, no {name} match all your conditions; the one that cannot be met: {names}."
+                )
+            for drop in blocking + [k for k in optional if k not in blocking]:
+                keys = (
+                    {drop, "time_from", "time_to", "period"} if drop in ("period", "time_from", "time_to") else {drop}
+                )
+                if drop == "seat_class":
+                    keys.add("berth")
+                if drop in ("stars", "min_stars"):
+                    keys |= {"stars", "min_stars"}
+                relaxed = {k: v for k, v in slots.items() if k not in keys}
+                rows = self.db.search(domain, self._constraints(domain, relaxed), limit=SHOWN)
                 if rows:
                     relaxed_rows = rows
-                    notes.append(f"{R.date_text(day.isoformat(), lang)}有" if zh else f"on {day.isoformat()} there are")
-                    notes[-1] += "可选的" if zh else " options"
+                    suggestion = {k: None for k in keys if k in slots}
+                    if drop == "max_price":
+                        suggestion = {"max_price": int(rows[0]["price"])}
+                    break
+        notes: list[str] = []
+        if relaxed_rows and suggestion is not None:
+            changed = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in suggestion))
+            if suggestion.get("max_price"):
+                notes.append(
+                    f"预算放宽到{suggestion['max_price']}元的话有可订的"
+                    if zh
+                    else f"with a budget of {suggestion['max_price']} yuan there are options"
+                )
+            else:
+                notes.append(
+                    f"不限{changed}的话有可订的" if zh else f"without the {changed} condition there are options"
+                )
+        if not relaxed_rows and slots.get("date"):
+            for shift in (1, -1, 2):
+                day = dt.date.fromisoformat(slots["date"]) + dt.timedelta(days=shift)
+                if day < self.today:
+                    continue
+                rows = self.db.search(domain, self._constraints(domain, {**slots, "date": day.isoformat()}), SHOWN)
+                if rows:
+                    relaxed_rows, suggestion = rows, {"date": day.isoformat()}
+                    notes.append(f"{R.date_text(day.isoformat(), lang)}有可订的" if zh else f"on {day} there are")
                     break
         other = {"flight": "train", "train": "flight"}.get(domain)
-        if other:
-            slots = state["slots"]
-            other_c = self._constraints(other, {k: v for k, v in slots.items() if k not in ("seat_class", "berths")})
-            rows = self.db.search(other, other_c, limit=1)
+        if other and not relaxed_rows:
+            trip = {k: v for k, v in slots.items() if k in TRIP_KEYS}
+            rows = self.db.search(other, self._constraints(other, trip), limit=1)
             if rows:
-                state["suggest"] = other
+                suggestion = {"domain": other}
                 means = "飞机" if other == "flight" else "火车"
                 notes.append(
-                    f"改坐{means}的话有符合条件的{R.DOMAIN_NAMES[lang][other]}，最低{rows[0]['price']}元，需要帮您查吗"
+                    f"改坐{means}的话有，最低{rows[0]['price']}元，需要帮您查吗"
                     if zh
-                    else f"by {other} there are matching options from {rows[0]['price']} yuan; shall I look?"
+                    else f"by {other} there are options from {rows[0]['price']} yuan; shall I look?"
                 )
-        if relaxed_rows:
-            state["offers"] = [row["id"] for row in relaxed_rows]
-            listing = "\n".join(f"{i}. {R.item_summary(domain, r, lang)}" for i, r in enumerate(relaxed_rows, 1))
+        tail = ""
+        if notes:
+            ask = "" if suggestion and "domain" in suggestion else ("，要按这个来吗" if zh else "; shall I use that?")
+            tail = "；".join(notes) + ask + ("？" if zh else "")
         else:
-            state["offers"], listing = [], ""
-        if not notes:
             tail = (
                 "这个条件下确实没有可订的，请您换个日期或目的地试试。"
                 if zh
                 else "Nothing can be booked under these conditions; please try another date or destination."
             )
-        else:
-            end = "？" if state["suggest"] else "。"
-            tail = (
-                ("；".join(notes) + end)
-                if zh
-                else (" " + "; ".join(notes).rstrip("?") + ("?" if state["suggest"] else "."))
-            )
-        if seen:  # asked the same again: say plainly that it cannot be done
-            tail = (
-                "这些条件我已经查过了，确实没有。"
-                if zh
-                else "I have checked these conditions already: there is nothing."
-            ) + tail
+        if seen:
+            tail = ("这些条件我已经查过了，确实没有。" if zh else "I have checked these conditions already. ") + tail
         msg = head + tail
-        if listing:
-            msg += ("\n可选的有：\n" if zh else "\nAlternatives:\n") + listing
-        return TaskTurn(msg, state, acts=["nooffer"])
+        state["pending"] = None
+        if relaxed_rows:
+            state["offers"] = [row["id"] for row in relaxed_rows]
+            msg += ("\n可选的有：\n" if zh else "\nAlternatives:\n") + R.listing(domain, relaxed_rows, lang)
+        else:
+            state["offers"] = []
+        state["suggestion"] = suggestion
+        state["open"] = "offer_alternative" if suggestion else "change"
+        state["alternative"] = msg
+        turn.parts.append(msg)
 
-    def _chosen(self, state: dict[str, Any], p: Parse) -> dict[str, Any] | None:
-        items = [self.db.get(state["domain"], i) for i in state["offers"]]
-        items = [i for i in items if i]
-        if p.code:
-            for item in items:
-                if p.code == (item.get("flight_no") or item.get("train_no")):
-                    return item
-        if p.choice and 1 <= p.choice <= len(items):
-            return items[p.choice - 1]
-        return None
+    # ------------------------------------------------------------------ offers and bookings
+    def _offer_rows(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+        domain = state.get("domain")
+        if not domain:
+            return []
+        rows = []
+        for item_id in state.get("offers") or []:
+            row = self.db.get(domain, item_id)
+            if row:
+                if domain == "hotel":
+                    row["date"] = state["slots"].get("date")
+                rows.append(row)
+        return rows
 
-    def _book(self, state: dict[str, Any]) -> TaskTurn:
+    def _read_back(self, state: dict[str, Any]) -> str:
+        """The pending offer read back in full, with the confirmation question."""
+        item, lang = self._pending_item(state), state["language"]
+        if item is None:
+            return "抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone."
+        return R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+
+    def _pending_item(self, state: dict[str, Any]) -> dict[str, Any] | None:
+        pending = state.get("pending")
+        if not pending:
+            return None
+        item = self.db.get(pending["domain"], pending["id"])
+        if item and pending["domain"] == "hotel":
+            item["date"] = pending["date"]
+        return item
+
+    def _pending_for(self, state: dict[str, Any], domain: str, item: dict[str, Any]) -> dict[str, Any]:
+        slots = state["slots"]
+        pending = {"domain": domain, "id": item["id"], "date": item.get("date") or slots.get("date")}
+        if domain == "hotel":
+            pending["date"] = slots.get("date")
+            pending["nights"] = int(slots.get("nights") or 1)
+            pending["rooms"] = int(slots.get("rooms") or 1)
+        else:
+            pending["passengers"] = int(slots.get("passengers") or 1)
+        return pending
+
+    @staticmethod
+    def _offer_view(domain: str | None, row: dict[str, Any]) -> dict[str, Any]:
+        view = dict(row)
+        if domain in ("flight", "train"):
+            view["code"] = R.code_of(row)
+        if domain == "hotel":
+            view["brand"] = str(row.get("name", "")).split("(")[0]
+        return view
+
+    def _resolve(self, domain: str, rows: list[dict[str, Any]], ref: dict[str, Any]) -> list[dict[str, Any]]:
+        """The listed offers a description fits (ordinal, code, brand, district, price, time, feature, this)."""
+        views = [self._offer_view(domain, row) for row in rows]
+        keep = list(range(len(rows)))
+        if "ordinal" in ref:
+            n = int(ref["ordinal"])
+            index = len(rows) - 1 if n == -1 else n - 1
+            keep = [index] if 0 <= index < len(rows) else []
+        for key in ("code", "brand", "district", "price", "dep_time", "airline", "seat_class", "berth"):
+            if key in ref and ref[key] not in (None, ""):
+                want = str(ref[key]).upper() if key == "code" else ref[key]
+                keep = [
+                    i
+                    for i in keep
+                    if (str(views[i].get(key, "")).upper() if key == "code" else views[i].get(key)) == want
+                ]
+        feature = ref.get("feature")
+        if feature and keep:
+
+            def minutes(v: dict[str, Any]) -> int:
+                h1, m1 = map(int, v["dep_time"].split(":"))
+                h2, m2 = map(int, v["arr_time"].split(":"))
+                return (h2 * 60 + m2 + 1440 * int(v.get("arr_days") or 0)) - (h1 * 60 + m1)
+
+            key_of = {
+                "cheapest": lambda v: v["price"],
+                "most_expensive": lambda v: -v["price"],
+                "earliest": lambda v: v.get("dep_time", ""),
+                "latest": lambda v: "".join(chr(255 - ord(c)) for c in v.get("dep_time", "")),
+                "fastest": lambda v: minutes(v) if "arr_time" in v else 0,
+                "best": lambda v: (-int(v.get("stars") or 0), -v["price"]),
+            }.get(feature)
+            if key_of:
+                best = min(key_of(views[i]) for i in keep)
+                keep = [i for i in keep if key_of(views[i]) == best][:1]
+        if ref.get("ref") == "this" and len(keep) > 1:
+            keep = []
+        return [rows[i] for i in keep]
+
+    def _attribute(self, domain: str, row: dict[str, Any], key: str, lang: str) -> str:
+        zh = lang == "zh"
+        name = row.get("name") or R.code_of(row)
+        trip_only = ("dep_time", "arr_time", "duration", "dep_place", "arr_place", "airline", "seat_class", "berth")
+        if (
+            (domain == "hotel" and key in trip_only)
+            or (domain != "hotel" and key in ("stars", "district"))
+            or (key == "airline" and domain != "flight")
+        ):
+            return f"{name}没有这一项信息" if zh else f"{name}: not applicable"
+        if key == "price":
+            unit = "每晚" if domain == "hotel" else ""
+            return f"{name}{unit}{row['price']}元" if zh else f"{name}: {row['price']} yuan"
+        if key == "dep_time":
+            return f"{name} {row['dep_time']}出发" if zh else f"{name} leaves at {row['dep_time']}"
+        if key == "arr_time":
+            day = ("次日" if row.get("arr_days") else "") if zh else (" (+1 day)" if row.get("arr_days") else "")
+            return (
+                f"{name} {day}{row['arr_time']}到达{row['arr_place']}"
+                if zh
+                else f"{name} arrives {row['arr_time']}{day}"
+            )
+        if key == "duration":
+            h1, m1 = map(int, row["dep_time"].split(":"))
+            h2, m2 = map(int, row["arr_time"].split(":"))
+            total = (h2 * 60 + m2 + 1440 * int(row.get("arr_days") or 0)) - (h1 * 60 + m1)
+            return (
+                f"{name}全程约{total // 60}小时{total % 60}分" if zh else f"{name} takes {total // 60}h{total % 60:02d}"
+            )
+        if key in ("seats_left", "rooms_left"):
+            left = row.get("rooms") if domain == "hotel" else row.get("seats")
+            return f"{name}还有{left}个{'空房' if domain == 'hotel' else '余票'}" if zh else f"{name}: {left} left"
+        labels = {
+            "dep_place": "出发",
+            "arr_place": "到达",
+            "stars": "星级",
+            "district": "所在区",
+            "airline": "航空公司",
+        }
+        labels |= {"seat_class": "座位等级", "berth": "铺位"}
+        value = row.get(key, "")
+        if key == "stars":
+            value = f"{value}星"
+        return f"{name}{labels.get(key, key)}：{value}" if zh else f"{name} {key}: {value}"
+
+    def _book(self, state: dict[str, Any], turn: _Turn) -> None:
         pending = state["pending"]
         domain, lang = pending["domain"], state["language"]
-        item = self.db.get(domain, pending["id"])
-        if domain == "hotel":
-            item = {**item, "date": pending["date"]}
-        summary = R.item_summary(domain, item, "zh")
-        number = self.db.book(domain, item, pending["date"], summary)
+        item = self._pending_item(state)
+        if item is None:
+            state["pending"], state["open"] = None, None
+            turn.parts.append("抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone.")
+            return
+        details_zh = R.offer_details(domain, item, pending, "zh")
+        quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
+        number = self.db.book(domain, item, pending["date"], details_zh, quantity, int(pending.get("nights") or 1))
+        if number is None:
+            state["pending"] = None
+            state["open"] = "choose_offer" if state["offers"] else None
+            turn.parts.append(
+                "抱歉，刚刚这个已经订满了，没有为您预订。请换一个。"
+                if lang == "zh"
+                else "Sorry, it just sold out; nothing was booked."
+            )
+            turn.dirty = True
+            return
+        arrival = dt.date.fromisoformat(pending["date"]) + dt.timedelta(days=int(item.get("arr_days") or 0))
         booking = {
             "domain": domain,
+            "order_no": number,
             "number": number,
             "item_id": item["id"],
             "date": pending["date"],
-            "summary": summary,
+            "arrival_date": arrival.isoformat(),
+            "arr_city": item.get("arr_city") or item.get("city"),
+            "dep_city": item.get("dep_city"),
+            "city": item.get("city"),
+            "nights": pending.get("nights"),
+            "quantity": quantity,
+            "summary": details_zh,
+            "details": R.offer_details(domain, item, pending, lang),
         }
-        state["booked"].append(booking)
-        state["pending"] = None
-        state["offers"] = []
-        # keep the trip for a following hotel or return leg; clear the preferences of this booking
-        state["slots"] = {k: v for k, v in state["slots"].items() if k in ("dep_city", "arr_city", "city", "date")}
-        state["domain_done"] = domain
-        return TaskTurn(R.booked(domain, item, number, lang), state, booked=booking, acts=["book"])
+        state["bookings"].append(booking)
+        turn.booked.append(booking)
+        state["pending"], state["offers"], state["suggestion"] = None, [], None
+        state["open"] = "anything_else"
+        state["failures"] = {}
+        turn.parts.append(R.booked(domain, item, pending, number, lang))
+        if state["queue"]:
+            queued = state["queue"].pop(0)
+            next_domain = queued.pop("domain")
+            self._start(state, next_domain, queued, switch=False, turn=turn)
+            turn.dirty = True
+        else:
+            turn.prompted = False
 
-    def _finish(self, state: dict[str, Any]) -> TaskTurn:
-        state["done"] = True
-        return TaskTurn(R.BYE[state["language"]], state, done=True, acts=["bye"])
+    def _close(self, state: dict[str, Any], turn: _Turn) -> None:
+        lang = state["language"]
+        state["open"], state["offers"], state["pending"], state["suggestion"] = None, [], None, None
+        state["domain"], state["slots"] = None, {}
+        turn.parts.append(R.BYE[lang])
+        turn.prompted = True
+
+    @staticmethod
+    def _language(text: str, previous: str) -> str:
+        """The user's language; a bare code, number or 'ok' keeps the previous one."""
+        if re.search(r"[\u4e00-\u9fff]", text):
+            return "zh"
+        words = re.findall(r"[A-Za-z]{2,}", text)
+        if len(words) >= 2 or (words and words[0].lower() in ("hello", "hi", "hey", "yes", "no", "thanks")):
+            return "en"
+        return previous
+
+
+__all__ = ["STATE_KEY", "UNDER_WAY_KEYS", "TaskBranch", "TaskTurn", "new_state", "under_way"]

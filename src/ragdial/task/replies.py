@@ -1,11 +1,12 @@
 """Reply texts of the task branch, Chinese and English, in one place.
 
 The user simulator reads these replies like a person would; the cue phrases it relies on are the ones marked
-"cue" below (预订成功/订单号, 确认, 请问, 没有找到, 我可以帮您), so change them together with ``simulator``.
+"cue" below (预订成功/订单号, 确认预订吗, 请问, 没有找到, 我可以帮您), so change them together with ``simulator``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 DOMAIN_NAMES = {
@@ -24,6 +25,7 @@ SLOT_QUESTIONS = {  # cue: 请问 + the slot's words
         "hotel_date": "请问您哪天入住？",
         "city": "请问您要住在哪个城市？",
         "domain": "请问您要订机票、火车票还是酒店？",
+        "trip_domain": "请问您想坐飞机还是坐火车？",
     },
     "en": {
         "dep_city": "Which city are you leaving from?",
@@ -32,18 +34,67 @@ SLOT_QUESTIONS = {  # cue: 请问 + the slot's words
         "hotel_date": "Which day do you check in?",
         "city": "Which city do you want to stay in?",
         "domain": "Do you want a flight, a train ticket or a hotel?",
+        "trip_domain": "Would you like to fly or take the train?",
     },
 }
-GUIDE = {  # cue: 我可以帮您 / I can help
-    "zh": "抱歉，这个我帮不上忙。我可以帮您查询和预订机票、火车票和酒店，比如说“明天从北京到上海的机票”。",
-    "en": "Sorry, I can't help with that. I can help you find and book flights, train tickets and hotels, "
-    "e.g. 'a flight from Beijing to Shanghai tomorrow'.",
+CAN_DO = {  # cue: 我可以帮您 / I can help
+    "zh": "我可以帮您查询和预订机票、火车票和酒店",
+    "en": "I can help you find and book flights, train tickets and hotels",
+}
+GUIDE = {
+    "zh": "抱歉，这个我帮不上忙。" + CAN_DO["zh"] + "。",
+    "en": "Sorry, I can't help with that. " + CAN_DO["en"] + ".",
 }
 GREETING = {
-    "zh": "您好！我可以帮您查询和预订机票、火车票和酒店，请问有什么需要？",
-    "en": "Hello! I can help you find and book flights, train tickets and hotels. What do you need?",
+    "zh": "您好！" + CAN_DO["zh"] + "，请问有什么需要？",
+    "en": "Hello! " + CAN_DO["en"] + ". What do you need?",
 }
 BYE = {"zh": "好的，祝您旅途愉快，再见！", "en": "All right, have a good trip. Goodbye!"}
+CHOOSE = {"zh": "请问您要订哪一个？", "en": "Which one would you like?"}
+CONFIRM_Q = {"zh": "请问确认预订吗？", "en": "Shall I confirm the booking?"}
+ANYTHING_ELSE = {"zh": "还需要别的帮助吗？", "en": "Anything else?"}
+SLOT_NAMES = {
+    "zh": {
+        "max_price": "预算",
+        "period": "出发时段",
+        "time_from": "出发时间",
+        "time_to": "出发时间",
+        "seat_class": "座位等级",
+        "berth": "铺位",
+        "train_kinds": "车型",
+        "airline": "航空公司",
+        "dep_place": "出发站/机场",
+        "arr_place": "到达站/机场",
+        "district": "区域",
+        "brand": "酒店品牌",
+        "stars": "星级",
+        "min_stars": "星级",
+        "rooms": "房间数",
+        "nights": "连住晚数",
+        "passengers": "票数",
+        "date": "日期",
+    },
+    "en": {
+        "max_price": "budget",
+        "period": "time of day",
+        "time_from": "departure time",
+        "time_to": "departure time",
+        "seat_class": "class",
+        "berth": "berth",
+        "train_kinds": "train type",
+        "airline": "airline",
+        "dep_place": "departure station/airport",
+        "arr_place": "arrival station/airport",
+        "district": "district",
+        "brand": "hotel brand",
+        "stars": "star rating",
+        "min_stars": "star rating",
+        "rooms": "number of rooms",
+        "nights": "number of nights",
+        "passengers": "number of tickets",
+        "date": "date",
+    },
+}
 
 
 def date_text(iso: str, language: str) -> str:
@@ -52,13 +103,17 @@ def date_text(iso: str, language: str) -> str:
     return f"{int(month)}月{int(day)}日" if language == "zh" else f"{iso}"
 
 
+def code_of(item: dict[str, Any]) -> str:
+    return str(item.get("flight_no") or item.get("train_no") or item.get("code") or "")
+
+
 def item_summary(domain: str, item: dict[str, Any], language: str = "zh") -> str:
     """One line describing a flight, train or hotel row."""
     if domain == "hotel":
         if language == "zh":
             return f"{item['name']} {item['stars']}星 {item['district']} 每晚{item['price']}元"
         return f"{item['name']} {item['stars']}-star, {item['district']}, {item['price']} yuan/night"
-    code = item["flight_no"] if domain == "flight" else item["train_no"]
+    code = code_of(item)
     days = item.get("arr_days", 0)
     arrive = item["arr_time"]
     if days:
@@ -75,24 +130,48 @@ def item_summary(domain: str, item: dict[str, Any], language: str = "zh") -> str
     )
 
 
-def options(domain: str, items: list[dict[str, Any]], total_note: str, language: str) -> str:
+def listing(domain: str, items: list[dict[str, Any]], language: str) -> str:
+    return "\n".join(f"{i}. {item_summary(domain, item, language)}" for i, item in enumerate(items, 1))
+
+
+def options(domain: str, items: list[dict[str, Any]], head: str, language: str) -> str:
     """List options and ask which one (cue: 请问您要订哪一个)."""
-    lines = [f"{i}. {item_summary(domain, item, language)}" for i, item in enumerate(items, 1)]
+    return f"{head}\n{listing(domain, items, language)}\n{CHOOSE[language]}"
+
+
+def offer_details(domain: str, item: dict[str, Any], pending: dict[str, Any], language: str) -> str:
+    """The whole offer as it will be booked: item, dates, quantity and total price."""
+    zh = language == "zh"
+    line = item_summary(domain, item, language)
+    if domain == "hotel":
+        nights, rooms = int(pending.get("nights") or 1), int(pending.get("rooms") or 1)
+        check_in = pending["date"]
+        check_out = (dt.date.fromisoformat(check_in) + dt.timedelta(days=nights)).isoformat()
+        total = item["price"] * nights * rooms
+        if zh:
+            return (
+                f"{line}，{date_text(check_in, 'zh')}入住，住{nights}晚（{date_text(check_out, 'zh')}退房），"
+                f"{rooms}间，共{total}元"
+            )
+        return (
+            f"{line}, check in {check_in}, {nights} night(s) (out {check_out}), {rooms} room(s), {total} yuan in total"
+        )
+    count = int(pending.get("passengers") or 1)
+    total = item["price"] * count
+    return f"{line}，{count}张，共{total}元" if zh else f"{line}, {count} ticket(s), {total} yuan in total"
+
+
+def confirm(domain: str, item: dict[str, Any], pending: dict[str, Any], language: str) -> str:
+    """Read the whole offer back and ask to confirm (cue: 为您预订：… 请问确认预订吗)."""
+    details = offer_details(domain, item, pending, language)
     if language == "zh":
-        return f"{total_note}\n" + "\n".join(lines) + "\n请问您要订哪一个？"
-    return f"{total_note}\n" + "\n".join(lines) + "\nWhich one would you like?"
+        return f"为您预订：{details}。{CONFIRM_Q['zh']}"
+    return f"I'll book: {details}. {CONFIRM_Q['en']}"
 
 
-def confirm(domain: str, item: dict[str, Any], language: str) -> str:
-    """Ask to confirm a booking (cue: 确认预订)."""
-    if language == "zh":
-        return f"为您预订：{item_summary(domain, item, language)}。请问确认预订吗？"
-    return f"I'll book: {item_summary(domain, item, language)}. Shall I confirm the booking?"
-
-
-def booked(domain: str, item: dict[str, Any], number: int, language: str) -> str:
+def booked(domain: str, item: dict[str, Any], pending: dict[str, Any], number: int, language: str) -> str:
     """Booking done (cue: 预订成功，订单号 N)."""
+    details = offer_details(domain, item, pending, language)
     if language == "zh":
-        more = "还需要别的帮助吗？比如预订酒店。" if domain != "hotel" else "还需要别的帮助吗？"
-        return f"预订成功，订单号{number}：{item_summary(domain, item, language)}。{more}"
-    return f"Booked, booking number {number}: {item_summary(domain, item, language)}. Anything else?"
+        return f"预订成功，订单号{number}：{details}。"
+    return f"Booked, booking number {number}: {details}."

@@ -1,14 +1,22 @@
-"""Agenda-based user simulator (Chinese) and the SMP2017 task-2 online-test metrics.
+"""Agenda-based user simulator (Chinese) and the SMP2017 task-2 online-test metrics, plus booking integrity.
 
-The simulator reads the system's replies as text, like a person: it answers the question asked (请问…),
-picks the first listed option that meets its goal, confirms a booking only when the summary meets its goal,
-switches to its fallback when told the database has nothing (the compound goals), may wander off-topic once
-(to measure guidance back to the task) and may misspeak a city once and correct it ("不对，是从北京出发").
-Success is judged from the bookings in the database, not from what the system says.
+The simulated user reads the system's replies as text, like a person: it answers the question asked (请问…),
+picks a listed option that meets its goal (by ordinal, code, price, brand, district or "the cheapest"), checks a
+read-back (item, nights, rooms, tickets) before confirming, changes its mind about the date once in a while,
+wanders off-topic with turns that name cities, dates and numbers, confirms and asks for the next part in one
+sentence, and asks about the bookings it made. Its fixed phrases (confirmations, refusals, thanks, greetings,
+out-of-scope turns, booking questions, choice and change templates) come from the **dev half** of the
+utterance bank (``ragdial.task.phrases``), written by another hand than the parser; requests are composed here.
+It is still written by the same hand as the parser: it checks that the parts fit, not how real users talk.
+
+Success is judged from the database's bookings, not from the system's words. Booking-integrity errors: a booking
+the user did not confirm, or a confirmed booking that is missing (not made, not in the database, or left out of
+the answer to a question about the bookings).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import re
 from collections.abc import Callable
@@ -18,18 +26,20 @@ from typing import Any, Protocol
 from ragdial.task.db import Gazetteer, TravelDB
 from ragdial.task.goals import Goal, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
+from ragdial.task.phrases import Phrases
 
 MAX_TURNS = 30
-OFF_TOPIC_UTTERANCES = (
-    "你会唱歌吗",
-    "给我讲个笑话吧",
-    "你是机器人吗",
-    "最近有什么好看的电影",
-    "帮我查一下股票行情",
-    "你叫什么名字",
-)
 GUIDE_CUES = ("我可以帮您", "I can help")
+RETURN_CUES = ("请问", "确认预订吗", "订哪一个", "还需要", "要按这个来吗", "需要帮您查吗")
 Noise = Callable[[str, random.Random], str]
+_PHRASES: Phrases | None = None
+
+
+def default_phrases() -> Phrases:
+    global _PHRASES
+    if _PHRASES is None:
+        _PHRASES = Phrases.load()
+    return _PHRASES
 
 
 class Channel(Protocol):
@@ -83,6 +93,7 @@ HOTEL_RE = re.compile(r"^\s*(\d+)\.\s+(\S+)\s+(\d)星\s+(\S+)\s+每晚(\d+)元\s
 def read_item(line: str) -> dict[str, Any] | None:
     """An option line (or a booking summary) of a reply as a dict with the fields ``satisfies`` checks."""
     text = line if re.match(r"^\s*\d+\.", line) else "0. " + line.strip()
+    text = text.split("，")[0]
     m = OPTION_RE.match(text)
     if m:
         seat = m.group(8)
@@ -100,7 +111,13 @@ def read_item(line: str) -> dict[str, Any] | None:
         }
     m = HOTEL_RE.match(text)
     if m:
-        return {"index": int(m.group(1)), "name": m.group(2), "stars": int(m.group(3)), "price": int(m.group(5))}
+        return {
+            "index": int(m.group(1)),
+            "name": m.group(2),
+            "stars": int(m.group(3)),
+            "district": m.group(4),
+            "price": int(m.group(5)),
+        }
     return None
 
 
@@ -114,6 +131,7 @@ class DialogResult:
     success: bool = False
     turns: int = MAX_TURNS
     guidance: int | None = None  # 0/1 where the user went off-topic, else None
+    integrity_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +140,7 @@ class DialogResult:
             "success": self.success,
             "turns": self.turns,
             "guidance": self.guidance,
+            "integrity_errors": self.integrity_errors,
             "bookings": self.bookings,
             "log": self.log,
         }
@@ -130,55 +149,82 @@ class DialogResult:
 class UserSimulator:
     """The user side of one dialog, driven by an agenda built from its goal."""
 
-    def __init__(self, goal: Goal, today, rng: random.Random, gazetteer: Gazetteer | None = None) -> None:
+    def __init__(
+        self,
+        goal: Goal,
+        today: dt.date,
+        rng: random.Random,
+        gazetteer: Gazetteer | None = None,
+        phrases: Phrases | None = None,
+    ) -> None:
         self.goal, self.today, self.rng = goal, today, rng
         self.gazetteer = gazetteer
+        self.phrases = phrases or default_phrases()
         self.index = 0  # current subgoal
         self.options: list[dict[str, Any]] = []
         self.pending_oos = goal.out_of_scope
+        self.pending_ask = goal.ask_booking
+        self.pending_change = goal.change_date
         self.pending_correction: str | None = None
         self.oos_turn = False
+        self.guided: bool | None = None
         self.restated = 0
         self.bookings: list[tuple[int, int]] = []  # (subgoal index, booking number)
+        self.last_kind = "request"  # what the user's last turn did
+        self.errors: list[str] = []
+        self.confirms_without_booking = 0
+        self.compound_next = False
 
     @property
     def sub(self) -> SubGoal | None:
         return self.goal.subgoals[self.index] if self.index < len(self.goal.subgoals) else None
 
-    # ---------------------------------------------------------------- utterances
-    def _date_words(self, sub: SubGoal) -> str:
-        import datetime as dt
-
-        return sub.date_expr or date_expression(dt.date.fromisoformat(sub.constraints["date"]), self.today, self.rng)
+    # ---------------------------------------------------------------- phrasing
+    def _date_words(self, sub: SubGoal, iso: str | None = None) -> str:
+        if iso is None and sub.date_expr:
+            return sub.date_expr
+        date = dt.date.fromisoformat(iso or sub.constraints["date"])
+        return date_expression(date, self.today, self.rng)
 
     def _price(self, value: int, per_night: bool = False) -> str:
-        amount = str(value) if value >= 10000 or self.rng.random() < 0.7 else chinese_number(value)
-        night = "每晚" if per_night and self.rng.random() < 0.6 else ""
-        return self.rng.choice(
-            (f"{night}{amount}元以内", f"{night}不超过{amount}元", f"预算{amount}块", f"{night}{amount}块以下")
-        )
+        said = str(value) if self.rng.random() < 0.6 else chinese_number(value)
+        unit = self.rng.choice(("元", "块", ""))
+        forms = [f"{said}{unit}以内", f"预算{said}{unit}", f"不超过{said}{unit}"]
+        if per_night:
+            forms = [f"每晚{said}{unit}以内", f"一晚不超过{said}{unit}", f"预算{said}{unit}一晚"]
+        return self.rng.choice(forms)
 
-    def _route(self, domain: str, dep: str, arr: str) -> tuple[str, bool]:
-        """A departure+destination phrase, and whether it must come before the ticket word."""
+    def _route(self, domain: str, dep: str, arr: str) -> str:
         forms = [f"从{dep}到{arr}", f"{dep}到{arr}", f"{dep}去{arr}", f"{dep}出发去{arr}"]
         if domain == "flight":
             forms.append(f"{dep}飞{arr}")
-        return self.rng.choice(forms), True
+        return self.rng.choice(forms)
 
     def _request(self, sub: SubGoal, full: bool = False, first: bool = True, after_booking: bool = False) -> str:
         c, rng = sub.constraints, self.rng
         keep = (lambda: True) if full else (lambda: rng.random() < 0.8)
         if first:
-            opener = rng.choice(("帮我订", "我想订", "我要订", "帮我查一下", "我想买", "请帮我订", ""))
+            opener = rng.choice(("帮我订", "我想订", "我要订", "帮我查一下", "我想买", "请帮我订", "", "嗯 那个 "))
         elif after_booking:
             opener = rng.choice(("再帮我订", "还要订", "再帮我找", "另外订"))
         else:
             opener = rng.choice(("我要", "帮我看看", "我想要", ""))
+        date_iso = self.pending_change if (first and self.index == 0 and self.pending_change) else None
         if sub.domain == "hotel":
             parts = [opener]
-            if sub.date_expr and keep():
-                parts.append(sub.date_expr)
-            parts.append(rng.choice((f"{c['city']}的酒店", f"一家{c['city']}的酒店", f"{c['city']}的宾馆")))
+            if (sub.date_expr or date_iso) and (keep() or date_iso):
+                parts.append(self._date_words(sub, date_iso))
+            where = c["city"] + (c.get("district", "") if rng.random() < 0.5 else "")
+            parts.append(rng.choice((f"{where}的酒店", f"一家{where}的酒店", f"{where}的宾馆", f"{where}住的地方")))
+            if c.get("district") and c["district"] not in where:
+                parts.append(
+                    rng.choice((f"，{c['district']}区的", f"，最好在{c['district']}", f" {c['district']}附近"))
+                )
+            nights = c.get("nights", 1)
+            if nights > 1 or rng.random() < 0.3:
+                parts.append(rng.choice((f"，住{chinese_number(nights)}晚", f" {nights}晚", f"，住{nights}个晚上")))
+            if c.get("rooms", 1) > 1:
+                parts.append(rng.choice(("，要两间", "，订两间房", " 两间")))
             if c.get("stars"):
                 stars = str(c["stars"]) if rng.random() < 0.5 else chinese_number(c["stars"])
                 parts.append(rng.choice((f"，要{stars}星级的", f"，{stars}星的", f"，最好是{stars}星级")))
@@ -189,7 +235,7 @@ class UserSimulator:
                 parts.append("，" + self._price(c["max_price"], per_night=True))
             return "".join(parts)
         dep = c["dep_city"]
-        if self.goal.correction and self.index == 0 and first and not full:
+        if self.goal.correction and self.index == 0 and first and not full and not self.pending_correction:
             wrong = rng.choice(
                 [x for x in ("北京", "上海", "广州", "成都", "西安", "武汉") if x not in (c["dep_city"], c["arr_city"])]
             )
@@ -198,25 +244,32 @@ class UserSimulator:
             )
             dep = wrong
         parts = [opener]
-        if full or keep():
-            parts.append(self._date_words(sub))
-        if c.get("period"):
-            parts.append(c["period"])
-        if full or keep() or self.pending_correction:
-            parts.append(self._route(sub.domain, dep, c["arr_city"])[0])
+        if full or keep() or date_iso:
+            parts.append(self._date_words(sub, date_iso))
+        period = c.get("period")
+        said_period = rng.choice(("早班", "一大早", "早上")) if period == "早上" else (period or "")
+        parts.append(said_period)
+        parts.append(
+            self._route(sub.domain, dep, c["arr_city"])
+            if (full or keep() or self.pending_correction)
+            else f"去{c['arr_city']}"
+        )
+        if sub.domain == "flight":
+            name = "机" if said_period == "早班" else rng.choice(("机票", "航班", "的机票"))
         else:
-            parts.append(f"去{c['arr_city']}")
-        name = "机票" if sub.domain == "flight" else rng.choice(("火车票", "火车票", "车票"))
+            name = "车" if said_period == "早班" else rng.choice(("火车票", "火车票", "车票", "的火车"))
         seat = c.get("seat_class", "")
         if seat and rng.random() < 0.5:
             parts.append(f"的{name}，要{seat}")
         else:
-            parts.append(f"的{seat}{name}")
+            parts.append(f"的{seat}{name}" if not name.startswith("的") else f"{name}，{seat}" if seat else name)
         if c.get("berths"):
             if len(c["berths"]) > 1:
                 parts.append("，" + rng.choice(("或者", "或", "和")).join(c["berths"]) + "都行")
             else:
                 parts.append(rng.choice(("，要", "，")) + c["berths"][0])
+        if c.get("passengers", 1) > 1:
+            parts.append(rng.choice(("，两个人", "，两张", "，要两张票")))
         if c.get("max_price"):
             parts.append("，" + self._price(c["max_price"]))
         return "".join(parts)
@@ -225,127 +278,275 @@ class UserSimulator:
         sub, rng = self.sub, self.rng
         assert sub is not None
         c = sub.constraints
-        asked_domain = "hotel" if "住在哪个城市" in reply or "哪天入住" in reply else "trip"
+        if "飞机还是坐火车" in reply:
+            return "坐飞机" if sub.domain == "flight" else rng.choice(("坐火车", "火车"))
+        asked_hotel = "住在哪个城市" in reply or "哪天入住" in reply
         if (("从哪个城市出发" in reply or "要去哪个城市" in reply) and sub.domain == "hotel") or (
-            asked_domain == "hotel" and sub.domain != "hotel"
+            asked_hotel and sub.domain != "hotel"
         ):
             return None  # the system misheard the domain: restate the request
         if "从哪个城市出发" in reply:
-            return rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}"))
+            return rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}走"))
         if "要去哪个城市" in reply:
             return rng.choice((f"去{c['arr_city']}", f"到{c['arr_city']}", c["arr_city"]))
         if "住在哪个城市" in reply:
             return rng.choice((c["city"], f"住{c['city']}"))
         if "哪天" in reply:
-            words = self._date_words(sub)
+            words = self._date_words(sub, c["date"])
             return rng.choice((words, f"{words}的", f"{words}出发" if sub.domain != "hotel" else f"{words}入住"))
-        if "机票、火车票还是酒店" in reply:
+        if "机票、火车票还是酒店" in reply or "想改哪个条件" in reply:
             return self._request(sub, full=True, first=False)
         return None
 
     def _fits(self, item: dict[str, Any], sub: SubGoal) -> bool:
-        """Whether an option or booking summary meets the subgoal, as a person reads it: the stations' cities,
-        the day, the class and berth, the time, the price, the hotel's city and stars."""
+        """Whether an option or booking summary meets the subgoal, as a person reads it."""
         seen = dict(item)
         gaz = self.gazetteer
         if gaz is not None and "dep_place" in item:
             seen["dep_city"] = gaz.places.get(item["dep_place"], ("?",))[0]
             seen["arr_city"] = gaz.places.get(item["arr_place"], ("?",))[0]
-        if "day" in item:
-            month, day = re.match(r"(\d+)月(\d+)日", item["day"]).groups()
+        day_said = re.match(r"(\d+)月(\d+)日", item.get("day", ""))
+        if day_said:
+            month, day = day_said.groups()
             want = sub.constraints.get("date", "")
             seen["date"] = f"{want[:4]}-{int(month):02d}-{int(day):02d}"
         if "name" in item and sub.constraints.get("city"):
             seen["city"] = sub.constraints["city"] if f"({sub.constraints['city']}" in item["name"] else "?"
         return satisfies(seen, sub.constraints)
 
+    def _select(self, item: dict[str, Any]) -> str:
+        """Name one listed option the way the bank's dev lines do (ordinal, code, price, brand, district)."""
+        rng, phrases = self.rng, self.phrases
+        ways = ["ordinal"]
+        unique = lambda key: sum(o.get(key) == item.get(key) for o in self.options) == 1  # noqa: E731
+        if item.get("code") and unique("code"):
+            ways += ["code", "code"]
+        if unique("price"):
+            ways.append("price")
+        if item.get("name") and unique("district"):
+            ways.append("district")
+        if item.get("name"):
+            brand = item["name"].split("(")[0]
+            if sum(o.get("name", "").startswith(brand) for o in self.options) == 1:
+                ways.append("brand")
+        if item is self.options[0] and all(item["price"] < o["price"] for o in self.options[1:]):
+            ways.append("cheapest")
+        way = rng.choice(ways)
+        if way == "ordinal":
+            n = item["index"]
+            said = str(n) if rng.random() < 0.4 else chinese_number(n)
+            template = phrases.pick("select_ordinal", rng)
+            if "家" in template and not item.get("name"):
+                template = "第{n}个"
+            return template.replace("{n}", said)
+        if way == "code":
+            code = item["code"] if rng.random() < 0.7 else item["code"].lower()
+            return phrases.pick("select_code", rng).replace("{code}", code)
+        if way == "price":
+            template = phrases.pick("select_price", rng)
+            if "趟" in template and item.get("name"):
+                template = "{price}的那个"
+            return template.replace("{price}", str(item["price"]))
+        if way == "district":
+            return phrases.pick("select_district", rng).replace("{district}", item["district"])
+        if way == "brand":
+            brand = item["name"].split("(")[0].replace("酒店", "").replace("快捷", "")
+            return phrases.pick("select_brand", rng).replace("{brand}", brand)
+        return phrases.pick("select_cheapest", rng)
+
+    def _readback_mismatch(self, reply: str, sub: SubGoal) -> str | None:
+        """A change to ask for when the read-back has the wrong nights, rooms or tickets ("是两间吧？")."""
+        c = sub.constraints
+        if sub.domain == "hotel":
+            m = re.search(r"住(\d+)晚", reply)
+            if m and int(m.group(1)) != c.get("nights", 1):
+                return self.rng.choice((f"住{chinese_number(c.get('nights', 1))}晚", f"是住{c.get('nights', 1)}晚吧？"))
+            m = re.search(r"，(\d+)间", reply)
+            if m and int(m.group(1)) != c.get("rooms", 1):
+                return self.rng.choice(("是两间吧？", "要两间")) if c.get("rooms", 1) == 2 else "一间就够"
+            return None
+        m = re.search(r"，(\d+)张", reply)
+        if m and int(m.group(1)) != c.get("passengers", 1):
+            return "两张" if c.get("passengers", 1) == 2 else "就一张"
+        return None
+
     # ---------------------------------------------------------------- the agenda
     def start(self) -> str:
-        return self._request(self.sub, first=True)
+        sub = self.sub
+        assert sub is not None, "a goal has at least one part"
+        if self.rng.random() < 0.15:
+            return self.phrases.pick("greeting", self.rng) + "，" + self._request(sub, first=True)
+        return self._request(sub, first=True)
+
+    def _say(self, kind: str, text: str) -> str:
+        self.last_kind = kind
+        return text
 
     def react(self, reply: str) -> str | None:
         """The next user utterance given the system's reply; None ends the dialog."""
+        numbers = [int(n) for n in re.findall(r"预订成功，订单号(\d+)", reply)]
+        if numbers and self.last_kind != "confirm":
+            self.errors.append("booking made without confirmation")
+        if self.last_kind == "confirm" and not numbers and "已经订满" not in reply:
+            if "确认预订吗" not in reply and "没有预订" not in reply:
+                self.errors.append("confirmation dropped: neither booked nor asked again")
+            else:
+                self.confirms_without_booking += 1
+        answered = "订单号" in reply or "还没有成功" in reply
+        if self.last_kind == "ask_booking" and answered:
+            made = [n for _i, n in self.bookings]
+            if made and not all(f"订单号{n}" in reply for n in made):
+                self.errors.append("a confirmed booking missing from the answer about bookings")
         if self.oos_turn:
-            self.guided = any(cue in reply for cue in GUIDE_CUES)
+            self.guided = any(cue in reply for cue in GUIDE_CUES) and any(cue in reply for cue in RETURN_CUES)
             self.oos_turn = False
-        if self.pending_correction:
-            text, self.pending_correction = self.pending_correction, None
-            return text
-        if self.pending_oos and self.sub is not None:
-            self.pending_oos = False
-            self.oos_turn = True
-            return self.rng.choice(OFF_TOPIC_UTTERANCES)
-        if self.sub is None:
-            return None
-        m = re.search(r"预订成功，订单号(\d+)", reply)
-        if m:
-            self.bookings.append((self.index, int(m.group(1))))
+        compound = False
+        arrives = re.search(r"预订成功，订单号\d+：\S+ (\d+)月(\d+)日 \S+?→(次日|第(\d)天)?", reply)
+        for number in numbers:
+            sub = self.goal.subgoals[self.index]
+            following = self.goal.subgoals[self.index + 1] if self.index + 1 < len(self.goal.subgoals) else None
+            if (
+                arrives
+                and sub.domain != "hotel"
+                and following
+                and following.domain == "hotel"
+                and not following.date_expr
+            ):
+                # the hotel is for the night one arrives (after an overnight train, the next day)
+                days = 0 if not arrives.group(3) else (1 if arrives.group(3) == "次日" else int(arrives.group(4)) - 1)
+                following.constraints["date"] = (
+                    dt.date.fromisoformat(sub.constraints["date"]) + dt.timedelta(days=days)
+                ).isoformat()
+            self.bookings.append((self.index, number))
             self.index += 1
             self.options, self.restated = [], 0
-            if self.sub is None:
-                return None
-            return self._request(self.sub, first=False, after_booking=True)
+            if self.compound_next:
+                self.compound_next = False
+                compound = True  # the next request went with the confirmation: read on
+        if self.pending_correction and self.last_kind == "request":
+            text, self.pending_correction = self.pending_correction, None
+            return self._say("modify", text)
+        if self.pending_oos and self.sub is not None and self.rng.random() < 0.5:
+            self.pending_oos = False
+            self.oos_turn = True
+            return self._say("oos", self.phrases.pick("oos", self.rng))
+        if self.pending_ask and self.bookings and self.rng.random() < 0.6:
+            self.pending_ask = False
+            domain = self.goal.subgoals[self.bookings[-1][0]].domain
+            return self._say("ask_booking", self.phrases.ask_booking(domain, self.rng))
+        if self.sub is None:
+            if self.pending_oos:  # still owes its aside: say it now, then close
+                self.pending_oos = False
+                self.oos_turn = True
+                return self._say("oos", self.phrases.pick("oos", self.rng))
+            return None
         sub = self.sub
-        lines = reply.splitlines()
-        listed = [item for item in map(read_item, lines) if item is not None and item["index"] > 0]
+        if numbers and not compound:
+            return self._say("request", self._request(sub, first=False, after_booking=True))
+        listed = [item for item in map(read_item, reply.splitlines()) if item is not None and item["index"] > 0]
         if listed:
             self.options = listed
         if "确认预订吗" in reply:
             summary = re.search(r"为您预订：(.+?)。请问确认预订吗", reply)
             item = read_item(summary.group(1)) if summary else None
+            said_date = re.search(r"(\d+)月(\d+)日(?:入住| )", summary.group(1)) if summary else None
+            if said_date and item is not None:
+                want = sub.constraints["date"]
+                if f"{int(want[5:7])}月{int(want[8:10])}日" != f"{said_date.group(1)}月{said_date.group(2)}日":
+                    self.pending_change = None
+                    words = self._date_words(sub, want)
+                    return self._say("modify", self.phrases.pick("modify_date", self.rng).replace("{date}", words))
             if item is not None and self._fits(item, sub):
-                return self.rng.choice(("确认", "好的", "是的", "可以"))
-            return "不对，" + self._request(sub, full=True, first=False)
-        if "没有找到" in reply and sub.expect_fail:
+                change = self._readback_mismatch(reply, sub)
+                if change:
+                    return self._say("modify", change)
+                confirm = self.phrases.pick("confirm", self.rng)
+                following = self.goal.subgoals[self.index + 1] if self.index + 1 < len(self.goal.subgoals) else None
+                if self.goal.compound and following is not None and not following.expect_fail:
+                    self.goal.compound = False
+                    self.compound_next = True
+                    self.last_kind = "confirm"
+                    return confirm + "，然后" + self._request(following, first=False, after_booking=True)
+                return self._say("confirm", confirm)
+            return self._say("deny", self.phrases.pick("deny", self.rng) + "，" + self._request(sub, True, False))
+        failed = any(cue in reply for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足"))
+        if failed and sub.expect_fail:
             self.index += 1
             self.options = []
             nxt = self.sub
             assert nxt is not None
+            if "需要帮您查吗" in reply and ("火车" in reply) == (nxt.domain == "train"):
+                return self._say("confirm_suggestion", self.rng.choice(("好的", "可以", "好，那就坐火车吧")))
             word = "火车票" if nxt.domain == "train" else "机票"
-            return self.rng.choice((f"那帮我看看{word}吧", f"那{word}呢", f"那就订{word}吧"))
+            return self._say("modify", self.rng.choice((f"那帮我看看{word}吧", f"那{word}呢", f"那就订{word}吧")))
+        if self.pending_change and listed and self.index == 0:
+            iso, self.pending_change = sub.constraints["date"], None
+            return self._say(
+                "modify", self.phrases.pick("modify_date", self.rng).replace("{date}", self._date_words(sub, iso))
+            )
         answer = self._answer(reply)
         if answer:
-            return answer
+            return self._say("inform", answer)
         if self.options and ("订哪一个" in reply or "可选的有" in reply or "Which one" in reply):
             for item in self.options:
                 if self._fits(item, sub):
-                    return self.rng.choice(
-                        (f"第{item['index']}个", f"就订第{item['index']}个吧", f"要第{item['index']}个")
-                    )
+                    return self._say("select", self._select(item))
+        if failed and ("要按这个来吗" in reply or "需要帮您查吗" in reply):
+            pass  # an alternative that does not fit the goal: restate
         self.restated += 1
         if self.restated > 4:
             return None
-        return self._request(sub, full=True, first=False)
+        return self._say("request", self._request(sub, full=True, first=False))
 
 
 def run_dialog(
-    goal: Goal, channel: Channel, db: TravelDB, today, seed: int, noise: Noise | None = None
+    goal: Goal,
+    channel: Channel,
+    db: TravelDB,
+    today: dt.date,
+    seed: int,
+    noise: Noise | None = None,
+    phrases: Phrases | None = None,
 ) -> DialogResult:
     """Simulate one dialog and judge it from the database's bookings."""
     rng = random.Random(seed)
     noise_rng = random.Random(seed + 1_000_003)
-    sim = UserSimulator(goal, today, rng, db.gazetteer())
-    sim.guided = None
+    sim = UserSimulator(goal, today, rng, db.gazetteer(), phrases)
     channel.reset()
     result = DialogResult(goal)
-    text: str | None = sim.start()
-    completed_at = None
+    before = _booking_count(db)
+    text = sim.start()
+    completed_at: int | None = None
     needed = [i for i, s in enumerate(goal.subgoals) if not s.expect_fail]
     for turn in range(1, MAX_TURNS + 1):
         heard = noise(text, noise_rng) if noise else text
         reply = channel.send(heard)
         result.log.append({"user": text, "heard": heard, "system": reply})
-        text = sim.react(reply)
+        following = sim.react(reply)
         if completed_at is None and {i for i, _ in sim.bookings} >= set(needed):
             completed_at = turn
-        if text is None:
+        if following is None:
             break
+        text = following
     result.bookings = [{"subgoal": i, "number": n} for i, n in sim.bookings]
+    made = _booking_count(db) - before
+    errors = list(sim.errors)
+    if made > len(sim.bookings):
+        errors.append("booking in the database that the user was never told about")
+    for _i, number in sim.bookings:
+        if db.booking(number) is None:
+            errors.append("a booking announced but not in the database")
+    result.integrity_errors = errors
     result.success = completed_at is not None and _verify(goal, sim.bookings, db)
-    result.turns = completed_at if result.success else MAX_TURNS
-    if goal.out_of_scope:
+    result.turns = completed_at if result.success and completed_at is not None else MAX_TURNS
+    if goal.out_of_scope and sim.guided is not None:
         result.guidance = int(bool(sim.guided))
     return result
+
+
+def _booking_count(db: TravelDB) -> int:
+    with db.lock:
+        return int(db.conn.execute("SELECT COUNT(*) FROM bookings").fetchone()[0])
 
 
 def _verify(goal: Goal, bookings: list[tuple[int, int]], db: TravelDB) -> bool:
@@ -362,11 +563,18 @@ def _verify(goal: Goal, bookings: list[tuple[int, int]], db: TravelDB) -> bool:
         item = db.get(sub.domain, record["item_id"])
         if item is None or not satisfies({**item, "date": record["date"]}, sub.constraints):
             return False
+        if sub.domain == "hotel":
+            nights, rooms = sub.constraints.get("nights", 1), sub.constraints.get("rooms", 1)
+            if f"住{nights}晚" not in record["summary"] or f"，{rooms}间" not in record["summary"]:
+                return False
+        elif f"，{sub.constraints.get('passengers', 1)}张" not in record["summary"]:
+            return False
     return True
 
 
 def summarise(results: list[DialogResult]) -> dict[str, Any]:
-    """SMP2017 task-2 online metrics: completion ratio, mean turns (unfinished = 30), guidance rate."""
+    """SMP2017 task-2 online metrics (completion ratio, mean turns with unfinished = 30, guidance rate) and
+    booking-integrity errors."""
     n = len(results)
     guided = [r.guidance for r in results if r.guidance is not None]
     return {
@@ -375,4 +583,6 @@ def summarise(results: list[DialogResult]) -> dict[str, Any]:
         "mean_turns": sum(r.turns for r in results) / n if n else 0.0,
         "guidance_rate": sum(guided) / len(guided) if guided else None,
         "off_topic_dialogs": len(guided),
+        "integrity_errors": sum(len(r.integrity_errors) for r in results),
+        "dialogs_with_integrity_errors": sum(bool(r.integrity_errors) for r in results),
     }

@@ -550,19 +550,19 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         result.max_price = int(m.group(1)) if m else None
         m = re.search(r"\b(\d|one|two|three|four|five)[- ]star(?:s)?(\s+or\s+(?:above|more|better))?", lower)
         if m:
-            value = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
+            stars = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
             if m.group(2):
-                result.min_stars = value
+                result.min_stars = stars
             else:
-                result.stars = value
+                result.stars = stars
         m = re.search(r"\b(first|second|third|fourth|fifth)\b(?!\s+class)", lower) or re.search(
             r"\b(?:option|number|no\.?)\s*(\d)\b", lower
         )
         if m:
             result.choice = ORDINALS_EN.get(m.group(1)) or int(m.group(1))
-        words = set(re.findall(r"[a-z']+", lower))
-        result.affirm = bool(words & set(AFFIRM_EN))
-        result.deny = bool(words & {"no", "nope", "wrong"}) or "don't" in lower
+        word_set = set(re.findall(r"[a-z']+", lower))
+        result.affirm = bool(word_set & set(AFFIRM_EN))
+        result.deny = bool(word_set & {"no", "nope", "wrong"}) or "don't" in lower
         result.correction = any(c in lower for c in CORRECTION_EN)
         result.bye = any(b in lower for b in BYE_EN)
         result.off_topic = any(w in lower for w in OFF_TOPIC_EN)

@@ -1,1 +1,1 @@
-"""Text processing: tokenisation, normalisation, ASR-noise simulation."""
+"""Text processing: tokenisation, normalisation, ASR-noise simulation, sentence encoders (``ragdial.text.encoders``)."""

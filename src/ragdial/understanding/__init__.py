@@ -1,10 +1,13 @@
 """Turn understanding: knowledge-seeking detection, api_query and intent classification.
 
 Every classifier is a :class:`TextClassifier` (n-gram TF-IDF, sentence-embedding and knowledge-match feature
-blocks, then a linear head), saved as JSON + ``.npz`` and never pickled.
+blocks, then a linear head), saved as JSON + ``.npz`` and never pickled. A :class:`Detector` turns a classifier's
+prediction into a :class:`Decision` (does the turn need knowledge, which look-ups); ``DETECTORS`` builds them.
 """
 
+from ragdial.understanding.decision import Decision, Detector
 from ragdial.understanding.model import ModelFormatError, TextClassifier
+from ragdial.understanding.registry import DETECTORS
 from ragdial.understanding.tasks import (
     TASKS,
     api_query_classifier,
@@ -17,7 +20,10 @@ from ragdial.understanding.tasks import (
 )
 
 __all__ = [
+    "DETECTORS",
     "TASKS",
+    "Decision",
+    "Detector",
     "ModelFormatError",
     "TextClassifier",
     "api_query_classifier",

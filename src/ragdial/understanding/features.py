@@ -94,7 +94,7 @@ class NgramTfidf(FeatureBlock):
             units = words(text, self.language) if text.strip() else []
             joiner = " "
         low, high = self.ngram_range
-        grams = []
+        grams: list[str] = []
         for n in range(low, high + 1):
             grams.extend(joiner.join(units[i : i + n]) for i in range(len(units) - n + 1))
         return grams
@@ -129,7 +129,7 @@ class NgramTfidf(FeatureBlock):
             idx = np.fromiter(counts.keys(), dtype=np.int64)
             tf = np.fromiter(counts.values(), dtype=np.float32)
             if self.sublinear_tf:
-                tf = 1.0 + np.log(tf)
+                tf = (1.0 + np.log(tf)).astype(np.float32, copy=False)
             weights = tf * self.idf[idx]
             weights /= np.linalg.norm(weights)
             rows.append(np.full(len(idx), row))
@@ -154,8 +154,8 @@ class NgramTfidf(FeatureBlock):
 
 
 def encode(name: str, texts: list[str]) -> np.ndarray:
-    """Unit vectors (zero rows for empty texts) from the ``ragdial.retrieval.encoders`` encoder ``name``."""
-    from ragdial.retrieval.encoders import get_encoder
+    """Unit vectors (zero rows for empty texts) from the ``ragdial.text.encoders`` encoder ``name``."""
+    from ragdial.text.encoders import get_encoder
 
     return get_encoder(name).encode(texts)
 
@@ -265,7 +265,64 @@ class KnowledgeMatch(FeatureBlock):
         self.set_knowledge(data["texts"])
 
 
-BLOCKS: dict[str, type[FeatureBlock]] = {b.kind: b for b in (NgramTfidf, SentenceEmbedding, KnowledgeMatch)}
+class SourceMatch(FeatureBlock):
+    """Which knowledge source the view matches best — routing features for api_query: one :class:`KnowledgeMatch`
+    per source (products, FAQ, user-profile items, in :attr:`SOURCES` order; items of other sources are ignored),
+    its three features each, plus a one-hot of the source whose scaled BM25 maximum is highest (none when nothing
+    matches).
+
+    :meth:`set_knowledge` takes ``Knowledge`` items (their ``source`` decides the group) or ``(source, text)`` pairs.
+    """
+
+    kind = "source_match"
+    SOURCES = ("product", "faq", "user_profile")
+
+    def __init__(self, view: str = "last_user", window: int = 3, language: str | None = None) -> None:
+        self.view, self.window, self.language = view, window, language
+        self.matches = {source: KnowledgeMatch(view, window, language) for source in self.SOURCES}
+
+    def config(self) -> dict[str, Any]:
+        return {"view": self.view, "window": self.window, "language": self.language}
+
+    def set_knowledge(self, items: Sequence[Any]) -> None:
+        groups: dict[str, list[str]] = {source: [] for source in self.SOURCES}
+        for item in items:
+            source, text = item if isinstance(item, tuple) else (str(getattr(item, "source", "")), item.text)
+            if source in groups:
+                groups[source].append(text)
+        for source, match in self.matches.items():
+            match.set_knowledge(groups[source])
+
+    def fit(self, contexts: Sequence[Context]) -> SourceMatch:
+        for match in self.matches.values():
+            match.fit(contexts)
+        return self
+
+    @property
+    def dim(self) -> int:
+        return len(self.SOURCES) * (KnowledgeMatch.N_FEATURES + 1)
+
+    def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
+        parts = [match.transform(contexts).toarray() for match in self.matches.values()]
+        best = np.stack([part[:, 0] for part in parts], axis=1)  # each source's max, scaled by its training peak
+        onehot = np.zeros_like(best)
+        hit = best.max(axis=1) > 0
+        onehot[np.flatnonzero(hit), best.argmax(axis=1)[hit]] = 1.0
+        return sparse.csr_matrix(np.hstack([*parts, onehot]), dtype=np.float32)
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        data = {source: match.texts for source, match in self.matches.items()}
+        arrays = {f"scale_{source}": match.scale for source, match in self.matches.items()}
+        return {"texts": data}, arrays
+
+    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        for source, match in self.matches.items():
+            match.load_state({"texts": data["texts"].get(source, [])}, {"scale": arrays[f"scale_{source}"]})
+
+
+BLOCKS: dict[str, type[FeatureBlock]] = {
+    b.kind: b for b in (NgramTfidf, SentenceEmbedding, KnowledgeMatch, SourceMatch)
+}
 
 
 def make_block(kind: str, config: dict[str, Any]) -> FeatureBlock:

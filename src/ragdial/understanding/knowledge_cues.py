@@ -164,7 +164,7 @@ class KnowledgeMatcher:
         import bm25s
         from bm25s.tokenization import Tokenized
 
-        from ragdial.retrieval.encoders import encode_cached, get_encoder
+        from ragdial.text.encoders import encode_cached, get_encoder
 
         self.encoder_name = encoder
         self.size = len(items)
@@ -189,7 +189,7 @@ class KnowledgeMatcher:
                 self.index.index(Tokenized(ids=ids, vocab=self.vocab), show_progress=False)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        from ragdial.retrieval.encoders import encode_cached
+        from ragdial.text.encoders import encode_cached
 
         if len(texts) >= 64:
             return np.asarray(encode_cached(self.encoder, texts, is_query=True))

@@ -4,7 +4,8 @@
 sigmoid of one score) or ``multilabel`` (an independent sigmoid per class, plus an ``empty_label`` class for "no
 label"; every class at or over ``threshold`` is predicted, and where none is, the most probable one — so that with
 little data a turn still gets its likeliest reading, which may be "no label"; an input without any known feature
-gets no label). ``solver`` is ``logistic``
+gets no label; ``tune_thresholds`` picks one threshold per class by out-of-fold F1, for rare classes).
+``solver`` is ``logistic``
 (LogisticRegression: calibrated probabilities) or ``svm`` (LinearSVC: probabilities are the sigmoid/softmax of the
 margins, not calibrated).
 """
@@ -50,6 +51,7 @@ class LinearHead:
         class_weight: str | None = None,
         threshold: float = 0.5,
         empty_label: str | None = None,
+        tune_thresholds: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -57,6 +59,8 @@ class LinearHead:
             raise ValueError(f"solver must be one of {SOLVERS}, not {solver!r}")
         self.mode, self.solver, self.c, self.class_weight, self.threshold = mode, solver, c, class_weight, threshold
         self.empty_label = empty_label if mode == "multilabel" else None
+        self.tune_thresholds = tune_thresholds and mode == "multilabel"
+        self.thresholds: list[float] = []  # multilabel: one per class ([] = ``threshold`` for all)
         self.classes: list[Any] = []
         self.weights = np.zeros((0, 0), dtype=np.float32)
         self.bias = np.zeros(0, dtype=np.float32)
@@ -69,6 +73,7 @@ class LinearHead:
             "class_weight": self.class_weight,
             "threshold": self.threshold,
             "empty_label": self.empty_label,
+            "tune_thresholds": self.tune_thresholds,
         }
 
     def fit(self, features: sparse.csr_matrix, targets: Sequence[Any], classes: Sequence[Any]) -> LinearHead:
@@ -114,7 +119,38 @@ class LinearHead:
             model = _estimator(self.solver, self.c, self.class_weight).fit(features, y)
             weights[index], bias[index] = np.asarray(model.coef_)[0], np.asarray(model.intercept_)[0]
         self.weights, self.bias = weights, bias
+        self.thresholds = self._tuned_thresholds(features, targets) if self.tune_thresholds else []
         return self
+
+    def _tuned_thresholds(self, features: sparse.csr_matrix, targets: Sequence[Any], folds: int = 3) -> list[float]:
+        """Per class, the threshold that maximises F1 on out-of-fold probabilities (3 folds, rows in order); a
+        class with fewer than ``folds`` positives or negatives keeps ``threshold``. Ties go to the value nearest it."""
+        grid = np.round(np.arange(0.05, 0.951, 0.05), 2)
+        tuned = []
+        for label in self.classes:
+            y = np.array([label in t for t in targets])
+            if min(int(y.sum()), int((~y).sum())) < folds:
+                tuned.append(self.threshold)
+                continue
+            oof = np.zeros(len(y))
+            positions = np.arange(len(y))
+            for fold in range(folds):
+                test = positions % folds == fold
+                if y[~test].all() or not y[~test].any():
+                    oof[test] = float(y[~test].mean())
+                    continue
+                model = _estimator(self.solver, self.c, self.class_weight).fit(features[~test], y[~test])
+                margins = np.asarray(features[test] @ np.asarray(model.coef_)[0]).ravel() + model.intercept_[0]
+                oof[test] = _sigmoid(margins)
+            best, best_f1 = self.threshold, -1.0
+            for value in sorted(grid, key=lambda v: abs(v - self.threshold)):
+                predicted = oof >= value
+                tp = int((predicted & y).sum())
+                f1 = 2 * tp / (int(predicted.sum()) + int(y.sum())) if tp else 0.0
+                if f1 > best_f1 + 1e-12:
+                    best, best_f1 = float(value), f1
+            tuned.append(best)
+        return tuned
 
     def scores(self, features: sparse.csr_matrix) -> np.ndarray:
         """Raw margins, one column per weight row."""
@@ -136,21 +172,28 @@ class LinearHead:
             return [self.classes[i] for i in probabilities.argmax(axis=1)]
         if self.mode == "binary":
             return [bool(p) for p in probabilities[:, 0] >= self.threshold]
-        result = []
+        result: list[Any] = []
         no_evidence = np.asarray(features.getnnz(axis=1)) == 0
         for row, empty in zip(probabilities, no_evidence, strict=True):
             if empty:  # nothing known in the input (empty text, unseen words only): no label
                 result.append([])
                 continue
-            chosen = [i for i in np.flatnonzero(row >= self.threshold)] or [int(row.argmax())]
+            limits = np.asarray(self.thresholds) if self.thresholds else np.full(len(row), self.threshold)
+            margin = row - limits
+            chosen = [int(i) for i in np.flatnonzero(margin >= 0)] or [int(margin.argmax())]
+            if self.empty_label in self.classes:  # "no label" wins when it is the most confident choice
+                empty = self.classes.index(self.empty_label)
+                if empty in chosen and margin[empty] >= max(margin[i] for i in chosen):
+                    chosen = [empty]
             result.append([self.classes[i] for i in chosen if self.classes[i] != self.empty_label])
         return result
 
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        return {"classes": self.classes}, {"weights": self.weights, "bias": self.bias}
+        return {"classes": self.classes, "thresholds": self.thresholds}, {"weights": self.weights, "bias": self.bias}
 
     def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         self.classes = list(data["classes"])
+        self.thresholds = [float(t) for t in data.get("thresholds") or []]
         self.weights, self.bias = arrays["weights"].astype(np.float32), arrays["bias"].astype(np.float32)
         rows = 1 if self.mode == "binary" else len(self.classes)
         if self.weights.shape[0] != rows or self.bias.shape != (rows,):

@@ -105,7 +105,7 @@ class TextClassifier:
     def save(self, folder: str | Path) -> Path:
         """Write ``model.json`` and ``arrays.npz`` into ``folder`` (replaced whole, never half-written)."""
         folder = Path(folder)
-        arrays: dict[str, np.ndarray] = {}
+        arrays: dict[str, Any] = {}  # Any: numpy's savez stub types **kwds as its allow_pickle flag
         blocks = []
         for index, block in enumerate(self.blocks):
             data, block_arrays = block.state()

@@ -14,7 +14,13 @@ from typing import Any
 
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset, Knowledge, Turn
-from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, NgramTfidf, SentenceEmbedding
+from ragdial.understanding.features import (
+    FeatureBlock,
+    KnowledgeMatch,
+    NgramTfidf,
+    SentenceEmbedding,
+    SourceMatch,
+)
 from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues
 from ragdial.understanding.linear import LinearHead
 from ragdial.understanding.model import TextClassifier
@@ -114,15 +120,32 @@ def zero_shot_detector(
     return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
 
 
-def api_query_classifier(c: float = 10.0) -> TextClassifier:
+def api_query_classifier(
+    c: float = 10.0,
+    knowledge: Sequence[Knowledge] | None = None,
+    class_weight: str | None = "balanced",
+    tune_thresholds: bool = False,
+) -> TextClassifier:
     """Character 1-3-grams and word 1-2-grams of the last user turn and words of the turns before it; one
-    logistic model per look-up label."""
+    logistic model per look-up label, class-balanced (rare labels such as 查询用户已办理的业务 are not drowned by
+    "no look-up"); "no look-up" wins only when it is the most confident choice. With ``knowledge`` (a KB's items),
+    routing features: how well the last user turn matches the products, the FAQ and the user-profile items
+    (:class:`SourceMatch`). ``tune_thresholds`` picks one threshold per label by out-of-fold F1 (off by default:
+    on our small fixtures it over-predicts; see docs/benchmarks.md). ``class_weight=None`` and no knowledge is the
+    earlier model."""
     blocks: list[FeatureBlock] = [
         NgramTfidf("last_user", "char", (1, 3)),
         NgramTfidf("last_user", "word", (1, 2)),
         NgramTfidf("history", "word", (1, 1), window=2),
     ]
-    return TextClassifier("api_query", blocks, LinearHead("multilabel", "logistic", c=c, empty_label=""))
+    if knowledge is not None:
+        match = SourceMatch("last_user")
+        match.set_knowledge(list(knowledge))
+        blocks.append(match)
+    head = LinearHead(
+        "multilabel", "logistic", c=c, class_weight=class_weight, empty_label="", tune_thresholds=tune_thresholds
+    )
+    return TextClassifier("api_query", blocks, head)
 
 
 def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[Any]]:
@@ -164,7 +187,7 @@ def new_classifier(
         knowledge = [item.text for item in dataset.kb] if use_knowledge and len(dataset.kb) else None
         return turn_detector(knowledge, embedding, threshold=threshold)
     if task == "api_query":
-        return api_query_classifier()
+        return api_query_classifier(knowledge=list(dataset.kb) if use_knowledge and len(dataset.kb) else None)
     raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
 
 

@@ -7,8 +7,9 @@ reported (DSTC9 reports only that F for selection and generation).
 
 DSTC9 (alexa/alexa-with-dstc9-track1-dataset): selection MRR@5, R@1, R@5 per true-positive instance, a knowledge
 item matching on (domain, entity_id, doc_id); generation BLEU-1..4 = nltk ``sentence_bleu`` without smoothing,
-METEOR = nltk ``single_meteor_score``, ROUGE-1/2/L = the ``rouge`` package, all on text normalised by lower-casing,
-dropping ASCII punctuation and the articles a/an/the.
+METEOR = nltk ``single_meteor_score`` with nltk 3.5 semantics (the official numbers were made with nltk 3.5),
+ROUGE-1/2/L = the ``rouge`` package, all on text normalised by lower-casing, dropping ASCII punctuation and the
+articles a/an/the.
 
 DSTC11 (alexa/dstc11-track5): selection P/R/F micro-averaged over every instance where the gold or the prediction
 lists knowledge (predicted duplicates removed first; an FAQ matches on domain/entity/doc, a review sentence also on
@@ -32,7 +33,12 @@ from ragdial.metrics.tokenizers import dstc9_normalize
 
 
 def check_predictions(
-    path: str | Path, predictions: Any, gold: Sequence[dict[str, Any]], version: str, kb_ids: set[str] | None = None
+    path: str | Path,
+    predictions: Any,
+    gold: Sequence[dict[str, Any]],
+    version: str,
+    kb_ids: set[str] | None = None,
+    need_response: bool = True,
 ) -> list[dict[str, Any]]:
     """What ``check_results.py`` checks, plus what ``scores.py`` needs: one entry per gold instance, a boolean
     ``target``, and for targets a knowledge list (DSTC11: with ``doc_type``; reviews with ``sent_id``) whose items
@@ -65,8 +71,13 @@ def check_predictions(
                     raise DataFormatError(path, "required field is missing", where, key)
             if kb_ids is not None and knowledge_id(ref) not in kb_ids:
                 raise DataFormatError(path, f"unknown knowledge {knowledge_id(ref)!r}", where, "knowledge")
-        if item["target"] and not isinstance(item.get("response"), str):
-            raise DataFormatError(path, "a target instance needs a response string", index, "response")
+        if need_response and item["target"] and not isinstance(item.get("response"), str):
+            raise DataFormatError(
+                path,
+                "a target instance needs a response string (score selection alone: --selection-only)",
+                index,
+                "response",
+            )
     return predictions
 
 
@@ -77,8 +88,18 @@ def _dstc9_key(ref: dict[str, Any]) -> tuple:
     return (ref.get("domain"), ref.get("entity_id"), ref.get("doc_id"))
 
 
-def score_dstc9(gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, Any]]) -> ChallengeScores:
-    """DSTC9 track 1 scores, keys as in the official score file."""
+METEOR_SEMANTICS = ("nltk-3.5", "installed")
+
+
+def score_dstc9(
+    gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, Any]], meteor_semantics: str = "nltk-3.5"
+) -> ChallengeScores:
+    """DSTC9 track 1 scores, keys as in the official score file. METEOR: ``nltk-3.5`` (default) reproduces the
+    official ``scores.py`` as it was run (nltk 3.5, :func:`ragdial.metrics.meteor.nltk35_single_meteor`);
+    ``installed`` uses the installed nltk's ``single_meteor_score`` on the normalised tokens.
+    The signature says which."""
+    if meteor_semantics not in METEOR_SEMANTICS:
+        raise ValueError(f"meteor_semantics must be one of {', '.join(METEOR_SEMANTICS)}, not {meteor_semantics!r}")
     counts = DetectionCounts()
     sums = dict.fromkeys(
         ["mrr@5", "r@1", "r@5", "bleu-1", "bleu-2", "bleu-3", "bleu-4", "meteor", "rouge_1", "rouge_2", "rouge_l"], 0.0
@@ -94,9 +115,12 @@ def score_dstc9(gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, 
         sums["r@5"] += hit_at_k(relevant, ranked, 5)
         for n in range(1, 5):
             sums[f"bleu-{n}"] += bleu.sentence_bleu(hyp["response"], ref["response"], n, "dstc9", "none").value
-        sums["meteor"] += meteor.nltk_meteor(
-            dstc9_normalize(hyp["response"]).split(), dstc9_normalize(ref["response"]).split()
-        ).value
+        if meteor_semantics == "nltk-3.5":
+            sums["meteor"] += meteor.dstc9_meteor(hyp["response"], ref["response"], dstc9_normalize).value
+        else:
+            sums["meteor"] += meteor.nltk_meteor(
+                dstc9_normalize(hyp["response"]).split(), dstc9_normalize(ref["response"]).split()
+            ).value
         scores = rouge.rouge_dstc9(hyp["response"], ref["response"])
         sums["rouge_1"] += scores["rouge1"].value
         sums["rouge_2"] += scores["rouge2"].value
@@ -112,7 +136,9 @@ def score_dstc9(gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, 
         "weighting": signature("dstc-weighting", by="detection", report="f1"),
         "selection": signature("selection", match="domain,entity,doc", k="1,5", mrr_k=5),
         "bleu": bleu.bleu_signature(4, "dstc9", "none", "sentence") + "|n:1-4",
-        "meteor": meteor.nltk_meteor_signature(),
+        "meteor": meteor.nltk35_meteor_signature()
+        if meteor_semantics == "nltk-3.5"
+        else meteor.nltk_meteor_signature(),
         "rouge": rouge.rouge_dstc9_signature(),
     }
     return ChallengeScores("dstc9", result, signatures, _counts(counts, len(gold)))
@@ -195,3 +221,13 @@ def score_dstc11(
 
 def _counts(counts: DetectionCounts, instances: int) -> dict[str, int]:
     return {"instances": instances, "tp": counts.tp, "fp": counts.fp, "fn": counts.fn, "tn": counts.tn}
+
+
+def selection_only(scores: ChallengeScores) -> ChallengeScores:
+    """Detection and selection of a score set, the generation part removed (a file without responses, such as
+    ``ragdial retrieve batch`` writes)."""
+    result = {k: v for k, v in scores.scores.items() if k != "generation"}
+    keep = ("weighting", "selection")
+    signatures = {k: v for k, v in scores.signatures.items() if k in keep}
+    signatures["generation"] = signature("generation", scored=False)
+    return ChallengeScores(scores.challenge, result, signatures, scores.counts, scores.extra)

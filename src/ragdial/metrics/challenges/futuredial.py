@@ -18,17 +18,28 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from ragdial.datasets import mobilecs2_rules
 from ragdial.datasets.mobilecs2 import REFERENCE_PREFIX, inform_pieces
 from ragdial.metrics import bertscore as bertscore_metric
 from ragdial.metrics import bleu, overlap
-from ragdial.metrics.result import ChallengeScores, signature
+from ragdial.metrics.result import ChallengeScores, Score, signature
 
 RECALL_EPSILON = 1e-7
+RULES = {"organisers": mobilecs2_rules.RULES_NAME, "faq-answer": "faq-answer"}
 
 
-def score_track1(gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Sequence[Hashable]]) -> ChallengeScores:
+def _rules(rules: str) -> str:
+    if rules not in RULES:
+        raise ValueError(f"rules must be one of {', '.join(RULES)}, not {rules!r}")
+    return RULES[rules]
+
+
+def score_track1(
+    gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Sequence[Hashable]], rules: str = "organisers"
+) -> ChallengeScores:
     """``gold[i]``: the gold piece ids of turn i (``None`` for a piece missing from the KB); ``ranked[i]``: its
-    top-20 ids, best first. Turns without gold pieces are skipped."""
+    top-20 ids, best first. Turns without gold pieces are skipped. ``rules`` names how the gold was made
+    (:func:`ragdial.datasets.mobilecs2.load`); the signature states it."""
     hits = {1: 0, 5: 0, 20: 0}
     pieces = turns = 0
     for relevant, predicted in zip(gold, ranked, strict=True):
@@ -43,7 +54,7 @@ def score_track1(gold: Sequence[Sequence[Hashable | None]], ranked: Sequence[Seq
                     hits[k] += 1
     recall = {f"R@{k}": hits[k] / (pieces + RECALL_EPSILON) for k in hits}
     result = {**recall, "score": sum(recall.values())}
-    sig = signature("recall", k="1,5,20", unit="piece", no_gold="skip", eps=RECALL_EPSILON)
+    sig = signature("recall", k="1,5,20", unit="piece", no_gold="skip", eps=RECALL_EPSILON, rules=_rules(rules))
     return ChallengeScores("futuredial-track1", result, {"recall": sig}, {"turns": turns, "pieces": pieces})
 
 
@@ -56,32 +67,66 @@ class Track2Turn:
     api_result: str = ""
 
 
+def _prepared(turns: Sequence[Track2Turn], rules: str) -> list[Track2Turn]:
+    if rules == "organisers":
+        return [Track2Turn(mobilecs2_rules.generated_form(t.generated), t.response, t.api_result) for t in turns]
+    return list(turns)
+
+
+def bleu_and_inform(turns: Sequence[Track2Turn], language: str = "zh", rules: str = "organisers") -> dict[str, Score]:
+    """The two track-2 parts that need no model: ``{"bleu": corpus BLEU (0-1), "inform": Inform}``."""
+    rule_name = _rules(rules)
+    turns = _prepared(turns, rules)
+    kept = [t for t in turns if t.generated != ""]
+    bleu_score = bleu.corpus_bleu([t.generated for t in kept], [t.response for t in kept], 4, "chars", "epsilon")
+    gold_pieces = []
+    for turn in turns:
+        if rules == "organisers":
+            gold_pieces.append(mobilecs2_rules.inform_pieces(turn.api_result))
+            continue
+        has_knowledge = turn.api_result.replace(REFERENCE_PREFIX, "") != ""
+        gold_pieces.append(inform_pieces(turn.api_result, language) if has_knowledge else [])
+    inform = overlap.inform(gold_pieces, [t.generated for t in turns])
+    return {
+        "bleu": Score("bleu", bleu_score.value, bleu_score.signature + f"|rules:{rule_name}"),
+        "inform": Score("inform", inform.value, inform.signature + f"|rules:{rule_name}"),
+        "pieces": Score("pieces", float(sum(len(p) for p in gold_pieces)), ""),
+        "kept": Score("kept", float(len(kept)), ""),
+    }
+
+
 def score_track2(
     turns: Sequence[Track2Turn],
     bertscore_model: str | None = None,
     bertscore_layers: int | None = None,
     language: str = "zh",
+    rules: str = "organisers",
 ) -> ChallengeScores:
-    """Track 2 scores: ``BLEU`` (0-100), ``bert_score``, ``inform`` and the combined ``score``."""
-    kept = [t for t in turns if t.generated != ""]
-    bleu_score = bleu.corpus_bleu([t.generated for t in kept], [t.response for t in kept], 4, "chars", "epsilon")
-    pairs = [t for t in turns if t.generated != "" and t.response != ""]
+    """Track 2 scores: ``BLEU`` (0-100), ``bert_score``, ``inform`` and the combined ``score``.
+
+    ``rules="organisers"``: each generated reply is taken as their pipeline's ``decode_batch`` gives it (lower case,
+    spaces removed: :func:`ragdial.datasets.mobilecs2_rules.generated_form`) and Inform pieces are cut by their
+    ``metrics.split_api_result``; the gold fields should come from a loader with the same rules."""
+    rule_name = _rules(rules)
+    parts = bleu_and_inform(turns, language, rules)
+    prepared = _prepared(turns, rules)
+    pairs = [t for t in prepared if t.generated != "" and t.response != ""]
     bert = bertscore_metric.bertscore(
         [t.generated for t in pairs], [t.response for t in pairs], bertscore_model, bertscore_layers
     )
-    gold_pieces = []
-    for turn in turns:
-        has_knowledge = turn.api_result.replace(REFERENCE_PREFIX, "") != ""
-        gold_pieces.append(inform_pieces(turn.api_result, language) if has_knowledge else [])
-    inform = overlap.inform(gold_pieces, [t.generated for t in turns])
-    bleu100 = bleu_score.value * 100
+    bleu100 = parts["bleu"].value * 100
+    inform = parts["inform"].value
     result = {
         "BLEU": bleu100,
         "bert_score": bert.value,
-        "inform": inform.value,
-        "score": 0.5 * (bleu100 / 100 + bert.value) + inform.value,
+        "inform": inform,
+        "score": 0.5 * (bleu100 / 100 + bert.value) + inform,
     }
-    signatures = {"bleu": bleu_score.signature + "|x100", "bertscore": bert.signature, "inform": inform.signature}
-    counts = {"turns": len(turns), "bleu_turns": len(kept), "bertscore_pairs": len(pairs)}
-    counts["gold_pieces"] = sum(len(p) for p in gold_pieces)
+    signatures = {
+        "bleu": parts["bleu"].signature + "|x100",
+        "bertscore": bert.signature + f"|rules:{rule_name}",
+        "inform": parts["inform"].signature,
+    }
+    counts = {"turns": len(turns), "bleu_turns": int(parts["kept"].value), "bertscore_pairs": len(pairs)}
+    counts["gold_pieces"] = int(parts["pieces"].value)
     return ChallengeScores("futuredial-track2", result, signatures, counts)

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragdial.serve.store import SessionStore as SQLiteSessionStore
 from ragdial.serve.stores.base import (
+    ANY,
     SessionExistsError,
     SessionStore,
     SessionSummary,
     StoredTurn,
     StoreUnavailableError,
     UnknownSessionError,
+    record_turns,
     redact,
 )
+from ragdial.serve.stores.sqlite import SQLiteSessionStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 __all__ = [
+    "ANY",
     "SQLiteSessionStore",
     "SessionExistsError",
     "SessionStore",
@@ -31,6 +34,7 @@ __all__ = [
     "UnknownSessionError",
     "is_postgres",
     "open_store",
+    "record_turns",
     "redact",
 ]
 

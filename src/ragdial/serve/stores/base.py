@@ -1,4 +1,4 @@
-"""What every session store guarantees, whichever database holds it.
+"""What every session store guarantees, whichever database holds it, and the types they share.
 
 - A turn is stored atomically: ``append`` writes the user's turn, the reply (with its citations and metadata) and
   the session's new state in one transaction, so a crash or a lost connection never leaves half a turn.
@@ -12,23 +12,107 @@
 
 from __future__ import annotations
 
+import builtins
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ragdial.errors import RagdialError
-from ragdial.pipeline import Session
-from ragdial.serve.store import SessionExistsError, SessionSummary, StoredTurn, UnknownSessionError
+from ragdial.pipeline.turn import Session, TurnRecord
+from ragdial.retrieval.base import ScoredKnowledge
+from ragdial.schema import Speaker, Turn
+
+TITLE_CHARS = 40
 
 __all__ = [
+    "ANY",
+    "TITLE_CHARS",
     "SessionExistsError",
     "SessionStore",
     "SessionSummary",
     "StoreUnavailableError",
     "StoredTurn",
     "UnknownSessionError",
+    "record_turns",
     "redact",
 ]
+
+
+class _Any:
+    """The type of ``ANY``: "do not filter on this column"."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+
+
+class UnknownSessionError(KeyError):
+    """A session id the store does not hold (never created, deleted, or another owner's)."""
+
+
+class SessionExistsError(RagdialError):
+    """A session id the store already holds."""
+
+
+@dataclass
+class StoredTurn:
+    """A turn as stored: the schema turn plus the knowledge cited and per-turn metadata (decision, timings)."""
+
+    turn: Turn
+    knowledge: list[ScoredKnowledge] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    created: float = 0.0
+
+    def to_message(self) -> dict[str, Any]:
+        role = "user" if self.turn.speaker == Speaker.USER else "assistant"
+        return {
+            "role": role,
+            "content": self.turn.text,
+            "knowledge": [c.to_dict() for c in self.knowledge],
+            "meta": self.meta,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_row(
+        cls, speaker: str, text: str, knowledge: str | list[Any], meta: str | dict[str, Any], created: float
+    ) -> StoredTurn:
+        """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
+        cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
+        citations = [ScoredKnowledge.from_dict(c) for c in cited]
+        turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
+        return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
+
+
+def record_turns(record: TurnRecord) -> list[StoredTurn]:
+    """The two stored turns of a finished exchange: the user's, and the system's with its citations and metadata."""
+    return [StoredTurn(record.user), StoredTurn(record.system, list(record.citations), record.meta())]
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    user: str | None
+    language: str
+    title: str
+    turns: int
+    created: float
+    updated: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "user": self.user,
+            "language": self.language,
+            "title": self.title,
+            "turns": self.turns,
+            "created": self.created,
+            "updated": self.updated,
+        }
 
 
 class StoreUnavailableError(RagdialError):
@@ -46,11 +130,11 @@ class SessionStore(Protocol):
 
     def get(self, session_id: str, owner: str | None = None) -> Session: ...
 
-    def turns(self, session_id: str, owner: str | None = None) -> list[StoredTurn]: ...
+    def turns(self, session_id: str, owner: str | None = None) -> builtins.list[StoredTurn]: ...
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary: ...
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]: ...
+    def list(self, limit: int = 100, owner: str | None = None, user: Any = ANY) -> builtins.list[SessionSummary]: ...
 
     def delete(self, session_id: str, owner: str | None = None) -> None: ...
 

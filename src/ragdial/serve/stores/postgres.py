@@ -10,6 +10,7 @@ if the commit itself was cut, the outcome is unknown, so it is not retried and t
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -17,13 +18,15 @@ from typing import Any, TypeVar
 from ragdial.errors import RagdialError
 from ragdial.pipeline import Session
 from ragdial.schema import Speaker
-from ragdial.serve.store import TITLE_CHARS
 from ragdial.serve.stores.base import (
+    ANY,
+    TITLE_CHARS,
     SessionExistsError,
     SessionSummary,
     StoredTurn,
     StoreUnavailableError,
     UnknownSessionError,
+    _Any,
     redact,
 )
 
@@ -189,8 +192,8 @@ class PostgresSessionStore:
 
         return self._run(work, write=False)
 
-    def turns(self, session_id: str, owner: str | None = None) -> list[StoredTurn]:
-        def work(cursor: Any) -> list[StoredTurn]:
+    def turns(self, session_id: str, owner: str | None = None) -> builtins.list[StoredTurn]:
+        def work(cursor: Any) -> builtins.list[StoredTurn]:
             if not _owned(cursor, session_id, owner, lock=False):
                 raise UnknownSessionError(session_id)
             return _turns(cursor, session_id)
@@ -206,9 +209,21 @@ class PostgresSessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]:
-        """The most recently updated sessions first (only ``owner``'s when given)."""
-        where, args = ("WHERE s.owner = %s", [owner]) if owner is not None else ("", [])
+    def list(
+        self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY
+    ) -> builtins.list[SessionSummary]:
+        """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
+        when given (``None``: sessions without a profile)."""
+        conditions, args = [], []
+        if owner is not None:
+            conditions.append("s.owner = %s")
+            args.append(owner)
+        if user is None:
+            conditions.append('s."user" IS NULL')
+        elif not isinstance(user, _Any):
+            conditions.append('s."user" = %s')
+            args.append(user)
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
         return self._run(lambda cursor: _summaries(cursor, where, args, limit), write=False)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ragdial.retrieval.base import KnowledgeFilter, Scope
 from ragdial.schema import Knowledge, SourceKind, Turn
 
 USER_PROFILE = "user_profile"
@@ -36,6 +37,15 @@ class Decision:
             return GLOBAL in self.lookups and (not self.sources or item.source in self.sources)
         return USER_PROFILE in self.lookups and user_scope is not None and item.scope == user_scope
 
+    def scope(self, user: str | None) -> Scope:
+        """The retrieval scope of this decision for a session of ``user`` (whose profile is their local scope)."""
+        local = user if self.needs_knowledge and USER_PROFILE in self.lookups else None
+        return Scope(local=local, include_global=self.needs_knowledge and GLOBAL in self.lookups)
+
+    def knowledge_filter(self, min_score: float | None = None) -> KnowledgeFilter:
+        """The retrieval filter of this decision: its source kinds, and ``min_score``."""
+        return KnowledgeFilter(tuple(self.sources), min_score)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "needs_knowledge": self.needs_knowledge,
@@ -62,3 +72,12 @@ class AlwaysRetrieve:
 
     def decide(self, context: Sequence[Turn], language: str) -> Decision:
         return Decision(True, tuple(self.lookups), detector="always")
+
+    def warm_up(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "always", "lookups": list(self.lookups)}

@@ -1,4 +1,5 @@
-"""Sessions persisted in SQLite (WAL): history survives a restart and is shared by several worker processes.
+"""Sessions in SQLite (WAL), the embedded default: history survives a restart and is shared by the worker processes
+of one machine.
 
 Each turn is a row keyed by (session, index); a reply is appended together with the user's turn in one
 ``BEGIN IMMEDIATE`` transaction, so concurrent writers (threads or processes) never interleave half a turn and a
@@ -7,19 +8,28 @@ crash never leaves a user turn without its reply.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragdial.errors import RagdialError
-from ragdial.pipeline.system import Citation, Session
-from ragdial.schema import Speaker, Turn
+from ragdial.pipeline.turn import Session
+from ragdial.schema import Speaker
+from ragdial.serve.stores.base import (
+    ANY,
+    TITLE_CHARS,
+    SessionExistsError,
+    SessionSummary,
+    StoredTurn,
+    UnknownSessionError,
+    _Any,
+)
 
 # The schema, as an ordered list of idempotent steps (version, what it does, SQL or an added column). Never edit a
 # released step; add a new one. Each runs once per database, in order, recorded in ragdial_schema. A file written
@@ -55,70 +65,9 @@ MIGRATIONS: list[tuple[int, str, str | tuple[str, str, str]]] = [
     (3, "session owners (who may see a session)", ("sessions", "owner", "TEXT")),
     (4, "sessions by owner", "CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions(owner, updated DESC);"),
 ]
-TITLE_CHARS = 40
 
 
-class UnknownSessionError(KeyError):
-    """A session id the store does not hold (never created, deleted, or another owner's)."""
-
-
-class SessionExistsError(RagdialError):
-    """A session id the store already holds."""
-
-
-@dataclass
-class StoredTurn:
-    """A turn as stored: the schema turn plus the knowledge cited and per-turn metadata (decision, timings)."""
-
-    turn: Turn
-    knowledge: list[Citation] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
-    created: float = 0.0
-
-    def to_message(self) -> dict[str, Any]:
-        role = "user" if self.turn.speaker == Speaker.USER else "assistant"
-        return {
-            "role": role,
-            "content": self.turn.text,
-            "knowledge": [c.to_dict() for c in self.knowledge],
-            "meta": self.meta,
-            "created": self.created,
-        }
-
-    @classmethod
-    def from_row(
-        cls, speaker: str, text: str, knowledge: str | list[Any], meta: str | dict[str, Any], created: float
-    ) -> StoredTurn:
-        """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
-        cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
-        citations = [Citation(**c) for c in cited]
-        turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
-        return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    id: str
-    user: str | None
-    language: str
-    title: str
-    turns: int
-    created: float
-    updated: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "user": self.user,
-            "language": self.language,
-            "title": self.title,
-            "turns": self.turns,
-            "created": self.created,
-            "updated": self.updated,
-        }
-
-
-class SessionStore:
+class SQLiteSessionStore:
     """SQLite session store; one connection per thread, WAL journal, a busy timeout for concurrent writers."""
 
     def __init__(self, path: str | Path, busy_timeout_ms: int = 30_000) -> None:
@@ -262,14 +211,15 @@ class SessionStore:
             turns = [t.turn for t in self._turns(db, session_id)]
         return Session(session_id, row[0], row[1], turns, json.loads(row[2]))
 
-    def turns(self, session_id: str, owner: str | None = None) -> list[StoredTurn]:
+    def turns(self, session_id: str, owner: str | None = None) -> builtins.list[StoredTurn]:
         with self._transaction(write=False) as db:
             if not self._owned(db, session_id, owner):
                 raise UnknownSessionError(session_id)
             return self._turns(db, session_id)
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary:
-        where, args = "WHERE s.id = ?", (session_id,)
+        where = "WHERE s.id = ?"
+        args: tuple[str, ...] = (session_id,)
         if owner is not None:
             where, args = where + " AND s.owner = ?", (*args, owner)
         with self._transaction(write=False) as db:
@@ -278,11 +228,23 @@ class SessionStore:
             raise UnknownSessionError(session_id)
         return rows[0]
 
-    def list(self, limit: int = 100, owner: str | None = None) -> list[SessionSummary]:
-        """The most recently updated sessions first (only ``owner``'s when given)."""
-        where, args = ("WHERE s.owner = ?", (owner,)) if owner is not None else ("", ())
+    def list(
+        self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY
+    ) -> builtins.list[SessionSummary]:
+        """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
+        when given (``None``: sessions without a profile)."""
+        conditions, args = [], []
+        if owner is not None:
+            conditions.append("s.owner = ?")
+            args.append(owner)
+        if user is None:
+            conditions.append("s.user IS NULL")
+        elif not isinstance(user, _Any):
+            conditions.append("s.user = ?")
+            args.append(user)
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
         with self._transaction(write=False) as db:
-            return self._summaries(db, where, args, limit)
+            return self._summaries(db, where, tuple(args), limit)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:
         with self._transaction() as db:
@@ -342,14 +304,16 @@ class SessionStore:
         return index + len(turns)
 
     @staticmethod
-    def _turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    def _turns(db: sqlite3.Connection, session_id: str) -> builtins.list[StoredTurn]:
         rows = db.execute(
             "SELECT speaker, text, knowledge, meta, created FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)
         ).fetchall()
         return [StoredTurn.from_row(*row) for row in rows]
 
     @staticmethod
-    def _summaries(db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1) -> list[SessionSummary]:
+    def _summaries(
+        db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1
+    ) -> builtins.list[SessionSummary]:
         rows = db.execute(
             "SELECT s.id, s.user, s.language, s.title, "
             "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id), s.created, s.updated "

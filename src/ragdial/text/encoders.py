@@ -188,9 +188,11 @@ class QueryCache:
         self.encoder = encoder
         self.size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # one cache is shared by the retrievers of every language
 
     def clear(self) -> None:
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     @classmethod
     def shared(cls, encoder: Encoder, size: int = 20000) -> QueryCache:
@@ -201,6 +203,10 @@ class QueryCache:
             return cls._shared[encoder.name]
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return self._lookup(texts)
+
+    def _lookup(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         fresh = dict(zip(missing, self.encoder.encode(missing, is_query=True), strict=True)) if missing else {}
         if not texts:

@@ -1,4 +1,10 @@
-"""Small registries that build pipeline components from configuration by name.
+"""The component contract and the registries that build components from configuration by name.
+
+Every component of the dialog system (a detector, a retriever, a generator, the task branch) follows
+:class:`Component`: ``warm_up()`` loads what loads lazily, ``close()`` releases what it holds, ``to_config()`` says how
+to build it again. Each kind has one :class:`Registry` in its own package (``ragdial.retrieval.RETRIEVERS``,
+``ragdial.generation.GENERATORS``, ``ragdial.understanding.DETECTORS``); a factory takes a :class:`BuildContext` and
+its parameters from the config, and only loads: training is ``ragdial train``.
 
 A component is named in the config either by a registered name (``bm25``, ``template``) or by an import path
 (``package.module:factory``), so a user's own retriever, generator or detector plugs in without touching ragdial.
@@ -11,9 +17,11 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ragdial.errors import RagdialError
+from ragdial.schema import Dataset, KnowledgeBase
 
 T = TypeVar("T")
 Factory = Callable[..., Any]
@@ -21,6 +29,49 @@ Factory = Callable[..., Any]
 
 class ConfigError(RagdialError):
     """A configuration that cannot be built: names the config file (where known), the field and what is wrong."""
+
+
+@runtime_checkable
+class Component(Protocol):
+    """What every built component offers the system that holds it."""
+
+    def warm_up(self) -> None:
+        """Load models, encoders, connections now rather than on the first user's turn."""
+        ...
+
+    def close(self) -> None:
+        """Release what the component holds (a model, a connection)."""
+        ...
+
+    def to_config(self) -> dict[str, Any]:
+        """The component as plain config data: ``{"name": ..., **params}``."""
+        ...
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a factory may use: the dataset the system answers from (its knowledge base) and the language."""
+
+    dataset: Dataset
+    language: str
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self.dataset.kb
+
+
+def warm_up(component: object) -> None:
+    """``component.warm_up()`` where it has one (a user's own component may not)."""
+    method = getattr(component, "warm_up", None)
+    if callable(method):
+        method()
+
+
+def close(component: object) -> None:
+    """``component.close()`` where it has one."""
+    method = getattr(component, "close", None)
+    if callable(method):
+        method()
 
 
 def import_object(path: str) -> Any:
@@ -39,17 +90,22 @@ def import_object(path: str) -> Any:
 
 
 class Registry(Generic[T]):
-    """Named factories of one kind of component (retrievers, generators, detectors, knowledge sources)."""
+    """Named factories of one kind of component (retrievers, generators, detectors, knowledge sources).
+    ``auto`` candidates (``register(..., auto=True)``, in registration order) are what the name ``auto`` tries."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._factories: dict[str, Factory | str] = {}
         self._help: dict[str, str] = {}
+        self.auto: list[str] = []
 
-    def register(self, name: str, factory: Factory | str, help: str = "") -> None:
-        """Register ``factory`` (a callable, or an import path resolved on first use) under ``name``."""
+    def register(self, name: str, factory: Factory | str, help: str = "", auto: bool = False) -> None:
+        """Register ``factory`` (a callable, or an import path resolved on first use) under ``name``; ``auto``
+        makes it a candidate of the name ``auto``."""
         self._factories[name] = factory
         self._help[name] = help
+        if auto and name not in self.auto:
+            self.auto.append(name)
 
     def names(self) -> list[str]:
         return sorted(self._factories)

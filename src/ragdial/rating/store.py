@@ -69,7 +69,7 @@ class RatingStore:
                 "INSERT INTO online_tests (rater, goal, goal_text, created) VALUES (?, ?, ?, ?)",
                 (rater, json.dumps(goal, ensure_ascii=False), goal_text, time.time()),
             )
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def test(self, test_id: int) -> dict[str, Any]:
         row = self.conn.execute("SELECT * FROM online_tests WHERE id = ?", (test_id,)).fetchone()
@@ -132,7 +132,7 @@ class RatingStore:
                         time.time(),
                     ),
                 )
-                ids.append(int(cur.lastrowid))
+                ids.append(int(cur.lastrowid or 0))
         return ids
 
     def next_item(self, rater: str) -> dict[str, Any] | None:
@@ -181,7 +181,7 @@ class RatingStore:
 
         agreement = {}
         for key in OFFLINE_SCALES:
-            units: dict[int, list[int]] = {}
+            units: dict[object, list[float]] = {}
             for r in offline:
                 units.setdefault(r["item_id"], []).append(r[key])
             agreement[key] = krippendorff_alpha(units, "interval")

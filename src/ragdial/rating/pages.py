@@ -23,9 +23,9 @@ from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from ragdial.errors import RagdialError
-from ragdial.serve.rating_store import RatingStore
+from ragdial.rating.store import RatingStore
 
-STATIC = Path(__file__).parent / "static" / "rating"
+STATIC = Path(__file__).parent / "static"
 Responder = Callable[[dict[str, Any] | None, str], Any]
 GoalSampler = Callable[[int], tuple[dict[str, Any], str]]
 
@@ -71,7 +71,7 @@ def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Respo
     """The whole dialog system under test (task branch, knowledge branch, chit-chat), goals from the travel
     database: for the service to mount the rating pages over the system it serves. The rating store keeps the
     test's history and the system's session state."""
-    from ragdial.pipeline.system import Session
+    from ragdial.pipeline.turn import Session
     from ragdial.schema import Speaker, Turn
 
     _, goal = task_branch_backend(db_url)
@@ -81,6 +81,7 @@ def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Respo
         history = [Turn(Speaker(speaker), said) for speaker, said in state.get("history", [])]
         session = Session("rating", None, system.language, history, dict(state.get("session", {})))
         reply = system.respond(session, text)
+        session.add(reply.record)
         new_state = {"history": [[t.speaker.value, t.text] for t in session.history], "session": session.state}
         return reply.text, new_state, {"decision": reply.decision.to_dict()}
 
@@ -188,6 +189,3 @@ def rating_app(store_path: str | Path, db_url: str | Path | None = None):
     responder, sampler = task_branch_backend(db_url)
     app.include_router(rating_router(RatingStore(store_path), responder, sampler))
     return app
-
-
-__all__ = ["RatingStore", "rating_app", "rating_router", "system_backend", "task_branch_backend"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragdial.pipeline.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
 from ragdial.schema import SourceKind, Turn
+from ragdial.understanding.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
 
 
 def decision_for_api_query(labels: Sequence[str], confidence: float | None = None) -> Decision:
@@ -35,25 +35,48 @@ def decision_for_api_query(labels: Sequence[str], confidence: float | None = Non
     return Decision(True, ordered, tuple(sorted(kinds)), label=label, confidence=confidence, detector="api_query")
 
 
-class ApiQueryDetector:
+class _ModelDetector:
+    """A detector over a saved :class:`TextClassifier` (``model``: where it was loaded from)."""
+
+    name = ""
+
+    def __init__(self, classifier: Any, model: str | None = None) -> None:
+        self.classifier = classifier
+        self.model = model
+
+    def warm_up(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model}
+
+
+class ApiQueryDetector(_ModelDetector):
     """Predicts the MobileCS2 ``api_query`` labels of the turn (ragdial.understanding) and maps them to look-ups."""
 
-    def __init__(self, classifier: Any) -> None:
-        self.classifier = classifier
+    name = "api_query"
 
     def decide(self, context: Sequence[Turn], language: str) -> Decision:
         labels = self.classifier.predict_one(list(context))
         return decision_for_api_query(list(labels))
 
 
-class KnowledgeSeekingDetector:
+class KnowledgeSeekingDetector(_ModelDetector):
     """Does the turn need knowledge at all (ragdial.understanding's detector); if so, both look-ups."""
 
-    def __init__(self, classifier: Any, threshold: float = 0.5) -> None:
-        self.classifier = classifier
+    name = "knowledge_seeking"
+
+    def __init__(self, classifier: Any, threshold: float = 0.5, model: str | None = None) -> None:
+        super().__init__(classifier, model)
         self.threshold = threshold
 
     def decide(self, context: Sequence[Turn], language: str) -> Decision:
         probability = float(self.classifier.probabilities([list(context)])[0].ravel()[-1])
         needs = probability >= self.threshold
         return Decision(needs, LOOKUPS if needs else (), confidence=probability, detector="knowledge_seeking")
+
+    def to_config(self) -> dict[str, Any]:
+        return {**super().to_config(), "threshold": self.threshold}

@@ -1,0 +1,456 @@
+"""Retrieval at scale: 12k, 100k and 1M knowledge items; in-process hybrid vs milvus-lite vs plain bm25s, one run.
+
+Synthetic knowledge (``synthetic_items``, seeded): item ``i`` is base item ``i mod B`` of the DSTC9 test knowledge
+(``dstc9_track1/knowledge_eval.json``: B = 12,039 FAQ snippets about 667 entities) in copy ``c = i div B``. Copy 0
+is the original. In copy ``c >= 1`` the snippet is about a new entity: its name gets the suffix
+``"<place word> <c>"`` (a place word from ``PLACES``, written for this benchmark, drawn by a generator seeded with
+the seed, ``c`` and the entity), in the item's fields and wherever its text names the entity, and every number in
+the text is redrawn by a generator seeded with the seed and ``i``. So 1M items are 83 copies of the KB about 55k
+entities, with the snippets' own lengths and vocabulary and new rare words per entity.
+Vectors: copy 0 has its text's USE embedding; copy ``c >= 1`` has that embedding plus seeded Gaussian noise
+(sigma 0.02 per dimension, cosine about 0.9 to the original), L2-normalised. Encoding 1M texts with USE takes hours
+on this shared machine: the measured encoding rate and the time it would take are reported instead, and a flat
+(brute-force) dense search costs the same whatever the vectors hold. Result quality is not measured here.
+
+Queries: ``--queries`` seeded base-item titles asked as one-turn contexts that name no entity, so every item is
+scored (the worst case, as in ``benchmarks/retrieval_speed.py``); top 20; p50/p95 over all queries after 5 warm-up
+queries, one query at a time.
+
+Systems, each in its own process (so its peak memory is its own):
+- ``bm25s``: plain ``bm25s`` (Lucene BM25) over the same analyzer tokens, ``retrieve(k=20, n_threads=1)``.
+- ``hybrid``: ragdial's in-process ``HybridRetriever`` (BM25 + USE, RRF). Built (tokenise, BM25, vectors) and saved
+  as an index directory by one process; served by another that loads it memory-mapped (``load_index``, what
+  ``retriever: {name: index, path: …}`` serves) and answers the queries.
+- ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file): BM25 by Milvus' analyzer, FLAT inner
+  product on the same vectors, RRF by ``hybrid_search``. Peak memory adds the milvus-lite server process.
+Build steps stream the items in chunks with a text progress bar on stderr; vectors go straight into a memory-mapped
+``.npy``.
+
+Run in the background on a shared machine::
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src nohup python benchmarks/retrieval_scaling.py \\
+        --sizes 12039,100000,1000000 --queries 200 > /tmp/retrieval_scaling.log 2>&1 &
+
+Writes ``docs/benchmarks/retrieval_scaling.json`` (every row, the machine's load average around each step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ragdial.datasets import dstc
+from ragdial.paths import data_root
+from ragdial.schema import Knowledge, KnowledgeBase, Speaker, Turn
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
+SYSTEMS = ("bm25s", "hybrid", "milvus")
+SIGMA = 0.02
+CHUNK = 20_000
+PLACES = (
+    "North", "South", "East", "West", "Harbour", "Garden", "Station", "Market", "Bridge", "Castle", "Meadow", "River",
+    "Hill", "Park", "Square", "Abbey", "Quay", "Court", "Green", "Gate", "Mill", "Wharf", "Orchard", "Chapel",
+    "Field", "Lane", "Crescent", "Terrace", "Row", "Yard", "Cross", "Vale", "Heath", "Common", "Fen", "Marsh",
+    "Grove", "Wood", "Brook", "Ford", "Lock", "Pier", "Tower", "Hall", "Manor", "Priory", "Parade", "Circus",
+)  # fmt: skip
+
+
+# ---- the synthetic knowledge
+
+
+def base_items(data: Path) -> list[Knowledge]:
+    return list(dstc.load_knowledge(data / "dstc9_track1" / "knowledge_eval.json"))
+
+
+def _renamer(name: str) -> re.Pattern[str]:
+    bare = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE)
+    return re.compile("|".join(re.escape(n) for n in sorted({name, bare}, key=len, reverse=True)), re.IGNORECASE)
+
+
+def synthetic_item(base: Sequence[Knowledge], index: int, seed: int, patterns: dict[str, re.Pattern[str]]) -> Knowledge:
+    """Item ``index`` of the synthetic knowledge (see the module docstring)."""
+    item = base[index % len(base)]
+    copy = index // len(base)
+    if copy == 0:
+        return item
+    entity = str(item.fields.get("entity") or "")
+    place = random.Random(f"{seed}:{copy}:{entity}").choice(PLACES)
+    renamed = f"{entity.title()} {place} {copy}" if entity else ""
+    numbers = random.Random(f"{seed}:{index}")
+
+    def redraw(match: re.Match[str]) -> str:
+        digits = len(match.group())
+        return str(numbers.randint(10 ** (digits - 1) if digits > 1 else 0, 10**digits - 1))
+
+    def rewrite(text: str) -> str:
+        if entity:
+            pattern = patterns.get(entity)
+            if pattern is None:
+                pattern = patterns[entity] = _renamer(entity)
+            text = pattern.sub(renamed, text)
+        return re.sub(r"\d+", redraw, text)
+
+    fields = dict(item.fields)
+    for key in ("title", "body"):
+        if isinstance(fields.get(key), str):
+            fields[key] = rewrite(fields[key])
+    if entity:
+        fields["entity"] = renamed.upper()
+    return Knowledge(f"{item.id}#{copy}", rewrite(item.text), item.source, fields, item.scope)
+
+
+def synthetic_items(base: Sequence[Knowledge], size: int, seed: int = 0) -> Iterator[Knowledge]:
+    patterns: dict[str, re.Pattern[str]] = {}
+    for index in range(size):
+        yield synthetic_item(base, index, seed, patterns)
+
+
+def synthetic_vectors(base_vectors: np.ndarray, start: int, stop: int, seed: int = 0) -> np.ndarray:
+    """Rows ``start:stop`` of the synthetic vectors (a chunk; the same rows whatever the chunking)."""
+    count = len(base_vectors)
+    rows = np.arange(start, stop)
+    out = np.array(base_vectors[rows % count], dtype=np.float32)
+    for row in range(start, stop):
+        if row >= count:
+            noise = np.random.default_rng([seed, row]).standard_normal(out.shape[1], dtype=np.float32)
+            out[row - start] += SIGMA * noise
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+# ---- measuring
+
+
+class Bar:
+    """A text progress bar on stderr (one line every few seconds: readable in a log file)."""
+
+    def __init__(self, label: str, total: int, every: float = 5.0) -> None:
+        self.label, self.total, self.every = label, total, every
+        self.done = 0
+        self.start = self.shown = time.perf_counter()
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.shown >= self.every or self.done >= self.total:
+            self.shown = now
+            share = self.done / max(self.total, 1)
+            bar = "#" * int(30 * share)
+            print(
+                f"  {self.label:<28} [{bar:<30}] {share:6.1%} {self.done:>9,}/{self.total:,} {now - self.start:7.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def peak_mb(extra_pids: Sequence[int] = ()) -> dict[str, float]:
+    """This process's peak resident memory, and that of ``extra_pids`` (e.g. a milvus-lite server), in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    others = 0.0
+    for pid in extra_pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    others += int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return {"peak_mb": round(own + others, 1), "peak_mb_self": round(own, 1), "peak_mb_server": round(others, 1)}
+
+
+def descendants() -> list[int]:
+    """Process ids started (directly or not) by this process."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def latencies(fn, queries: Sequence[str]) -> dict[str, float]:
+    for query in queries[:5]:
+        fn(query)
+    times = []
+    for query in queries:
+        start = time.perf_counter()
+        fn(query)
+        times.append((time.perf_counter() - start) * 1000)
+    ms = np.array(times)
+    return {
+        "queries": len(queries),
+        "p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "p95_ms": round(float(np.percentile(ms, 95)), 2),
+        "qps": round(len(queries) / (ms.sum() / 1000), 1),
+    }
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 1)
+
+
+def _ranked(result: Any) -> list[Any]:
+    return list(getattr(result, "ranked", result))
+
+
+def _turn(query: str) -> list[Turn]:
+    return [Turn(Speaker.USER, query)]
+
+
+# ---- one system at one size, in a child process
+
+
+def _tokens(items_iter: Iterator[Knowledge], size: int, analyzer, label: str):
+    """Token ids for every item (one shared vocabulary) and the items, built chunk by chunk."""
+    from bm25s.tokenization import Tokenized
+
+    vocab: dict[str, int] = {}
+    ids: list[list[int]] = []
+    items: list[Knowledge] = []
+    bar = Bar(f"{label}: items + tokens", size)
+    chunk: list[Knowledge] = []
+    for item in items_iter:
+        chunk.append(item)
+        if len(chunk) == CHUNK:
+            _add_tokens(chunk, analyzer, vocab, ids)
+            items += chunk
+            bar(len(chunk))
+            chunk = []
+    if chunk:
+        _add_tokens(chunk, analyzer, vocab, ids)
+        items += chunk
+        bar(len(chunk))
+    return Tokenized(ids=ids, vocab=vocab), items
+
+
+def _add_tokens(chunk: Sequence[Knowledge], analyzer, vocab: dict[str, int], ids: list[list[int]]) -> None:
+    for item in chunk:
+        ids.append([vocab.setdefault(token, len(vocab)) for token in analyzer(item.text or "")])
+
+
+def _vectors(path: Path, base_vectors: np.ndarray, size: int, seed: int, label: str) -> np.ndarray:
+    matrix = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(size, base_vectors.shape[1]))
+    bar = Bar(f"{label}: vectors", size)
+    for start in range(0, size, CHUNK):
+        stop = min(size, start + CHUNK)
+        matrix[start:stop] = synthetic_vectors(base_vectors, start, stop, seed)
+        bar(stop - start)
+    matrix.flush()
+    del matrix
+    return np.load(path, mmap_mode="r")
+
+
+def run_child(args: argparse.Namespace) -> dict[str, Any]:
+    from ragdial.retrieval.analyzer import Analyzer
+
+    work = Path(args.work) / str(args.size)
+    work.mkdir(parents=True, exist_ok=True)
+    base = base_items(args.data)
+    queries = json.loads((Path(args.work) / "queries.json").read_text())
+    base_vectors = np.load(Path(args.work) / "base_vectors.npy", mmap_mode="r")
+    label = f"{args.system} {args.size:,}"
+    row: dict[str, Any] = {"system": args.system, "items": args.size}
+    build: dict[str, float] = {}
+    analyzer = Analyzer()
+
+    if args.system == "bm25s":
+        import bm25s
+
+        start = time.perf_counter()
+        tokens, _items = _tokens(synthetic_items(base, args.size, args.seed), args.size, analyzer, label)
+        build["items + tokenise"] = time.perf_counter() - start
+        start = time.perf_counter()
+        model = bm25s.BM25(method="lucene")
+        model.index(tokens, show_progress=False)
+        build["bm25s index"] = time.perf_counter() - start
+        del _items
+
+        def query(text: str):
+            ids = model.get_tokens_ids(analyzer(text))
+            return model.retrieve([ids], k=20, show_progress=False, n_threads=1) if ids else None
+
+        row.update(latencies(query, queries))
+
+    elif args.system == "hybrid-build":
+        import bm25s
+
+        from ragdial.retrieval.config import RetrieverConfig
+        from ragdial.retrieval.hybrid import HybridRetriever
+        from ragdial.retrieval.index import save_index
+        from ragdial.retrieval.lexical import LexicalIndex
+
+        start = time.perf_counter()
+        tokens, items = _tokens(synthetic_items(base, args.size, args.seed), args.size, analyzer, label)
+        build["items + tokenise"] = time.perf_counter() - start
+        start = time.perf_counter()
+        model = bm25s.BM25(method="lucene")
+        model.index(tokens, show_progress=False)
+        del tokens
+        build["bm25s index"] = time.perf_counter() - start
+        start = time.perf_counter()
+        vectors = _vectors(work / "vectors.npy", base_vectors, args.size, args.seed, label)
+        build["vectors (synthetic)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        retriever = HybridRetriever(
+            KnowledgeBase(items), RetrieverConfig(fusion="rrf"), LexicalIndex(model, analyzer, len(items)), vectors
+        )
+        build["retriever"] = time.perf_counter() - start
+        start = time.perf_counter()
+        save_index(retriever, work / "index")
+        build["save index"] = time.perf_counter() - start
+
+    elif args.system == "hybrid":
+        from ragdial.retrieval.index import load_index
+
+        start = time.perf_counter()
+        retriever = load_index(work / "index", mmap=True)
+        build["load index (mmap)"] = time.perf_counter() - start
+        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries))
+
+    elif args.system == "milvus":
+        from ragdial.retrieval.config import RetrieverConfig
+        from ragdial.retrieval.milvus import MilvusRetriever
+
+        start = time.perf_counter()
+        items = list(synthetic_items(base, args.size, args.seed))
+        build["items"] = time.perf_counter() - start
+        vectors_path = work / "vectors.npy"
+        start = time.perf_counter()
+        if vectors_path.exists():
+            vectors = np.load(vectors_path, mmap_mode="r")
+        else:
+            vectors = _vectors(vectors_path, base_vectors, args.size, args.seed, label)
+        build["vectors (synthetic)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        retriever = MilvusRetriever(str(work / "milvus.db"), config=RetrieverConfig(fusion="rrf"), language="en")
+        bar = Bar(f"{label}: insert", len(items))
+        retriever.build(KnowledgeBase(items), batch_size=1000, vectors=vectors, progress=bar)
+        build["insert"] = time.perf_counter() - start
+        start = time.perf_counter()
+        client = retriever.client
+        if hasattr(client, "flush"):
+            client.flush(retriever.collection)
+        while True:  # until both indexes cover every row
+            pending = sum(
+                int(client.describe_index(retriever.collection, name).get("pending_index_rows", 0))
+                for name in ("sparse", "dense")
+            )
+            if not pending:
+                break
+            time.sleep(1)
+        client.load_collection(retriever.collection)
+        build["flush + index + load"] = time.perf_counter() - start
+        del items
+        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries))
+        row.update(peak_mb(descendants()))
+        retriever.close()
+    else:
+        raise SystemExit(f"unknown system {args.system!r}")
+
+    row["build_s"] = {k: round(v, 1) for k, v in build.items()}
+    row["build_total_s"] = round(sum(build.values()), 1)
+    if "peak_mb" not in row:
+        row.update(peak_mb())
+    return row
+
+
+# ---- the parent: base vectors, queries, then every system at every size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=data_root())
+    parser.add_argument("--sizes", default="12039,100000,1000000")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ragdial-retrieval-scaling"))
+    parser.add_argument("--child-timeout", type=float, default=3600.0, help="seconds one system may take at one size")
+    parser.add_argument("--keep", action="store_true", help="keep the built indexes in --work")
+    parser.add_argument("--out", type=Path, default=DOCS / "retrieval_scaling.json")
+    parser.add_argument("--child", dest="system", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.system:
+        print(json.dumps(run_child(args)), flush=True)
+        return
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    base = base_items(args.data)
+    rng = random.Random(args.seed)
+    queries = [str(item.fields["title"]) for item in rng.sample(base, args.queries)]
+    (args.work / "queries.json").write_text(json.dumps(queries, ensure_ascii=False))
+    from ragdial.text.encoders import encode_cached, get_encoder
+
+    encoder = get_encoder("use")
+    start = time.perf_counter()
+    sample = [item.text for item in base[:500]]
+    encoder.encode(sample)
+    encode_rate = len(sample) / (time.perf_counter() - start)
+    vectors = np.asarray(encode_cached(encoder, [item.text for item in base]), dtype=np.float32)
+    np.save(args.work / "base_vectors.npy", vectors)
+    report: dict[str, Any] = {
+        "base": {"file": "dstc9_track1/knowledge_eval.json", "items": len(base)},
+        "queries": len(queries),
+        "seed": args.seed,
+        "sigma": SIGMA,
+        "use_encode_items_per_s": round(encode_rate, 1),
+        "cores": os.cpu_count(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "rows": [],
+    }
+    print(f"USE encodes {encode_rate:.0f} items/s here; base vectors {vectors.shape}", file=sys.stderr, flush=True)
+    systems = args.systems.split(",")
+    steps = [s for s in ("bm25s", "hybrid-build", "hybrid", "milvus") if s.split("-")[0] in systems]
+    for size in (int(s) for s in args.sizes.split(",")):
+        for system in steps:
+            before = load_average()
+            print(f"== {system} at {size:,} items (load average {before})", file=sys.stderr, flush=True)
+            command = [sys.executable, __file__, "--child", system, "--size", str(size), "--work", str(args.work)]
+            command += ["--data", str(args.data), "--seed", str(args.seed)]
+            start = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    command, stdout=subprocess.PIPE, text=True, timeout=args.child_timeout, check=False
+                )
+                lines = done.stdout.strip().splitlines()
+                row = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+                if row is None:
+                    row = {"system": system, "items": size, "error": f"exit {done.returncode}"}
+            except subprocess.TimeoutExpired:
+                row = {"system": system, "items": size, "error": f"did not finish in {args.child_timeout:.0f} s"}
+            row["wall_s"] = round(time.perf_counter() - start, 1)
+            row["load_before"], row["load_after"] = before, load_average()
+            if size > len(base) and system in ("hybrid-build", "milvus"):
+                row["encode_estimate_s"] = round(size / encode_rate, 0)  # what real USE vectors would have cost
+            report["rows"].append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+            args.out.write_text(json.dumps(report, indent=2) + "\n")
+        if not args.keep:
+            shutil.rmtree(args.work / str(size), ignore_errors=True)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

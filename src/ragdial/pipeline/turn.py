@@ -1,0 +1,126 @@
+"""What one turn produces: the streaming events (``Prepared``, ``Piece``, ``Reply``), the ``TurnRecord`` a reply
+carries for the session store, and the ``Session`` a caller keeps (the pipeline never mutates it)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragdial.retrieval.base import ScoredKnowledge
+from ragdial.schema import Turn
+from ragdial.understanding.decision import Decision
+
+Citation = ScoredKnowledge  # a knowledge item an answer cites, with its retrieval score
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One exchange as it is stored: the user's turn, the system's turn (with the ids it cites), the citations
+    (the items themselves), the decision, the grounding check's verdict (``None`` until one runs), the session's
+    state after the turn, and how it went (branch, timings in ms, generated pieces)."""
+
+    user: Turn
+    system: Turn
+    citations: list[ScoredKnowledge]
+    decision: Decision
+    state: dict[str, Any]
+    grounding: Any | None = None
+    branch: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    tokens: int = 0
+
+    def meta(self) -> dict[str, Any]:
+        """The per-turn metadata stored beside the system turn."""
+        meta: dict[str, Any] = {"decision": self.decision.to_dict(), "timings": self.timings, "tokens": self.tokens}
+        if self.branch:
+            meta["branch"] = self.branch
+        if self.grounding is not None:
+            meta["grounding"] = self.grounding.to_dict() if hasattr(self.grounding, "to_dict") else self.grounding
+        return meta
+
+
+@dataclass
+class Session:
+    """One conversation: which user's profile it may look up (a scope in the KB), its language and history.
+    ``state`` is JSON-serialisable data a stateful branch keeps between turns (stored with the session).
+    The pipeline reads a session and never changes it; the caller keeps it with :meth:`add`."""
+
+    id: str
+    user: str | None = None
+    language: str = "zh"
+    history: list[Turn] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, user: str | None = None, language: str = "zh") -> Session:
+        return cls(uuid.uuid4().hex, user, language)
+
+    def add(self, record: TurnRecord) -> None:
+        """Keep a finished turn: its two turns join the history and its state becomes the session's."""
+        self.history.extend([record.user, record.system])
+        self.state = dict(record.state)
+
+
+@dataclass
+class Prepared:
+    """First streaming event: the decision and the knowledge, before any text."""
+
+    decision: Decision
+    knowledge: list[ScoredKnowledge]
+    timings: dict[str, float]
+
+
+@dataclass
+class Piece:
+    """A piece of the reply text (a token or a word)."""
+
+    text: str
+
+
+@dataclass
+class Reply:
+    """A complete answer. Timings are milliseconds per stage; ``tokens`` counts the generator's pieces;
+    ``knowledge`` is what the answer cites (the retriever's selection), ``ranking`` everything it ranked;
+    ``record`` is the turn to store; ``usage``: ``prompt_tokens`` and ``completion_tokens``, counted by the model's
+    tokenizer (``counted: "model"``) or, for a generator without one, as words (``counted: "words"``: the
+    context and knowledge it read, the pieces it wrote)."""
+
+    text: str
+    knowledge: list[ScoredKnowledge]
+    decision: Decision
+    timings: dict[str, float]
+    tokens: int
+    language: str
+    ranking: list[ScoredKnowledge] = field(repr=False)
+    record: TurnRecord = field(repr=False)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "text": self.text,
+            "knowledge": [c.to_dict() for c in self.knowledge],
+            "decision": self.decision.to_dict(),
+            "timings": self.timings,
+            "tokens": self.tokens,
+            "language": self.language,
+        }
+        grounding = self.record.grounding
+        if grounding is not None:
+            data["grounding"] = grounding.to_dict() if hasattr(grounding, "to_dict") else grounding
+        return data
+
+
+Event = Prepared | Piece | Reply
+
+
+def last_reply(events: Iterator[Event]) -> Reply:
+    """The final :class:`Reply` of an event stream (consuming it)."""
+    reply = None
+    for event in events:
+        if isinstance(event, Reply):
+            reply = event
+    if reply is None:
+        raise RuntimeError("the event stream ended without a reply")
+    return reply

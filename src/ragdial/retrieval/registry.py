@@ -1,0 +1,95 @@
+"""``RETRIEVERS``: the retrievers a config can name. Factories only load (an index built from the knowledge base, a
+saved index directory, a Milvus collection, a trained reranker); training is ``ragdial train retriever``.
+
+```yaml
+retriever: {name: hybrid, query: recent}              # BM25 + dense over the system's knowledge base
+retriever: {name: bm25}                               # BM25 only
+retriever: {name: index, path: idx/, reranker: rr/}   # a directory written by `ragdial index build`
+retriever: {name: milvus, uri: kb.db}                 # milvus-lite file or http://host:19530; indexed if absent
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ragdial.components import BuildContext, ConfigError, Registry
+from ragdial.retrieval.base import Retriever
+
+RETRIEVERS: Registry[Retriever] = Registry("retriever")
+
+
+def _hybrid(ctx: BuildContext, name: str, defaults: dict[str, Any], params: dict[str, Any]) -> Retriever:
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.rerank import Reranker
+
+    options = dict(params)
+    reranker = options.pop("reranker", None)  # a folder written by `ragdial train retriever`
+    config = RetrieverConfig.from_dict({**defaults, **options})
+    retriever = HybridRetriever(ctx.kb, config, reranker=Reranker.load(reranker) if reranker else None)
+    retriever.spec = {"name": name, **params}
+    return retriever
+
+
+def bm25(ctx: BuildContext, **params: Any) -> Retriever:
+    """BM25 over the shared tokens (no dense encoder); parameters are ``RetrieverConfig`` fields and ``reranker``."""
+    return _hybrid(ctx, "bm25", {"fusion": "bm25", "encoder": None}, params)
+
+
+def hybrid(ctx: BuildContext, **params: Any) -> Retriever:
+    """BM25 + dense (USE multilingual) fused by reciprocal rank; ``reranker``: a trained reranker folder."""
+    return _hybrid(ctx, "hybrid", {"fusion": "rrf"}, params)
+
+
+def index(ctx: BuildContext, path: str, reranker: str | None = None, mmap: bool = True) -> Retriever:
+    """A saved index directory (``ragdial index build``), memory-mapped; ``reranker`` overrides the stored one."""
+    from ragdial.retrieval.index import load_index
+
+    retriever = load_index(path, mmap=mmap, reranker=reranker)
+    retriever.spec = {"name": "index", "path": path, **({"reranker": reranker} if reranker else {})}
+    return retriever
+
+
+def milvus(
+    ctx: BuildContext,
+    uri: str,
+    collection: str | None = None,
+    token: str = "",
+    build: str = "missing",
+    timeout: float = 10.0,
+    progress: Callable[[int], None] | None = None,
+    **params: Any,
+) -> Retriever:
+    """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
+    ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge
+    base into it when the collection is absent or holds another number of items), ``always``, or ``never`` (it must
+    exist). Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
+    ``progress(n)`` (from code, not a config) hears of each batch of ``n`` items indexed."""
+    import sys
+
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.milvus import MilvusRetriever
+
+    if build not in BUILD_MODES:
+        raise ConfigError(f"retriever 'milvus': build must be one of {', '.join(BUILD_MODES)}, not {build!r}")
+    name = collection or f"ragdial_{ctx.language}"
+    retriever = MilvusRetriever(uri, name, RetrieverConfig.from_dict(params), ctx.language, token, timeout)
+    rows = retriever.count()
+    if build == "always" or (build == "missing" and rows != len(ctx.kb)):
+        print(f"ragdial: indexing {len(ctx.kb)} items into Milvus {uri} ({name}) ...", file=sys.stderr, flush=True)
+        retriever.build(ctx.kb, progress=progress)
+    elif rows < 0:
+        retriever.close()
+        raise ConfigError(f"retriever 'milvus': {uri} has no collection {name!r} (build it first, or build: missing)")
+    return retriever
+
+
+BUILD_MODES = ("missing", "always", "never")
+
+
+RETRIEVERS.register("hybrid", hybrid, "BM25 + dense encoder, reciprocal-rank fusion", auto=True)
+RETRIEVERS.register("bm25", bm25, "BM25 (ragdial.retrieval.HybridRetriever without a dense encoder)", auto=True)
+RETRIEVERS.register("index", index, "a saved index directory: {name: index, path: DIR}")
+RETRIEVERS.register("milvus", milvus, "a Milvus collection: {name: milvus, uri: kb.db or http://host:19530}")

@@ -1,0 +1,1219 @@
+"""Dialog acts before slots: what a user turn does (inform, request, confirm, deny, select, modify,
+ask_about_booking, out_of_scope, greeting, thanks), in the order it is said, each with its normalised slots.
+
+``understand(text, context, gazetteer, today)`` reads one user turn in the context the system left it in
+(``Context``: the task under way, the open question, the offers listed, the known slots, the bookings made, a
+suggestion). The slot conventions are those of ``benchmarks/data/README_task_utterances.md`` (ISO dates, named
+time windows, canonical cities and places, class synonyms, reference slots for choosing an offer), so the
+locked utterance bank scores this module directly (``benchmarks/task_nlu.py``).
+
+An utterance is cut into clauses (punctuation, spaces between Chinese words, connectives such as 然后/顺便/对了);
+each clause gets one act from cue words checked in a fixed order (greeting, thanks, booking question, out of
+scope, attribute question, deny, confirm, choice of an offer, constraints); neighbouring clauses with the same act
+are joined. Out-of-scope clauses never carry slots, whatever cities, dates or numbers they name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragdial.task.db import Gazetteer
+from ragdial.task.slots import _BY_SOUND, NUM, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import parse as parse_slots
+
+
+def parse(text: str, gaz: Gazetteer, today: dt.date) -> Any:
+    """The slot parser, matching by sound as the current ``understand`` call says."""
+    return parse_slots(text, gaz, today, _BY_SOUND.get())
+
+
+ACTS = (
+    "inform",
+    "request",
+    "confirm",
+    "deny",
+    "select",
+    "modify",
+    "ask_about_booking",
+    "out_of_scope",
+    "greeting",
+    "thanks",
+)
+REQUESTABLE = (
+    "price",
+    "dep_time",
+    "arr_time",
+    "duration",
+    "seats_left",
+    "rooms_left",
+    "dep_place",
+    "arr_place",
+    "stars",
+    "district",
+    "airline",
+    "seat_class",
+    "berth",
+)
+REFERENCE: tuple[str, ...] = (
+    "ordinal",
+    "code",
+    "brand",
+    "district",
+    "price",
+    "dep_time",
+    "airline",
+    "seat_class",
+    "berth",
+)
+REFERENCE += ("feature", "ref")
+PERIOD_NAMES = ("凌晨", "早上", "上午", "中午", "下午", "傍晚", "晚上")
+WINDOWS = {
+    "凌晨": ("00:00", "06:00"),
+    "早上": ("06:00", "09:00"),
+    "上午": ("06:00", "12:00"),
+    "中午": ("11:00", "14:00"),
+    "下午": ("12:00", "18:00"),
+    "傍晚": ("17:00", "19:00"),
+    "晚上": ("18:00", "24:00"),
+}
+PERIOD_WORDS = {  # said -> named window (longest first when matching)
+    "早班机": "早上",
+    "早班车": "早上",
+    "早班": "早上",
+    "一大早": "早上",
+    "最早的": "早上",
+    "越早越好": "早上",
+    "清早": "早上",
+    "早晨": "早上",
+    "早上": "早上",
+    "明早": "早上",
+    "凌晨": "凌晨",
+    "半夜": "凌晨",
+    "上午": "上午",
+    "中午": "中午",
+    "午饭前后": "中午",
+    "下午": "下午",
+    "傍晚": "傍晚",
+    "下班以后": "傍晚",
+    "下班后": "傍晚",
+    "晚班": "晚上",
+    "晚上": "晚上",
+    "夜里": "晚上",
+    "明晚": "晚上",
+    "今晚": "晚上",
+}
+PERIOD_EN = {
+    "early morning": "早上",
+    "early": "早上",
+    "morning": "上午",
+    "afternoon": "下午",
+    "evening": "晚上",
+    "tonight": "晚上",
+    "night": "晚上",
+    "noon": "中午",
+}
+CLASS_WORDS = {
+    "经济舱": "经济舱",
+    "商务舱": "商务舱",
+    "公务舱": "商务舱",
+    "头等舱": "头等舱",
+    "二等座": "二等座",
+    "一等座": "一等座",
+    "商务座": "商务座",
+    "硬座": "硬座",
+    "硬卧": "硬卧",
+    "软卧": "软卧",
+    "二等": "二等座",
+    "一等": "一等座",
+    "卧铺": "卧铺",
+}
+CLASS_EN = {
+    "economy": "经济舱",
+    "business class": "business",
+    "business": "business",
+    "first class": "first",
+    "second class": "二等座",
+    "hard seat": "硬座",
+    "hard sleeper": "硬卧",
+    "soft sleeper": "软卧",
+}
+SLEEPERS = ["硬卧", "软卧"]
+BERTH_WORDS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
+KIND_WORDS = {
+    "高铁": ["G"],
+    "G字头": ["G"],
+    "动车": ["D"],
+    "普快": ["K", "T", "Z"],
+    "绿皮车": ["K", "T", "Z"],
+    "绿皮": ["K", "T", "Z"],
+}
+AIRLINES_EN = {
+    "air china": "国航",
+    "china eastern": "东航",
+    "china southern": "南航",
+    "hainan airlines": "海航",
+    "sichuan airlines": "川航",
+    "shenzhen airlines": "深航",
+}
+CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "花城": "广州", "星城": "长沙", "泉城": "济南"}
+DOMAIN_CUES = {
+    "flight": ("机票", "航班", "飞机", "坐飞机", "飞", "flight", "plane", "fly"),
+    "train": ("火车", "高铁", "动车", "车票", "车次", "卧铺票", "坐车", "的车", "train", "列车"),
+    "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "房间", "订房", "hotel", "room", "住宿"),
+}
+DOMAIN_SOUNDS = {"flight": ["机票", "航班"], "train": ["火车", "高铁", "动车"], "hotel": ["酒店", "宾馆"]}
+GREETING = re.compile(
+    r"^(您好|你好|hello|hi|hey|哈喽|哈罗|嗨喽|嗨|喂|在吗|在不在|有人吗|早上好|上午好|中午好|下午好|晚上好|早安|午安|哈啰|"
+    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
+    re.I,
+)
+THANKS = re.compile(
+    r"(谢|感谢|多谢|3q|thank|thx|\bty\b|辛苦|麻烦你了|麻烦了|拜拜|再见|bye|回见|回头见|886|\b88\b)", re.I
+)
+ASK_BOOKING = re.compile(
+    r"(订上(?!海)|订好|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
+    r"我订的|刚订的|刚才订的|之前订的|刚刚订|上午订的|下午订的|昨天订的|刚才那张|刚才那个|还在吗|还在吧|"
+    r"订到了|订到没|买到了|买好了|买到没|订好没|预订成功|下单成功|订单号|预订号|确认号|单号|我的票|我的机票|我的火车票|"
+    r"我的酒店|我订了|都订了|订了几|booking|reservation|my order|my tickets?|confirmation number|booked)",
+    re.I,
+)
+OOS = re.compile(
+    r"(天气|下雨|下雪|雾霾|多少度|几度|气温|温度|好冷|太冷|很冷|多冷|冷不冷|好热|很热|太热|热不热|短袖|羽绒服|冬天|夏天|"
+    r"几号来着|今天几号|几月几号|周几|星期几|礼拜几|几点了|农历|阴历|限行|尾号|"
+    r"股票|股市|大盘|指数|比特币|基金|涨了|跌了|涨停|跌停|"
+    r"好吃|火锅|美食|小吃|好玩|景点|园林|好看|海拔|四季|去过|哪年|开通的|历史|"
+    r"去年|前年|昨天|前天|上周|上个月|小时候|以前|"
+    r"电影|唱歌|唱首|的歌|听歌|音乐|笑话|故事|外卖|写首诗|写诗|你叫什么|名字|你是谁|机器人|你好笨|笨|傻|"
+    r"会说英语|英语吗|话费|流量|充值|余额|套餐|宽带|比赛|湖人|赢了|输了|新闻|彩票|"
+    r"体育|球赛|足球|篮球|nba|世界杯|电视剧|综艺|明星|星座|翻译|作业|菜谱|做饭|怎么做|减肥|感冒|医院|淘宝|快递|打车|滴滴|"
+    r"堵车|路况|地铁|汇率|利率|房价|工资|游戏|宠物|无聊|陪我聊|聊聊天|你喜欢|你几岁|多大了|你是男|你在哪|吃了吗|吃饭了吗|"
+    r"刮风|台风|晴天|阴天|下冰雹|穿什么|放假|春节|国庆|过年|攻略|带什么|注意什么|特产|门票|人多吗|有多大|有多少人|"
+    r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
+    re.I,
+)
+# questions for a customer-service knowledge base next to the task branch (the demo's carrier): out of scope here
+SERVICE_TOPICS = re.compile(r"(话费|流量|套餐|宽带|充值|余额|漫游|携号|营业厅|手机号|号码|信号|账单|积分|5G|4G)")
+REQUEST_CUES: tuple[tuple[str, str], ...] = (
+    (
+        r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|when does it (arrive|land)|"
+        r"what time does it (arrive|land)|arrival time",
+        "arr_time",
+    ),
+    (
+        r"(几点|什么时候|啥时候)(起飞|出发|发车|开|走)|起飞时间|出发时间|发车时间|几点的|"
+        r"what time does it (leave|depart)|departure time",
+        "dep_time",
+    ),
+    (r"多久|多长时间|几个小时|几小时|how long", "duration"),
+    (r"还有票|还剩几张|剩几张|余票|还有座|还有位|有没有票|any seats|seats left", "seats_left"),
+    (r"还有房|还剩几间|剩几间|rooms left", "rooms_left"),
+    (r"哪个站上车|哪个站出发|从哪个站|哪个机场(起飞|出发)|从哪个机场|在哪上车", "dep_place"),
+    (r"落地是|到哪个站|哪个机场(落地|降落)|到哪个机场|在哪下车|哪个站下车", "arr_place"),
+    (r"几星|星级是|星级多少|几颗星|how many stars", "stars"),
+    (r"哪个区|在哪个区|在哪儿|在哪里|位置在|在.{1,4}吗|which district|where is it", "district"),
+    (
+        r"哪个航空|哪家航空|什么航空|哪家公司|航空公司|是.{0,2}(国航|东航|南航|海航|川航|深航).{0,2}吗|which airline",
+        "airline",
+    ),
+    (r"几等座|什么座|什么舱|哪个舱|which class", "seat_class"),
+    (r"什么铺|哪个铺|上铺还是下铺|which berth", "berth"),
+    (r"多少钱|多少|票价|价格|价钱|几块|how much|price|what does it cost", "price"),
+)
+CONFIRM = re.compile(
+    r"^(确定|确认|确认预订|确定预订|好的|好哒|好啊|好嘞|好吧|好|嗯嗯|嗯|对的|对对对|对对|对|没错|是的|是|可以可以|可以|行行行|行|"
+    r"没问题|没毛病|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|就这么办|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|"
+    r"okay|yes|yep|yup|yeah|sure|alright|book it|go ahead|do it|confirm|妥|成|中|好滴|好呀|嗯呢|恩|嗯好|嗯对|"
+    r"对头|是的是的|"
+    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|"
+    r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
+    re.I,
+)
+CONFIRM_START = re.compile(r"^(确定|确认|好的|好|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
+DENY = re.compile(
+    r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
+    r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
+    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|"
+    r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
+    re.I,
+)
+DENY_START = re.compile(
+    r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
+    r"no\b|nope|nah|cancel)",
+    re.I,
+)
+CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
+FILLER = re.compile(
+    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先)+"
+)
+CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
+CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
+DATE_SHIFT = re.compile(rf"(提前|早|推迟|推后|延后|往后推|往后|晚|改晚|往前)\s*({NUM})\s*天")
+
+
+@dataclass
+class Act:
+    """One dialog act with its normalised slots (``{"price": "?"}`` for a requested attribute)."""
+
+    act: str
+    slots: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"act": self.act, "slots": dict(self.slots)}
+
+
+@dataclass
+class Context:
+    """What the system just did (the bank's ``context``): task under way, open question, offers, known slots."""
+
+    domain: str | None = None
+    open_question: str | None = None
+    offers: list[dict[str, Any]] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    bookings: list[dict[str, Any]] = field(default_factory=list)
+    suggestion: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Context:
+        data = data or {}
+        return cls(
+            data.get("domain"),
+            data.get("open_question"),
+            list(data.get("offers") or []),
+            dict(data.get("state") or {}),
+            list(data.get("bookings") or []),
+            data.get("suggestion"),
+        )
+
+
+def _is_english(text: str) -> bool:
+    letters = sum(c.isascii() and c.isalpha() for c in text)
+    han = sum("\u4e00" <= c <= "\u9fff" for c in text)
+    return letters > 0 and han == 0
+
+
+def _normalise(text: str, gaz: Gazetteer) -> str:
+    """Typing slips and mixed-language words in a Chinese utterance, put into the words the parser knows."""
+    text = text.strip()
+    text = re.sub(r"([上中下卧])辅", r"\1铺", text)
+    text = text.replace("仓", "舱") if re.search(r"(经济|商务|头等|公务)仓", text) else text
+    for nick, city in CITY_NICKNAMES.items():
+        text = text.replace(nick, city)
+    for place in sorted(gaz.places, key=len, reverse=True):
+        short = place[:-1] if place.endswith("站") else None
+        if short and short not in gaz.cities and len(short) >= 3:
+            text = re.sub(rf"{re.escape(short)}(?!站)", place, text)
+    if not _is_english(text):
+        names = sorted((k for k in gaz.cities if k.isascii()), key=len, reverse=True)
+        for name in names:
+            text = re.sub(rf"(?i)(?<![a-z]){re.escape(name)}(?![a-z])", gaz.cities[name], text)
+        for word, zh in (("flight", "航班"), ("hotel", "酒店"), ("train", "火车")):
+            text = re.sub(rf"(?i)(?<![a-z]){word}s?(?![a-z])", zh, text)
+    return text
+
+
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """(clause, is a question) pieces of an utterance, in order."""
+    english = _is_english(text)
+    marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip(), text)
+    if english:
+        parts = re.split(r"([,.;!?|]+)", marked)
+    else:
+        parts = re.split(r"([，,。；;！!？?|…~]+|\s+(?=[^\sA-Za-z0-9])|(?<=[^\sA-Za-z0-9])\s+)", marked)
+    out: list[tuple[str, bool]] = []
+    for i in range(0, len(parts), 2):
+        piece = parts[i].strip() if parts[i] else ""
+        sep = parts[i + 1] if i + 1 < len(parts) else ""
+        if piece:
+            out.append((piece, "?" in (sep or "") or "？" in (sep or "")))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- slot finders
+def _offer_code(offer: dict[str, Any]) -> str:
+    return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
+
+
+def _brand_of(text: str, gaz: Gazetteer) -> str | None:
+    for brand in sorted(gaz.brands, key=len, reverse=True):
+        short = brand.replace("酒店", "").replace("快捷", "")
+        for form in {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}:
+            if len(form) >= 2 and form in text:
+                if form == "锦江" and "锦江之星" not in text:
+                    continue
+                return brand
+    return None
+
+
+def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
+    for name in sorted(gaz.districts, key=len, reverse=True):
+        if name in text:
+            if name == "锦江" and "锦江之星" in text:
+                continue
+            if name == "浦东" and "浦东机场" in text:
+                continue
+            if city and city not in gaz.districts[name] and any(city in gaz.districts[n] for n in gaz.districts):
+                pass
+            return name
+    return None
+
+
+def _airline_of(text: str, gaz: Gazetteer) -> str | None:
+    lower = text.lower()
+    for name in gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}:
+        if name in text:
+            return name
+    for en, name in AIRLINES_EN.items():
+        if en in lower:
+            return name
+    return None
+
+
+def _code_of(text: str) -> str | None:
+    m = re.search(r"(?<![A-Za-z0-9])([A-Za-z0-9]{2}\d{3,4}|[GDKTZgdktz]\d{1,4})(?![A-Za-z0-9])", text)
+    if m and re.search(r"[A-Za-z]", m.group(1)):
+        return m.group(1).upper()
+    return None
+
+
+def _classes_of(text: str, english: bool) -> list[str]:
+    if english:
+        lower = text.lower()
+        for phrase, value in sorted(CLASS_EN.items(), key=lambda kv: -len(kv[0])):
+            if phrase in lower:
+                return [value]
+        return []
+    return [CLASS_WORDS[w] for _s, _e, w in _find(text, list(CLASS_WORDS))]
+
+
+def _class_value(found: list[str], text: str, domain: str | None) -> Any:
+    if not found:
+        return None
+    if len(found) > 1 and re.search(r"(没有就|不行就|没有的话|要不就|太贵|换成|改成|还是)", text):
+        found = [found[-1]] if not re.search(r"还是.*(太贵|不要)", text) else [found[0]]
+    elif len(found) > 1 and re.search(r"(或|还是|都行|都可以)", text):
+        values: list[str] = []
+        for f in found:
+            values += SLEEPERS if f == "卧铺" else [f]
+        return sorted(set(values), key=values.index)
+    value = found[0]
+    if value == "卧铺":
+        return list(SLEEPERS)
+    if value == "business":
+        return "商务座" if domain == "train" else "商务舱"
+    if value == "first":
+        return "一等座" if domain == "train" else "头等舱"
+    return value
+
+
+def _berths_of(text: str, english: bool) -> Any:
+    if english:
+        found = [v for k, v in {"upper": "上铺", "middle": "中铺", "lower": "下铺"}.items() if k in text.lower()]
+    else:
+        found = [BERTH_WORDS[w] for _s, _e, w in _find(text, list(BERTH_WORDS))]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found
+
+
+def _kinds_of(text: str) -> list[str] | None:
+    kinds: list[str] = []
+    for word, letters in sorted(KIND_WORDS.items(), key=lambda kv: -len(kv[0])):
+        if word in text:
+            kinds += [k for k in letters if k not in kinds]
+            text = text.replace(word, "")
+    if re.search(r"(?<![A-Za-z])G字头", text):
+        kinds.append("G")
+    return kinds or None
+
+
+def _clock(hour: int, minute: int, period: str | None) -> str:
+    if period in ("下午", "晚上", "傍晚") and hour < 12:
+        hour += 12
+    if period == "中午" and hour < 5:
+        hour += 12
+    return f"{min(hour, 23):02d}:{minute:02d}"
+
+
+def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
+    """(time_from, time_to) of '3点以后' / '10点前' / 'after 6pm' phrases."""
+    if english:
+        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", text.lower())
+        if not m:
+            return None, None
+        clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
+        return (clock, None) if m.group(1) == "after" else (None, clock)
+    m = re.search(
+        rf"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早)?\s*({NUM})\s*[点:：]\s*(半|({NUM})分?)?\s*(?:钟)?\s*"
+        r"(以后|之后|后|以前|之前|前|以内)",
+        text,
+    )
+    if not m:
+        return None, None
+    hour = cn_number(m.group(2)) or 0
+    minute = 30 if m.group(3) == "半" else (cn_number(m.group(4)) or 0 if m.group(4) else 0)
+    said = PERIOD_WORDS.get(m.group(1) or "")
+    clock = _clock(hour, minute, said)
+    return (clock, None) if "后" in m.group(5) else (None, clock)
+
+
+def _period_of(text: str, english: bool) -> str | None:
+    if english:
+        lower = text.lower()
+        for word, name in sorted(PERIOD_EN.items(), key=lambda kv: -len(kv[0])):
+            if re.search(rf"\b{word}\b", lower):
+                return name
+        return None
+    if re.search(r"(早上好|晚上好|下午好)", text):
+        return None
+    for word in CLASS_WORDS:  # 商务舱 sounds like 上午 (shang wu): words said exactly take no match by sound
+        text = text.replace(word, "□" * len(word))
+    found = _find(text, list(PERIOD_WORDS))
+    return PERIOD_WORDS[found[0][2]] if found else None
+
+
+def _price_of(text: str, open_question: str | None, english: bool) -> int | None:
+    if english:
+        m = re.search(r"\b(?:under|below|less than|at most|within|max(?:imum)?|budget(?: of)?)\s*[¥$]?\s*(\d+)", text)
+        return int(m.group(1)) if m else None
+    for source in (text, canonical(text)):
+        m = re.search(
+            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)\s*({NUM})\s*(?:元|块)?"
+            rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内|左右)",
+            source,
+        )
+        if m:
+            value = cn_number(m.group(1) or m.group(2))
+            if value and 30 <= value <= 100_000:
+                return value
+    if open_question == "max_price":
+        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*", text)
+        if m:
+            return cn_number(m.group(1))
+    return None
+
+
+def _count(text: str, pattern: str) -> int | None:
+    m = re.search(pattern, text)
+    if not m:
+        return None
+    return cn_number(m.group(1))
+
+
+def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if english:
+        lower = text.lower()
+        words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+        for slot, pattern in (
+            ("nights", r"(\d|one|two|three|four|five)\s+nights?"),
+            ("rooms", r"(\d|one|two|three|four|five)\s+rooms"),
+            ("guests", r"(\d|one|two|three|four|five)\s+(?:guests|people|persons|adults)"),
+        ):
+            m = re.search(pattern, lower)
+            if m:
+                out[slot] = words.get(m.group(1)) or int(m.group(1))
+        return out
+    n = _count(text, rf"住\s*({NUM})\s*(?:个)?晚") or _count(text, rf"({NUM})\s*(?:个)?晚(?:上)?(?!上好)")
+    if n and not re.search(rf"({NUM})\s*点", text[max(0, text.find("晚") - 3) : text.find("晚") + 3]):
+        out["nights"] = n
+    if re.search(rf"({NUM})\s*间.{{0,4}}({NUM})\s*间", text):
+        out["rooms"] = len(re.findall(rf"({NUM})\s*间", text))
+    else:
+        rooms = _count(text, rf"({NUM})\s*间")
+        if rooms and (rooms > 1 or re.search(r"(就|只要|只|一间就|一间够)", text)):
+            out["rooms"] = rooms
+    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)")
+    if re.search(r"(就我一个|就我自己|我一个人|一个人住|就一个人)", text):
+        guests = 1
+    if guests:
+        out["guests"] = guests
+    return out
+
+
+def _passengers(text: str, english: bool) -> int | None:
+    if english:
+        m = re.search(r"(\d|two|three|four)\s+(?:people|passengers|tickets|adults)", text.lower())
+        if m:
+            return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
+        return None
+    if re.search(r"一家三口", text):
+        return 3
+    if re.search(r"一家四口", text):
+        return 4
+    n = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"({NUM})\s*张")
+    return n if n and n > 1 else None
+
+
+def _stars_of(text: str, english: bool) -> tuple[int | None, int | None]:
+    if english:
+        m = re.search(r"\b(\d|one|two|three|four|five)[- ]star(?:s)?(\s+or\s+(?:above|more|better)|\+)?", text.lower())
+        if m:
+            value = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
+            return (None, value) if m.group(2) else (value, None)
+        return None, None
+    for source in (text, canonical(text)):
+        m = re.search(rf"(至少|起码)?\s*({NUM})\s*星(?:级)?(?:酒店)?\s*((?:及)?[以一]上|起)?", source)
+        if m:
+            stars = cn_number(m.group(2))
+            if stars and 1 <= stars <= 5:
+                return (None, stars) if (m.group(1) or m.group(3)) else (stars, None)
+    return None, None
+
+
+def _dates(text: str, today: dt.date, english: bool, state: dict[str, Any]) -> dict[str, str]:
+    """date (departure / check-in) and check_out named in a clause."""
+    out: dict[str, str] = {}
+    m = re.search(r"(住到|待到|退房|到(?=.{1,6}退房))(.{0,8})", text)
+    checkout_text = None
+    if m:
+        if m.group(1) == "退房":
+            checkout_text = text[max(0, m.start() - 8) : m.start()]
+            rest = text[: max(0, m.start() - 8)] + text[m.end() :]
+            checkout_text = re.split(r"(入住|住)", checkout_text)[-1]
+            rest = text[: m.start() - len(checkout_text)]
+        else:
+            checkout_text = m.group(2)
+            rest = text[: m.start()]
+        checkout = _date_in(checkout_text, today, english)
+        if checkout:
+            out["check_out"] = checkout
+            text = rest
+    if re.search(r"(这周末|这个周末|周末|本周末)", text) and not re.search(r"下(个)?周末", text):
+        out["date"] = (today + dt.timedelta(days=(5 - today.weekday()) % 7)).isoformat()
+    elif re.search(r"下(个)?周末", text):
+        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
+        out["date"] = (monday + dt.timedelta(days=5)).isoformat()
+    else:
+        date = _date_in(text, today, english)
+        if date:
+            out["date"] = date
+    m = DATE_SHIFT.search(text)
+    if m and state.get("date") and "date" not in out:
+        days = cn_number(m.group(2)) or 0
+        sign = -1 if m.group(1) in ("提前", "早", "往前") else 1
+        out["date"] = (dt.date.fromisoformat(state["date"]) + dt.timedelta(days=sign * days)).isoformat()
+    if out.get("date") and re.search(r"(第二天|次日|隔天)", text):
+        out["date"] = (dt.date.fromisoformat(out["date"]) + dt.timedelta(days=1)).isoformat()
+    return out
+
+
+def _date_in(text: str, today: dt.date, english: bool) -> str | None:
+    if re.search(r"(明早|明晚)", text):
+        return (today + dt.timedelta(days=1)).isoformat()
+    if re.search(r"今晚", text):
+        return today.isoformat()
+    date = parse_date(text, today, english)
+    if date is None and not english:
+        date = parse_date(canonical(text), today, english)
+    return date
+
+
+def _domain_named(text: str, english: bool) -> str | None:
+    lower = text.lower()
+    if re.search(r"不(飞|坐飞机)了?", text):
+        text = re.sub(r"不(飞|坐飞机)了?", "", text)
+    best: tuple[int, str] | None = None
+    for domain, words in DOMAIN_CUES.items():
+        for word in words:
+            if word.isascii():
+                m = re.search(rf"\b{word}", lower)
+                pos = m.start() if m else -1
+            else:
+                pos = text.rfind(word) if domain != "flight" or word != "飞" else _fly_pos(text)
+            if pos >= 0 and (best is None or pos > best[0]):
+                best = (pos, domain)
+    if best is None and not english:
+        for domain, sounds in DOMAIN_SOUNDS.items():
+            for start, end, _w in _find(text, sounds, fuzzy=True):
+                if not re.search(r"[零一二两三四五六七八九十0-9]", text[start:end]):
+                    return domain
+    return best[1] if best else None
+
+
+def _fly_pos(text: str) -> int:
+    starts = [m.start() for m in re.finditer(r"飞(?!快)", text)]
+    return starts[-1] if starts else -1
+
+
+# ---------------------------------------------------------------------------------------------- the reader
+@dataclass
+class _Clause:
+    text: str
+    question: bool
+    act: str | None = None
+    slots: dict[str, Any] = field(default_factory=dict)
+    extra: list[Act] = field(default_factory=list)
+
+
+class Understander:
+    """Reads user turns against one gazetteer and one 'today'."""
+
+    def __init__(self, gazetteer: Gazetteer, today: dt.date) -> None:
+        self.gaz = gazetteer
+        self.today = today
+
+    def __call__(self, text: str, context: Context | dict[str, Any] | None = None) -> list[Act]:
+        return understand(text, context, self.gaz, self.today)
+
+
+def understand(
+    text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+) -> list[Act]:
+    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README.
+
+    ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return _understand(text, context, gaz, today)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
+    ctx = context if isinstance(context, Context) else Context.from_dict(context)
+    raw = text
+    text = _normalise(text, gaz)
+    if not text or re.fullmatch(r"[\s\W_]*", text):
+        return [Act("out_of_scope")]
+    english = _is_english(text)
+    clauses = [_Clause(t, q) for t, q in _clauses(text)]
+    whole_domain = _domain_named(text, english)
+    hotelish = whole_domain == "hotel" or (
+        whole_domain is None
+        and (
+            (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
+            or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
+            or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
+        )
+    )
+    fresh = ctx.open_question in (None, "anything_else") or not ctx.domain
+    whole = parse(text, gaz, today)
+    negated = list(whole.negated_cities)
+    change_said = bool(re.search(r"(actually|instead|change|i mean|改成|换成|改到|换到|不对|不是)", text.lower()))
+    base_date = (
+        _dates(re.sub(r"(第二天|次日|隔天)", "", text), today, english, {}).get("date")
+        if re.search(r"(第二天|次日|隔天)", text)
+        else None
+    )
+    acts: list[Act] = []
+    confirmed = restated = False
+    pending_ref: dict[str, Any] = {}
+    for i, clause in enumerate(clauses):
+        kind, slots = _classify(
+            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said)
+        )
+        if kind == "reference":
+            pending_ref = slots
+            continue
+        if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
+            slots = {**slots, **pending_ref}
+        if kind is None:
+            continue
+        if kind in ("confirm", "select"):
+            confirmed = True
+        if kind in ("inform", "modify", "mixed"):
+            inform, modify = _split_changes(slots, ctx, fresh or confirmed)
+            restated = restated or not (inform or modify)
+            for act_name, group in (("modify", modify), ("inform", inform)):
+                if group:
+                    acts.append(Act(act_name, group))
+            continue
+        acts.append(Act(kind, slots))
+        if kind == "request" and slots:
+            pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    acts = _post(acts, ctx, raw)
+    if not acts and restated:
+        return [Act("inform")]  # the request said again, nothing new: not out of scope
+    return acts or [Act("out_of_scope")]
+
+
+def _classify(
+    clause: _Clause,
+    ctx: Context,
+    gaz: Gazetteer,
+    today: dt.date,
+    english: bool,
+    hotelish: bool,
+    confirmed: bool,
+    first: bool,
+    extra: tuple[list[str], str | None, bool] = ([], None, False),
+) -> tuple[str | None, dict[str, Any]]:
+    text = FILLER.sub("", clause.text).strip() or clause.text
+    lower = text.lower()
+    greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
+        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰)", lower
+    )
+    if greeted or re.fullmatch(r"(hello|hi|hey|good (morning|afternoon|evening))( there)?[!.~]*", lower):
+        return "greeting", {}
+    if re.fullmatch(r"no,?\s*thanks?( you)?", lower):
+        return "deny", {}
+    if (
+        THANKS.search(text)
+        and len(
+            re.sub(
+                r"(谢谢|谢啦|谢了|感谢|多谢|辛苦了?|麻烦你了|麻烦了|拜拜|再见|回头见|好嘞|好的|好|嗯|ok|thanks?|thx|ty|you|bye|"
+                r"3q|886|88|非常|太|真是|真|你|您|啦|啊|呀|哈|哦|了|的|啦|小助手|没事了|就这样|!|！|~|，|,|。|\s)",
+                "",
+                lower,
+            )
+        )
+        <= 1
+    ):
+        return "thanks", {}
+    if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
+        return "ask_about_booking", _booking_domain(text)
+    if OOS.search(text) and not _travel_request(text):
+        return "out_of_scope", {}
+    if re.fullmatch(r"[\d\s]{5,}", text):
+        return "out_of_scope", {}
+    request = _request_slots(text, ctx, gaz, english)
+    if request is not None:
+        return "request", request
+    oq = ctx.open_question
+    deny = DENY.fullmatch(text) or (DENY_START.match(text) and not _has_constraints(text, gaz, english))
+    if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
+        return "deny", {}
+    if CORRECTION.fullmatch(text.strip("，,。 ")):
+        return "deny", {}
+    if oq in ("choose_offer", "offer_alternative") and ctx.offers:
+        ref = _reference(text, ctx, gaz, english)
+        if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
+            ref = {}  # naming a district or class again while an alternative is offered restates the request
+        if ref and _is_choice(ref, text, ctx):
+            return ("reference" if clause.question else "select"), ref
+    if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
+        CONFIRM.fullmatch(text) or (oq == "offer_alternative" and CONFIRM_START.match(text))
+    ):
+        if oq == "choose_offer":
+            if re.search(r"(订吧|确定|确认|订$|book it|就订)", text):
+                return "confirm", {}
+            return None, {}
+        return "confirm", {}
+    if oq == "choose_offer" and re.search(r"(订吧|确定|确认|book it)", text) and CONFIRM.fullmatch(text):
+        return "confirm", {}
+    if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text):
+        return "confirm", {}
+    slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+    if slots:
+        return "inform", slots
+    if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not clause.question:
+        return "confirm", {}
+    # no cue word known: a short clause with no slots read by its polarity where a yes/no is expected
+    if oq in ("confirm_booking", "offer_alternative", "anything_else") and len(text) <= 8 and not clause.question:
+        numbers = re.search(r"[0-9零一二两三四五六七八九十间张晚号点]", text)
+        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower):
+            return "deny", {}
+        if (
+            oq != "anything_else"
+            and len(text) <= 4
+            and not numbers
+            and re.match(r"(好|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+        ):
+            return "confirm", {}
+    return None, {}
+
+
+def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
+    """Whether reference slots pick among the offers: a class or berth no offer has, or said with 换/改/还是,
+    is a new constraint (换软卧), not a choice."""
+    if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
+        return True
+    if re.search(r"(换|改|还是|没有就|太贵|太慢)", text):
+        return False
+    for key, value in ref.items():
+        if not any(offer.get(key) == value for offer in ctx.offers):
+            return key in ("airline", "district", "brand")
+    return True
+
+
+def _travel_request(text: str) -> bool:
+    return bool(re.search(r"(帮我(订|查|看|找)|我要订|我想订|订票|订张|买张|机票|火车票|车票|航班|酒店)", text))
+
+
+def _booking_domain(text: str) -> dict[str, Any]:
+    if re.search(r"(机票|航班|飞机)", text):
+        return {"domain": "flight"}
+    if re.search(r"(火车|高铁|动车|车票|的车|车来着|卧铺)", text):
+        return {"domain": "train"}
+    if re.search(r"(酒店|宾馆|房间)", text):
+        return {"domain": "hotel"}
+    return {}
+
+
+def _has_constraints(text: str, gaz: Gazetteer, english: bool) -> bool:
+    p = parse(text, gaz, dt.date(2026, 12, 1))
+    return bool(p.cities or p.date or p.seat_class or p.berths or _domain_named(text, english))
+
+
+def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> dict[str, Any] | None:
+    lower = text.lower()
+    wanted: list[str] = []
+    for pattern, slot in REQUEST_CUES:
+        if re.search(pattern, lower):
+            if slot == "price" and (re.search(r"(多少度|多少钱以内)", text) or wanted):
+                continue
+            if slot == "district" and not (
+                re.search(r"(哪个区|在哪|位置|which district|where)", lower) or _district_of(text, gaz, None)
+            ):
+                continue
+            wanted.append(slot)
+    if not wanted:
+        if re.search(r"(落地|降落).{0,3}(还是)", text):
+            wanted.append("arr_place")
+        else:
+            return None
+    if "seats_left" in wanted and ctx.domain == "hotel":
+        wanted = ["rooms_left" if w == "seats_left" else w for w in wanted]
+    if "seats_left" in wanted and (
+        ctx.open_question in (None, "anything_else")
+        or (
+            _dates(text, dt.date(2026, 12, 1), english, {})
+            and ctx.open_question not in ("choose_offer", "confirm_booking")
+        )
+    ):
+        return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
+    slots: dict[str, Any] = (
+        {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
+    )
+    if ctx.offers:
+        slots.update(_reference(text, ctx, gaz, english, asking=set(slots)))
+    return slots
+
+
+def _reference(
+    text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: set[str] | None = None
+) -> dict[str, Any]:
+    """Reference slots naming one of the listed offers (ordinal, code, brand, price, time, feature, this)."""
+    asking = asking or set()
+    lower = text.lower()
+    ref: dict[str, Any] = {}
+    heard = canonical(text)
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!天)", text) or re.search(
+        rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
+    )
+    if m:
+        ref["ordinal"] = cn_number(m.group(1))
+    elif re.search(r"(最后一个|最后那个|最后一家|最后那家|最后一趟|最后那趟|最后那班|最后一班|the last)", lower):
+        ref["ordinal"] = -1
+    else:
+        m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
+            r"\b(first|second|third|fourth)\b(?! class)", lower
+        )
+        if m:
+            ref["ordinal"] = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(m.group(1)) or cn_number(m.group(1))
+    code = _code_of(text)
+    if code:
+        ref["code"] = code
+    if "brand" not in asking:
+        brand = _brand_of(text, gaz)
+        if brand:
+            ref["brand"] = brand
+    if "district" not in asking and ctx.domain == "hotel":
+        district = _district_of(text, gaz, None)
+        if district and (not asking or not ref):
+            ref["district"] = district
+    if "airline" not in asking:
+        airline = _airline_of(text, gaz)
+        if airline:
+            ref["airline"] = airline
+    if "seat_class" not in asking:
+        classes = [c for c in _classes_of(text, english) if c not in ("卧铺", "business", "first")]
+        if classes and not ("二等座" in classes and re.search(r"几张|剩", text) and False):
+            ref["seat_class"] = classes[0]
+    berth = _berths_of(text, english)
+    if berth and "berth" not in asking and isinstance(berth, str):
+        ref["berth"] = berth
+    for pattern, feature in (
+        (r"最便宜|最低价|cheapest", "cheapest"),
+        (r"最贵|most expensive", "most_expensive"),
+        (r"最早|earliest", "earliest"),
+        (r"最晚|最迟|latest", "latest"),
+        (r"最快|时间最短|用时最短|fastest", "fastest"),
+        (r"最好|星级最高|best", "best"),
+    ):
+        if re.search(pattern, lower):
+            ref["feature"] = feature
+            break
+    if not ref.get("code"):
+        m = re.search(r"(\d{1,2})[:：](\d{2})", text)
+        clock = None
+        if m:
+            clock = f"{int(m.group(1)):02d}:{m.group(2)}"
+        else:
+            m = re.search(
+                rf"(凌晨|早上|上午|中午|下午|傍晚|晚上)?\s*({NUM})\s*点\s*(半|一刻|三刻|({NUM})\s*分?)?(?=的|那|$|吧|班|趟|个)",
+                text,
+            )
+            if m:
+                hour = cn_number(m.group(2)) or 0
+                extra = m.group(3) or ""
+                minute = {"半": 30, "一刻": 15, "三刻": 45}.get(extra)
+                if minute is None:
+                    minute = cn_number(m.group(4)) if m.group(4) else 0
+                period = m.group(1)
+                if (
+                    period is None
+                    and 1 <= hour <= 6
+                    and any(str(o.get("dep_time", "")).startswith(f"{hour + 12:02d}") for o in ctx.offers)
+                ):
+                    period = "下午"
+                clock = _clock(hour, minute or 0, period)
+        if clock:
+            ref["dep_time"] = clock
+    if "price" not in asking and not {"ordinal", "dep_time", "code"} & set(ref):
+        m = re.search(rf"({NUM})\s*(?:块钱|块|元)?\s*(?:的|那)", text) or re.fullmatch(
+            rf"(?:订|就|要)?\s*({NUM})\s*(?:块钱|块|元)?(?:吧)?", text
+        )
+        if m:
+            value = cn_number(m.group(1))
+            if value and value >= 50:
+                ref["price"] = value
+    if (
+        not ref
+        and re.search(r"(就它|就这个|这个吧|就这家|这家|这趟|这班|就那个|that one|this one|^这个$|就这样)", lower)
+        and not re.search(r"这个(座位|房间|酒店|航班)", text)
+    ):
+        ref["ref"] = "this"
+    if (
+        ref.get("ref") is None
+        and re.search(r"(这趟|这班|这个$|这个[吗呢]|^这个|这家)", text)
+        and asking
+        and not any(k in ref for k in ("ordinal", "code", "brand", "airline", "feature"))
+        and not re.search(r"这个(座位|房间)", text)
+    ):
+        ref["ref"] = "this"
+    return ref
+
+
+def _constraints(
+    text: str,
+    ctx: Context,
+    gaz: Gazetteer,
+    today: dt.date,
+    english: bool,
+    hotelish: bool,
+    negated_elsewhere: list[str] = (),  # type: ignore[assignment]
+    base_date: str | None = None,
+    change_said: bool = False,
+) -> dict[str, Any]:
+    """Constraint slots a clause states (before deciding inform vs modify)."""
+    slots: dict[str, Any] = {}
+    p = parse(text, gaz, today)
+    if re.search(r"太(贵|慢|晚|早|远|累|麻烦|折腾)", text):
+        return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
+    domain = _domain_named(text, english)
+    if domain:
+        slots["domain"] = domain
+    oq = ctx.open_question
+    cities = list(p.cities)
+    roles = {role for _c, role in cities if role}
+    trip = bool(roles) or len(cities) > 1 or bool(re.search(r"(回程|返程|往返)", text))
+    if ctx.domain == "hotel" and oq != "anything_else" and roles <= {"arr"} and len(cities) <= 1:
+        trip = False  # "换到重庆吧" while choosing a hotel moves the hotel
+    target = domain or ("hotel" if hotelish and not trip else None)
+    if target is None:
+        target = (
+            "train" if trip and ctx.domain == "hotel" else (ctx.domain if oq != "anything_else" or not trip else None)
+        )
+    hotel = target == "hotel"
+    negated = list(p.negated_cities) + [c for c in negated_elsewhere if c not in p.negated_cities]
+    if (
+        cities
+        and not roles
+        and not hotel
+        and oq not in ("dep_city", "arr_city", "city")
+        and not negated
+        and not re.search(CHANGE_CUES, text)
+        and not change_said
+        and len(cities) == 1
+        and not (_dates(text, today, english, {}) or _classes_of(text, english))
+    ):
+        cities = []  # "我在武汉": a city said in passing is no constraint
+    for city, role in cities:
+        place = p.places.get(city)
+        if hotel:
+            slots["city"] = city
+            continue
+        if role is None:
+            if oq in ("dep_city", "arr_city"):
+                role = "dep" if oq == "dep_city" else "arr"
+            elif re.search(r"(目的地|到达地|终点)", text):
+                role = "arr"
+            elif re.search(r"(出发地|起点|出发站)", text):
+                role = "dep"
+            elif negated:
+                negated_role = (ctx.state.get("dep_city") == negated[0] and "dep") or "arr"
+                role = negated_role
+            elif change_said and ctx.state.get("last_city_slot") in ("dep_city", "arr_city"):
+                role = "dep" if ctx.state["last_city_slot"] == "dep_city" else "arr"
+            elif ctx.state.get("dep_city") and not ctx.state.get("arr_city"):
+                role = "arr"
+            elif (ctx.state.get("arr_city") and not ctx.state.get("dep_city")) or (
+                len(cities) == 1 and re.search(r"(出发|走)", text)
+            ):
+                role = "dep"
+            else:
+                role = "arr" if "dep_city" in slots else ("dep" if len(cities) > 1 else "arr")
+        key = "dep" if role == "dep" else "arr"
+        slots[f"{key}_city"] = city
+        if place:
+            slots[f"{key}_place"] = place
+    slots.update(_dates(text, today, english, ctx.state))
+    if "date" not in slots and re.search(r"(第二天|次日|隔天)", text) and (base_date or ctx.state.get("date")):
+        base = dt.date.fromisoformat(base_date or ctx.state["date"])
+        slots["date"] = (base + dt.timedelta(days=1)).isoformat()
+    time_from, time_to = _time_bounds(text, english)
+    if time_from or time_to:
+        if time_from:
+            slots["time_from"] = time_from
+        if time_to:
+            slots["time_to"] = time_to
+    elif not hotel:
+        period = _period_of(text, english)
+        if period:
+            slots["period"] = period
+    classes = _classes_of(text, english)
+    value = _class_value(classes, text, target)
+    if value is not None:
+        slots["seat_class"] = value
+    berth = _berths_of(text, english)
+    if berth:
+        slots["berth"] = berth
+    kinds = _kinds_of(text)
+    if kinds:
+        slots["train_kinds"] = kinds
+    airline = _airline_of(text, gaz)
+    if airline:
+        slots["airline"] = airline
+    price = _price_of(text, oq, english)
+    if price:
+        slots["max_price"] = price
+    if hotel:
+        stars, min_stars = _stars_of(text, english)
+        if stars:
+            slots["stars"] = stars
+        if min_stars:
+            slots["min_stars"] = min_stars
+        brand = _brand_of(text, gaz)
+        if brand:
+            slots["brand"] = brand
+        district = _district_of(text, gaz, slots.get("city") or ctx.state.get("city"))
+        if district:
+            slots["district"] = district
+        slots.update(_hotel_numbers(text, english))
+        if oq == "guests" and "guests" not in slots:
+            n = _count(text, rf"({NUM})\s*(?:个)")
+            if n:
+                slots["guests"] = n
+        if oq == "rooms" and "rooms" not in slots:
+            n = _count(text, rf"({NUM})\s*间")
+            if n:
+                slots["rooms"] = n
+    else:
+        n = _passengers(text, english)
+        if n:
+            slots["passengers"] = n
+        if not slots.get("seat_class") and _stars_of(text, english) != (None, None) and not domain:
+            stars, min_stars = _stars_of(text, english)
+            slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
+    return slots
+
+
+def _split_changes(slots: dict[str, Any], ctx: Context, fresh: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(inform, modify) parts: a slot changing a value already known is a modification; a repeated value is
+    not labelled (nothing changes), unless this starts a new request."""
+    inform: dict[str, Any] = {}
+    modify: dict[str, Any] = {}
+    state = ctx.state
+    new_request = fresh
+    for key, value in slots.items():
+        if key == "domain":
+            if fresh:
+                inform[key] = value
+            elif ctx.domain and value != ctx.domain:
+                modify[key] = value
+            continue
+        known = state.get(key)
+        if new_request or known is None or known == "":
+            inform[key] = value
+        elif _same(known, value):
+            continue
+        else:
+            modify[key] = value
+    return inform, modify
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, list) or isinstance(b, list):
+        return sorted(a if isinstance(a, list) else [a]) == sorted(b if isinstance(b, list) else [b])
+    return a == b
+
+
+def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
+    """Join neighbouring clauses with the same act; drop what the acts around a clause make redundant."""
+    out: list[Act] = []
+    for act in acts:
+        prev = out[-1] if out else None
+        if (
+            prev
+            and prev.act == act.act
+            and act.act
+            in (
+                "inform",
+                "modify",
+                "out_of_scope",
+                "greeting",
+                "thanks",
+                "confirm",
+                "deny",
+                "select",
+                "ask_about_booking",
+            )
+        ):
+            clash = act.act == "inform" and (
+                "domain" in act.slots and "domain" in prev.slots and act.slots["domain"] != prev.slots["domain"]
+            )
+            if not clash:
+                for key, value in act.slots.items():
+                    prev.slots.setdefault(key, value)
+                continue
+        out.append(act)
+    names = [a.act for a in out]
+    # "不对，是从天津出发": a correction with its replacement is a modification, not a refusal
+    if (
+        "deny" in names
+        and ("modify" in names or "inform" in names)
+        and re.search(r"(不对|不是|错了|说错)", raw)
+        and not re.search(r"(不订|不要|取消|太贵)", raw)
+    ):
+        out = [a for a in out if a.act != "deny"]
+    # accepting a suggestion restates it: the restatement is not a new constraint
+    if ctx.open_question == "offer_alternative" and out and out[0].act in ("confirm", "deny"):
+        out = [out[0]] + [a for a in out[1:] if a.act not in ("inform", "modify") or _beyond_suggestion(a, ctx)]
+    # "哈尔滨的宾馆 道里附近，住两晚": a district, brand or class inside a request is a constraint, not a choice
+    if any(a.act in ("inform", "modify") and a.slots for a in out):
+        attribute_only = {"district", "brand", "seat_class", "berth", "airline"}
+        target = next(a for a in out if a.act in ("inform", "modify") and a.slots)
+        for a in out:
+            if a.act == "select" and set(a.slots) <= attribute_only:
+                for key, value in a.slots.items():
+                    target.slots.setdefault(key, value)
+        out = [a for a in out if not (a.act == "select" and set(a.slots) <= attribute_only)]
+    # a select then a bare "this" select is one choice
+    if len(out) > 1 and out[0].act == "select":
+        merged = [out[0]]
+        for a in out[1:]:
+            if a.act == "select":
+                continue
+            merged.append(a)
+        out = merged
+    # a domain said again while answering within the same task labels nothing
+    return [a for a in out if a.act not in ("inform", "modify") or a.slots]
+
+
+def _beyond_suggestion(act: Act, ctx: Context) -> bool:
+    sugg = ctx.suggestion or {}
+    return any(k not in sugg and k not in ("period", "max_price", "seat_class", "domain") for k in act.slots)

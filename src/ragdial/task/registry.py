@@ -1,0 +1,29 @@
+"""``TASKS``: the task branches a config can name. The system config's ``task_db`` / ``task_today`` build
+``travel``, the flight/train/hotel booking dialog over a travel database (generated at start-up where the file is
+missing, never in the middle of a turn)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ragdial.components import BuildContext, ConfigError, Registry
+from ragdial.task.manager import TaskBranch
+
+TASKS: Registry[TaskBranch] = Registry("task")
+
+
+def travel(ctx: BuildContext | None, db: str | None = None, today: str | None = None) -> TaskBranch:
+    """The travel booking dialog over ``db`` (a path or ``sqlite:///`` URL; default: the cache's travel database);
+    ``today`` (YYYY-MM-DD) is the date relative dates count from (default: the database's first day)."""
+    from ragdial.task.db import TravelDB, ensure_travel_db
+
+    day = None
+    if today:
+        try:
+            day = dt.date.fromisoformat(today)
+        except ValueError as err:
+            raise ConfigError(f"config, field 'task_today': {today!r} is not a date YYYY-MM-DD") from err
+    return TaskBranch(TravelDB(ensure_travel_db(db)), today=day)
+
+
+TASKS.register("travel", travel, "flight/train/hotel booking over a travel database (config: task_db, task_today)")

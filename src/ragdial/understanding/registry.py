@@ -1,0 +1,44 @@
+"""``DETECTORS``: the turn detectors a config can name. Factories only load a saved model; training is
+``ragdial train detector`` / ``ragdial train api-query``."""
+
+from __future__ import annotations
+
+from ragdial.components import BuildContext, ConfigError, Registry
+from ragdial.understanding.decision import LOOKUPS, AlwaysRetrieve, Detector
+
+DETECTORS: Registry[Detector] = Registry("detector")
+
+
+def always(ctx: BuildContext, lookups: list[str] | None = None) -> Detector:
+    """Every turn looks knowledge up (both the user profile and the global knowledge unless ``lookups`` says)."""
+    chosen = tuple(lookups or LOOKUPS)
+    if not set(chosen) <= set(LOOKUPS):
+        raise ConfigError(f"detector 'always': lookups must be among {', '.join(LOOKUPS)}, got {lookups!r}")
+    return AlwaysRetrieve(chosen)
+
+
+def _load(name: str, model: str | None, command: str) -> object:
+    from ragdial.understanding.model import TextClassifier
+
+    if not model:
+        raise ConfigError(f"detector {name!r} needs 'model': a saved model folder (train one with `{command}`)")
+    return TextClassifier.load(model)
+
+
+def api_query(ctx: BuildContext, model: str | None = None) -> Detector:
+    """MobileCS2 look-up prediction → none / FAQ / user profile / products, from a saved api_query model."""
+    from ragdial.understanding.detectors import ApiQueryDetector
+
+    return ApiQueryDetector(_load("api_query", model, "ragdial train api-query"), model)
+
+
+def knowledge_seeking(ctx: BuildContext, model: str | None = None, threshold: float = 0.5) -> Detector:
+    """Knowledge-seeking turn detection (DSTC task 1) from a saved detector model; both look-ups when it fires."""
+    from ragdial.understanding.detectors import KnowledgeSeekingDetector
+
+    return KnowledgeSeekingDetector(_load("knowledge_seeking", model, "ragdial train detector"), threshold, model)
+
+
+DETECTORS.register("always", always, "no model: every turn looks up the user profile and the global knowledge", True)
+DETECTORS.register("api_query", api_query, "a saved api_query model decides whether and where to look up")
+DETECTORS.register("knowledge_seeking", knowledge_seeking, "a saved knowledge-seeking turn detector; both look-ups")
