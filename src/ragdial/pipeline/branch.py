@@ -33,6 +33,7 @@ from ragdial.pipeline.grounded import (
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
 from ragdial.understanding.policy import ROUTE_LABELS, SMALL_TALK, classify_turn, rewrite_turn, route_decision
 
@@ -173,7 +174,8 @@ class KnowledgeBranch:
         record = TurnRecord(
             request.turn, system, found.selected, decision, dict(request.state), None, self.name, timings, len(pieces)
         )
-        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record)
+        usage = token_usage(generation, len(pieces))
+        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record, usage)
 
     def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
         start = time.perf_counter()
@@ -232,7 +234,19 @@ class KnowledgeBranch:
         record = TurnRecord(
             request.turn, system, selected, decision, dict(request.state), grounding, self.name, timings, count
         )
-        yield Reply(text, selected, decision, timings, count, self.language, ranked, record)
+        usage = token_usage(generation, count)
+        yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
+
+
+def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
+    """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
+    else words (``ragdial.text.tokenize.words``) of the context and knowledge read, and ``completion`` pieces."""
+    if "prompt_tokens" in request.usage:
+        generated = request.usage.get("completion_tokens", completion)
+        return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": generated, "counted": "model"}
+    read = [t.text for t in request.context] + [k.text for k in request.knowledge]
+    prompt = sum(len(words(text, request.language)) for text in read)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}
 
 
 def _stream(generator: Generator, request: GenerationRequest) -> PieceStream[str, None, None]:
