@@ -57,7 +57,7 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     """The in-domain default detector (n-grams + USE + KB match) and the zero-shot one, trained and scored."""
     x, y = [e.context for e in train], [bool(e.needs_knowledge) for e in train]
     xt, yt = [e.context for e in test], [bool(e.needs_knowledge) for e in test]
-    rows = []
+    rows, predicted = [], {}
     for name in ("default detector (n-grams + USE + KB match)", "zero-shot detector (KB match + act cues)"):
         started = time.perf_counter()
         if name.startswith("default"):
@@ -66,10 +66,12 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         else:
             model = zero_shot_detector(list(train_kb)).fit(x, y)
             model.set_knowledge(list(test_kb))
-        p, r, f = detection_prf(yt, model.predict(xt))
+        flags = model.predict(xt)
+        predicted = {e.id: bool(flag) for e, flag in zip(test, flags, strict=True)}
+        p, r, f = detection_prf(yt, flags)
         rows.append({"detector": name, "P": p, "R": r, "F1": f, "seconds": round(time.perf_counter() - started)})
         print(rows[-1], flush=True)
-    return rows
+    return rows, predicted
 
 
 def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Example], test_kb: KnowledgeBase):
@@ -81,10 +83,11 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     train_retriever = HybridRetriever(train_kb, config)
     test_retriever = HybridRetriever(test_kb, config)
     golds = [e.knowledge_ids for e in test]
-    rows = []
+    rows, ranked = [], {}
 
     def score(name: str, cut: str, rankings, preds) -> None:
         rows.append({"system": name, **ranking_scores(golds, rankings), "cut": cut, **selection_scores(golds, preds)})
+        ranked[name] = {e.id: r for e, r in zip(test, rankings, strict=True)}
         print(rows[-1], flush=True)
 
     def rank(retriever, examples, depth=DEPTH):
@@ -116,6 +119,26 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
         score(name, cut, rankings, preds)
+    return rows, ranked
+
+
+def end_to_end_dstc9(test: list[Example], kb: KnowledgeBase, detected: dict[str, bool], ranked: dict[str, dict]):
+    """The official DSTC9 selection scores of detection + ranking together (``ragdial.metrics`` ``score_dstc9``:
+    MRR@5/R@1/R@5 summed over true positives and weighted by detection, as ``scores.py`` does)."""
+    from ragdial.datasets.dstc import label_record
+    from ragdial.metrics.challenges.dstc import score_dstc9
+
+    gold = [label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response or "") for e in test]
+    rows = []
+    for system, rankings in ranked.items():
+        predictions = []
+        for example in test:
+            ids = rankings.get(example.id, [])[:5]
+            response = kb.get(ids[0]).fields.get("body", "") if ids else ""
+            predictions.append(label_record(kb, detected[example.id], ids, response or "-"))
+        result = score_dstc9(gold, predictions).scores
+        rows.append({"selection": system, **result["detection"], **result["selection"]})
+        print(rows[-1], flush=True)
     return rows
 
 
@@ -147,12 +170,14 @@ def main() -> None:
         print(f"== {name}: train {len(train)} instances, test {len(test)} ({seeking} seeking)", flush=True)
         entry = {}
         if args.only != "selection":
-            entry["detection"] = detection_rows(train, train_kb, test, test_kb)
+            entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
-            entry["selection"] = selection_rows(train, train_kb, test, test_kb)
+            entry["selection"], ranked = selection_rows(train, train_kb, test, test_kb)
+        if args.protocol == "written" and not args.only:
+            entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)
         report[name] = entry
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        if args.json:  # after every run, so a long job leaves what it finished
+            args.json.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

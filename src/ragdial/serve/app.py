@@ -37,12 +37,11 @@ from ragdial.serve.requests import (
 from ragdial.serve.requests import language as checked_language
 from ragdial.serve.requests import profile as checked_profile
 from ragdial.serve.service import Service
-from ragdial.serve.stores import StoreUnavailableError, UnknownSessionError
+from ragdial.serve.stores import ANY, StoreUnavailableError, UnknownSessionError
 from ragdial.understanding.decision import LOOKUPS, Decision
 
 STATIC = Path(__file__).parent / "static"
 RETRY_AFTER_S = 1  # what a 503 for an unreachable session database asks the client to wait
-SESSION_SCAN = 1000  # sessions read to list one profile's (until the stores filter by profile)
 
 
 def _caller(request: Request) -> Caller:
@@ -140,11 +139,8 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         without one)."""
         if not 1 <= limit <= 1000:
             raise fail(422, "limit must be between 1 and 1000", "limit")
-        if profile is None:
-            return {"sessions": [s.to_dict() for s in service.store.list(limit, owner=caller.owner)]}
-        wanted = profile or None
-        found = [s for s in service.store.list(SESSION_SCAN, owner=caller.owner) if s.user == wanted]
-        return {"sessions": [s.to_dict() for s in found[:limit]]}
+        user = ANY if profile is None else (profile or None)
+        return {"sessions": [s.to_dict() for s in service.store.list(limit, owner=caller.owner, user=user)]}
 
     @app.post("/v1/sessions", status_code=201)
     def create_session(caller: CallerDep, body: SessionRequest | None = None) -> dict[str, Any]:

@@ -139,8 +139,6 @@ class Chat:
         max_tokens = body.max_completion_tokens or body.max_tokens or system.config.max_tokens
         model = body.model or service.settings.model
         cid = oai.completion_id()
-        context = system.context_for(session.history, text)
-        prompt_tokens = await run_in_threadpool(lambda: sum(len(words(t.text, system.language)) for t in context))
         try:
             events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
         except BaseException:
@@ -148,8 +146,8 @@ class Chat:
             raise
         loop = asyncio.get_running_loop()
         watcher: list[asyncio.Task[None]] = []
-        finish = partial(self._store, opened, text, caller)
-        on_exit = partial(self._exit, cid, session.id, ticket, watcher, prompt_tokens)
+        finish = partial(self._finish, opened, text, caller)
+        on_exit = partial(self._exit, cid, session.id, ticket, watcher)
         run = TurnRun(events, finish, loop, on_exit)
         self.streams.add(cid, run, caller.owner or "")
         self._by_session[session.id] = run
@@ -158,9 +156,9 @@ class Chat:
         check = self._checker(run, cid, ticket)
         if body.stream:
             headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Session-Id": session.id}
-            content = self._sse(run, session, cid, model, max_tokens, prompt_tokens, check)
+            content = self._sse(run, session, cid, model, max_tokens, check)
             return TurnResponse(run, content, headers)
-        return await self._whole(run, session, cid, model, max_tokens, prompt_tokens, check)
+        return await self._whole(run, session, cid, model, max_tokens, check)
 
     # ---- POST /v1/chat/completions/{id}/stop
 
@@ -282,8 +280,21 @@ class Chat:
 
         return check
 
+    def _finish(self, opened: Opened, text: str, caller: Caller, outcome: Outcome) -> None:
+        """In the turn's thread, once it has ended: count its tokens, store it."""
+        if outcome.reply is not None and outcome.reply.usage:
+            outcome.usage = dict(outcome.reply.usage)
+        else:  # no reply (or a branch that counts nothing): words read and pieces written
+            system = self.service.system(opened.session.language)
+            read = [t.text for t in system.context_for(opened.session.history, text)]
+            read += [c.text for c in outcome.prepared.knowledge] if outcome.prepared is not None else []
+            prompt = sum(len(words(item, system.language)) for item in read)
+            pieces = outcome.reply.tokens if outcome.reply is not None else len(outcome.pieces)
+            outcome.usage = {"prompt_tokens": prompt, "completion_tokens": pieces, "counted": "words"}
+        self._store(opened, text, caller, outcome)
+
     def _store(self, opened: Opened, text: str, caller: Caller, outcome: Outcome) -> None:
-        """Store a finished turn (in the turn's thread); see the module docstring for what is kept."""
+        """Store a finished turn; see the module docstring for what is kept."""
         session = opened.session
         if outcome.kind == "completed" and outcome.reply is not None:
             record = outcome.reply.record
@@ -307,7 +318,6 @@ class Chat:
         session_id: str,
         ticket: Ticket,
         watcher: list[asyncio.Task[None]],
-        prompt_tokens: int,
         outcome: Outcome,
     ) -> None:
         """On the loop, after the turn's thread has stored it: free the slot, forget the turn, count it."""
@@ -318,8 +328,9 @@ class Chat:
             self._by_session.pop(session_id, None)
         for task in watcher:
             task.cancel()
-        completion = outcome.reply.tokens if outcome.reply is not None else len(outcome.pieces)
-        self.metrics.turn(outcome.kind, time.monotonic() - ticket.started, prompt_tokens, completion)
+        usage = outcome.usage
+        prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        self.metrics.turn(outcome.kind, time.monotonic() - ticket.started, prompt, completion)
 
     # ---- responses
 
@@ -330,7 +341,6 @@ class Chat:
         cid: str,
         model: str,
         max_tokens: int,
-        prompt_tokens: int,
         check: Callable[[], None],
     ) -> AsyncIterator[str]:
         """Server-sent events in the OpenAI chunk format; the first chunk carries the cited knowledge."""
@@ -355,8 +365,7 @@ class Chat:
                     yield oai.sse(oai.error_body(message, ERROR_KINDS.get(status, "error"), status))
                 else:
                     final = _final(item.outcome, session, max_tokens)
-                    usage = oai.usage(prompt_tokens, final["tokens"])
-                    yield oai.sse(oai.chunk(cid, model, {}, final.pop("finish"), final, usage))
+                    yield oai.sse(oai.chunk(cid, model, {}, final.pop("finish"), final, _usage(item.outcome)))
             elif isinstance(item, Abandoned):
                 status, message = _abandoned(item, self.queue.limits.time_limit_s)
                 yield oai.sse(oai.error_body(message, ERROR_KINDS.get(status, "error"), status))
@@ -369,7 +378,6 @@ class Chat:
         cid: str,
         model: str,
         max_tokens: int,
-        prompt_tokens: int,
         check: Callable[[], None],
     ) -> Response:
         """The ``chat.completion`` object once the turn has ended (or an error with its status)."""
@@ -393,7 +401,7 @@ class Chat:
                     "choices": [
                         {"index": 0, "message": {"role": "assistant", "content": outcome.text}, "finish_reason": finish}
                     ],
-                    "usage": oai.usage(prompt_tokens, final["tokens"]),
+                    "usage": _usage(outcome),
                     "ragdial": final,
                 }
                 return JSONResponse(body)
@@ -449,12 +457,18 @@ def _abandoned(item: Abandoned, time_limit_s: float) -> tuple[int, str]:
     return 500, f"the turn did not end after it was {item.reason}"
 
 
+def _usage(outcome: Outcome) -> dict[str, int]:
+    usage = outcome.usage
+    return oai.usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+
+
 def _final(outcome: Outcome, session: Session, max_tokens: int) -> dict[str, Any]:
     """The ``ragdial`` extension of the last chunk (and ``finish`` and ``tokens``) of a completed or stopped turn."""
     if outcome.reply is not None:
         reply = outcome.reply
         final = {"session_id": session.id, **reply.to_dict(), "stored": outcome.stored}
         final.pop("text")
+        final["usage_counted"] = outcome.usage.get("counted", "words")
         final["finish"] = oai.finish_reason(reply, max_tokens)
         return final
     prepared = outcome.prepared
@@ -466,5 +480,6 @@ def _final(outcome: Outcome, session: Session, max_tokens: int) -> dict[str, Any
         "tokens": len(outcome.pieces),
         "interrupted": outcome.kind,
         "stored": outcome.stored,
+        "usage_counted": outcome.usage.get("counted", "words"),
         "finish": "stop",
     }

@@ -71,7 +71,14 @@ def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
         start = time.perf_counter()
         system.warm_up()
         text = "你好" if language == "zh" else "hello"
-        last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        try:
+            last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        except RagdialError:
+            raise
+        except Exception as err:
+            raise RagdialError(
+                f"warming up {language!r}: a first short turn failed: {type(err).__name__}: {err}"
+            ) from err
         took[language] = round((time.perf_counter() - start) * 1000.0, 1)
     return took
 
@@ -90,8 +97,7 @@ class Service:
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
-        for system in self.systems.values():
-            system.warm_up()
+        self.warmed_ms = warm_up(self.systems)  # before the app exists: /healthz never answers a cold service
 
     @classmethod
     def from_env(cls) -> Service:

@@ -33,6 +33,7 @@ class Outcome:
     error: BaseException | None = None
     seconds: float = 0.0
     stored: bool = False  # set by the app's ``finish`` when it stored the turn
+    usage: dict[str, Any] = field(default_factory=dict)  # prompt and completion tokens, set by ``finish``
 
     @property
     def text(self) -> str:
