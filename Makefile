@@ -7,7 +7,7 @@ comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 export RAGDIAL_DATA ?= $(abspath ../shared/data)
 
-.PHONY: demo test lint typecheck install system-deps clean
+.PHONY: demo test lint typecheck install system-deps clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,15 @@ lint: install
 typecheck: install lint
 	$(PY) -m mypy
 
+# Tests run in a random order (pytest-randomly, in the dev extra): the seed is printed at the top of the run;
+# `pytest -p randomly --randomly-seed=N` repeats an order, `-p no:randomly` turns it off.
 test: system-deps install lint typecheck
 	$(PY) -m pytest -q
+
+# Mutation testing of the core modules (slow: not part of `make test`); see docs/testing.md.
+MUTATION_ARGS ?= --modules metrics,understanding,task,retrieval --data both
+mutation: install
+	$(PY) scripts/mutation.py $(MUTATION_ARGS)
 
 demo: install
 	$(VENV)/bin/ragdial demo

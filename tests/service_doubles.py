@@ -85,21 +85,43 @@ class EchoGenerator(Generator):
             yield word + " "
 
 
+class RecordingGenerator(EchoGenerator):
+    """Echoes, and records that it was warmed and every request it streamed."""
+
+    def __init__(self) -> None:
+        self.warmed = False
+        self.requests: list[GenerationRequest] = []
+
+    def warm_up(self) -> None:
+        self.warmed = True
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        self.requests.append(request)
+        return super().stream(request)
+
+
 class FailingGenerator(Generator):
-    """Fails after one piece, as a broken backend would."""
+    """Fails after one piece, as a backend that breaks after start-up would (the service's two-token warm-up
+    turn still passes)."""
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         yield "partial "
-        raise RuntimeError("backend went away")
+        if request.max_tokens > 2:
+            raise RuntimeError("backend went away")
 
 
 class SlowGenerator(Generator):
-    """Streams numbered words, one every ``delay`` seconds after waiting ``first_delay`` (a slow LLM)."""
+    """A slow LLM: one request at a time (a lock, as llama.cpp), numbered words ``delay`` seconds apart after
+    ``first_delay``. It waits at most ``wait`` seconds for its lock, so a lock never released fails, not hangs."""
 
-    def __init__(self, delay: float, words: int, first_delay: float) -> None:
-        self.delay, self.words, self.first_delay = delay, words, first_delay
+    def __init__(self, delay: float, words: int, first_delay: float, wait: float = 20.0) -> None:
+        self.delay, self.words, self.first_delay, self.wait = delay, words, first_delay, wait
+        self.lock = threading.Lock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
+        return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
+
+    def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         time.sleep(self.first_delay)
         for number in range(min(self.words, request.max_tokens)):
             time.sleep(self.delay)
@@ -140,6 +162,21 @@ def slow_generator(ctx: BuildContext, delay: float = 0.2, words: int = 200, firs
     return SlowGenerator(delay, words, first_delay)
 
 
+def recording_generator(ctx: BuildContext) -> Generator:
+    return RecordingGenerator()
+
+
+class BrokenGenerator(Generator):
+    """Fails at once, every time (a backend that is down)."""
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        raise RuntimeError("connection refused")
+
+
+def broken_generator(ctx: BuildContext) -> Generator:
+    return BrokenGenerator()
+
+
 def failing_generator(ctx: BuildContext) -> Generator:
     return FailingGenerator()
 
@@ -150,4 +187,5 @@ CONFIG = {
     "retriever": "service_doubles:retriever",
     "generator": "service_doubles:generator",
     "top_k": 2,
+    "grounded": False,  # these tests check the service machinery (streaming, locks); the grounded path has its own
 }

@@ -25,13 +25,22 @@ def free_port() -> int:
 class Server:
     """A ``ragdial serve`` subprocess; ``start()`` waits (bounded) until /healthz answers."""
 
-    def __init__(self, tmp: Path, config: dict, workers: int = 1, api_key: str | None = None, db: Path | None = None):
+    def __init__(
+        self,
+        tmp: Path,
+        config: dict,
+        workers: int = 1,
+        api_key: str | None = None,
+        db: Path | None = None,
+        args: tuple[str, ...] = (),
+    ):
         self.tmp = tmp
         self.config_path = tmp / "system.yaml"
         self.config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
         self.db = db or tmp / "sessions.sqlite"
         self.workers = workers
         self.api_key = api_key
+        self.args = args
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -45,6 +54,7 @@ class Server:
         command += ["--workers", str(self.workers), "--log-level", "warning"]
         if self.api_key:
             command += ["--api-key", self.api_key]
+        command += list(self.args)
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -86,5 +96,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+    def headers(self, key: str | None = None) -> dict[str, str]:
+        key = key or (self.api_key.split(",")[0] if self.api_key else None)
+        return {"Authorization": f"Bearer {key}"} if key else {}

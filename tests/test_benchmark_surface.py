@@ -81,6 +81,8 @@ def test_mobilecs2_run_routes_with_the_trained_api_query_model(tmp_path: Path) -
     summary = done.summary()
     assert summary["components"]["detector"] == "ApiQueryDetector"
     assert summary["config"]["detector"]["model"] == str(out / "api_query")
+    responses = json.loads((out / "track2_responses.json").read_text())
+    assert any(r["查询-生成"] for r in responses)  # the detector's api_query, beside the gold 查询
     top = json.loads((out / "track1_top20.json").read_text())
     assert {len(r["top20_id"]) for r in top} == {20}
     again = FUTUREDIAL.score_track1_file(out / "track1_top20.json", MOBILECS2_DEV)

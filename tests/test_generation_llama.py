@@ -66,3 +66,13 @@ def test_cancellation_stops_the_stream(generator):
     next(stream)
     request.cancel.set()
     assert list(stream) == []
+
+
+def test_usage_counts_the_whole_prompt_the_model_evaluated(generator):
+    request = ticket_request(max_tokens=4)
+    pieces = list(generator.stream(request))
+    messages, max_tokens = generator.fit(ticket_request(max_tokens=4))
+    whole = generator.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.0)
+    assert request.usage["prompt_tokens"] == whole["usage"]["prompt_tokens"]  # llama.cpp's own count
+    assert request.usage["prompt_tokens"] > generator.count_tokens("云松山的门票多少钱？") + 5  # not the user's words
+    assert request.usage["completion_tokens"] == len(pieces)

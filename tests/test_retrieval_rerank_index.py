@@ -245,3 +245,34 @@ def test_dialog_system_cites_the_trained_rerankers_selection(dstc, trained, tmp_
         assert [c.id for c in reply.knowledge] == [
             r.item.id for r in trained.retrieve(example.context, k=5, select=5).selected
         ]
+
+
+def test_a_saved_index_is_named_in_the_config_and_answers_like_the_retriever_it_saved(dstc, trained, tmp_path):
+    """``retriever: {name: index, path: DIR}`` loads the saved index (no re-indexing) with its reranker; the system
+    cites that retriever's selection, and ``to_config`` says how to build it again."""
+    from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import SystemConfig
+    from ragdial.retrieval import RETRIEVERS
+
+    save_index(trained, tmp_path / "idx")
+    config = SystemConfig.from_data(
+        {
+            "languages": ["en"],
+            "knowledge": {"name": "dataset", "format": "dstc11", "path": str(FIXTURES / "dstc")},
+            "retriever": {"name": "index", "path": str(tmp_path / "idx")},
+            "generator": {"name": "template"},
+            "top_k": 5,
+        }
+    )
+    system = build_system(config, "en")
+    assert system.retriever.to_config() == {"name": "index", "path": str(tmp_path / "idx")}
+    assert "index" in RETRIEVERS.names() and "milvus" in RETRIEVERS.names()
+    for example in [e for e in dstc.examples if e.needs_knowledge][:5]:
+        reply = system.answer(example.context)
+        expected = trained.retrieve(example.context, k=20, select=5)
+        assert [c.id for c in reply.knowledge] == [r.item.id for r in expected.selected]
+        assert [c.id for c in reply.ranking] == [r.item.id for r in expected.ranked]
+    with pytest.raises(RagdialError, match="not an index directory"):
+        build_system(
+            SystemConfig.from_data({**config.to_data(), "retriever": {"name": "index", "path": "nowhere"}}), "en"
+        )

@@ -11,6 +11,7 @@ import service_doubles as doubles
 from ragdial.pipeline import SystemConfig
 from ragdial.serve.app import create_app
 from ragdial.serve.service import Service, ServiceSettings
+from ragdial.text.tokenize import words
 
 KEY = "s3cret"
 
@@ -55,6 +56,11 @@ def test_completion_is_openai_shaped_and_cites_knowledge(client):
     assert all(set(k) == {"id", "source", "text", "score", "scope"} for k in extension["knowledge"])
     assert extension["decision"]["needs_knowledge"] is True
     assert extension["language"] == "zh" and "retrieve_ms" in extension["timings"]
+    # usage counts the prompt the generator read (the question and every cited item), not the user's words alone;
+    # the echo double runs no model, so the count is in words and says so
+    read = ["我的夜猫流量包余额还有多少", *(k["text"] for k in extension["knowledge"])]
+    assert body["usage"]["prompt_tokens"] == sum(len(words(text, "zh")) for text in read)
+    assert body["usage"]["prompt_tokens"] > len(words(read[0], "zh")) and extension["usage_counted"] == "words"
 
 
 def test_stream_is_sse_in_openai_chunks_with_knowledge_first(client):
@@ -121,6 +127,16 @@ def test_retrieve_and_profiles(client):
     profiles = client.get("/v1/profiles", params={"language": "en"}).json()
     assert [p["id"] for p in profiles["profiles"]] == ["u1", "u2"] and profiles["profiles"][0]["name"] == "Alice"
     assert client.get("/v1/models").json()["data"][0]["id"] == "ragdial"
+
+
+def test_every_language_answers_one_short_turn_before_the_service_serves(tmp_path):
+    config = SystemConfig.from_data({**doubles.CONFIG, "generator": "service_doubles:recording_generator"})
+    service = Service(ServiceSettings(config, str(tmp_path / "s.sqlite")))
+    generators = {id(s.generator): s.generator for s in service.systems.values()}.values()
+    requests = [r for g in generators for r in g.requests]
+    assert all(g.warmed for g in generators)
+    assert sorted(r.language for r in requests) == ["en", "zh"] and all(r.max_tokens == 2 for r in requests)
+    assert set(service.warmed_ms) == {"zh", "en"}
 
 
 def test_health_and_page(client):

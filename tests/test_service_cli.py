@@ -108,3 +108,11 @@ def test_serve_on_a_port_in_use_says_so_before_loading_anything(config_file):
     assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
     assert "ready" not in result.stdout and "building" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_serve_refuses_to_start_when_the_warm_up_turn_fails(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump({**doubles.CONFIG, "generator": "service_doubles:broken_generator"}), "utf-8")
+    result = _ragdial("serve", "--config", str(path), "--port", "0")
+    assert result.returncode == 2 and "ready" not in result.stdout
+    assert "warming up 'zh': a first short turn failed: RuntimeError: connection refused" in result.stderr

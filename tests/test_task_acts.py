@@ -116,3 +116,27 @@ def test_dev_half_of_the_locked_bank(gaz):
         for row in dev
     )
     assert right / len(dev) >= 0.95
+
+
+OWN_PHRASES = [  # written for this test (not from the bank): short acts said in other words
+    ("confirm_booking", ["嗯好", "可以的", "就这么办", "没毛病", "yeah", "行的，下单吧", "恩", "对头"], "confirm"),
+    ("confirm_booking", ["别订了", "我再想想", "算了吧", "先不要", "nah", "不想订了"], "deny"),
+    ("anything_else", ["没了", "没事了", "不需要了"], "deny"),
+    ("anything_else", ["多谢多谢", "太感谢了", "谢谢你啊", "886", "回头见", "thx"], "thanks"),
+    (None, ["你好呀", "有人吗", "哈喽哈喽", "晚上好", "good morning"], "greeting"),
+    (
+        "choose_offer",
+        ["湖人今天赢了吗", "推荐个电视剧", "北京地铁几点停运", "西安有什么特产", "去成都要带什么"],
+        "out_of_scope",
+    ),
+    ("anything_else", ["订到了吗", "我的机票呢", "订单号是多少来着", "我都订了几个"], "ask_about_booking"),
+]
+
+
+@pytest.mark.parametrize("open_question, texts, expected", OWN_PHRASES)
+def test_short_acts_in_other_words(gaz, open_question, texts, expected):
+    context = {"open_question": open_question, "domain": "train" if open_question else None}
+    if open_question == "choose_offer":
+        context |= {"offers": CHOOSING["offers"], "state": CHOOSING["state"], "domain": "flight"}
+    for text in texts:
+        assert [a for a, _s in acts(gaz, text, **context)] == [expected], text

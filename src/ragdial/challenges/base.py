@@ -21,13 +21,15 @@ FOLDS = 5
 @dataclass(frozen=True)
 class Prediction:
     """A system's output for one example: the knowledge-seeking decision, the selected and the ranked knowledge
-    ids, the response and (SMP2017) the intent. A field left empty is not part of what is written or scored."""
+    ids, the response, (SMP2017) the intent and (MobileCS2) the predicted api_query. A field left empty is not part
+    of what is written or scored."""
 
     needs_knowledge: bool | None = None
     selection: tuple[str, ...] = ()
     ranking: tuple[str, ...] = ()
     response: str | None = None
     intent: str | None = None
+    api_query: str | None = None
 
     @classmethod
     def of_example(cls, example: Example) -> Prediction:
@@ -166,3 +168,30 @@ def predicted_examples(examples: Sequence[Example], predictions: Predictions) ->
             )
         )
     return out
+
+
+def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> dict[str, Any]:
+    """The unsupported-claim rate (``ragdial.metrics.grounding``) of the predicted responses: each reply checked
+    against the knowledge it rests on (the predicted selection, else the turn's gold knowledge) and its dialog.
+    Reported beside the official scores, never part of them."""
+    from ragdial.metrics.grounding import (
+        Evidence,
+        check_grounding,
+        grounding_totals,
+        knowledge_names,
+        unsupported_claim_rate,
+    )
+
+    names = knowledge_names(dataset.kb)
+    hypotheses, evidences = [], []
+    for example in examples:
+        prediction = predictions.get(example.id)
+        if prediction is None or not prediction.response:
+            continue
+        ids = prediction.selection or tuple(example.knowledge_ids)
+        items = [dataset.kb.get(i) for i in ids if i in dataset.kb]
+        hypotheses.append(prediction.response)
+        evidences.append(Evidence.of(items, [t.text for t in example.context], names))
+    score = unsupported_claim_rate(hypotheses, evidences)
+    totals = grounding_totals([check_grounding(h, e) for h, e in zip(hypotheses, evidences, strict=True)])
+    return {"unsupported_claim_rate": score.value, "signature": score.signature, **totals.to_dict()}

@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Prediction, Predictions, ScoreOptions, Track
+from ragdial.challenges.base import (
+    DEFAULT_SCORING,
+    Challenge,
+    Prediction,
+    Predictions,
+    ScoreOptions,
+    Track,
+    grounding_extra,
+)
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -67,7 +75,8 @@ class FutureDialChallenge(Challenge):
             rankings = {e.id: list(predictions[e.id].ranking) for e in examples}
             return mobilecs2.write_track1(path, dataset.kb, examples, rankings)
         generated = {e.id: predictions[e.id].response or "" for e in examples}
-        return mobilecs2.write_track2(path, dataset.kb, examples, generated)
+        queries = {e.id: predictions[e.id].api_query or "" for e in examples}
+        return mobilecs2.write_track2(path, dataset.kb, examples, generated, queries)
 
     def score(
         self,
@@ -160,7 +169,9 @@ class FutureDialChallenge(Challenge):
                 for e in dataset.examples
             ]
             refuse_identical(pred, pairs, allow_identical)
-            return self.score_track2(dataset, dataset.examples, predictions, bertscore_model, bertscore_layers)
+            scores = self.score_track2(dataset, dataset.examples, predictions, bertscore_model, bertscore_layers)
+            scores.extra["grounding"] = grounding_extra(dataset, dataset.examples, predictions)
+            return scores
         records = mobilecs2.read_track2(pred)
         turns = []
         for key, record in records.items():

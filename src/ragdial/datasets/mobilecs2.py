@@ -347,9 +347,11 @@ class _GoldIndex:
 RULES = ("organisers", "faq-answer")
 
 
-def _qa_dialog_files(path: Path, qa_dialogs: Sequence[str | Path] | None) -> list[Path]:
+def _qa_dialog_files(path: Path, qa_dialogs: str | Sequence[str | Path] | None) -> list[Path]:
     """The dialogs files whose ``[QA]`` turns become ``ret_qa`` entries: given, else dev then train beside ``path``
     (as ``get_new_qa``), then ``path`` itself when it is neither (our rule for a test file)."""
+    if isinstance(qa_dialogs, str):  # from the command line: files joined by commas
+        qa_dialogs = [part for part in qa_dialogs.split(",") if part]
     if qa_dialogs is not None:
         return [Path(p) for p in qa_dialogs]
     files = []
@@ -370,7 +372,7 @@ def load(
     faq: str | Path | None = None,
     language: str | None = None,
     rules: str = "organisers",
-    qa_dialogs: Sequence[str | Path] | None = None,
+    qa_dialogs: str | Sequence[str | Path] | None = None,
 ) -> Dataset:
     """Load a MobileCS2 dialogs file (or a folder holding ``<split>_final_processed.json``).
 
@@ -403,7 +405,7 @@ def load(
         corpus = rules_mod.retrieval_corpus(products, faq_entries, qa_pairs)
         kb = build_kb(products, faq_entries, dialogs, language, corpus.synthetic, organisers=True)
         read = _organisers_turns
-        context: Any = corpus
+        context: Any = (corpus, Track1Index(kb))
     else:
         kb = build_kb(products, faq_entries, dialogs, language)
         read = _faq_answer_turns
@@ -448,9 +450,9 @@ _LABEL_SOURCE = {0: SourceKind.USER_PROFILE, 1: SourceKind.PRODUCT, 2: SourceKin
 
 
 def _organisers_turns(
-    raw: RawDialog, kb: KnowledgeBase, corpus: rules_mod.RetrievalCorpus, language: str
+    raw: RawDialog, kb: KnowledgeBase, context: tuple[rules_mod.RetrievalCorpus, Track1Index], language: str
 ) -> tuple[list[Turn], list[Example]]:
-    candidates = track1_candidates(kb, raw.id)
+    corpus, index = context
     gold2 = rules_mod.track2_gold(raw.log) if not raw.bare else None
     turns: list[Turn] = []
     examples = []
@@ -461,7 +463,7 @@ def _organisers_turns(
         ids: list[str] = []
         if api_query is not None:
             label, gold, missing = rules_mod.track1_gold(record, raw.local_kb, corpus)
-            ids = list(dict.fromkeys(candidates[i].id for i in gold))
+            ids = list(dict.fromkeys(str(index.item_id(raw.id, i)) for i in gold))
             source = _LABEL_SOURCE.get(label)
             meta.update(api_label=label, unmatched_gold=missing, scored_source=source.value if source else None)
             meta["gold_pieces"] = rules_mod.split_api_result(api_result) if api_result else []
@@ -564,10 +566,34 @@ def track1_candidates(kb: KnowledgeBase, dialog_id: str) -> list[Knowledge]:
     return [*kb.global_items, *kb.local_items(dialog_id)]
 
 
-def _positions(kb: KnowledgeBase, dialog_id: str, cache: dict[str, dict[str, int]]) -> dict[str, int]:
-    if dialog_id not in cache:
-        cache[dialog_id] = {item.id: i for i, item in enumerate(track1_candidates(kb, dialog_id))}
-    return cache[dialog_id]
+class Track1Index:
+    """Index ↔ knowledge id of every dialog's track-1 candidates, the global part computed once (``ret_qa`` has
+    thousands of entries on the real data)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.global_ids = [item.id for item in kb.global_items]
+        self.global_positions = {item_id: i for i, item_id in enumerate(self.global_ids)}
+
+    def position(self, dialog_id: str, item_id: str) -> int | None:
+        """The index of ``item_id`` among the dialog's candidates (None: not a candidate)."""
+        if item_id in self.global_positions:
+            return self.global_positions[item_id]
+        for i, item in enumerate(self.kb.local_items(dialog_id)):
+            if item.id == item_id:
+                return len(self.global_ids) + i
+        return None
+
+    def item_id(self, dialog_id: str, position: int) -> str | None:
+        """The knowledge id at ``position`` of the dialog's candidates (None: out of range)."""
+        if 0 <= position < len(self.global_ids):
+            return self.global_ids[position]
+        local = self.kb.local_items(dialog_id)
+        offset = position - len(self.global_ids)
+        return local[offset].id if 0 <= offset < len(local) else None
+
+    def size(self, dialog_id: str) -> int:
+        return len(self.global_ids) + len(self.kb.local_items(dialog_id))
 
 
 def _turn_num(example: Example) -> int:
@@ -583,17 +609,17 @@ def write_track1(
 ) -> Path:
     """Write the track-1 submission: the top-20 ranking of each example (``rankings[example.id]``, else its
     ``knowledge_ids``) as indexes into products + FAQ + the dialog's local_kb."""
-    cache: dict[str, dict[str, int]] = {}
+    index = Track1Index(kb)
     records = []
     for example in examples:
         ranked = rankings[example.id] if rankings is not None else example.knowledge_ids
-        positions = _positions(kb, example.dialog_id, cache)
         top = []
         for item_id in list(ranked)[:TRACK1_TOP_K]:
-            if item_id not in positions:
+            position = index.position(example.dialog_id, item_id)
+            if position is None:
                 message = f"knowledge {item_id!r} is not a candidate of this dialog"
                 raise DataFormatError(path, message, example.id, "top20_id")
-            top.append(positions[item_id])
+            top.append(position)
         records.append({"id": example.dialog_id, "turn_num": str(_turn_num(example)), "top20_id": top})
     return write_json(path, records)
 
@@ -610,7 +636,7 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
     must exist (without it, ids are ``"<index>"`` strings)."""
     data = expect(path, read_json(path), list)
     examples = {e.id for e in dataset.examples} if dataset is not None else None
-    cache: dict[str, list[Knowledge]] = {}
+    positions = Track1Index(dataset.kb) if dataset is not None else None
     result: dict[str, list[str]] = {}
     for index, record in enumerate(data):
         dial_id = field(path, index, record, "id", str)
@@ -627,15 +653,16 @@ def read_track1(path: str | Path, dataset: Dataset | None = None) -> dict[str, l
         for position in top:
             if not isinstance(position, int) or isinstance(position, bool):
                 raise DataFormatError(path, f"expected integer indexes, found {position!r}", index, "top20_id")
-            if dataset is None:
+            if positions is None:
                 ids.append(str(position))
                 continue
-            candidates = cache.setdefault(dial_id, track1_candidates(dataset.kb, dial_id))
-            if not 0 <= position < len(candidates):
+            item_id = positions.item_id(dial_id, position)
+            if item_id is None:
+                size = positions.size(dial_id)
                 raise DataFormatError(
-                    path, f"unknown knowledge index {position} (dialog has {len(candidates)})", index, "top20_id"
+                    path, f"unknown knowledge index {position} (dialog has {size})", index, "top20_id"
                 )
-            ids.append(candidates[position].id)
+            ids.append(item_id)
         result[example_id] = ids
     return result
 

@@ -38,6 +38,7 @@ def prediction_of(reply: Reply) -> Prediction:
         selection=tuple(c.id for c in reply.knowledge) if needs else (),
         ranking=tuple(c.id for c in reply.ranking),
         response=reply.text,
+        api_query=reply.decision.label if reply.decision.detector == "api_query" else None,
     )
 
 

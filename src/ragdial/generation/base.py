@@ -25,7 +25,11 @@ class GenerationRequest:
     """What a generator needs: the dialog so far and the knowledge to ground the reply in.
 
     ``exemplars`` are in-context examples (used by the LLM backends); ``stop`` ends the reply at any of these
-    strings; setting ``cancel`` stops a running stream after the piece in flight.
+    strings; setting ``cancel`` stops a running stream after the piece in flight. ``policy`` is the answer policy
+    decided before generation (``answer``, ``not_in_knowledge``, ``action``, ``small_talk``); ``instruction`` is
+    added to an LLM's system message (the policy's guidance, a constrained retry's reminder). A generator that runs
+    a model fills ``usage`` with its tokenizer's counts (``prompt_tokens``: the whole prompt it evaluated,
+    ``completion_tokens``: the tokens it generated).
     """
 
     context: list[Turn]
@@ -37,6 +41,9 @@ class GenerationRequest:
     exemplars: list[Exemplar] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
     cancel: threading.Event | None = None
+    policy: str = "answer"
+    instruction: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
 
     @property
     def cancelled(self) -> bool:

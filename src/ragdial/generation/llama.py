@@ -99,12 +99,17 @@ class LlamaCppGenerator(Generator):
             stop=list(request.stop) or None,
             stream=True,
         )
+        generated = 0
         try:
             for chunk in chunks:
+                if "prompt_tokens" not in request.usage:  # the prompt is evaluated before the first chunk
+                    request.usage["prompt_tokens"] = int(self.llm.n_tokens)
                 if request.cancelled:
                     return
                 piece = chunk["choices"][0]["delta"].get("content")
                 if piece:
+                    generated += 1
+                    request.usage["completion_tokens"] = generated
                     yield piece
         finally:
             chunks.close()

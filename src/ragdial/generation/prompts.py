@@ -90,7 +90,12 @@ def build_messages(
     language = request.language
     items = request.knowledge if knowledge is None else knowledge
     shots = request.exemplars if exemplars is None else exemplars
-    parts = [prompt_text(language).system, render_knowledge(items, language), render_exemplars(shots, language)]
+    parts = [
+        prompt_text(language).system,
+        request.instruction,
+        render_knowledge(items, language),
+        render_exemplars(shots, language),
+    ]
     messages = [{"role": "system", "content": "\n\n".join(p for p in parts if p)}]
     turns = request.context if context is None else context
     for turn in turns:

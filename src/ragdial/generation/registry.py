@@ -23,6 +23,13 @@ def template(ctx: BuildContext, model: str | None = None, max_items: int = 3) ->
     return TemplateGenerator(TemplateModel(language=ctx.language), max_items=max_items)
 
 
+def extractive(ctx: BuildContext) -> Generator:
+    """The extractive generator: the field or sentence of the top item that answers the question."""
+    from ragdial.generation.extractive import ExtractiveGenerator
+
+    return ExtractiveGenerator()
+
+
 def llama(ctx: BuildContext, **params: Any) -> Generator:
     """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one), loaded now."""
     from ragdial.generation.llama import LlamaCppGenerator
@@ -43,6 +50,7 @@ def openai(ctx: BuildContext, **params: Any) -> Generator:
 
 GENERATORS.register("llama", llama, "a GGUF model through llama.cpp (offline packaged Qwen2.5-0.5B by default)", True)
 GENERATORS.register("template", template, "templates (a saved model) filled with knowledge verbatim (instant)", True)
+GENERATORS.register("extractive", extractive, "the answering field or sentence of the top item, verbatim (instant)")
 GENERATORS.register("openai", openai, "an OpenAI-compatible server (vLLM, llama.cpp server, ...)")
 SHARED = ("llama", "openai")  # language-independent: one instance serves every language
 

@@ -13,14 +13,36 @@ import time
 from collections.abc import Generator as PieceStream
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.metrics.grounding import knowledge_names
+from ragdial.pipeline.grounded import (
+    DEFAULT_MIN_RELEVANCE,
+    HARD_ROUTES,
+    Grounding,
+    Relevance,
+    dense_of,
+    evidence_for,
+    generate_verified,
+    policy_of,
+    rank_for_turn,
+    user_turns,
+)
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
-from ragdial.retrieval.base import Retrieval, Retriever
-from ragdial.schema import Speaker, Turn
+from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
+from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
+from ragdial.understanding.policy import (
+    OTHER_LANGUAGE,
+    ROUTE_LABELS,
+    SMALL_TALK,
+    classify_turn,
+    rewrite_turn,
+    route_decision,
+)
 
 if TYPE_CHECKING:
     from ragdial.task.manager import TaskBranch
@@ -71,21 +93,34 @@ class Settings:
     max_tokens: int = 256
     temperature: float = 0.0
     seed: int = 0
+    grounded: bool = True
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
 
 
 class KnowledgeBranch:
-    """Understand → retrieve → generate, citing the retriever's selection."""
+    """Understand → retrieve → generate, citing the retriever's selection. With ``settings.grounded`` (the
+    default) the turn gets an answer policy, a rewrite, routing and a relevance cut before generation and a
+    verified reply after it (``ragdial.pipeline.grounded``); ``items`` is the knowledge base (names, idf, ids)."""
 
     name = "knowledge"
 
     def __init__(
-        self, detector: Detector, retriever: Retriever, generator: Generator, language: str, settings: Settings
+        self,
+        detector: Detector,
+        retriever: Retriever,
+        generator: Generator,
+        language: str,
+        settings: Settings,
+        items: Sequence[Knowledge] = (),
     ) -> None:
         self.detector = detector
         self.retriever = retriever
         self.generator = generator
         self.language = language
         self.settings = settings
+        self.items = {item.id: item for item in items}
+        self.names = knowledge_names(self.items.values())
+        self.relevance = Relevance(self.items.values(), dense_of(retriever))
 
     def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
         return True
@@ -108,6 +143,9 @@ class KnowledgeBranch:
         )
 
     def respond(self, request: TurnInput) -> Iterator[Event]:
+        if self.settings.grounded:
+            yield from self._respond_grounded(request)
+            return
         start = time.perf_counter()
         timings: dict[str, float] = {}
         decision = self.decide(request.context)
@@ -143,7 +181,79 @@ class KnowledgeBranch:
         record = TurnRecord(
             request.turn, system, found.selected, decision, dict(request.state), None, self.name, timings, len(pieces)
         )
-        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record)
+        usage = token_usage(generation, len(pieces))
+        yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record, usage)
+
+    def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
+        context = list(request.context)
+        intent = classify_turn(request.turn.text, user_turns(context[:-1]))
+        rewrite = None
+        ranked: list[ScoredKnowledge] = []
+        selected: list[ScoredKnowledge] = []
+        cut: list[str] = []
+        if intent.policy in (SMALL_TALK, OTHER_LANGUAGE):
+            decision = Decision(False, (), label=intent.policy, detector="policy")
+            timings["understand_ms"] = ms(start)
+            timings["retrieve_ms"] = 0.0
+        else:
+            rewrite = rewrite_turn(context, intent, self.items.get, self.names)
+            query_context = [*context[:-1], Turn(Speaker.USER, rewrite.text)]
+            decision = self.decide(query_context)
+            if intent.route and decision.detector == "always":
+                decision = replace(decision, label=ROUTE_LABELS[intent.route])
+            timings["understand_ms"] = ms(start)
+            stage = time.perf_counter()
+            found = self.retrieve(query_context, request.user, decision)
+            ranked = found.ranked
+            routed = route_decision(decision, intent.route) if intent.route in HARD_ROUTES else decision
+            if routed is not decision:  # the route's source searched on its own too, its items first
+                within = self.retrieve(query_context, request.user, routed).ranked
+                seen = {c.id for c in within}
+                ranked = [*within, *(c for c in ranked if c.id not in seen)]
+            settings = self.settings
+            selected, cut = rank_for_turn(
+                ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
+            )
+            timings["retrieve_ms"] = ms(stage)
+        policy = policy_of(intent, selected)
+        yield Prepared(decision, selected, dict(timings))
+        settings = self.settings
+        generation = GenerationRequest(
+            context=context,
+            knowledge=[c.item for c in selected],
+            language=self.language,
+            max_tokens=request.max_tokens or settings.max_tokens,
+            temperature=settings.temperature if request.temperature is None else request.temperature,
+            seed=settings.seed,
+            policy=policy,
+        )
+        stage = time.perf_counter()
+        evidence = evidence_for(generation.knowledge, context, self.names)
+        text, attempts, check, fallback, count = generate_verified(self.generator, generation, evidence)
+        timings["generate_ms"] = ms(stage)
+        timings["first_token_ms"] = timings["generate_ms"]
+        yield Piece(text)
+        timings["total_ms"] = ms(start)
+        grounding = Grounding(policy, intent, rewrite, check, attempts, fallback, tuple(cut))
+        system = Turn(Speaker.SYSTEM, text, knowledge_ids=[c.id for c in selected])
+        record = TurnRecord(
+            request.turn, system, selected, decision, dict(request.state), grounding, self.name, timings, count
+        )
+        usage = token_usage(generation, count)
+        yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
+
+
+def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
+    """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
+    else words (``ragdial.text.tokenize.words``) of the context and knowledge read, and ``completion`` pieces."""
+    if "prompt_tokens" in request.usage:
+        generated = request.usage.get("completion_tokens", completion)
+        return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": generated, "counted": "model"}
+    read = [t.text for t in request.context] + [k.text for k in request.knowledge]
+    prompt = sum(len(words(text, request.language)) for text in read)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}
 
 
 def _stream(generator: Generator, request: GenerationRequest) -> PieceStream[str, None, None]:

@@ -9,6 +9,8 @@ generator: {name: auto}        # the offline GGUF through llama.cpp where instal
 retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
+grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
+min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
 ```
 A component is a name (``bm25``) or a mapping with ``name`` and its parameters (``{name: hybrid, alpha: 0.5}``).
 """
@@ -72,6 +74,8 @@ class SystemConfig:
     max_message_chars: int = 4000
     # the task branch (flight/train/hotel booking): a travel database path or sqlite:/// URL; None = off
     task_db: str | None = None
+    grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
+    min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
     task_today: str | None = None  # the date 今天/明天 count from (YYYY-MM-DD); None = the database's first day
 
     @classmethod
@@ -98,6 +102,12 @@ class SystemConfig:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"{where}, field {key!r}: expected a string or null, got {value!r}")
                 values[key] = value
+            elif key == "grounded":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{where}, field 'grounded': expected true or false, got {value!r}")
+                values[key] = value
+            elif key == "min_relevance":
+                values[key] = _number(value, float, where, key)
             elif key == "min_score":
                 values[key] = None if value is None else _number(value, float, where, key)
             elif key == "temperature":

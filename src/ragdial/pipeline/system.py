@@ -56,9 +56,17 @@ class DialogSystem:
         self.knowledge = knowledge
         self.task = task
         settings = Settings(
-            config.retrieve_k, config.top_k, config.min_score, config.max_tokens, config.temperature, config.seed
+            config.retrieve_k,
+            config.top_k,
+            config.min_score,
+            config.max_tokens,
+            config.temperature,
+            config.seed,
+            config.grounded,
+            config.min_relevance,
         )
-        self.knowledge_branch = KnowledgeBranch(detector, retriever, generator, language, settings)
+        items = list(knowledge.dataset.kb)
+        self.knowledge_branch = KnowledgeBranch(detector, retriever, generator, language, settings, items)
         self.branches: list[Branch] = [self.knowledge_branch]
         if task is not None:
             self.branches.insert(0, TaskDialogBranch(task, language))

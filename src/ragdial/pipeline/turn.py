@@ -83,7 +83,9 @@ class Piece:
 class Reply:
     """A complete answer. Timings are milliseconds per stage; ``tokens`` counts the generator's pieces;
     ``knowledge`` is what the answer cites (the retriever's selection), ``ranking`` everything it ranked;
-    ``record`` is the turn to store."""
+    ``record`` is the turn to store; ``usage``: ``prompt_tokens`` and ``completion_tokens``, counted by the model's
+    tokenizer (``counted: "model"``) or, for a generator without one, as words (``counted: "words"``: the
+    context and knowledge it read, the pieces it wrote)."""
 
     text: str
     knowledge: list[ScoredKnowledge]
@@ -93,9 +95,10 @@ class Reply:
     language: str
     ranking: list[ScoredKnowledge] = field(repr=False)
     record: TurnRecord = field(repr=False)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "text": self.text,
             "knowledge": [c.to_dict() for c in self.knowledge],
             "decision": self.decision.to_dict(),
@@ -103,6 +106,10 @@ class Reply:
             "tokens": self.tokens,
             "language": self.language,
         }
+        grounding = self.record.grounding
+        if grounding is not None:
+            data["grounding"] = grounding.to_dict() if hasattr(grounding, "to_dict") else grounding
+        return data
 
 
 Event = Prepared | Piece | Reply

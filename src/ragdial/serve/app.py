@@ -6,49 +6,50 @@
 
 from __future__ import annotations
 
-import hmac
-import os
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import anyio
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import iterate_in_threadpool
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragdial.pipeline.turn import Piece, Prepared, Reply, Session, last_reply
-from ragdial.schema import Speaker, Turn
+from ragdial.pipeline.turn import Session
 from ragdial.serve import openai_format as oai
+from ragdial.serve.chat import Chat
 from ragdial.serve.limits import BodyLimit
+from ragdial.serve.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from ragdial.serve.models import ChatRequest, RetrieveRequest, SessionRequest
+from ragdial.serve.requests import (
+    ERROR_KINDS,
+    Caller,
+    api_keys,
+    check_length,
+    detected,
+    fail,
+    identify,
+    load_session,
+    unknown_session,
+)
+from ragdial.serve.requests import language as checked_language
+from ragdial.serve.requests import profile as checked_profile
 from ragdial.serve.service import Service
-from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError, record_turns
-from ragdial.text.tokenize import detect_language, words
+from ragdial.serve.stores import ANY, StoreUnavailableError, UnknownSessionError
 from ragdial.understanding.decision import LOOKUPS, Decision
 
 STATIC = Path(__file__).parent / "static"
-ERROR_KINDS = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    422: "invalid_request_error",
-    503: "service_unavailable",
-}
 RETRY_AFTER_S = 1  # what a 503 for an unreachable session database asks the client to wait
 
 
-def _fail(status: int, message: str, param: str | None = None) -> HTTPException:
-    return HTTPException(status, detail={"message": message, "param": param})
+def _caller(request: Request) -> Caller:
+    """Who calls (401 without a valid key when the service has keys)."""
+    return identify(request, request.app.state.api_keys)
 
 
-def _shown(value: str, limit: int = 64) -> str:
-    """A client-sent value quoted in an error message, cut to ``limit`` characters."""
-    return repr(value if len(value) <= limit else value[:limit] + "…")
+CallerDep = Annotated[Caller, Depends(_caller)]
 
 
 def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) -> FastAPI:
@@ -58,74 +59,67 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         app.include_router(router, prefix=prefix)
     if service.settings.ratings_path:
         app.include_router(_rating_pages(service))
+    chat = Chat(service)
     app.state.service = service
+    app.state.chat = chat
+    app.router.add_event_handler("startup", chat.watch_signals)
+    app.router.add_event_handler("shutdown", chat.shutdown)  # running turns end and are stored first
     app.router.add_event_handler("shutdown", service.close)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_body_bytes)
     _install_error_handlers(app)
-
-    def require_key(request: Request) -> None:
-        expected = service.settings.api_key
-        if not expected:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not given:
-            raise HTTPException(401, {"message": "missing API key: send 'Authorization: Bearer <key>'"})
-        if not hmac.compare_digest(given.strip().encode(), expected.encode()):
-            raise HTTPException(401, {"message": "wrong API key"})
-
-    api = [Depends(require_key)]
+    app.state.api_keys = api_keys(service.settings.api_key)
 
     @app.get("/healthz")
-    def healthz() -> dict[str, Any]:
-        return service.health()
+    async def healthz() -> JSONResponse:
+        """ok only once every component is warm (the app exists after warming); 503 when the worker's queue is
+        saturated or a turn is stuck past its time limit, so a load balancer routes around it."""
+        health = await run_in_threadpool(service.health)
+        queue = chat.health()
+        health["status"] = queue.pop("status")
+        health["queue"] = queue
+        return JSONResponse(health, status_code=200 if health["status"] == "ok" else 503)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> PlainTextResponse:
+        return PlainTextResponse(chat.metrics.render(chat.queue), media_type=METRICS_CONTENT_TYPE)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon")
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.get("/v1/models", dependencies=api)
-    def models() -> dict[str, Any]:
+    @app.get("/v1/models")
+    def models(caller: CallerDep) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": service.settings.model, "object": "model", "owned_by": "ragdial"}]}
 
-    @app.get("/v1/profiles", dependencies=api)
-    def profiles(language: str | None = None) -> dict[str, Any]:
-        system = service.system(_language(service, language))
+    @app.get("/v1/profiles")
+    def profiles(caller: CallerDep, language: str | None = None) -> dict[str, Any]:
+        system = service.system(checked_language(service, language))
         return {"language": system.language, "profiles": [u.to_dict() for u in system.users]}
 
-    @app.post("/v1/chat/completions", dependencies=api, response_model=None)
-    def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
-        text = body.messages[-1].text
-        _check_length(service, text, "messages[-1].content")
-        session = _open_session(service, body)
-        system = service.system(session.language)
-        max_tokens = body.max_completion_tokens or body.max_tokens or system.config.max_tokens
-        model = body.model or service.settings.model
-        cid = oai.completion_id()
-        prompt_tokens = sum(len(words(t.text, system.language)) for t in system.context_for(session.history, text))
-        events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
-        if body.stream:
-            return StreamingResponse(
-                _closing(_stream(service, session, events, cid, model, prompt_tokens, max_tokens)),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Session-Id": session.id},
-            )
-        reply = last_reply(events)
-        _save(service, session, reply)
-        extension = {"session_id": session.id, **reply.to_dict()}
-        extension.pop("text")
-        return oai.completion(cid, model, reply, extension, prompt_tokens, max_tokens)
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat_completions(request: Request, body: ChatRequest, caller: CallerDep) -> Response:
+        return await chat.complete(request, body, caller)
 
-    @app.post("/v1/retrieve", dependencies=api)
-    def retrieve(body: RetrieveRequest) -> dict[str, Any]:
-        _check_length(service, body.query, "query")
+    @app.post("/v1/chat/completions/{stream_id}/stop")
+    async def stop(stream_id: str, caller: CallerDep) -> dict[str, Any]:
+        """Stop a streaming completion (its id is every chunk's ``id``); the partial reply is stored marked
+        interrupted. 404 for a completion that is not running (finished, unknown, another caller's)."""
+        return await chat.stop(stream_id, caller)
+
+    @app.post("/v1/retrieve")
+    def retrieve(body: RetrieveRequest, caller: CallerDep) -> dict[str, Any]:
+        check_length(service, body.query, "query")
         if body.session_id:
-            session = _load_session(service, body.session_id)
+            session = load_session(service, body.session_id, caller, body.profile)
         else:
-            language = body.language or _detected(service, body.query)
-            session = Session.new(_profile(service, language, body.profile), language)
+            language = body.language or detected(service, body.query)
+            session = Session.new(checked_profile(service, language, body.profile), language)
         system = service.system(session.language)
         context = system.context_for(session.history, body.query)
         decision = Decision(True, tuple(body.lookups or LOOKUPS), detector="request")
@@ -139,30 +133,34 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
             "detector": system.decide(context).to_dict(),
         }
 
-    @app.get("/v1/sessions", dependencies=api)
-    def list_sessions(limit: int = 100) -> dict[str, Any]:
+    @app.get("/v1/sessions")
+    def list_sessions(caller: CallerDep, limit: int = 100, profile: str | None = None) -> dict[str, Any]:
+        """The caller's sessions, latest first; ``profile`` keeps only that profile's (``profile=`` those
+        without one)."""
         if not 1 <= limit <= 1000:
-            raise _fail(422, "limit must be between 1 and 1000", "limit")
-        return {"sessions": [s.to_dict() for s in service.store.list(limit)]}
+            raise fail(422, "limit must be between 1 and 1000", "limit")
+        user = ANY if profile is None else (profile or None)
+        return {"sessions": [s.to_dict() for s in service.store.list(limit, owner=caller.owner, user=user)]}
 
-    @app.post("/v1/sessions", dependencies=api, status_code=201)
-    def create_session(body: SessionRequest | None = None) -> dict[str, Any]:
+    @app.post("/v1/sessions", status_code=201)
+    def create_session(caller: CallerDep, body: SessionRequest | None = None) -> dict[str, Any]:
         body = body or SessionRequest()
-        language = _language(service, body.language)
-        session = Session.new(_profile(service, language, body.profile), language)
-        service.store.create(session)
-        return _session_body(service, session.id)
+        language = checked_language(service, body.language)
+        session = Session.new(checked_profile(service, language, body.profile), language)
+        service.store.create(session, owner=caller.owner)
+        return _session_body(service, session.id, caller)
 
-    @app.get("/v1/sessions/{session_id}", dependencies=api)
-    def get_session(session_id: str) -> dict[str, Any]:
-        return _session_body(service, session_id)
+    @app.get("/v1/sessions/{session_id}")
+    def get_session(session_id: str, caller: CallerDep, profile: str | None = None) -> dict[str, Any]:
+        return _session_body(service, session_id, caller, profile)
 
-    @app.delete("/v1/sessions/{session_id}", dependencies=api)
-    def delete_session(session_id: str) -> dict[str, Any]:
+    @app.delete("/v1/sessions/{session_id}")
+    def delete_session(session_id: str, caller: CallerDep, profile: str | None = None) -> dict[str, Any]:
+        load_session(service, session_id, caller, profile)
         try:
-            service.store.delete(session_id)
+            service.store.delete(session_id, owner=caller.owner)
         except UnknownSessionError:
-            raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
+            raise unknown_session(session_id) from None
         return {"id": session_id, "deleted": True}
 
     return app
@@ -170,12 +168,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
 
 def app_from_env() -> FastAPI:
     """The app a uvicorn worker builds (``uvicorn --factory ragdial.serve.app:app_from_env``)."""
-    from ragdial.serve.runner import ANNOUNCE_ENV, announce_when_ready
-
-    app = create_app(Service.from_env())
-    if os.environ.get(ANNOUNCE_ENV):
-        announce_when_ready(app, os.environ[ANNOUNCE_ENV])
-    return app
+    return create_app(Service.from_env())
 
 
 def _rating_pages(service: Service) -> APIRouter:
@@ -187,140 +180,13 @@ def _rating_pages(service: Service) -> APIRouter:
     return rating_router(RatingStore(service.settings.ratings_path or ":memory:"), responder, goal_sampler)
 
 
-# ---- request handling
-
-
-def _language(service: Service, language: str | None) -> str:
-    if language is None:
-        return service.default_language
-    if language not in service.systems:
-        raise _fail(422, f"language {language!r} is not served; served: {', '.join(service.systems)}", "language")
-    return language
-
-
-def _detected(service: Service, text: str) -> str:
-    language = detect_language(text)
-    return language if language in service.systems else service.default_language
-
-
-def _profile(service: Service, language: str, profile: str | None) -> str | None:
-    if profile is None or profile == "":
-        return None
-    system = service.system(language)
-    if system.knowledge.user(profile) is None:
-        known = ", ".join(u.id for u in system.users) or "none"
-        raise _fail(422, f"unknown profile {_shown(profile)} for language {language!r}; known: {known}", "profile")
-    return profile
-
-
-def _check_length(service: Service, text: str, param: str) -> None:
-    limit = service.settings.config.max_message_chars
-    if len(text) > limit:
-        raise _fail(413, f"message is {len(text)} characters long; the limit is {limit}", param)
-
-
-def _load_session(service: Service, session_id: str) -> Session:
+def _session_body(service: Service, session_id: str, caller: Caller, profile: str | None = None) -> dict[str, Any]:
+    load_session(service, session_id, caller, profile)
     try:
-        return service.store.get(session_id)
+        summary = service.store.summary(session_id, owner=caller.owner)
+        turns = service.store.turns(session_id, owner=caller.owner)
     except UnknownSessionError:
-        raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
-
-
-def _open_session(service: Service, body: ChatRequest) -> Session:
-    """The stored session named by ``session_id``, or a new one seeded with the history the client sent."""
-    if body.session_id:
-        session = _load_session(service, body.session_id)
-        if body.profile and body.profile != session.user:
-            raise _fail(422, f"session {session.id!r} belongs to profile {session.user!r}", "profile")
-        if body.language and body.language != session.language:
-            raise _fail(422, f"session {session.id!r} is in language {session.language!r}", "language")
-        return session
-    text = body.messages[-1].text
-    language = _language(service, body.language) if body.language else _detected(service, text)
-    session = Session.new(_profile(service, language, body.profile), language)
-    seeded = []
-    for message in body.messages[:-1]:
-        if message.role in ("user", "assistant") and message.text.strip():
-            _check_length(service, message.text, "messages")
-            speaker = Speaker.USER if message.role == "user" else Speaker.SYSTEM
-            seeded.append(StoredTurn(Turn(speaker, message.text)))
-    service.store.create(session, seeded)
-    session.history = [s.turn for s in seeded]
-    return session
-
-
-def _save(service: Service, session: Session, reply: Reply) -> None:
-    """Store the reply's turn record (the user's turn, the reply, its citations, decision and the new state)."""
-    try:
-        record = reply.record
-        service.store.append(session.id, record_turns(record), record.state)
-    except UnknownSessionError:
-        raise _fail(404, f"session {session.id!r} was deleted while answering", "session_id") from None
-
-
-async def _closing(stream: Generator[str, None, None]) -> AsyncIterator[str]:
-    """``stream``'s chunks, each computed in a worker thread; ``stream`` is closed however the response ends
-    (a client that disconnects cancels the response), so the turn's locks are released then, not at garbage
-    collection."""
-    try:
-        async for chunk in iterate_in_threadpool(stream):
-            yield chunk
-    finally:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(stream.close)
-
-
-def _stream(
-    service: Service,
-    session: Session,
-    events: Iterator[Any],
-    cid: str,
-    model: str,
-    prompt_tokens: int,
-    max_tokens: int,
-) -> Generator[str, None, None]:
-    """Server-sent events in the OpenAI chunk format; the first chunk carries the cited knowledge. However this
-    generator ends (finished, failed, or closed when the client went away), ``events`` is closed, so every lock a
-    component holds for the turn is released."""
-    try:
-        for event in events:
-            if isinstance(event, Prepared):
-                extension: dict[str, Any] = {
-                    "session_id": session.id,
-                    "language": session.language,
-                    "knowledge": [c.to_dict() for c in event.knowledge],
-                    "decision": event.decision.to_dict(),
-                    "timings": event.timings,
-                }
-                yield oai.sse(oai.chunk(cid, model, {"role": "assistant", "content": ""}, extension=extension))
-            elif isinstance(event, Piece):
-                yield oai.sse(oai.chunk(cid, model, {"content": event.text}))
-            elif isinstance(event, Reply):
-                _save(service, session, event)
-                extension = {"session_id": session.id, "timings": event.timings, "tokens": event.tokens}
-                finish = oai.finish_reason(event, max_tokens)
-                final = oai.chunk(cid, model, {}, finish, extension, oai.usage(prompt_tokens, event.tokens))
-                yield oai.sse(final)
-    except HTTPException as err:
-        detail = err.detail if isinstance(err.detail, dict) else {"message": str(err.detail)}
-        yield oai.sse(oai.error_body(detail["message"], ERROR_KINDS.get(err.status_code, "error"), err.status_code))
-    except StoreUnavailableError as err:  # the reply was not stored: the client may send the turn again
-        yield oai.sse(oai.error_body(f"session store unavailable: {err}", ERROR_KINDS[503], 503))
-    except Exception as err:  # a component failed mid-stream: tell the client in-band; the session is unchanged
-        yield oai.sse(oai.error_body(f"generation failed: {type(err).__name__}: {err}", "server_error", 500))
-    finally:
-        close = getattr(events, "close", None)
-        if callable(close):
-            close()
-    yield oai.sse("[DONE]")
-
-
-def _session_body(service: Service, session_id: str) -> dict[str, Any]:
-    try:
-        summary = service.store.summary(session_id)
-        turns = service.store.turns(session_id)
-    except UnknownSessionError:
-        raise _fail(404, f"unknown session {_shown(session_id)}", "session_id") from None
+        raise unknown_session(session_id) from None
     return {**summary.to_dict(), "messages": [t.to_message() for t in turns]}
 
 

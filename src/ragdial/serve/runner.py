@@ -11,26 +11,15 @@ import errno
 import json
 import os
 import socket
+import tempfile
 import threading
 import time
 import urllib.request
+from dataclasses import replace
 from typing import Any
-
-from fastapi import FastAPI
 
 from ragdial.errors import RagdialError
 from ragdial.serve.service import SETTINGS_ENV, Service, ServiceSettings
-
-ANNOUNCE_ENV = "RAGDIAL_ANNOUNCE_URL"  # no longer set: the serving process announces (kept for app_from_env)
-
-
-def announce_when_ready(app: FastAPI, url: str) -> None:
-    """Print the URL at start-up (superseded by ``announce_when_healthy``; kept until app_from_env drops it)."""
-
-    def announce() -> None:
-        print(f"ragdial is ready: open {url}", flush=True)
-
-    app.router.add_event_handler("startup", announce)
 
 
 def check_port(host: str, port: int) -> None:
@@ -93,6 +82,7 @@ def serve(
         announce_when_healthy(url)
         uvicorn.run(app, **options)
         return
-    os.environ[SETTINGS_ENV] = settings.to_json()
-    announce_when_healthy(url)
-    uvicorn.run("ragdial.serve.app:app_from_env", factory=True, workers=workers, **options)
+    with tempfile.TemporaryDirectory(prefix="ragdial-run-") as run_dir:  # the workers' shared running turns
+        os.environ[SETTINGS_ENV] = replace(settings, run_dir=settings.run_dir or run_dir).to_json()
+        announce_when_healthy(url)
+        uvicorn.run("ragdial.serve.app:app_from_env", factory=True, workers=workers, **options)

@@ -31,6 +31,7 @@ class ServiceSettings:
     model: str = "ragdial"
     ratings_path: str | None = None  # mount the human rating pages (/rating) storing into this SQLite file
     queue: QueueLimits = field(default_factory=QueueLimits)  # turns at once, waiting line, waits, time limit
+    run_dir: str | None = None  # a folder this machine's workers share (running turns, for the stop endpoint)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -42,6 +43,7 @@ class ServiceSettings:
                 "model": self.model,
                 "ratings_path": self.ratings_path,
                 "queue": asdict(self.queue),
+                "run_dir": self.run_dir,
             },
             ensure_ascii=False,
         )
@@ -57,6 +59,7 @@ class ServiceSettings:
             data.get("model", "ragdial"),
             data.get("ratings_path"),
             QueueLimits(**data.get("queue", {})),
+            data.get("run_dir"),
         )
 
 
@@ -68,7 +71,14 @@ def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
         start = time.perf_counter()
         system.warm_up()
         text = "你好" if language == "zh" else "hello"
-        last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        try:
+            last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
+        except RagdialError:
+            raise
+        except Exception as err:
+            raise RagdialError(
+                f"warming up {language!r}: a first short turn failed: {type(err).__name__}: {err}"
+            ) from err
         took[language] = round((time.perf_counter() - start) * 1000.0, 1)
     return took
 
@@ -87,8 +97,7 @@ class Service:
         self.systems = systems if systems is not None else build_systems(settings.config)
         if not self.systems:
             raise RagdialError("the service needs at least one language")
-        for system in self.systems.values():
-            system.warm_up()
+        self.warmed_ms = warm_up(self.systems)  # before the app exists: /healthz never answers a cold service
 
     @classmethod
     def from_env(cls) -> Service:

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import NUM, _find, canonical, cn_number, parse, parse_date
+from ragdial.task.slots import _BY_SOUND, NUM, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import parse as parse_slots
+
+
+def parse(text: str, gaz: Gazetteer, today: dt.date) -> Any:
+    """The slot parser, matching by sound as the current ``understand`` call says."""
+    return parse_slots(text, gaz, today, _BY_SOUND.get())
+
 
 ACTS = (
     "inform",
@@ -153,20 +160,24 @@ AIRLINES_EN = {
 }
 CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "花城": "广州", "星城": "长沙", "泉城": "济南"}
 DOMAIN_CUES = {
-    "flight": ("机票", "航班", "飞机", "坐飞机", "飞", "flight", "plane", "fly"),
+    "flight": ("机票", "航班", "飞机", "坐飞机", "班机", "飞", "flight", "plane", "fly"),
     "train": ("火车", "高铁", "动车", "车票", "车次", "卧铺票", "坐车", "的车", "train", "列车"),
     "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "房间", "订房", "hotel", "room", "住宿"),
 }
 DOMAIN_SOUNDS = {"flight": ["机票", "航班"], "train": ["火车", "高铁", "动车"], "hotel": ["酒店", "宾馆"]}
 GREETING = re.compile(
-    r"^(您好|你好|hello|hi|hey|哈喽|哈罗|嗨喽|嗨|喂|在吗|在不在|早上好|下午好|晚上好|早安|哈啰|小助手|there)+$",
+    r"^(您好|你好|hello|hi|hey|哈喽|哈罗|嗨喽|嗨|喂|在吗|在不在|有人吗|早上好|上午好|中午好|下午好|晚上好|早安|午安|哈啰|"
+    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
     re.I,
 )
-THANKS = re.compile(r"(谢|感谢|多谢|3q|thank|thx|辛苦|麻烦你了|拜拜|再见|bye|回见)", re.I)
+THANKS = re.compile(
+    r"(谢|感谢|多谢|3q|thank|thx|\bty\b|辛苦|麻烦你了|麻烦了|拜拜|再见|bye|回见|回头见|886|\b88\b)", re.I
+)
 ASK_BOOKING = re.compile(
     r"(订上(?!海)|订好|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
     r"我订的|刚订的|刚才订的|之前订的|刚刚订|上午订的|下午订的|昨天订的|刚才那张|刚才那个|还在吗|还在吧|"
-    r"booking|reservation|my order)",
+    r"订到了|订到没|买到了|买好了|买到没|订好没|预订成功|下单成功|订单号|预订号|确认号|单号|我的票|我的机票|我的火车票|"
+    r"我的酒店|我订了|都订了|订了几|booking|reservation|my order|my tickets?|confirmation number|booked)",
     re.I,
 )
 OOS = re.compile(
@@ -177,6 +188,9 @@ OOS = re.compile(
     r"去年|前年|昨天|前天|上周|上个月|小时候|以前|"
     r"电影|唱歌|唱首|的歌|听歌|音乐|笑话|故事|外卖|写首诗|写诗|你叫什么|名字|你是谁|机器人|你好笨|笨|傻|"
     r"会说英语|英语吗|话费|流量|充值|余额|套餐|宽带|比赛|湖人|赢了|输了|新闻|彩票|"
+    r"体育|球赛|足球|篮球|nba|世界杯|电视剧|综艺|明星|星座|翻译|作业|菜谱|做饭|怎么做|减肥|感冒|医院|淘宝|快递|打车|滴滴|"
+    r"堵车|路况|地铁|汇率|利率|房价|工资|游戏|宠物|无聊|陪我聊|聊聊天|你喜欢|你几岁|多大了|你是男|你在哪|吃了吗|吃饭了吗|"
+    r"刮风|台风|晴天|阴天|下冰雹|穿什么|放假|春节|国庆|过年|攻略|带什么|注意什么|特产|门票|人多吗|有多大|有多少人|"
     r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
     re.I,
 )
@@ -210,18 +224,26 @@ REQUEST_CUES: tuple[tuple[str, str], ...] = (
 )
 CONFIRM = re.compile(
     r"^(确定|确认|确认预订|确定预订|好的|好哒|好啊|好嘞|好吧|好|嗯嗯|嗯|对的|对对对|对对|对|没错|是的|是|可以可以|可以|行行行|行|"
-    r"没问题|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|okay|yes|yep|sure|"
-    r"book it|go ahead|confirm|妥|成|中|好滴|那就|吧|了|啊|呀|哒|的|~|,|\s|please)+$",
+    r"没问题|没毛病|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|就这么办|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|"
+    r"okay|yes|yep|yup|yeah|sure|alright|book it|go ahead|do it|confirm|妥|成|中|好滴|好呀|嗯呢|恩|嗯好|嗯对|"
+    r"对头|是的是的|"
+    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|"
+    r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
 )
 CONFIRM_START = re.compile(r"^(确定|确认|好的|好|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
 DENY = re.compile(
     r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
-    r"没有别的了|没有了|没别的了|没别的|不需要了|不需要|no thanks|no|nope|not now|太贵了不要|太贵了|那算了|"
+    r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
+    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
-DENY_START = re.compile(r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|no\b|nope)", re.I)
+DENY_START = re.compile(
+    r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
+    r"no\b|nope|nah|cancel)",
+    re.I,
+)
 CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
 FILLER = re.compile(
     r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先)+"
@@ -464,7 +486,7 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
         )
         if m:
             value = cn_number(m.group(1) or m.group(2))
-            if value and value >= 30:
+            if value and 30 <= value <= 100_000:
                 return value
     if open_question == "max_price":
         m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*", text)
@@ -637,8 +659,20 @@ class Understander:
         return understand(text, context, self.gaz, self.today)
 
 
-def understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
-    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README."""
+def understand(
+    text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+) -> list[Act]:
+    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README.
+
+    ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return _understand(text, context, gaz, today)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
     raw = text
     text = _normalise(text, gaz)
@@ -691,7 +725,7 @@ def understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazette
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
-    if not acts and restated:
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
@@ -709,7 +743,10 @@ def _classify(
 ) -> tuple[str | None, dict[str, Any]]:
     text = FILLER.sub("", clause.text).strip() or clause.text
     lower = text.lower()
-    if GREETING.fullmatch(text.replace(" ", "")) or re.fullmatch(r"(hello|hi|hey)( there)?", lower):
+    greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
+        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰)", lower
+    )
+    if greeted or re.fullmatch(r"(hello|hi|hey|good (morning|afternoon|evening))( there)?[!.~]*", lower):
         return "greeting", {}
     if re.fullmatch(r"no,?\s*thanks?( you)?", lower):
         return "deny", {}
@@ -717,7 +754,8 @@ def _classify(
         THANKS.search(text)
         and len(
             re.sub(
-                r"(谢谢|谢啦|谢了|感谢|多谢|辛苦了?|麻烦你了|拜拜|再见|好嘞|好的|ok|thanks?|you|bye|3q|啊|呀|哈|了|，|\s)",
+                r"(谢谢|谢啦|谢了|感谢|多谢|辛苦了?|麻烦你了|麻烦了|拜拜|再见|回头见|好嘞|好的|好|嗯|ok|thanks?|thx|ty|you|bye|"
+                r"3q|886|88|非常|太|真是|真|你|您|啦|啊|呀|哈|哦|了|的|啦|小助手|没事了|就这样|!|！|~|，|,|。|\s)",
                 "",
                 lower,
             )
@@ -742,6 +780,8 @@ def _classify(
         return "deny", {}
     if oq in ("choose_offer", "offer_alternative") and ctx.offers:
         ref = _reference(text, ctx, gaz, english)
+        if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
+            ref = {}  # naming a district or class again while an alternative is offered restates the request
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref
     if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
@@ -761,6 +801,18 @@ def _classify(
         return "inform", slots
     if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not clause.question:
         return "confirm", {}
+    # no cue word known: a short clause with no slots read by its polarity where a yes/no is expected
+    if oq in ("confirm_booking", "offer_alternative", "anything_else") and len(text) <= 8 and not clause.question:
+        numbers = re.search(r"[0-9零一二两三四五六七八九十间张晚号点]", text)
+        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower):
+            return "deny", {}
+        if (
+            oq != "anything_else"
+            and len(text) <= 4
+            and not numbers
+            and re.match(r"(好|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+        ):
+            return "confirm", {}
     return None, {}
 
 

@@ -99,6 +99,7 @@ class _Turn:
         self.booked: list[dict[str, Any]] = []
         self.prompted = False
         self.previous: dict[str, Any] | None = None
+        self.queued: dict[str, Any] | None = None
         self.notes: list[str] = []
 
 
@@ -147,20 +148,20 @@ class TaskBranch:
             assert state is not None
             if state.get("open") == "anything_else" and SERVICE_TOPICS.search(text):
                 # after a booking, a question for the knowledge base ("怎么查询话费余额") goes there
-                acts = understand(text, self.context(state), self.gazetteer, self.today)
+                acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
                 return [a.act for a in acts] != ["out_of_scope"]
             return True
         if self.understands(text):
             return True
         if state and state.get("bookings"):
-            acts = understand(text, self.context(state), self.gazetteer, self.today)
+            acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
             return any(a.act == "ask_about_booking" for a in acts)
         return False
 
     def understands(self, text: str) -> bool:
         """Whether an utterance asks for travel (a pipeline deciding where a new request goes): a domain named,
         the classifier's flight/train, a route (北京到上海), or a city with a role and a date (明天去上海)."""
-        acts = understand(text, Context(), self.gazetteer, self.today)
+        acts = understand(text, Context(), self.gazetteer, self.today, self.by_sound)
         for act in acts:
             if act.act == "inform" and (
                 act.slots.get("domain")
@@ -199,7 +200,7 @@ class TaskBranch:
             state = {**new_state(), "bookings": list(state.get("bookings") or [])}
         state["turns"] += 1
         state["language"] = self._language(text, state["language"])
-        acts = understand(text, self.context(state), self.gazetteer, self.today)
+        acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:
@@ -349,9 +350,12 @@ class TaskBranch:
             if found:
                 head = "有几个都符合，" if zh else "Several fit; "
                 rows = found
+            elif act.slots.get("ref") == "this":
+                head = "列出的有几个，" if zh else "There are several; "
             else:
                 head = "列出的结果里没有您说的这个，" if zh else "None of the listed options is that one; "
-            state["open"] = "choose_offer"
+            if state["open"] != "offer_alternative":  # an alternative stays on offer while the user picks
+                state["open"] = "choose_offer"
             turn.parts.append(
                 R.options(domain, rows, head + ("请问是哪一个？" if zh else "which one do you mean?"), lang).rsplit(
                     "\n", 1
@@ -388,13 +392,20 @@ class TaskBranch:
 
     # ------------------------------------------------------------------ state changes
     def _update(self, state: dict[str, Any], slots: dict[str, Any], turn: _Turn, modify: bool) -> None:
+        if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
+            turn.queued.update(slots)
+            return
         domain = slots.pop("domain", None)
         starting = state["open"] in (None, "anything_else") or state["domain"] is None
         reading_back = state["open"] == "confirm_booking" and state.get("pending")
         if reading_back and domain and domain != state["domain"] and "hotel" in (domain, state["domain"]):
             # a further item asked for before the read-back was confirmed: it waits, the read-back stays open
-            if not any(q.get("domain") == domain for q in state["queue"]):
-                state["queue"].append({"domain": domain, **slots})
+            queued = next((q for q in state["queue"] if q.get("domain") == domain), None)
+            if queued is None:
+                queued = {"domain": domain}
+                state["queue"].append(queued)
+            queued.update(slots)
+            turn.queued = queued
             lang = state["language"]
             turn.parts.append(
                 "好的，稍后为您办理。先确认一下刚才这个：" if lang == "zh" else "Sure, right after this one. First: "
@@ -583,6 +594,8 @@ class TaskBranch:
             turn.parts.append("请问您想改哪个条件？" if lang == "zh" else "What would you like to change?")
         elif open_q == "anything_else":
             turn.parts.append(R.ANYTHING_ELSE[lang])
+        elif open_q == "domain" and state["slots"]:
+            turn.parts.append(R.SLOT_QUESTIONS[lang][self._missing(state) or "domain"])
         elif open_q in ("domain",) or state["domain"] is None:
             if not turn.parts:
                 turn.parts.append(R.GREETING[lang])
@@ -685,14 +698,21 @@ class TaskBranch:
                 alone = self._constraints(domain, {**base, **{k: slots[k]}})
                 if not self.db.search(domain, {**alone, **{x: base[x] for x in base}}, limit=1):
                     blocking.append(k)
-            if not blocking:  # each is possible alone, not all together
-                blocking = list(optional)
+            together = not blocking  # each is possible alone, not all together
+            blocking = blocking or list(optional)
             names = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in blocking))
-            head = (
-                f"抱歉，没有找到满足全部条件的{name}，不能满足的是：{names}。"
-                if zh
-                else f"Sorry, no {name} match all your conditions; the one that cannot be met: {names}."
-            )
+            if together:
+                head = (
+                    f"抱歉，没有同时满足这些条件（{names}）的{name}，单独满足其中一个的有。"
+                    if zh
+                    else f"Sorry, no {name} meet all of these together ({names}), though each alone can be met."
+                )
+            else:
+                head = (
+                    f"抱歉，没有找到满足全部条件的{name}，不能满足的是：{names}。"
+                    if zh
+                    else f"Sorry, no {name} match all your conditions; the one that cannot be met: {names}."
+                )
             for drop in blocking + [k for k in optional if k not in blocking]:
                 keys = (
                     {drop, "time_from", "time_to", "period"} if drop in ("period", "time_from", "time_to") else {drop}
@@ -860,6 +880,13 @@ class TaskBranch:
     def _attribute(self, domain: str, row: dict[str, Any], key: str, lang: str) -> str:
         zh = lang == "zh"
         name = row.get("name") or R.code_of(row)
+        trip_only = ("dep_time", "arr_time", "duration", "dep_place", "arr_place", "airline", "seat_class", "berth")
+        if (
+            (domain == "hotel" and key in trip_only)
+            or (domain != "hotel" and key in ("stars", "district"))
+            or (key == "airline" and domain != "flight")
+        ):
+            return f"{name}没有这一项信息" if zh else f"{name}: not applicable"
         if key == "price":
             unit = "每晚" if domain == "hotel" else ""
             return f"{name}{unit}{row['price']}元" if zh else f"{name}: {row['price']} yuan"

@@ -469,7 +469,7 @@ class UserSimulator:
                     return confirm + "，然后" + self._request(following, first=False, after_booking=True)
                 return self._say("confirm", confirm)
             return self._say("deny", self.phrases.pick("deny", self.rng) + "，" + self._request(sub, True, False))
-        failed = "没有找到" in reply or "不能满足" in reply or ("抱歉，没有" in reply) or "查过了" in reply
+        failed = any(cue in reply for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足"))
         if failed and sub.expect_fail:
             self.index += 1
             self.options = []

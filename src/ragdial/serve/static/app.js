@@ -84,6 +84,11 @@ function currentProfile() {
   return $("profile").value || null;
 }
 
+// A session's URL for the chosen profile: the server answers 404 for another profile's session.
+function sessionPath(id) {
+  return `/v1/sessions/${encodeURIComponent(id)}?profile=${encodeURIComponent(currentProfile() || "")}`;
+}
+
 function applyLanguage() {
   document.documentElement.lang = state.lang;
   document.querySelectorAll("[data-i18n]").forEach((el) => { el.textContent = t(el.dataset.i18n); });
@@ -142,7 +147,7 @@ async function loadSessions() {
     del.setAttribute("aria-label", `${t("deleteTitle")}: ${title.textContent}`);
     del.textContent = "×";
     del.onclick = async () => {
-      await api("/v1/sessions/" + s.id, { method: "DELETE" }).catch((e) => showError(e.message));
+      await api(sessionPath(s.id), { method: "DELETE" }).catch((e) => showError(e.message));
       if (state.sessionId === s.id) newChat();
       loadSessions().catch((e) => showError(e.message));
     };
@@ -179,7 +184,7 @@ function renderEmpty() {
 async function openSession(id) {
   stopStream("stop");
   try {
-    const session = await api("/v1/sessions/" + id);
+    const session = await api(sessionPath(id));
     state.sessionId = id;
     showError("");
     if (session.language !== state.lang) { state.lang = session.language; applyLanguage(); await loadProfiles(); }
@@ -271,11 +276,21 @@ function setBusy(busy) {
   $("messages").setAttribute("aria-busy", String(busy));  // screen readers read the answer once it is complete
 }
 
-// End the reply being streamed: "stop" (the user), "timeout" (no byte for timeoutS seconds).
-function stopStream(reason) {
+// End the reply being streamed: "stop" (the user), "timeout" (no byte for timeoutS seconds). A stop asks the
+// server to end the turn (it stores the partial reply marked "stopped") and then closes the connection; without a
+// stream id yet (the turn has not started) closing the connection is enough: the server cancels the turn.
+async function stopStream(reason) {
   const stream = state.stream;
   if (!stream || stream.reason) return;
   stream.reason = reason;
+  if (reason === "stop" && stream.id) {
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), 5000);
+    await fetch(`/v1/chat/completions/${encodeURIComponent(stream.id)}/stop`, {
+      method: "POST", headers: headers(), signal: stop.signal,
+    }).catch(() => {});
+    clearTimeout(timer);
+  }
   stream.controller.abort();
 }
 
@@ -321,6 +336,7 @@ async function send(text) {
   };
   state.stream = stream;
   stream.arm();
+  const newSession = !state.sessionId;
   let knowledge = [], decision = null, finished = false;
   try {
     const response = await fetch("/v1/chat/completions", {
@@ -335,9 +351,13 @@ async function send(text) {
       if (ext.knowledge) { knowledge = ext.knowledge; decision = ext.decision; renderKnowledge(el, knowledge, decision, null); }
       const delta = chunk.choices[0].delta || {};
       if (delta.content) { bubble.textContent += delta.content; el.scrollIntoView({ block: "end" }); }
-      if (chunk.choices[0].finish_reason) { finished = true; renderKnowledge(el, knowledge, decision, ext.timings); }
+      if (chunk.choices[0].finish_reason) {
+        finished = !ext.interrupted;  // a stopped turn ends with a final chunk marked interrupted
+        renderKnowledge(el, knowledge, decision, ext.timings);
+      }
     }
-    if (!finished) markIncomplete(el, "failed", t("cutShort"));
+    if (stream.reason === "stop") markIncomplete(el, "stopped", t("stopped"));
+    else if (!finished) markIncomplete(el, "failed", t("cutShort"));
   } catch (e) {
     if (stream.reason === "stop") {
       markIncomplete(el, "stopped", t("stopped"));
@@ -352,12 +372,19 @@ async function send(text) {
     clearTimeout(stream.timer);
     stream.controller.abort();  // a reply that ended in an error event: close the connection too
     if (state.stream === stream) state.stream = null;
+    if (newSession && !finished && state.sessionId) await forgetIfNotStored(state.sessionId);
     el.classList.remove("streaming");
     el.dataset.done = "true";
     setBusy(false);
     announce(el.dataset.outcome ? el.querySelector(".note").textContent : t("answered"));
     loadSessions().catch(() => {});
   }
+}
+
+// A new session whose first turn ended before any reply text is not stored: the next question starts afresh.
+async function forgetIfNotStored(id) {
+  const response = await fetch(sessionPath(id), { headers: headers() }).catch(() => null);
+  if (response && response.status === 404 && state.sessionId === id) { state.sessionId = null; markActive(); }
 }
 
 function wire() {
@@ -379,7 +406,7 @@ function wire() {
     if (state.busy) stopStream("stop");
     else if (document.body.classList.contains("sidebar-open")) { setSidebar(false); $("menu").focus(); }
   });
-  $("stop").onclick = () => { stopStream("stop"); $("input").focus(); };
+  $("stop").onclick = () => { $("input").focus(); stopStream("stop"); };
   $("menu").onclick = () => {
     const open = !document.body.classList.contains("sidebar-open");
     setSidebar(open);

@@ -1,0 +1,182 @@
+"""Grounded answers on the locked demo conversation set (issue 13), per turn kind and generator.
+
+Each conversation of ``benchmarks/data/demo_conversations.jsonl`` (one split) is asked turn by turn in a session of
+its profile, over the bundled demo knowledge base, by the one ``DialogSystem``. Per kind and generator it prints:
+
+- ``first-gold``: the first cited item is one of the turn's gold items (turns with gold and an answer to give)
+- ``correct``: grounded-correct: every ``must_contain`` value in the reply, no ``must_not_contain`` string, no
+  unsupported claim, not degenerate (case-insensitive, whitespace collapsed)
+- ``unsupported``: share of delivered replies with a claim the cited items and the dialog do not support
+  (``ragdial.metrics.grounding``, the same checker the grounded path gates on, so 0 there is by construction; the
+  must_contain / must_not_contain columns are the independent check)
+- ``policy``: the answer policy is the one the turn needs (not_in_knowledge → says so; action → never claimed;
+  small talk → cites nothing)
+- ``degenerate`` replies, and latency p50/p95 of the whole turn
+
+``--baseline`` adds the pre-issue path (``grounded: false``) with the same generator, in the same run.
+Tune on ``--split dev``; report ``--split test``. ``--sample N --seed S`` asks N conversations per language.
+
+    PYTHONPATH=src python benchmarks/grounded_answers.py --split test --generators extractive,template --baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdial.evaluation.latency import Latency
+from ragdial.metrics.grounding import Evidence, check_grounding, degenerate_reason, knowledge_names
+from ragdial.pipeline.components import build_system
+from ragdial.pipeline.config import ComponentSpec, SystemConfig
+
+SET = Path(__file__).parent / "data" / "demo_conversations.jsonl"
+ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
+KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
+POLICY_OF_KIND = {"not_in_knowledge": "not_in_knowledge", "account_action": "action", "small_talk": "small_talk"}
+
+
+@dataclass
+class Tally:
+    turns: int = 0
+    gold_turns: int = 0
+    first_gold: int = 0
+    correct: int = 0
+    unsupported: int = 0
+    policy_turns: int = 0
+    policy_ok: int = 0
+    degenerate: int = 0
+    fallbacks: int = 0
+    ms: list[float] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        latency = Latency.of(self.ms)
+        return {
+            "turns": self.turns,
+            "first_gold": _rate(self.first_gold, self.gold_turns),
+            "correct": _rate(self.correct, self.turns),
+            "unsupported": _rate(self.unsupported, self.turns),
+            "policy": _rate(self.policy_ok, self.policy_turns),
+            "degenerate": self.degenerate,
+            "fallbacks": self.fallbacks,
+            "p50_ms": round(latency.p50, 1),
+            "p95_ms": round(latency.p95, 1),
+        }
+
+
+def _rate(hit: int, total: int) -> float | None:
+    return round(hit / total, 3) if total else None
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def load_set(split: str, sample: int | None, seed: int) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if r["split"] == split]
+    if sample:
+        rng = random.Random(seed)
+        chosen = []
+        for language in ("zh", "en"):
+            mine = [r for r in rows if r["language"] == language]
+            chosen += rng.sample(mine, min(sample, len(mine)))
+        rows = chosen
+    return rows
+
+
+def run(generator: str, grounded: bool, rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Tally]:
+    config = SystemConfig(generator=ComponentSpec(generator, dict(params)), grounded=grounded)
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    systems = {}
+    for row in rows:
+        language = row["language"]
+        if language not in systems:
+            systems[language] = build_system(config, language)
+            systems[language].warm_up()
+        system = systems[language]
+        names = knowledge_names(system.knowledge.dataset.kb)
+        session = system.new_session(None if row["profile"] == "demo-guest" else row["profile"])
+        for turn in row["turns"]:
+            start = time.perf_counter()
+            reply = system.respond(session, turn["user"])
+            elapsed = (time.perf_counter() - start) * 1000.0
+            context = [*session.history, reply.record.user]
+            session.add(reply.record)
+            kind = turn["kind"]
+            text = _normal(reply.text)
+            check = check_grounding(
+                reply.text, Evidence.of([c.item for c in reply.knowledge], [t.text for t in context], names)
+            )
+            contains = all(_normal(v) in text for v in turn["must_contain"])
+            clean = not any(_normal(v) in text for v in turn["must_not_contain"])
+            grounding = reply.record.grounding
+            policy = grounding.policy if grounding is not None else "answer"
+            for key in (kind, "all"):
+                tally = tallies[key]
+                tally.turns += 1
+                tally.ms.append(elapsed)
+                if turn["gold"] and kind in ANSWERABLE:
+                    tally.gold_turns += 1
+                    tally.first_gold += bool(reply.knowledge) and reply.knowledge[0].id in turn["gold"]
+                tally.correct += contains and clean and check.ok
+                tally.unsupported += bool(check.unsupported)
+                tally.degenerate += degenerate_reason(reply.text) is not None
+                tally.fallbacks += grounding is not None and grounding.fallback is not None
+                if kind in POLICY_OF_KIND:
+                    tally.policy_turns += 1
+                    if grounded:
+                        ok = clean and policy == POLICY_OF_KIND[kind]
+                    else:  # no policy: an action must not be claimed; the others must cite nothing
+                        ok = clean and (kind == "account_action" or not reply.knowledge)
+                    tally.policy_ok += ok
+    return tallies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
+    parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
+    parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--param", action="append", default=[], help="generator option key=value (e.g. model=...)")
+    parser.add_argument("--json", type=Path, help="write the table as JSON here")
+    args = parser.parse_args(argv)
+    params = dict(p.split("=", 1) for p in args.param)
+    rows = load_set(args.split, args.sample, args.seed)
+    turns = sum(len(r["turns"]) for r in rows)
+    print(f"split {args.split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
+    results: dict[str, dict[str, Any]] = {}
+    for generator in args.generators.split(","):
+        for grounded in (True, False) if args.baseline else (True,):
+            name = f"{generator}{'' if grounded else ' (baseline: grounded off)'}"
+            tallies = run(generator, grounded, rows, params)
+            results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
+    header = f"{'generator':38} {'kind':17} {'n':>4} {'1st-gold':>8} {'correct':>8} {'unsupp':>7} {'policy':>7} "
+    print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, table in results.items():
+        for kind, row in table.items():
+            cells = [_cell(row[k]) for k in ("first_gold", "correct", "unsupported", "policy")]
+            print(
+                f"{name:38} {kind:17} {row['turns']:>4} {cells[0]:>8} {cells[1]:>8} {cells[2]:>7} {cells[3]:>7} "
+                f"{row['degenerate']:>6} {row['fallbacks']:>6} {row['p50_ms']:>8} {row['p95_ms']:>8}"
+            )
+    if args.json:
+        args.json.write_text(json.dumps({"split": args.split, "results": results}, indent=1), encoding="utf-8")
+    return 0
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

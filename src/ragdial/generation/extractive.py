@@ -1,0 +1,270 @@
+"""The extractive generator: the sentence or field of the top item that answers the question, realised as a short
+Chinese or English reply; and the fixed replies of the answer policies (not in the knowledge, an account action the
+system cannot perform, small talk). It copies values verbatim, so every claim it makes is in a cited item; it is
+the fallback of the LLM path when a reply fails the grounding check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+
+# question cue → the field keys (zh, en) that answer it, most specific first
+_FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"余额|还剩.*钱|剩.*块|话费还|balance|credit|how much money", re.I), ("账户余额", "Balance")),
+    (
+        re.compile(r"扣了|花了|已产生|费用.*本月|本月.*费用|charges?|spent|bill", re.I),
+        ("本月已产生费用", "Charges this month"),
+    ),
+    (re.compile(r"晚上|夜间|night", re.I), ("剩余夜间流量", "Night data left")),
+    (re.compile(r"定向|校园|app-specific|campus", re.I), ("剩余定向流量", "App-specific data left")),
+    (
+        re.compile(
+            r"(?:流量|数据|G).*(?:剩|还有)|剩.*(?:流量|G)|data left|data.*(?:left|remaining)|how much data (?:do|have)",
+            re.I,
+        ),
+        ("剩余通用流量", "Data left"),
+    ),
+    (
+        re.compile(r"用了多少流量|已用.*流量|流量.*用了|data (?:have i )?used", re.I),
+        ("本月已用通用流量", "Data used this month"),
+    ),
+    (
+        re.compile(r"(?:通话|分钟|电话).*(?:剩|还有|能打)|还剩几分钟|minutes left|minutes.*(?:left|remaining)", re.I),
+        ("剩余通话", "Minutes left"),
+    ),
+    (
+        re.compile(r"打了多少|已用.*通话|用了.*分钟|minutes.*used|used.*minutes", re.I),
+        ("本月已用通话", "Minutes used this month"),
+    ),
+    (
+        re.compile(r"合约.*(?:剩|还有|几个月)|months? left|contract.*left", re.I),
+        ("合约剩余月数", "Contract months left"),
+    ),
+    (re.compile(r"返还|返多少|credit back|monthly credit", re.I), ("每月返还", "Monthly credit")),
+    (re.compile(r"什么时候|啥时候|哪天|几号|开始|since when|when did|start", re.I), ("开始时间", "Start date")),
+    (
+        re.compile(
+            r"条件|限制|能不能|可以.*吗|能.*吗|够.*吗|资格|年龄|岁|规则|怎么算|收钱|超出|超了|结转|几点|时间段|清零|生效"
+            r"|eligible|qualif|can i|who can|rules?|condition|only|over|under|extra|after|expire|roll|hours|per day",
+            re.I,
+        ),
+        ("业务规则", "Rules"),
+    ),
+    (re.compile(r"流量|多少G|几个G|data|gb", re.I), ("流量总量", "Data")),
+    (re.compile(r"通话|分钟|语音|minutes|calls?", re.I), ("通话时长", "Minutes")),
+    (
+        re.compile(
+            r"怎么办|怎么开|怎么订|在哪|哪里|渠道|如何办|办理|订"
+            r"|how do i (?:get|add|order|subscribe|apply)|where|sign up"
+            r"|subscribe",
+            re.I,
+        ),
+        ("办理渠道", "Channels"),
+    ),
+    (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
+    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
+)
+_KEY_FIELDS = {  # what a product answer says when no cue picks a field
+    "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
+    "en": ("Fee", "Data", "Minutes", "Rules"),
+}
+_FIELD_SPLIT = re.compile(r"(?:[，,]\s*)(?=[^，,：:]{1,24}[：:])")
+
+POLICY_REPLIES = {
+    "zh": {
+        "greeting": "您好！请问有什么可以帮您？",
+        "thanks": "不客气！还有其他问题随时问我。",
+        "bye": "好的，祝您生活愉快，再见！",
+        "not_in_knowledge": "抱歉，这个问题我在现有资料里没有查到，不能给您准确答复。"
+        "您可以在官方APP中查询、拨打客服热线，"
+        "或者我为您转接人工客服。",
+        "action": "这项操作我无法直接为您办理，也不会替您提交。",
+        "action_how": "您可以这样自己办理：{how}",
+        "action_none": "您可以通过官方APP或营业厅自助办理，或者我为您转接人工客服，由人工核实身份后办理。",
+        "handover": "如需人工办理，我可以为您转接人工客服。",
+        "other_language": "抱歉，我只能用中文或英文回答。Sorry, I can only answer in Chinese or English.",
+    },
+    "en": {
+        "greeting": "Hello! How can I help you today?",
+        "thanks": "You're welcome! Let me know if there is anything else.",
+        "bye": "Goodbye, and have a nice day!",
+        "not_in_knowledge": "Sorry, I could not find that in the information I have, so I can't give you an exact "
+        "answer. You can check the official app, call the customer service hotline, or I can put you through to a "
+        "human agent.",
+        "action": "I can't make that change on your account from here, and I haven't submitted anything.",
+        "action_how": "You can do it yourself: {how}",
+        "action_none": "You can do it yourself in the official app or at a store, or I can put you through to a human "
+        "agent who will verify your identity and do it for you.",
+        "handover": "If you'd rather have it done for you, I can put you through to a human agent.",
+        "other_language": "Sorry, I can only answer in English or Chinese. 抱歉，我只能用英文或中文回答。",
+    },
+}
+_COMPARE = re.compile(
+    r"哪个|还是|区别|差别|不同|比|对比|划算|省|有哪些"
+    r"|options|difference|compare|better|versus|\bvs\b|cheaper|which one|what (?:options|plans|packs)|\bor\b",
+    re.I,
+)
+_THANKS = re.compile(r"谢|thank|thx|cheers|\bta\b", re.I)
+_BYE = re.compile(r"再见|拜拜|bye|that'?s all|没事了|没有了", re.I)
+
+
+class ExtractiveGenerator(Generator):
+    """Answers from the top cited item: its field or sentence that answers the question, in a short sentence of
+    the request's language; policy turns get the policy's fixed reply."""
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        yield extractive_reply(request)
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": "extractive"}
+
+
+def extractive_reply(request: GenerationRequest) -> str:
+    """The reply for ``request`` (see :class:`ExtractiveGenerator`)."""
+    language = "zh" if request.language == "zh" else "en"
+    texts = POLICY_REPLIES[language]
+    question = _last_user(request.context)
+    if request.policy == "other_language":
+        return texts["other_language"]
+    if request.policy == "small_talk":
+        key = "thanks" if _THANKS.search(question) else "bye" if _BYE.search(question) else "greeting"
+        return texts[key]
+    if request.policy == "not_in_knowledge" or (not request.knowledge and request.policy != "action"):
+        return texts["not_in_knowledge"]
+    if request.policy == "action":
+        how = _how_to(request.knowledge, language)
+        tail = texts["action_how"].format(how=how) + texts["handover"] if how else texts["action_none"]
+        return texts["action"] + (" " if language == "en" else "") + tail
+    items = request.knowledge
+    named = [
+        i for i in items[:2] if i.is_global and item_fields(i).get("业务名称" if language == "zh" else "Service name")
+    ]
+    if _COMPARE.search(question) and len(named) == 2:
+        return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
+    return answer_from(items[0], question, language)
+
+
+def answer_from(item: Knowledge, question: str, language: str) -> str:
+    """The part of ``item`` that answers ``question``, as a sentence."""
+    if item.source == SourceKind.FAQ:
+        answer = str(item.fields.get("answer") or _after(item.text, ("答案：", "Answer:")))
+        return _sentence(answer, language)
+    fields = item_fields(item)
+    if not fields:
+        return _sentence(item.text, language)
+    name = fields.get("业务名称") or fields.get("Service name") or ""
+    keys = asked_keys(question, fields)
+    if not keys:
+        keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
+    fee = "业务费用" if language == "zh" else "Fee"
+    if name and not item.scope and fee in fields and fee not in keys:  # a product answer always says its price
+        keys = [fee, *keys]
+    if item.scope and not name:  # the user's own figures: the asked one(s), else all
+        return _join([_own(k, fields[k], language) for k in keys], language)
+    return _join([_product(name, k, fields[k], language, bool(item.scope)) for k in keys], language)
+
+
+def item_fields(item: Knowledge) -> dict[str, str]:
+    """The item's attributes (``业务名称`` → value ...), from its fields or parsed from ``key：value`` text."""
+    attributes = item.fields.get("attributes")
+    if isinstance(attributes, dict) and attributes:
+        return {str(k): str(v) for k, v in attributes.items()}
+    result: dict[str, str] = {}
+    for part in _FIELD_SPLIT.split(item.text.strip().rstrip("。.")):
+        key, sep, value = part.partition("：") if "：" in part else part.partition(":")
+        if sep and key.strip() and value.strip():
+            result[key.strip()] = value.strip().rstrip("，,;；")
+    return result
+
+
+def asked_keys(question: str, fields: dict[str, str], first_match: bool = False) -> list[str]:
+    """The field keys of ``fields`` the question asks for (the first cue that names a present field; with
+    ``first_match``, only the first cue the question matches at all)."""
+    for pattern, keys in _FIELD_CUES:
+        if pattern.search(question):
+            present = [k for k in keys if k in fields]
+            if present or first_match:
+                return present
+    return []
+
+
+def _own(key: str, value: str, language: str) -> str:
+    if language == "zh":
+        return f"您的{key}是{value}"
+    return f"Your {key[0].lower() + key[1:]}: {value}"
+
+
+_EN_FIELD = {
+    "Fee": "The {name} costs {value}",
+    "Data": "The {name} includes {value}",
+    "Minutes": "The {name} includes {value}",
+    "Rules": "For the {name}: {value}",
+    "Channels": "You can get the {name} through {value}",
+    "Type": "The {name} is a {value}",
+    "Start date": "Your {name} started on {value}",
+    "Service name": "It is the {name}",
+}
+_ZH_FIELD = {
+    "业务费用": "{name}的费用是{value}",
+    "流量总量": "{name}包含{value}",
+    "通话时长": "{name}的通话：{value}",
+    "业务规则": "{name}的规则：{value}",
+    "办理渠道": "{name}可以通过{value}办理",
+    "业务类型": "{name}属于{value}",
+    "开始时间": "您的{name}开始时间是{value}",
+    "业务名称": "是{name}",
+}
+
+
+def _product(name: str, key: str, value: str, language: str, own: bool) -> str:
+    if language == "zh":
+        if own and key == "业务费用":
+            return f"您的{name}费用是{value}"
+        return _ZH_FIELD.get(key, "{name}的{key}：{value}").format(name=name, key=key, value=value)
+    if own and key == "Fee":
+        return f"Your {name} costs {value}"
+    return _EN_FIELD.get(key, "{key} of the {name}: {value}").format(name=name, key=key, value=value)
+
+
+def _how_to(items: Sequence[Knowledge], language: str) -> str:
+    for item in items:
+        if item.source == SourceKind.FAQ:
+            return _sentence(str(item.fields.get("answer") or _after(item.text, ("答案：", "Answer:"))), language)
+        fields = item_fields(item)
+        channel = fields.get("办理渠道") or fields.get("Channels")
+        name = fields.get("业务名称") or fields.get("Service name") or ""
+        if channel:
+            return _sentence(
+                _product(name, "办理渠道" if language == "zh" else "Channels", channel, language, False), language
+            )
+    return ""
+
+
+def _after(text: str, markers: Sequence[str]) -> str:
+    for marker in markers:
+        if marker in text:
+            return text.split(marker, 1)[1].strip()
+    return text
+
+
+def _sentence(text: str, language: str) -> str:
+    text = text.strip().rstrip("，,;；")
+    if not text:
+        return text
+    end = "。" if language == "zh" else "."
+    return text if text[-1] in "。.!！?？" else text + end
+
+
+def _join(parts: Sequence[str], language: str) -> str:
+    if language == "zh":
+        return "，".join(p.rstrip("。") for p in parts) + "。"
+    return " ".join(_sentence(p[0].upper() + p[1:], language) for p in parts)
+
+
+def _last_user(context: Sequence[Turn]) -> str:
+    return next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")

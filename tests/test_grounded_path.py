@@ -1,0 +1,156 @@
+"""The grounded answer path on the bundled demo knowledge base: answer policy, routing and rewrite, relevance cut,
+verification with a constrained retry and the extractive fallback, degenerate output stopped early."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.pipeline.components import build_system
+from ragdial.pipeline.config import ComponentSpec, SystemConfig
+
+
+class Scripted(Generator):
+    """Says the scripted replies in turn (the last one again), piece by piece; records the requests."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.requests: list[GenerationRequest] = []
+        self.pieces = 0
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        self.requests.append(request)
+        text = self.replies[min(len(self.requests), len(self.replies)) - 1]
+        for index in range(0, len(text), 2):
+            self.pieces += 1
+            yield text[index : index + 2]
+
+
+@pytest.fixture(scope="module")
+def systems():
+    config = SystemConfig(generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    return {language: build_system(config, language) for language in ("zh", "en")}
+
+
+def ask(system, profile, *turns):
+    session = system.new_session(profile)
+    replies = []
+    for text in turns:
+        reply = system.respond(session, text)
+        session.add(reply.record)
+        replies.append(reply)
+    return replies
+
+
+def test_a_balance_question_cites_the_profile_value(systems):
+    (reply,) = ask(systems["zh"], "demo-u1", "话费还剩多少钱")
+    assert reply.knowledge[0].id == "demo-u1:local:2" and "23.50元" in reply.text
+    grounding = reply.record.grounding
+    assert grounding.policy == "answer" and grounding.verified and grounding.intent.route == "profile"
+    assert reply.to_dict()["grounding"]["claims"][0] == {
+        "kind": "price",
+        "text": "23.50元",
+        "supported": True,
+        "evidence": "demo-u1:local:2",
+    }
+
+
+def test_small_talk_cites_nothing_and_not_in_knowledge_says_so(systems):
+    hello, weather = ask(systems["en"], "demo-u1", "hello", "what's the weather like tomorrow in Beijing")
+    assert hello.knowledge == [] and hello.record.grounding.policy == "small_talk" and "4.8GB" not in hello.text
+    assert weather.knowledge == [] and weather.record.grounding.policy == "not_in_knowledge"
+    assert "human agent" in weather.text
+
+
+def test_an_action_is_never_claimed_done(systems):
+    (reply,) = ask(systems["zh"], "demo-u1", "帮我退订夜间流量包")
+    assert reply.record.grounding.policy == "action" and "1212" in reply.text
+    assert not any(word in reply.text for word in ("已退订", "已为您退订", "退订成功"))
+
+
+def test_a_follow_up_is_rewritten_with_the_item_cited_before(systems):
+    _, cancel = ask(systems["en"], "demo-u1", "how do I forward my calls", "how do I cancel it?")
+    rewrite = cancel.record.grounding.rewrite
+    assert rewrite.changed and rewrite.carried and "forward" in rewrite.text.lower()
+    assert cancel.knowledge[0].id == "faq:25" and "##21#" in cancel.text
+
+
+def test_an_unsupported_claim_is_retried_then_replaced(systems):
+    system = systems["zh"]
+    liar = Scripted("您的余额是88元。", "您的余额是99元。")
+    branch = system.knowledge_branch
+    original, branch.generator = branch.generator, liar
+    try:
+        (reply,) = ask(system, "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    grounding = reply.record.grounding
+    assert len(liar.requests) == 2 and "88元" in liar.requests[1].instruction  # one constrained retry
+    assert grounding.fallback == "extractive" and grounding.verified and "23.50元" in reply.text
+    assert [c.text for c in grounding.attempts[0].unsupported] == ["88元"]
+
+    honest_second = Scripted("您的余额是88元。", "您的账户余额是23.50元。")
+    branch.generator = honest_second
+    try:
+        (reply,) = ask(system, "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    assert reply.record.grounding.fallback == "retry" and reply.text == "您的账户余额是23.50元。"
+
+
+def test_runaway_output_is_stopped_early_and_replaced(systems):
+    system = systems["zh"]
+    runaway = Scripted("您的余额是" + "0" * 400)
+    branch = system.knowledge_branch
+    original, branch.generator = branch.generator, runaway
+    try:
+        (reply,) = ask(system, "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    assert reply.record.grounding.attempts[0].degenerate == "runaway digits"
+    assert runaway.pieces < 30 and len(runaway.requests) == 1  # cut, and not retried
+    assert reply.record.grounding.fallback == "extractive" and "23.50元" in reply.text
+
+
+def test_a_guest_gets_no_account_data(systems):
+    (reply,) = ask(systems["en"], None, "what's my balance")
+    assert all(c.item.is_global for c in reply.knowledge)
+    assert not any(value in reply.text for value in ("23.50", "4.20", "152.80", "67.00", "-12.40"))
+
+
+@pytest.mark.parametrize("text", ["Quel est mon solde ?", "私の残高はいくらですか", "Какой у меня баланс?"])
+def test_a_third_language_gets_a_clear_reply_and_no_knowledge(systems, text):
+    (reply,) = ask(systems["en"], "demo-u1", text)
+    assert reply.record.grounding.policy == "other_language" and reply.knowledge == []
+    assert "English" in reply.text and "23.50" not in reply.text
+
+
+def _system_over(items, language="en"):
+    from ragdial.pipeline.knowledge import KnowledgeSource
+    from ragdial.schema import Dataset, KnowledgeBase
+
+    dataset = Dataset("own", "", language, KnowledgeBase(items), [], [])
+    config = SystemConfig(generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    return build_system(config, language, knowledge=KnowledgeSource.of(dataset))
+
+
+def test_an_empty_knowledge_base_says_it_does_not_know():
+    system = _system_over([])
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.knowledge == [] and reply.record.grounding.policy == "not_in_knowledge"
+    assert "could not find" in reply.text
+
+
+def test_an_item_without_text_is_never_the_answer():
+    from ragdial.schema import Knowledge, SourceKind
+
+    items = [
+        Knowledge("faq:0", "", SourceKind.FAQ, {"question": "How much is the roaming pass", "answer": ""}),
+        Knowledge("faq:1", "Question: How do I top up, Answer: Top up in the app.", SourceKind.FAQ),
+    ]
+    system = _system_over(items)
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.record.grounding.verified and not any(c.id == "faq:0" for c in reply.knowledge)
+    assert "could not find" in reply.text
