@@ -725,7 +725,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
-    if not acts and restated:
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
