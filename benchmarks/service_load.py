@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
+
+from ragdial.evaluation import Latency
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "benchmarks"
@@ -144,7 +145,7 @@ def run(name: str, db: str, workers: int, sessions: int, turns: int, questions: 
     finally:
         server.stop()
     statuses = [status for s in done for status, _ in s["results"]]
-    latencies = np.array([ms for s in done for status, ms in s["results"] if status == 200])
+    latency = Latency.of(ms for s in done for status, ms in s["results"] if status == 200)
     return {
         "deployment": name,
         "workers": workers,
@@ -155,9 +156,9 @@ def run(name: str, db: str, workers: int, sessions: int, turns: int, questions: 
         "lost": lost,
         "duplicated": duplicated,
         "wall_s": round(wall, 1),
-        "turns_per_s": round(len(latencies) / wall, 1),
-        "p50_ms": round(float(np.percentile(latencies, 50)), 1) if len(latencies) else None,
-        "p95_ms": round(float(np.percentile(latencies, 95)), 1) if len(latencies) else None,
+        "turns_per_s": round(latency.n / wall, 1),
+        "p50_ms": round(latency.p50, 1),
+        "p95_ms": round(latency.p95, 1),
         "load_before": load_before,
         "load_after": round(os.getloadavg()[0], 1),
     }

@@ -118,3 +118,39 @@ def test_a_guest_gets_no_account_data(systems):
     (reply,) = ask(systems["en"], None, "what's my balance")
     assert all(c.item.is_global for c in reply.knowledge)
     assert not any(value in reply.text for value in ("23.50", "4.20", "152.80", "67.00", "-12.40"))
+
+
+@pytest.mark.parametrize("text", ["Quel est mon solde ?", "私の残高はいくらですか", "Какой у меня баланс?"])
+def test_a_third_language_gets_a_clear_reply_and_no_knowledge(systems, text):
+    (reply,) = ask(systems["en"], "demo-u1", text)
+    assert reply.record.grounding.policy == "other_language" and reply.knowledge == []
+    assert "English" in reply.text and "23.50" not in reply.text
+
+
+def _system_over(items, language="en"):
+    from ragdial.pipeline.knowledge import KnowledgeSource
+    from ragdial.schema import Dataset, KnowledgeBase
+
+    dataset = Dataset("own", "", language, KnowledgeBase(items), [], [])
+    config = SystemConfig(generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    return build_system(config, language, knowledge=KnowledgeSource.of(dataset))
+
+
+def test_an_empty_knowledge_base_says_it_does_not_know():
+    system = _system_over([])
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.knowledge == [] and reply.record.grounding.policy == "not_in_knowledge"
+    assert "could not find" in reply.text
+
+
+def test_an_item_without_text_is_never_the_answer():
+    from ragdial.schema import Knowledge, SourceKind
+
+    items = [
+        Knowledge("faq:0", "", SourceKind.FAQ, {"question": "How much is the roaming pass", "answer": ""}),
+        Knowledge("faq:1", "Question: How do I top up, Answer: Top up in the app.", SourceKind.FAQ),
+    ]
+    system = _system_over(items)
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.record.grounding.verified and not any(c.id == "faq:0" for c in reply.knowledge)
+    assert "could not find" in reply.text

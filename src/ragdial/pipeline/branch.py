@@ -35,7 +35,14 @@ from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
-from ragdial.understanding.policy import ROUTE_LABELS, SMALL_TALK, classify_turn, rewrite_turn, route_decision
+from ragdial.understanding.policy import (
+    OTHER_LANGUAGE,
+    ROUTE_LABELS,
+    SMALL_TALK,
+    classify_turn,
+    rewrite_turn,
+    route_decision,
+)
 
 if TYPE_CHECKING:
     from ragdial.task.manager import TaskBranch
@@ -186,8 +193,8 @@ class KnowledgeBranch:
         ranked: list[ScoredKnowledge] = []
         selected: list[ScoredKnowledge] = []
         cut: list[str] = []
-        if intent.policy == SMALL_TALK:
-            decision = Decision(False, (), label=SMALL_TALK, detector="policy")
+        if intent.policy in (SMALL_TALK, OTHER_LANGUAGE):
+            decision = Decision(False, (), label=intent.policy, detector="policy")
             timings["understand_ms"] = ms(start)
             timings["retrieve_ms"] = 0.0
         else:

@@ -25,6 +25,7 @@ from ragdial.understanding.policy import (
     ANSWER,
     FAQ,
     NOT_IN_KNOWLEDGE,
+    OTHER_LANGUAGE,
     PRODUCT,
     PROFILE,
     SMALL_TALK,
@@ -259,7 +260,7 @@ def rank_for_turn(
 def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge]) -> str:
     """The answer policy: small talk and actions as the turn asks; an answerable turn with nothing relevant is
     ``not_in_knowledge``."""
-    if intent.policy in (SMALL_TALK, ACTION):
+    if intent.policy in (SMALL_TALK, ACTION, OTHER_LANGUAGE):
         return intent.policy
     return ANSWER if selected else NOT_IN_KNOWLEDGE
 
@@ -280,7 +281,7 @@ def generate_verified(
     Returns (delivered text, checks of the generator's attempts, check of the delivered text, fallback, pieces).
     Policy turns without knowledge to state (small talk, not in the knowledge) get the fixed policy reply.
     """
-    if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE):
+    if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE, OTHER_LANGUAGE):
         text = extractive_reply(request)
         return text, (), check_grounding(text, evidence), None, 1
     language = "zh" if request.language == "zh" else "en"
