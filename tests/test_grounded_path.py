@@ -3,6 +3,7 @@ verification with a constrained retry and the extractive fallback, degenerate ou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -154,3 +155,32 @@ def test_an_item_without_text_is_never_the_answer():
     (reply,) = ask(system, None, "how much is the roaming pass")
     assert reply.record.grounding.verified and not any(c.id == "faq:0" for c in reply.knowledge)
     assert "could not find" in reply.text
+
+
+def test_the_api_shows_the_grounding_block_and_keeps_it_with_the_session(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from ragdial.serve.app import create_app
+    from ragdial.serve.service import Service, ServiceSettings
+
+    config = SystemConfig(languages=["en"], generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    service = Service(ServiceSettings(config, str(tmp_path / "sessions.sqlite")))
+    client = TestClient(create_app(service), raise_server_exceptions=False)
+    body = {"messages": [{"role": "user", "content": "what's my balance"}], "profile": "demo-u1", "language": "en"}
+    done = client.post("/v1/chat/completions", json=body).json()
+    grounding = done["ragdial"]["grounding"]
+    assert grounding["policy"] == "answer" and grounding["verified"] and grounding["fallback"] is None
+    assert {"kind": "price", "text": "23.50 yuan", "supported": True, "evidence": "demo-u1:local:2"} in grounding[
+        "claims"
+    ]
+    follow = {
+        **body,
+        "messages": [{"role": "user", "content": "please cancel it for me"}],
+        "session_id": done["ragdial"]["session_id"],
+    }
+    follow.pop("profile"), follow.pop("language")
+    streamed = client.post("/v1/chat/completions", json={**follow, "stream": True}).text
+    final = [json.loads(b[6:]) for b in streamed.split("\n\n") if b.startswith("data: {")][-1]
+    assert final["ragdial"]["grounding"]["policy"] == "action"
+    stored = client.get(f"/v1/sessions/{done['ragdial']['session_id']}").json()["messages"]
+    assert [m["meta"]["grounding"]["policy"] for m in stored if m["role"] == "assistant"] == ["answer", "action"]

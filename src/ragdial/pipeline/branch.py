@@ -36,6 +36,7 @@ from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
 from ragdial.understanding.policy import (
+    NOT_IN_KNOWLEDGE,
     OTHER_LANGUAGE,
     ROUTE_LABELS,
     SMALL_TALK,
@@ -217,7 +218,9 @@ class KnowledgeBranch:
                 ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
             )
             timings["retrieve_ms"] = ms(stage)
-        policy = policy_of(intent, selected)
+        policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
+        if policy == NOT_IN_KNOWLEDGE:
+            selected = []
         yield Prepared(decision, selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(

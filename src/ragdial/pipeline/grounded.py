@@ -244,24 +244,41 @@ def rank_for_turn(
     candidates = list(ranked[:CANDIDATES])
     scores = relevance.scores(query, [c.item for c in candidates])
     if intent.route == PROFILE:
-        for index, candidate in enumerate(candidates):
-            if candidate.item.source == SourceKind.USER_PROFILE and asked_keys(
-                query, item_fields(candidate.item), first_match=True
-            ):
-                scores[index] = max(scores[index], 1.0)
-                candidates.insert(0, candidates.pop(index))
-                scores.insert(0, scores.pop(index))
-                break
+        # one's own data: the profile items first, the one holding the figure asked for, then by relevance; they
+        # stay whatever their wording (the user asked about their account)
+        def key(index: int) -> tuple[int, float]:
+            item = candidates[index].item
+            if item.source != SourceKind.USER_PROFILE:
+                return (2, 0.0)
+            asked = asked_keys(query, item_fields(item), first_match=True)
+            return (0 if asked else 1, -scores[index])
+
+        order = sorted(range(len(candidates)), key=key)
+        profile = {i for i in order if candidates[i].item.source == SourceKind.USER_PROFILE}
+        candidates = [candidates[i] for i in order]
+        scores = [max(scores[i], min_relevance) if i in profile else scores[i] for i in order]
     kept = [c for c, s in zip(candidates, scores, strict=True) if s >= min_relevance][:top_k]
     cut = [c.id for c, s in zip(candidates[:top_k], scores[:top_k], strict=True) if s < min_relevance]
     return kept, cut
 
 
-def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge]) -> str:
+_PAST_PERIOD = re.compile(r"上个?月|上期|去年|last (?:month|year)|previous month", re.IGNORECASE)
+
+
+def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge], query: str = "", user: str | None = "") -> str:
     """The answer policy: small talk and actions as the turn asks; an answerable turn with nothing relevant is
-    ``not_in_knowledge``."""
+    ``not_in_knowledge``, and so is a question about one's own account without an account (a guest) or about a
+    past period the cited items do not cover."""
     if intent.policy in (SMALL_TALK, ACTION, OTHER_LANGUAGE):
         return intent.policy
+    if intent.route == PROFILE and user is None:
+        return NOT_IN_KNOWLEDGE
+    if (
+        intent.route == PROFILE
+        and _PAST_PERIOD.search(query)
+        and not any(_PAST_PERIOD.search(c.item.text) for c in selected)
+    ):
+        return NOT_IN_KNOWLEDGE
     return ANSWER if selected else NOT_IN_KNOWLEDGE
 
 

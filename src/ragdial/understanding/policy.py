@@ -28,6 +28,7 @@ OTHER_LANGUAGE = "other_language"  # a turn in neither Chinese nor English: say 
 POLICIES = (ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK, OTHER_LANGUAGE)
 PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 # the MobileCS2 api_query label of each route (datasets.mobilecs2.query_source maps them to sources)
+SHORT_WORDS, SHORT_CHARS = 6, 12  # a follow-up longer than this carries its own subject (tuned on dev)
 ROUTE_LABELS = {PROFILE: "查询用户已办理的业务", PRODUCT: "查询特定业务信息", FAQ: "[QA]"}
 
 _SMALL_TALK = re.compile(
@@ -80,8 +81,10 @@ _HOW_TO_CHECK = re.compile(
     r"(?:怎么|如何|怎样|咋)(?:查|看|知道)|\bhow (?:do|can|could) i (?:check|see|find|look)", re.I
 )
 _OWN_DATA = re.compile(
-    r"余额|话费还剩|还剩|剩余|剩下|已用|用了|扣了|花了|欠费|欠了|开始时间|什么时候开|合约还|返还|我(?:现在|目前)?(?:的|用的|办的|开的|是)(?:什么|哪个)?套餐"
+    r"剩(?:几|多少|下|余)|(?:快|已经|都)用完|还能打|(?:什么|啥)时候(?:办|开)|我(?:家)?(?:的|自己的)?(?:宽带|套餐|号码?|卡)(?:是|呢|里)|"
+    r"余额|话费还剩|还剩|剩余|剩下|已用|扣了|花了|欠费|欠了|开始时间|什么时候开|合约还|返还|我(?:现在|目前)?(?:的|用的|办的|开的|是)(?:什么|哪个)?套餐"
     r"|我(?:开|办)了(?:哪些|什么)|我现在用的|我的套餐|我.*(?:几号|哪天|什么时候)(?:开始|办的|开通)"
+    r"|\bsince when\b|\bwhen did i\b|\bdo i (?:already )?have\b"
     r"|\bbalance\b|\bleft\b|\bremaining\b|\bused\b|\bspent\b|\bcharges?\b|\bowe\b|\boverdue\b|\bmy (?:plan|services|"
     r"contract|bill|number|account|data|minutes)\b|\bwhat plan am i\b|\bwhen did (?:i|my)\b|\bam i (?:on|paying)\b",
     re.IGNORECASE,
@@ -185,7 +188,9 @@ def rewrite_turn(
     """The last user turn made self-contained: a follow-up that names no known plan/product gets the name of the
     item cited in the last system turn (``lookup`` by id), else the entity named in the previous user turn."""
     text = context[-1].text
-    if intent.policy == SMALL_TALK or not intent.follow_up or _names_in(text, names):
+    short = len(text.split()) <= SHORT_WORDS if re.search(r"[a-zA-Z]{2}", text) else len(text) <= SHORT_CHARS
+    follow_up = intent.follow_up or intent.policy == ACTION  # "just do it for me": the thing talked about
+    if intent.policy == SMALL_TALK or not follow_up or not short or _names_in(text, names):
         return Rewrite(text, text)
     carried: list[str] = []
     previous = [t.text for t in context[:-1] if t.speaker == Speaker.USER and not _SMALL_TALK.match(t.text)]
