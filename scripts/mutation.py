@@ -174,7 +174,11 @@ def main() -> int:
                 print(f"mutation: shared data not found at {data_root()}; skipping the data-present run")
                 continue
             command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)]
-            if args.sample:  # generate the mutants only (mutmut's first step), then sample their names
+            if args.survivors and (work / "summary.json").is_file():
+                last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
+                names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
+                command += names or ["no-survivors-left"]
+            elif args.sample:  # generate the mutants only (mutmut's first step), then sample their names
                 subprocess.run([sys.executable, "-c", GENERATE], cwd=work, env=env, check=True, capture_output=True)
                 rng = random.Random(18)
                 names = []
@@ -183,10 +187,6 @@ def main() -> int:
                     names += sorted(rng.sample(every, min(args.sample, len(every))))
                 (work / "sample.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
                 command += names
-            elif args.survivors and (work / "summary.json").is_file():
-                last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
-                names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
-                command += names or ["no-survivors-left"]
             print(f"mutation[{mode}]: {' '.join(command)} in {work}", flush=True)
             # mutmut's fork runner can die (KeyError in wait_for_result) when a child process that the clean-test
             # run started, such as the METEOR 1.5 Java server, exits; it keeps its results, so run it again
@@ -198,7 +198,7 @@ def main() -> int:
                 print(f"mutation[{mode}]: mutmut exited with {code} (attempt {attempt + 1}); resuming", flush=True)
             status |= code
         sample = work / "sample.txt"
-        only = set(sample.read_text(encoding="utf-8").split()) if args.sample and sample.is_file() else None
+        only = set(sample.read_text(encoding="utf-8").split()) if sample.is_file() else None  # a sampled workdir
         summary = collect(work, modules, only)
         (work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
         header = "| module | mutants | tested | killed+timeout | survived | no tests | other | score (95% CI) |"
