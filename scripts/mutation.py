@@ -150,6 +150,7 @@ def main() -> int:
         default=0,
         help="test a seeded random sample of this many mutants per module (the score is then an estimate)",
     )
+    parser.add_argument("--seed", type=int, default=18, help="seed of --sample")
     parser.add_argument(
         "--survivors", action="store_true", help="re-test only the mutants that survived the last run (after new tests)"
     )
@@ -180,7 +181,7 @@ def main() -> int:
                 command += names or ["no-survivors-left"]
             elif args.sample:  # generate the mutants only (mutmut's first step), then sample their names
                 subprocess.run([sys.executable, "-c", GENERATE], cwd=work, env=env, check=True, capture_output=True)
-                rng = random.Random(18)
+                rng = random.Random(args.seed)
                 names = []
                 for module in modules:
                     every = mutant_names(work, module)

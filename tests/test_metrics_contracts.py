@@ -274,3 +274,8 @@ def test_track2_scores_the_organisers_form_of_the_replies_and_says_so(monkeypatc
     assert parts(result.signatures["bleu"])[-1] == "x100"
     faq = futuredial.score_track2(turns, rules="faq-answer")
     assert all("rules:faq-answer" in parts(sig) for sig in faq.signatures.values())
+
+
+def test_inform_refuses_lists_of_different_lengths():
+    with pytest.raises(ValueError):
+        overlap.inform([["a"], ["b"]], ["a"])
