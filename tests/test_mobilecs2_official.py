@@ -166,5 +166,5 @@ def test_bad_rule_options_are_one_clear_error(tmp_path: Path) -> None:
     dev = OFFICIAL / "zh" / "dev_final_processed.json"
     with pytest.raises(OptionError, match="rules must be one of organisers, faq-answer"):
         mobilecs2.load(dev, rules="official")
-    with pytest.raises(DataFormatError, match="nope.json"):
+    with pytest.raises(DataFormatError, match=r"nope\.json"):
         mobilecs2.load(dev, qa_dialogs=[tmp_path / "nope.json"])
