@@ -71,6 +71,10 @@ class LlamaCppGenerator(Generator):
             )
         except (ValueError, RuntimeError) as err:
             raise RagdialError(f"could not load model {self.model_path}: {err}") from None
+        # one short generation, so the first user's turn does not pay for the first decode (page-ins, buffers); a
+        # service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same
+        with self._lock:
+            self._llm.create_completion("OK", max_tokens=1, temperature=0.0)
 
     @property
     def llm(self) -> Any:
