@@ -52,3 +52,23 @@ def load_dstc11(data: Path) -> Dataset:
 def load_written(data: Path, split: str = "test") -> Dataset:
     """Our written DSTC9-format test over the DSTC9 KB's train and taxi domains (``split`` test or dev)."""
     return datasets.load("dstc9", WRITTEN, split, knowledge=data / "dstc9_track1" / "knowledge.json")
+
+
+KDCONV_DOMAINS = ("film", "music", "travel")
+
+
+def load_kdconv_cross(data: Path, target: str) -> tuple[list[Example], KnowledgeBase, Dataset]:
+    """KdConv cross-domain: (training examples of the two other domains' ``dev.json``, their merged KB, the target
+    domain's dataset). Training dialog ids are prefixed with their domain, so dialogs of two files stay apart."""
+    train: list[Example] = []
+    items = []
+    for domain in KDCONV_DOMAINS:
+        if domain == target:
+            continue
+        dataset = datasets.load("kdconv", data / "kdconv" / domain)
+        for example in dataset.examples:
+            example.dialog_id = f"{domain}:{example.dialog_id}"
+            example.id = f"{domain}:{example.id}"
+        train.extend(dataset.examples)
+        items.extend(dataset.kb)
+    return train, KnowledgeBase(items), datasets.load("kdconv", data / "kdconv" / target)

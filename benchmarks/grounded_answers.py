@@ -13,6 +13,8 @@ its profile, over the bundled demo knowledge base, by the one ``DialogSystem``. 
   small talk → cites nothing)
 - ``degenerate`` replies, and latency p50/p95 of the whole turn
 
+A generator is ``NAME`` or ``NAME:key=value;key=value`` (e.g. ``llama:prompt_lookup=10``); ``tok/s`` is generated
+pieces per second of generation time over turns that decoded more than one piece.
 ``--baseline`` adds the pre-issue path (``grounded: false``) with the same generator, in the same run.
 Tune on ``--split dev``; report ``--split test``. ``--sample N --seed S`` asks N conversations per language.
 
@@ -55,6 +57,8 @@ class Tally:
     degenerate: int = 0
     fallbacks: int = 0
     ms: list[float] = field(default_factory=list)
+    tokens: int = 0
+    generate_ms: float = 0.0
 
     def row(self) -> dict[str, Any]:
         latency = Latency.of(self.ms)
@@ -68,6 +72,7 @@ class Tally:
             "fallbacks": self.fallbacks,
             "p50_ms": round(latency.p50, 1),
             "p95_ms": round(latency.p95, 1),
+            "tok_s": round(self.tokens / (self.generate_ms / 1000.0), 1) if self.generate_ms and self.tokens else None,
         }
 
 
@@ -123,6 +128,9 @@ def run(generator: str, grounded: bool, rows: list[dict[str, Any]], params: dict
                 tally = tallies[key]
                 tally.turns += 1
                 tally.ms.append(elapsed)
+                if reply.tokens > 1:  # pieces of a generator that decodes (not a one-piece policy or template reply)
+                    tally.tokens += reply.tokens
+                    tally.generate_ms += reply.timings.get("generate_ms", 0.0)
                 if turn["gold"] and kind in ANSWERABLE:
                     tally.gold_turns += 1
                     tally.first_gold += bool(reply.knowledge) and reply.knowledge[0].id in turn["gold"]
@@ -150,32 +158,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--param", action="append", default=[], help="generator option key=value (e.g. model=...)")
     parser.add_argument("--json", type=Path, help="write the table as JSON here")
     args = parser.parse_args(argv)
-    params = dict(p.split("=", 1) for p in args.param)
+    params: dict[str, Any] = {}
+    for option in args.param:
+        key, _, value = option.partition("=")
+        params[key] = int(value) if value.lstrip("-").isdigit() else value
     rows = load_set(args.split, args.sample, args.seed)
     turns = sum(len(r["turns"]) for r in rows)
     print(f"split {args.split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
     results: dict[str, dict[str, Any]] = {}
-    for generator in args.generators.split(","):
+    for spec in args.generators.split(","):
+        generator, _, extra = spec.partition(":")
+        options = dict(params)
+        for option in filter(None, extra.split(";")):
+            key, _, value = option.partition("=")
+            options[key] = int(value) if value.lstrip("-").isdigit() else value
         for grounded in (True, False) if args.baseline else (True,):
-            name = f"{generator}{'' if grounded else ' (baseline: grounded off)'}"
-            tallies = run(generator, grounded, rows, params)
+            name = f"{spec}{'' if grounded else ' (baseline: grounded off)'}"
+            tallies = run(generator, grounded, rows, options)
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     header = f"{'generator':38} {'kind':17} {'n':>4} {'1st-gold':>8} {'correct':>8} {'unsupp':>7} {'policy':>7} "
-    print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8}")
+    print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8} {'tok/s':>6}")
     for name, table in results.items():
         for kind, row in table.items():
             cells = [_cell(row[k]) for k in ("first_gold", "correct", "unsupported", "policy")]
             print(
                 f"{name:38} {kind:17} {row['turns']:>4} {cells[0]:>8} {cells[1]:>8} {cells[2]:>7} {cells[3]:>7} "
-                f"{row['degenerate']:>6} {row['fallbacks']:>6} {row['p50_ms']:>8} {row['p95_ms']:>8}"
+                f"{row['degenerate']:>6} {row['fallbacks']:>6} {row['p50_ms']:>8} {row['p95_ms']:>8} "
+                f"{_cell(row['tok_s'], 1):>6}"
             )
     if args.json:
         args.json.write_text(json.dumps({"split": args.split, "results": results}, indent=1), encoding="utf-8")
     return 0
 
 
-def _cell(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 if __name__ == "__main__":

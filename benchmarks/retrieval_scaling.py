@@ -56,6 +56,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ragdial.datasets import dstc
+from ragdial.evaluation import Latency
 from ragdial.paths import data_root
 from ragdial.schema import Knowledge, KnowledgeBase, Speaker, Turn
 
@@ -189,20 +190,25 @@ def descendants() -> list[int]:
     return found
 
 
-def latencies(fn, queries: Sequence[str]) -> dict[str, float]:
+def latencies(fn, queries: Sequence[str], budget: float | None = None) -> dict[str, float]:
+    """p50/p95 over ``queries`` after 5 warm-up queries; with a ``budget`` (seconds), the queries stop once it is
+    spent (at least 10 are measured), and ``queries`` says how many were."""
     for query in queries[:5]:
         fn(query)
-    times = []
+    times: list[float] = []
+    began = time.perf_counter()
     for query in queries:
+        if budget is not None and len(times) >= 10 and time.perf_counter() - began > budget:
+            break
         start = time.perf_counter()
         fn(query)
         times.append((time.perf_counter() - start) * 1000)
-    ms = np.array(times)
+    summary = Latency.of(times)
     return {
-        "queries": len(queries),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "qps": round(len(queries) / (ms.sum() / 1000), 1),
+        "queries": summary.n,
+        "p50_ms": round(summary.p50, 2),
+        "p95_ms": round(summary.p95, 2),
+        "qps": round(1000 / summary.mean, 1),
     }
 
 
@@ -290,7 +296,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
             ids = model.get_tokens_ids(analyzer(text))
             return model.retrieve([ids], k=20, show_progress=False, n_threads=1) if ids else None
 
-        row.update(latencies(query, queries))
+        row.update(latencies(query, queries, args.budget))
 
     elif args.system == "hybrid-build":
         import bm25s
@@ -326,7 +332,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         start = time.perf_counter()
         retriever = load_index(work / "index", mmap=True)
         build["load index (mmap)"] = time.perf_counter() - start
-        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries))
+        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
 
     elif args.system == "milvus":
         from ragdial.retrieval.config import RetrieverConfig
@@ -362,7 +368,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         client.load_collection(retriever.collection)
         build["flush + index + load"] = time.perf_counter() - start
         del items
-        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries))
+        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
         row.update(peak_mb(descendants()))
         retriever.close()
     else:
@@ -388,6 +394,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragdial-retrieval-scaling"))
     parser.add_argument("--child-timeout", type=float, default=3600.0, help="seconds one system may take at one size")
     parser.add_argument("--keep", action="store_true", help="keep the built indexes in --work")
+    parser.add_argument("--budget", type=float, default=None, help="seconds of queries per system and size (>= 10)")
     parser.add_argument("--out", type=Path, default=DOCS / "retrieval_scaling.json")
     parser.add_argument("--child", dest="system", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -422,13 +429,15 @@ def main() -> None:
     }
     print(f"USE encodes {encode_rate:.0f} items/s here; base vectors {vectors.shape}", file=sys.stderr, flush=True)
     systems = args.systems.split(",")
-    steps = [s for s in ("bm25s", "hybrid-build", "hybrid", "milvus") if s.split("-")[0] in systems]
+    steps = [s for s in ("bm25s", "hybrid-build", "hybrid", "milvus") if s in systems or s.split("-")[0] in systems]
     for size in (int(s) for s in args.sizes.split(",")):
         for system in steps:
             before = load_average()
             print(f"== {system} at {size:,} items (load average {before})", file=sys.stderr, flush=True)
             command = [sys.executable, __file__, "--child", system, "--size", str(size), "--work", str(args.work)]
             command += ["--data", str(args.data), "--seed", str(args.seed)]
+            if args.budget is not None:
+                command += ["--budget", str(args.budget)]
             start = time.perf_counter()
             try:
                 done = subprocess.run(

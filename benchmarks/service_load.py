@@ -5,6 +5,8 @@ Deployments (each started in turn with ``ragdial serve`` on 127.0.0.1, never two
 - ``sqlite x2``: two worker processes sharing that file;
 - ``postgres x2``: two worker processes, sessions in PostgreSQL (a new database made on the server at
   ``--postgres URI``, else on a throwaway server started with ``scripts/postgres.sh``).
+A suffix ``cN`` (``sqlite x2 c4``) serves with ``--concurrency N``: turns a worker answers at once (default 1; the
+others wait in the worker's bounded queue, and a 503 from a full queue counts as an error).
 Every deployment serves the bundled demo knowledge base (hybrid retrieval) with the template generator (so the
 figures measure the service, not a model). Each session is created for a demo profile, then sends its T user turns
 one after another (non-streamed and streamed alternately), each turn on a new connection, so with two workers the
@@ -33,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
+
+from ragdial.evaluation import Latency
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "benchmarks"
@@ -54,12 +57,13 @@ def _questions() -> list[str]:
 
 
 class Server:
-    def __init__(self, db: str, workers: int, log: Path) -> None:
+    def __init__(self, db: str, workers: int, log: Path, concurrency: int = 1) -> None:
         self.port = _port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         command = [sys.executable, "-c", "from ragdial.cli import main; main()", "serve", "--generator", "template"]
         command += ["--db", db, "--workers", str(workers), "--port", str(self.port), "--log-level", "warning"]
+        command += ["--concurrency", str(concurrency)]
         self.log = log
         with open(log, "ab") as out:
             self.process = subprocess.Popen(
@@ -124,9 +128,18 @@ def _session(url: str, number: int, turns: int, questions: list[str]) -> dict[st
     return {"id": sid, "sent": sent, "results": results}
 
 
-def run(name: str, db: str, workers: int, sessions: int, turns: int, questions: list[str], log: Path) -> dict[str, Any]:
+def run(
+    name: str,
+    db: str,
+    workers: int,
+    sessions: int,
+    turns: int,
+    questions: list[str],
+    log: Path,
+    concurrency: int = 1,
+) -> dict[str, Any]:
     load_before = round(os.getloadavg()[0], 1)
-    server = Server(db, workers, log)
+    server = Server(db, workers, log, concurrency)
     try:
         server.wait()
         start = time.perf_counter()
@@ -144,10 +157,11 @@ def run(name: str, db: str, workers: int, sessions: int, turns: int, questions: 
     finally:
         server.stop()
     statuses = [status for s in done for status, _ in s["results"]]
-    latencies = np.array([ms for s in done for status, ms in s["results"] if status == 200])
+    latency = Latency.of(ms for s in done for status, ms in s["results"] if status == 200)
     return {
         "deployment": name,
         "workers": workers,
+        "concurrency": concurrency,
         "sessions": sessions,
         "turns_per_session": turns,
         "turns": len(statuses),
@@ -155,9 +169,9 @@ def run(name: str, db: str, workers: int, sessions: int, turns: int, questions: 
         "lost": lost,
         "duplicated": duplicated,
         "wall_s": round(wall, 1),
-        "turns_per_s": round(len(latencies) / wall, 1),
-        "p50_ms": round(float(np.percentile(latencies, 50)), 1) if len(latencies) else None,
-        "p95_ms": round(float(np.percentile(latencies, 95)), 1) if len(latencies) else None,
+        "turns_per_s": round(latency.n / wall, 1),
+        "p50_ms": round(latency.p50, 1),
+        "p95_ms": round(latency.p95, 1),
         "load_before": load_before,
         "load_after": round(os.getloadavg()[0], 1),
     }
@@ -177,9 +191,10 @@ def main() -> None:
         folder = Path(tmp)
         pg_dir = None
         for deployment in args.deployments.split(","):
-            kind, workers = deployment.strip().split(" x")
+            kind, rest = deployment.strip().split(" x")
+            workers, _, slots = rest.partition(" c")
             if kind == "sqlite":
-                db = str(folder / f"{kind}{workers}.sqlite")
+                db = str(folder / f"{kind}{workers}c{slots or 1}.sqlite")
             else:
                 if not args.postgres:
                     pg_dir = Path(tempfile.mkdtemp(prefix="ragdial-load-pg-"))
@@ -190,7 +205,16 @@ def main() -> None:
                         text=True,
                     ).stdout.strip()
                 db = _fresh_database(args.postgres)
-            row = run(deployment.strip(), db, int(workers), args.sessions, args.turns, questions, folder / "server.log")
+            row = run(
+                deployment.strip(),
+                db,
+                int(workers),
+                args.sessions,
+                args.turns,
+                questions,
+                folder / "server.log",
+                int(slots or 1),
+            )
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
         if pg_dir is not None:

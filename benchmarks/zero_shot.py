@@ -6,6 +6,9 @@ Protocols (no public test split is read):
   ``shared/data/README.md``); a group belongs to a domain when all its gold knowledge does. Models are trained on
   one domain's groups with that domain's knowledge only, and evaluated on the other domain's groups with the full
   knowledge base (hotel -> restaurant and restaurant -> hotel).
+- ``kdconv``: KdConv cross-domain, train on two domains' ``dev.json``, evaluate the third (each in turn): every
+  system turn scored with the challenge score (triple P/R/F1 + character BLEU-1/2 and F1 of template replies
+  generated from the predicted triples), with the zero-shot detector deciding which turns get triples.
 - ``fold0``: DSTC11 val in domain: folds 1-4 train, fold 0 evaluates (the existing anchor).
 - ``written``: train on all of DSTC11 val (hotel + restaurant), evaluate on our locked written test over the DSTC9
   knowledge base's train and taxi domains (``benchmarks/data/dstc9_written``, split ``test``; ``--split dev`` for
@@ -29,9 +32,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _retrieval_common import best_top_k, selection_scores
-from _zero_shot_protocols import DSTC11_DOMAINS, domain_kb, domain_split, load_dstc11, load_written
+from _zero_shot_protocols import (
+    DSTC11_DOMAINS,
+    KDCONV_DOMAINS,
+    domain_kb,
+    domain_split,
+    load_dstc11,
+    load_kdconv_cross,
+    load_written,
+)
 from ragdial.datasets.folds import split_folds
+from ragdial.evaluation import best_cut, detection_prf, selection_scores
 from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
 from ragdial.paths import data_root
 from ragdial.retrieval import rerank, transfer
@@ -40,7 +51,6 @@ from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
 from ragdial.understanding import turn_detector
 from ragdial.understanding.tasks import zero_shot_detector
-from understanding_common import detection_prf
 
 DEPTH = 20
 
@@ -57,7 +67,7 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     """The in-domain default detector (n-grams + USE + KB match) and the zero-shot one, trained and scored."""
     x, y = [e.context for e in train], [bool(e.needs_knowledge) for e in train]
     xt, yt = [e.context for e in test], [bool(e.needs_knowledge) for e in test]
-    rows = []
+    rows, predicted = [], {}
     for name in ("default detector (n-grams + USE + KB match)", "zero-shot detector (KB match + act cues)"):
         started = time.perf_counter()
         if name.startswith("default"):
@@ -66,10 +76,12 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         else:
             model = zero_shot_detector(list(train_kb)).fit(x, y)
             model.set_knowledge(list(test_kb))
-        p, r, f = detection_prf(yt, model.predict(xt))
+        flags = model.predict(xt)
+        predicted = {e.id: bool(flag) for e, flag in zip(test, flags, strict=True)}
+        p, r, f = detection_prf(yt, flags)
         rows.append({"detector": name, "P": p, "R": r, "F1": f, "seconds": round(time.perf_counter() - started)})
         print(rows[-1], flush=True)
-    return rows
+    return rows, predicted
 
 
 def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Example], test_kb: KnowledgeBase):
@@ -81,16 +93,17 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     train_retriever = HybridRetriever(train_kb, config)
     test_retriever = HybridRetriever(test_kb, config)
     golds = [e.knowledge_ids for e in test]
-    rows = []
+    rows, ranked = [], {}
 
     def score(name: str, cut: str, rankings, preds) -> None:
         rows.append({"system": name, **ranking_scores(golds, rankings), "cut": cut, **selection_scores(golds, preds)})
+        ranked[name] = {e.id: r for e, r in zip(test, rankings, strict=True)}
         print(rows[-1], flush=True)
 
     def rank(retriever, examples, depth=DEPTH):
         return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in examples]
 
-    k = best_top_k([e.knowledge_ids for e in train], rank(train_retriever, train))
+    k = best_cut([e.knowledge_ids for e in train], rank(train_retriever, train))
     rankings = rank(test_retriever, test)
     score("hybrid RRF", f"top-{k}", rankings, [r[:k] for r in rankings])
     started = time.perf_counter()
@@ -116,17 +129,108 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
         score(name, cut, rankings, preds)
+    return rows, ranked
+
+
+def end_to_end_dstc9(test: list[Example], kb: KnowledgeBase, detected: dict[str, bool], ranked: dict[str, dict]):
+    """The official DSTC9 selection scores of detection + ranking together (``ragdial.metrics`` ``score_dstc9``:
+    MRR@5/R@1/R@5 summed over true positives and weighted by detection, as ``scores.py`` does)."""
+    from ragdial.datasets.dstc import label_record
+    from ragdial.metrics.challenges.dstc import score_dstc9
+
+    gold = [label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response or "") for e in test]
+    rows = []
+    for system, rankings in ranked.items():
+        predictions = []
+        for example in test:
+            ids = rankings.get(example.id, [])[:5]
+            response = kb.get(ids[0]).fields.get("body", "") if ids else ""
+            predictions.append(label_record(kb, detected[example.id], ids, response or "-"))
+        result = score_dstc9(gold, predictions).scores
+        rows.append({"selection": system, **result["detection"], **result["selection"]})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def kdconv_rows(data: Path, target: str) -> list[dict]:
+    """Train on the other two KdConv domains, evaluate ``target``: challenge score per selection system."""
+    from ragdial.generation.base import GenerationRequest
+    from ragdial.generation.template import TemplateGenerator
+    from ragdial.metrics.challenges.kdsd import score_kdsd
+
+    train, train_kb, dataset = load_kdconv_cross(data, target)
+    test = dataset.examples
+    print(f"== KdConv -> {target}: train {len(train)} system turns, test {len(test)}", flush=True)
+    started = time.perf_counter()
+    detector = zero_shot_detector(list(train_kb)).fit(
+        [e.context for e in train], [bool(e.needs_knowledge) for e in train]
+    )
+    detector.set_knowledge(list(dataset.kb))
+    detected = detector.predict([e.context for e in test])
+    p, r, f = detection_prf([bool(e.needs_knowledge) for e in test], detected)
+    print(f"zero-shot detector P {p:.3f} R {r:.3f} F1 {f:.3f} ({time.perf_counter() - started:.0f}s)", flush=True)
+    generator = TemplateGenerator.train(train, train_kb, "zh")
+    seeking = [e for e in train if e.needs_knowledge and e.knowledge_ids]
+    config = RetrieverConfig(fusion="rrf", carry_turns=100)
+    train_retriever = HybridRetriever(train_kb, config)
+    retriever = HybridRetriever(dataset.kb, config)
+    k = best_cut(
+        [e.knowledge_ids for e in seeking],
+        [[r.item.id for r in train_retriever.retrieve(e.context, e.dialog_id, DEPTH).ranked] for e in seeking],
+    )
+    started = time.perf_counter()
+    model = transfer.train(train_retriever, seeking)
+    print(f"transfer reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
+    rows = []
+    for name, reranker in (("hybrid RRF", None), ("transfer reranker", model)):
+        retriever.reranker = reranker
+        selections = []
+        for example, needs in zip(test, detected, strict=True):
+            if not needs:
+                selections.append([])
+                continue
+            found = retriever.retrieve(example.context, example.dialog_id, DEPTH)
+            chosen = found.selected if reranker is not None else found.ranked[:k]
+            selections.append([c.item.id for c in chosen])
+        replies = [
+            generator.generate(
+                GenerationRequest(list(e.context), [dataset.kb.get(i) for i in ids], "zh", max_tokens=96)
+            ).strip()
+            for e, ids in zip(test, selections, strict=True)
+        ]
+        scores = score_kdsd([e.knowledge_ids for e in test], selections, [e.response or "" for e in test], replies)
+        result = scores.scores
+        rows.append(
+            {
+                "target": target,
+                "selection": name if reranker is None else f"{name} (p>={model.threshold:.2f})",
+                "detection F1": f,
+                **{f"triple {key}": value for key, value in result["knowledge"].items()},
+                "BLEU-1": result["generation"]["bleu-1"],
+                "BLEU-2": result["generation"]["bleu-2"],
+                "gen F1": result["generation"]["f1"],
+                "score": result["score"],
+            }
+        )
+        print(rows[-1], flush=True)
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("protocol", choices=("lodo", "fold0", "written"))
+    parser.add_argument("protocol", choices=("lodo", "fold0", "written", "kdconv"))
     parser.add_argument("--data", type=Path, default=data_root())
     parser.add_argument("--split", default="test", help="written protocol: test (locked) or dev")
     parser.add_argument("--only", choices=("detection", "selection"), help="run one half")
     parser.add_argument("--json", type=Path, help="write the tables here")
     args = parser.parse_args()
+    if args.protocol == "kdconv":
+        report = {}
+        for target in KDCONV_DOMAINS:
+            report[target] = kdconv_rows(args.data, target)
+            if args.json:
+                args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+        return
     dstc11 = load_dstc11(args.data)
     runs = []
     if args.protocol == "lodo":
@@ -147,12 +251,14 @@ def main() -> None:
         print(f"== {name}: train {len(train)} instances, test {len(test)} ({seeking} seeking)", flush=True)
         entry = {}
         if args.only != "selection":
-            entry["detection"] = detection_rows(train, train_kb, test, test_kb)
+            entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
-            entry["selection"] = selection_rows(train, train_kb, test, test_kb)
+            entry["selection"], ranked = selection_rows(train, train_kb, test, test_kb)
+        if args.protocol == "written" and not args.only:
+            entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)
         report[name] = entry
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        if args.json:  # after every run, so a long job leaves what it finished
+            args.json.write_text(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

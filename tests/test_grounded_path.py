@@ -3,6 +3,7 @@ verification with a constrained retry and the extractive fallback, degenerate ou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -118,3 +119,85 @@ def test_a_guest_gets_no_account_data(systems):
     (reply,) = ask(systems["en"], None, "what's my balance")
     assert all(c.item.is_global for c in reply.knowledge)
     assert not any(value in reply.text for value in ("23.50", "4.20", "152.80", "67.00", "-12.40"))
+
+
+@pytest.mark.parametrize("text", ["Quel est mon solde ?", "私の残高はいくらですか", "Какой у меня баланс?"])
+def test_a_third_language_gets_a_clear_reply_and_no_knowledge(systems, text):
+    (reply,) = ask(systems["en"], "demo-u1", text)
+    assert reply.record.grounding.policy == "other_language" and reply.knowledge == []
+    assert "English" in reply.text and "23.50" not in reply.text
+
+
+def _system_over(items, language="en"):
+    from ragdial.pipeline.knowledge import KnowledgeSource
+    from ragdial.schema import Dataset, KnowledgeBase
+
+    dataset = Dataset("own", "", language, KnowledgeBase(items), [], [])
+    config = SystemConfig(generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    return build_system(config, language, knowledge=KnowledgeSource.of(dataset))
+
+
+def test_an_empty_knowledge_base_says_it_does_not_know():
+    system = _system_over([])
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.knowledge == [] and reply.record.grounding.policy == "not_in_knowledge"
+    assert "could not find" in reply.text
+
+
+def test_an_item_without_text_is_never_the_answer():
+    from ragdial.schema import Knowledge, SourceKind
+
+    items = [
+        Knowledge("faq:0", "", SourceKind.FAQ, {"question": "How much is the roaming pass", "answer": ""}),
+        Knowledge("faq:1", "Question: How do I top up, Answer: Top up in the app.", SourceKind.FAQ),
+    ]
+    system = _system_over(items)
+    (reply,) = ask(system, None, "how much is the roaming pass")
+    assert reply.record.grounding.verified and not any(c.id == "faq:0" for c in reply.knowledge)
+    assert "could not find" in reply.text
+
+
+def test_the_api_shows_the_grounding_block_and_keeps_it_with_the_session(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from ragdial.serve.app import create_app
+    from ragdial.serve.service import Service, ServiceSettings
+
+    config = SystemConfig(languages=["en"], generator=ComponentSpec("extractive"), retriever=ComponentSpec("bm25"))
+    service = Service(ServiceSettings(config, str(tmp_path / "sessions.sqlite")))
+    client = TestClient(create_app(service), raise_server_exceptions=False)
+    body = {"messages": [{"role": "user", "content": "what's my balance"}], "profile": "demo-u1", "language": "en"}
+    done = client.post("/v1/chat/completions", json=body).json()
+    grounding = done["ragdial"]["grounding"]
+    assert grounding["policy"] == "answer" and grounding["verified"] and grounding["fallback"] is None
+    assert {"kind": "price", "text": "23.50 yuan", "supported": True, "evidence": "demo-u1:local:2"} in grounding[
+        "claims"
+    ]
+    follow = {
+        **body,
+        "messages": [{"role": "user", "content": "please cancel it for me"}],
+        "session_id": done["ragdial"]["session_id"],
+    }
+    follow.pop("profile"), follow.pop("language")
+    streamed = client.post("/v1/chat/completions", json={**follow, "stream": True}).text
+    final = [json.loads(b[6:]) for b in streamed.split("\n\n") if b.startswith("data: {")][-1]
+    assert final["ragdial"]["grounding"]["policy"] == "action"
+    stored = client.get(f"/v1/sessions/{done['ragdial']['session_id']}").json()["messages"]
+    assert [m["meta"]["grounding"]["policy"] for m in stored if m["role"] == "assistant"] == ["answer", "action"]
+
+
+def test_a_generator_that_fails_gives_the_extractive_answer(systems):
+    class Broken(Generator):
+        def stream(self, request: GenerationRequest) -> Iterator[str]:
+            yield "您的余额"
+            raise ValueError("could not broadcast input array")
+
+    branch = systems["zh"].knowledge_branch
+    original, branch.generator = branch.generator, Broken()
+    try:
+        (reply,) = ask(systems["zh"], "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    grounding = reply.record.grounding
+    assert grounding.attempts[0].degenerate.startswith("generator failed: ValueError")
+    assert len(grounding.attempts) == 1 and grounding.fallback == "extractive" and "23.50元" in reply.text

@@ -3,6 +3,8 @@ eligibility against the user's plan, action claims, degenerate text, and the cor
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ragdial.datasets.mobilecs2 import load_demo
@@ -97,3 +99,17 @@ def test_unsupported_claim_rate(kbs):
     assert score.value == pytest.approx(2 / 3) and score.signature.startswith("unsupported-claims|unit:reply")
     with pytest.raises(ValueError):
         unsupported_claim_rate(["a"], [])
+
+
+def test_dstc_file_scores_carry_the_unsupported_claim_rate(fixtures, tmp_path):
+    from ragdial.challenges import DSTC11
+
+    root = fixtures / "metrics" / "dstc11"
+    records = json.loads((root / "pred.json").read_text(encoding="utf-8"))
+    honest = DSTC11.score_file(root / "pred.json", dataroot=root, split="val", meteor=False).extra["grounding"]
+    assert honest["replies"] == 4 and honest["unsupported_claim_rate"] == 0.0
+    records[0]["response"] = "Maple Court Inn has free parking for 25 dollars a night."
+    lying = tmp_path / "pred.json"
+    lying.write_text(json.dumps(records), encoding="utf-8")
+    grounding = DSTC11.score_file(lying, dataroot=root, split="val", meteor=False).extra["grounding"]
+    assert grounding["unsupported_claim_rate"] == pytest.approx(0.25) and grounding["unsupported"] == 1

@@ -89,3 +89,20 @@ def test_classification_precision_and_recall_per_class_differ():
     assert report["per_class"]["b"]["recall"] == pytest.approx(1.0)
     assert report["macro"]["precision"] == pytest.approx(2 / 3)
     assert report["per_class"]["a"]["support"] == 3 and report["per_class"]["b"]["support"] == 1
+
+
+def test_macro_average_counts_every_class_of_the_label_set():
+    # "b" is only predicted (no gold support) and "c" is named but never seen: both score 0 and both count
+    report = classification_report(["a", "a"], ["a", "b"], labels=["a", "b", "c"])
+    assert report["per_class"]["a"] == {"precision": 1.0, "recall": 0.5, "f1": pytest.approx(2 / 3), "support": 2}
+    assert report["per_class"]["b"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
+    assert report["per_class"]["c"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
+    assert report["macro"] == {
+        "precision": pytest.approx(1 / 3),
+        "recall": pytest.approx(1 / 6),
+        "f1": pytest.approx(2 / 9),
+    }
+    assert report["micro"]["precision"] == pytest.approx(1 / 2)
+    assert report["accuracy"] == pytest.approx(1 / 2)
+    assert report["confusion"] == [[1, 1, 0], [0, 0, 0], [0, 0, 0]]
+    assert classification_report(["a", "a"], ["a", "b"])["labels"] == ["a", "b"]  # default: seen in gold or predictions

@@ -148,3 +148,23 @@ def test_writers_never_touch_gold_fields(tmp_path: Path) -> None:
     for key, record in mobilecs2.read_track2(path, dataset).items():
         assert record["客服"] == expected[key]["客服"] != record["客服-生成"]
         assert record["查询结果"] == expected[key]["查询结果"]
+
+
+def test_qa_dialogs_option_names_the_files(tmp_path: Path) -> None:
+    """``-o qa_dialogs=a.json,b.json`` (a string from the command line) or a list: only those files' [QA] turns."""
+    train = OFFICIAL / "zh" / "train_final_processed.json"
+    only_train = mobilecs2.load(OFFICIAL / "zh" / "dev_final_processed.json", qa_dialogs=str(train))
+    synthetic = [k for k in only_train.kb.global_items if k.fields.get("synthetic")]
+    assert {k.fields["dialog"] for k in synthetic} == {"yl-train-0002", "yl-train-0004"}
+    own = next(e for e in only_train.examples if e.id == "yl-dev-0001:3")
+    assert own.knowledge_ids == [] and own.meta["unmatched_gold"]  # its entry is not in this corpus
+
+
+def test_bad_rule_options_are_one_clear_error(tmp_path: Path) -> None:
+    from ragdial.errors import DataFormatError, OptionError
+
+    dev = OFFICIAL / "zh" / "dev_final_processed.json"
+    with pytest.raises(OptionError, match="rules must be one of organisers, faq-answer"):
+        mobilecs2.load(dev, rules="official")
+    with pytest.raises(DataFormatError, match=r"nope\.json"):
+        mobilecs2.load(dev, qa_dialogs=[tmp_path / "nope.json"])

@@ -145,6 +145,9 @@ def test_health_and_page(client):
     page = client.get("/")
     assert page.status_code == 200 and "/static/app.js" in page.text
     assert client.get("/static/app.js").status_code == 200
+    icon = client.get("/favicon.ico")  # browsers ask for it even without a <link rel=icon>
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/x-icon"
+    assert icon.content[:4] == b"\0\0\1\0"  # an ICO file
 
 
 BAD = [

@@ -34,6 +34,7 @@ CONFIG = {
     "retriever": "service_doubles:retriever",
     "generator": "service_doubles:generator",
     "top_k": 2,
+    "grounded": False,  # the page is tested on the echo double; the grounded path has its own tests
 }
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

@@ -90,6 +90,10 @@ def test_history_survives_killing_the_server_mid_session(tmp_path):
             assert len(texts) in (6, 8)  # the in-flight turn is stored whole or not at all
             assert texts[:6:2] == [f"问题{t} 畅游套餐" for t in range(3)]
             assert all(texts[i + 1].startswith(f"[{texts[i]}]") for i in range(0, len(texts), 2))
+            # no half-written turn: users and replies alternate, every reply is complete (not marked interrupted)
+            assert [m["role"] for m in session["messages"]] == ["user", "assistant"] * (len(texts) // 2)
+            assert not any(m["meta"].get("interrupted") for m in session["messages"][1::2])
+            assert all("decision" in m["meta"] for m in session["messages"][1::2])
             assert session["user"] == "u1"
             reply = _turn(client, restarted, sid, "问题4 畅游套餐", stream=False)
             assert reply.startswith("[问题4 畅游套餐]")

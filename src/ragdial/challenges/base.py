@@ -188,3 +188,30 @@ def predicted_examples(examples: Sequence[Example], predictions: Predictions) ->
             )
         )
     return out
+
+
+def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> dict[str, Any]:
+    """The unsupported-claim rate (``ragdial.metrics.grounding``) of the predicted responses: each reply checked
+    against the knowledge it rests on (the predicted selection, else the turn's gold knowledge) and its dialog.
+    Reported beside the official scores, never part of them."""
+    from ragdial.metrics.grounding import (
+        Evidence,
+        check_grounding,
+        grounding_totals,
+        knowledge_names,
+        unsupported_claim_rate,
+    )
+
+    names = knowledge_names(dataset.kb)
+    hypotheses, evidences = [], []
+    for example in examples:
+        prediction = predictions.get(example.id)
+        if prediction is None or not prediction.response:
+            continue
+        ids = prediction.selection or tuple(example.knowledge_ids)
+        items = [dataset.kb.get(i) for i in ids if i in dataset.kb]
+        hypotheses.append(prediction.response)
+        evidences.append(Evidence.of(items, [t.text for t in example.context], names))
+    score = unsupported_claim_rate(hypotheses, evidences)
+    totals = grounding_totals([check_grounding(h, e) for h, e in zip(hypotheses, evidences, strict=True)])
+    return {"unsupported_claim_rate": score.value, "signature": score.signature, **totals.to_dict()}

@@ -6,7 +6,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Predictions, ScoreOptions, Track, predicted_examples
+from ragdial import datasets
+from ragdial.challenges.base import (
+    DEFAULT_SCORING,
+    Challenge,
+    Prediction,
+    Predictions,
+    ScoreOptions,
+    Track,
+    grounding_extra,
+    predicted_examples,
+)
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -93,9 +103,34 @@ class DstcChallenge(Challenge):
         gold_labels = read_labels(gold)
         predicted = check_predictions(pred, read_json(pred), gold_labels, self.name, kb_ids, not selection_only)
         if not selection_only:
-            return self.score_records(gold_labels, predicted, meteor)
+            scores = self.score_records(gold_labels, predicted, meteor)
+            grounding = self._grounding(
+                dataroot or gold.parent.parent, split if dataroot else gold.parent.name, predicted
+            )
+            if grounding is not None:
+                scores.extra["grounding"] = grounding
+            return scores
         predicted = [{**p, "response": p.get("response") or ""} if p["target"] else p for p in predicted]
         return dstc_metrics.selection_only(self.score_records(gold_labels, predicted, meteor=False))
+
+    def _grounding(self, root: Path, split: str, predicted: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The unsupported-claim rate of the responses, when the dataset (knowledge and logs) is beside the labels."""
+        from ragdial.datasets.dstc import knowledge_id
+
+        try:
+            dataset = datasets.load(self.formats[0], root, split)
+        except (RagdialError, OSError, ValueError):
+            return None
+        by_index = {int(e.id): e for e in dataset.examples if e.id.isdigit()}
+        examples, predictions = [], {}
+        for index, record in enumerate(predicted):
+            example = by_index.get(index)
+            if example is None or not record.get("target") or not record.get("response"):
+                continue
+            examples.append(example)
+            selection = tuple(knowledge_id(ref) for ref in record.get("knowledge") or [])
+            predictions[example.id] = Prediction(selection=selection, response=record["response"])
+        return grounding_extra(dataset, examples, predictions)
 
 
 class Dstc9Challenge(DstcChallenge):

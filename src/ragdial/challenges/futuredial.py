@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragdial.challenges.base import DEFAULT_SCORING, Challenge, Prediction, Predictions, ScoreOptions, Track
+from ragdial.challenges.base import (
+    DEFAULT_SCORING,
+    Challenge,
+    Prediction,
+    Predictions,
+    ScoreOptions,
+    Track,
+    grounding_extra,
+)
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -174,7 +182,9 @@ class FutureDialChallenge(Challenge):
                 for e in dataset.examples
             ]
             refuse_identical(pred, pairs, allow_identical)
-            return self.score_track2(dataset, dataset.examples, predictions, bertscore_model, bertscore_layers)
+            scores = self.score_track2(dataset, dataset.examples, predictions, bertscore_model, bertscore_layers)
+            scores.extra["grounding"] = grounding_extra(dataset, dataset.examples, predictions)
+            return scores
         records = mobilecs2.read_track2(pred)
         turns = []
         for key, record in records.items():

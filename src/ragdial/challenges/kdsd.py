@@ -14,6 +14,7 @@ from ragdial.challenges.base import (
     Predictions,
     ScoreOptions,
     Track,
+    grounding_extra,
     predicted_examples,
 )
 from ragdial.metrics.result import ChallengeScores
@@ -87,7 +88,9 @@ class KdsdChallenge(Challenge):
             )
             for k in keys
         }
-        return self.score(dataset, dataset.examples, predictions)[0]
+        scores = self.score(dataset, dataset.examples, predictions)[0]
+        scores.extra["grounding"] = grounding_extra(dataset, dataset.examples, predictions)
+        return scores
 
 
 KDSD = KdsdChallenge()

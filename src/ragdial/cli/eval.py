@@ -33,8 +33,12 @@ def report(scores: ChallengeScores, json_: bool, out: Path | None) -> None:
     """A table on screen (or JSON), the official-shape scores on disk."""
     if out is not None:
         write_json(out, scores.scores)
+    grounding = scores.extra.get("grounding")
     if json_:
-        typer.echo(json.dumps(scores.to_dict(), ensure_ascii=False, indent=2))
+        data = scores.to_dict()
+        if grounding is not None:
+            data["grounding"] = grounding
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     table = Table(title=f"{scores.challenge} scores")
     table.add_column("metric")
@@ -49,6 +53,14 @@ def report(scores: ChallengeScores, json_: bool, out: Path | None) -> None:
         console.print(f"[dim]{family}: {sig}[/dim]")
     if scores.counts:
         console.print("[dim]" + ", ".join(f"{k}={v}" for k, v in scores.counts.items()) + "[/dim]")
+    if grounding is not None:
+        console.print(
+            f"unsupported-claim rate (ragdial.metrics.grounding, not an official score): "
+            f"{grounding['unsupported_claim_rate']:.4f} of {grounding['replies']} replies "
+            f"({grounding['unsupported']} of {grounding['claims']} claims unsupported, "
+            f"{grounding['degenerate']} degenerate)",
+            soft_wrap=True,
+        )
     if out is not None:
         console.print(f"wrote {out}")
 

@@ -347,9 +347,11 @@ class _GoldIndex:
 RULES = ("organisers", "faq-answer")
 
 
-def _qa_dialog_files(path: Path, qa_dialogs: Sequence[str | Path] | None) -> list[Path]:
+def _qa_dialog_files(path: Path, qa_dialogs: str | Sequence[str | Path] | None) -> list[Path]:
     """The dialogs files whose ``[QA]`` turns become ``ret_qa`` entries: given, else dev then train beside ``path``
     (as ``get_new_qa``), then ``path`` itself when it is neither (our rule for a test file)."""
+    if isinstance(qa_dialogs, str):  # from the command line: files joined by commas
+        qa_dialogs = [part for part in qa_dialogs.split(",") if part]
     if qa_dialogs is not None:
         return [Path(p) for p in qa_dialogs]
     files = []
@@ -370,7 +372,7 @@ def load(
     faq: str | Path | None = None,
     language: str | None = None,
     rules: str = "organisers",
-    qa_dialogs: Sequence[str | Path] | None = None,
+    qa_dialogs: str | Sequence[str | Path] | None = None,
 ) -> Dataset:
     """Load a MobileCS2 dialogs file (or a folder holding ``<split>_final_processed.json``).
 

@@ -15,7 +15,10 @@ from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"余额|还剩.*钱|剩.*块|话费还|balance|credit|how much money", re.I), ("账户余额", "Balance")),
+    (
+        re.compile(r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue", re.I),
+        ("账户余额", "Balance"),
+    ),
     (
         re.compile(r"扣了|花了|已产生|费用.*本月|本月.*费用|charges?|spent|bill", re.I),
         ("本月已产生费用", "Charges this month"),
@@ -55,7 +58,6 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ),
         ("业务规则", "Rules"),
     ),
-    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
     (re.compile(r"流量|多少G|几个G|data|gb", re.I), ("流量总量", "Data")),
     (re.compile(r"通话|分钟|语音|minutes|calls?", re.I), ("通话时长", "Minutes")),
     (
@@ -68,6 +70,7 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ("办理渠道", "Channels"),
     ),
     (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
+    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
 )
 _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
@@ -87,6 +90,7 @@ POLICY_REPLIES = {
         "action_how": "您可以这样自己办理：{how}",
         "action_none": "您可以通过官方APP或营业厅自助办理，或者我为您转接人工客服，由人工核实身份后办理。",
         "handover": "如需人工办理，我可以为您转接人工客服。",
+        "other_language": "抱歉，我只能用中文或英文回答。Sorry, I can only answer in Chinese or English.",
     },
     "en": {
         "greeting": "Hello! How can I help you today?",
@@ -100,8 +104,14 @@ POLICY_REPLIES = {
         "action_none": "You can do it yourself in the official app or at a store, or I can put you through to a human "
         "agent who will verify your identity and do it for you.",
         "handover": "If you'd rather have it done for you, I can put you through to a human agent.",
+        "other_language": "Sorry, I can only answer in English or Chinese. 抱歉，我只能用英文或中文回答。",
     },
 }
+_COMPARE = re.compile(
+    r"哪个|还是|区别|差别|不同|比|对比|划算|省|有哪些"
+    r"|options|difference|compare|better|versus|\bvs\b|cheaper|which one|what (?:options|plans|packs)|\bor\b",
+    re.I,
+)
 _THANKS = re.compile(r"谢|thank|thx|cheers|\bta\b", re.I)
 _BYE = re.compile(r"再见|拜拜|bye|that'?s all|没事了|没有了", re.I)
 
@@ -122,6 +132,8 @@ def extractive_reply(request: GenerationRequest) -> str:
     language = "zh" if request.language == "zh" else "en"
     texts = POLICY_REPLIES[language]
     question = _last_user(request.context)
+    if request.policy == "other_language":
+        return texts["other_language"]
     if request.policy == "small_talk":
         key = "thanks" if _THANKS.search(question) else "bye" if _BYE.search(question) else "greeting"
         return texts[key]
@@ -131,7 +143,13 @@ def extractive_reply(request: GenerationRequest) -> str:
         how = _how_to(request.knowledge, language)
         tail = texts["action_how"].format(how=how) + texts["handover"] if how else texts["action_none"]
         return texts["action"] + (" " if language == "en" else "") + tail
-    return answer_from(request.knowledge[0], question, language)
+    items = request.knowledge
+    named = [
+        i for i in items[:2] if i.is_global and item_fields(i).get("业务名称" if language == "zh" else "Service name")
+    ]
+    if _COMPARE.search(question) and len(named) == 2:
+        return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
+    return answer_from(items[0], question, language)
 
 
 def answer_from(item: Knowledge, question: str, language: str) -> str:
@@ -146,6 +164,9 @@ def answer_from(item: Knowledge, question: str, language: str) -> str:
     keys = asked_keys(question, fields)
     if not keys:
         keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
+    fee = "业务费用" if language == "zh" else "Fee"
+    if name and not item.scope and fee in fields and fee not in keys:  # a product answer always says its price
+        keys = [fee, *keys]
     if item.scope and not name:  # the user's own figures: the asked one(s), else all
         return _join([_own(k, fields[k], language) for k in keys], language)
     return _join([_product(name, k, fields[k], language, bool(item.scope)) for k in keys], language)

@@ -33,12 +33,14 @@ class LlamaCppGenerator(Generator):
         n_ctx: int = 2048,
         n_threads: int | None = None,
         n_batch: int = 256,
+        prompt_lookup: int = 0,
         **llama_options: Any,
     ) -> None:
         self.model_name = model
         self.n_ctx = n_ctx
         self.n_threads = n_threads or int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
         self.n_batch = n_batch
+        self.prompt_lookup = int(prompt_lookup)
         self.llama_options = llama_options
         self._llm: Any = None
         self._lock = threading.Lock()
@@ -52,6 +54,11 @@ class LlamaCppGenerator(Generator):
         except ImportError:
             raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'") from None
         self.model_path = resolve_model(self.model_name)
+        options = dict(self.llama_options)
+        if self.prompt_lookup > 0:  # replies copy from the knowledge in the prompt: draft from it
+            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+            options["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=self.prompt_lookup)
         try:
             self._llm = Llama(
                 model_path=str(self.model_path),
@@ -60,10 +67,14 @@ class LlamaCppGenerator(Generator):
                 n_threads_batch=self.n_threads,
                 n_batch=self.n_batch,
                 verbose=False,
-                **self.llama_options,
+                **options,
             )
         except (ValueError, RuntimeError) as err:
             raise RagdialError(f"could not load model {self.model_path}: {err}") from None
+        # one short generation, so the first user's turn does not pay for the first decode (page-ins, buffers); a
+        # service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same
+        with self._lock:
+            self._llm.create_completion("OK", max_tokens=1, temperature=0.0)
 
     @property
     def llm(self) -> Any:
@@ -116,7 +127,14 @@ class LlamaCppGenerator(Generator):
 
     def to_config(self) -> dict[str, Any]:
         model = str(self.model_name) if self.model_name is not None else None
-        return {"name": "llama", "model": model, "n_ctx": self.n_ctx, "n_threads": self.n_threads, **self.llama_options}
+        return {
+            "name": "llama",
+            "model": model,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "prompt_lookup": self.prompt_lookup,
+            **self.llama_options,
+        }
 
     def close(self) -> None:
         with self._lock:

@@ -35,7 +35,15 @@ from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
-from ragdial.understanding.policy import ROUTE_LABELS, SMALL_TALK, classify_turn, rewrite_turn, route_decision
+from ragdial.understanding.policy import (
+    NOT_IN_KNOWLEDGE,
+    OTHER_LANGUAGE,
+    ROUTE_LABELS,
+    SMALL_TALK,
+    classify_turn,
+    rewrite_turn,
+    route_decision,
+)
 
 if TYPE_CHECKING:
     from ragdial.task.manager import TaskBranch
@@ -186,8 +194,8 @@ class KnowledgeBranch:
         ranked: list[ScoredKnowledge] = []
         selected: list[ScoredKnowledge] = []
         cut: list[str] = []
-        if intent.policy == SMALL_TALK:
-            decision = Decision(False, (), label=SMALL_TALK, detector="policy")
+        if intent.policy in (SMALL_TALK, OTHER_LANGUAGE):
+            decision = Decision(False, (), label=intent.policy, detector="policy")
             timings["understand_ms"] = ms(start)
             timings["retrieve_ms"] = 0.0
         else:
@@ -210,7 +218,9 @@ class KnowledgeBranch:
                 ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
             )
             timings["retrieve_ms"] = ms(stage)
-        policy = policy_of(intent, selected)
+        policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
+        if policy == NOT_IN_KNOWLEDGE:
+            selected = []
         yield Prepared(decision, selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(

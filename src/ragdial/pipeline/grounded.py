@@ -7,6 +7,7 @@ and replaced). ``Grounding`` is what the ``TurnRecord``, the API's ``ragdial.gro
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
@@ -25,6 +26,7 @@ from ragdial.understanding.policy import (
     ANSWER,
     FAQ,
     NOT_IN_KNOWLEDGE,
+    OTHER_LANGUAGE,
     PRODUCT,
     PROFILE,
     SMALL_TALK,
@@ -32,6 +34,7 @@ from ragdial.understanding.policy import (
     TurnIntent,
 )
 
+logger = logging.getLogger(__name__)
 ROUTE_SOURCES = {PROFILE: SourceKind.USER_PROFILE, PRODUCT: SourceKind.PRODUCT, FAQ: SourceKind.FAQ}
 DEFAULT_MIN_RELEVANCE = 0.22
 CANDIDATES = 12  # the retriever's first items the relevance cut looks at
@@ -243,24 +246,41 @@ def rank_for_turn(
     candidates = list(ranked[:CANDIDATES])
     scores = relevance.scores(query, [c.item for c in candidates])
     if intent.route == PROFILE:
-        for index, candidate in enumerate(candidates):
-            if candidate.item.source == SourceKind.USER_PROFILE and asked_keys(
-                query, item_fields(candidate.item), first_match=True
-            ):
-                scores[index] = max(scores[index], 1.0)
-                candidates.insert(0, candidates.pop(index))
-                scores.insert(0, scores.pop(index))
-                break
+        # one's own data: the profile items first, the one holding the figure asked for, then by relevance; they
+        # stay whatever their wording (the user asked about their account)
+        def key(index: int) -> tuple[int, float]:
+            item = candidates[index].item
+            if item.source != SourceKind.USER_PROFILE:
+                return (2, 0.0)
+            asked = asked_keys(query, item_fields(item), first_match=True)
+            return (0 if asked else 1, -scores[index])
+
+        order = sorted(range(len(candidates)), key=key)
+        profile = {i for i in order if candidates[i].item.source == SourceKind.USER_PROFILE}
+        candidates = [candidates[i] for i in order]
+        scores = [max(scores[i], min_relevance) if i in profile else scores[i] for i in order]
     kept = [c for c, s in zip(candidates, scores, strict=True) if s >= min_relevance][:top_k]
     cut = [c.id for c, s in zip(candidates[:top_k], scores[:top_k], strict=True) if s < min_relevance]
     return kept, cut
 
 
-def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge]) -> str:
+_PAST_PERIOD = re.compile(r"上个?月|上期|去年|last (?:month|year)|previous month", re.IGNORECASE)
+
+
+def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge], query: str = "", user: str | None = "") -> str:
     """The answer policy: small talk and actions as the turn asks; an answerable turn with nothing relevant is
-    ``not_in_knowledge``."""
-    if intent.policy in (SMALL_TALK, ACTION):
+    ``not_in_knowledge``, and so is a question about one's own account without an account (a guest) or about a
+    past period the cited items do not cover."""
+    if intent.policy in (SMALL_TALK, ACTION, OTHER_LANGUAGE):
         return intent.policy
+    if intent.route == PROFILE and user is None:
+        return NOT_IN_KNOWLEDGE
+    if (
+        intent.route == PROFILE
+        and _PAST_PERIOD.search(query)
+        and not any(_PAST_PERIOD.search(c.item.text) for c in selected)
+    ):
+        return NOT_IN_KNOWLEDGE
     return ANSWER if selected else NOT_IN_KNOWLEDGE
 
 
@@ -280,7 +300,7 @@ def generate_verified(
     Returns (delivered text, checks of the generator's attempts, check of the delivered text, fallback, pieces).
     Policy turns without knowledge to state (small talk, not in the knowledge) get the fixed policy reply.
     """
-    if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE):
+    if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE, OTHER_LANGUAGE):
         text = extractive_reply(request)
         return text, (), check_grounding(text, evidence), None, 1
     language = "zh" if request.language == "zh" else "en"
@@ -288,9 +308,9 @@ def generate_verified(
     first = replace(request, instruction=guidance)
     attempts: list[GroundingCheck] = []
     pieces = 0
-    text, count = _collect(generator, first)
+    text, count, error = _collect(generator, first)
     pieces += count
-    check = check_grounding(text, evidence)
+    check = GroundingCheck((), error) if error else check_grounding(text, evidence)
     attempts.append(check)
     if check.ok:
         return text.strip(), tuple(attempts), check, None, pieces
@@ -301,9 +321,9 @@ def generate_verified(
             instruction=guidance + "\n" + INSTRUCTIONS[language]["retry"].format(claims=claims),
             temperature=0.0,
         )
-        text, count = _collect(generator, retry)
+        text, count, error = _collect(generator, retry)
         pieces += count
-        check = check_grounding(text, evidence)
+        check = GroundingCheck((), error) if error else check_grounding(text, evidence)
         attempts.append(check)
         if check.ok:
             return text.strip(), tuple(attempts), check, "retry", pieces
@@ -315,23 +335,29 @@ def generate_verified(
     return text, tuple(attempts), final, "extractive", pieces
 
 
-def _collect(generator: Generator, request: GenerationRequest) -> tuple[str, int]:
-    """The generator's whole reply; the stream is stopped as soon as the text turns degenerate (runaway digits,
-    repetition), so a looping model costs a few pieces, not the token limit."""
+def _collect(generator: Generator, request: GenerationRequest) -> tuple[str, int, str | None]:
+    """The generator's whole reply, its piece count, and why it failed (``None`` if it did not). The stream is
+    stopped as soon as the text turns degenerate (runaway digits, repetition), so a looping model costs a few
+    pieces, not the token limit; a generator that raises gives the extractive answer instead of a failed turn."""
     pieces: list[str] = []
-    stream: Iterator[str] = iter(generator.stream(request))
+    stream: Iterator[str] | None = None
+    error = None
     try:
+        stream = iter(generator.stream(request))
         for piece in stream:
             if not piece:
                 continue
             pieces.append(piece)
             if len(pieces) % 8 == 0 and degenerate_reason("".join(pieces)) not in (None, "empty"):
                 break
+    except Exception as err:  # the customer gets the extractive answer; the failure is in ragdial.grounding
+        logger.warning("generator failed, answering extractively: %s: %s", type(err).__name__, err)
+        error = f"generator failed: {type(err).__name__}: {err}"[:300]
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
-    return "".join(pieces), len(pieces)
+    return "".join(pieces), len(pieces), error
 
 
 def user_turns(context: Sequence[Turn]) -> list[str]:

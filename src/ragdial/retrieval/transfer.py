@@ -3,14 +3,21 @@
 Every feature is normalised within the query's own candidates or the knowledge base itself, and none reads a
 word: fused/BM25/dense ranks and gaps to the best candidate, question–question similarity (the turn against the
 item's FAQ question or snippet title), answer–question similarity (against the answer/body), idf-weighted word
-coverage of both, the document type, entity match (the entity named now, in focus, how long ago, used before),
-and how well the dialog so far matches the item's entity and domain as a whole (the cosine of the recent turns
-to the centroid of that entity's / domain's items, minus the best such cosine), which is how a domain-level
-item (DSTC9 ``train:*:3``) is tied to a dialog that never names an entity.
+coverage of both, agreement with the fused top 3, the document type as formats share it (:data:`DOC_TYPES`: a
+DSTC11 FAQ and a DSTC9 snippet are both question-and-answer), scope match (an item's scope is its entity, or its
+domain for a domain-wide item such as DSTC9 ``train:*:3``: in focus, named in the last turn, how long ago), and
+how well the dialog so far matches the item's scope and domain as a whole (the cosine of the recent turns to the
+centroid of that scope's / domain's items, minus the best such cosine). Training on DSTC11, where every item has
+an entity, thus teaches what carries to a KB of domain-wide items: a train question goes to the train snippets
+because the dialog is about trains.
+
+With an entity-scoped retriever every training candidate is in scope, so :func:`train` also adds the same turns'
+candidates without that narrowing (``widen``): the model then sees items outside the dialog's scope and learns
+the scope features.
 
 The model is LightGBM (binary). Two things are fitted out of fold on the training dialogs:
 
-- the selection cut (absolute and relative to the best probability), as for :class:`~ragdial.retrieval.rerank.Reranker`;
+- the selection cut (absolute and relative to the best probability), as for ``rerank.Reranker``;
 - a **fallback**: where the reranker's best probability is below ``fallback``, the fused ranking is kept (the
   fusion is then trusted more than a reranker that is unsure), chosen to maximise held-out MRR@5.
 
@@ -26,7 +33,7 @@ import random
 import weakref
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +48,17 @@ from ragdial.schema import Example, SourceKind, Speaker, Turn
 if TYPE_CHECKING:
     from ragdial.retrieval.hybrid import CandidateScores, HybridRetriever
 
-SOURCES = list(SourceKind)
+DOC_TYPES = ("qa", "statement", "triple", "profile")
+"""Document types that carry across formats: a question with its answer (FAQ, DSTC9 snippet), a statement
+(review sentence, product text), a knowledge-graph triple, a user profile."""
+_DOC_TYPE = {
+    SourceKind.FAQ: "qa",
+    SourceKind.SNIPPET: "qa",
+    SourceKind.REVIEW: "statement",
+    SourceKind.PRODUCT: "statement",
+    SourceKind.KG_TRIPLE: "triple",
+    SourceKind.USER_PROFILE: "profile",
+}
 FEATURES = [
     "fused_log_rank",
     "bm25_rel",
@@ -57,14 +74,14 @@ FEATURES = [
     "answer_gap",
     "question_coverage",
     "answer_coverage",
-    *[f"source_{s.value}" for s in SOURCES],
+    "top_agreement",
+    *[f"doc_{t}" for t in DOC_TYPES],
     "has_entity",
-    "entity_in_focus",
-    "entity_in_last_turn",
-    "entity_age",
+    "scope_in_focus",
+    "scope_in_last_turn",
+    "scope_recency",
     "entity_used_before",
-    "domain_named",
-    "entity_dialog_gap",
+    "scope_dialog_gap",
     "domain_dialog_gap",
     "used_before",
     "log_candidates",
@@ -109,7 +126,8 @@ class _KbView:
             entity = item.fields.get("entity")
             domain = str(item.fields.get("domain") or "")
             self.domain_of.append(domain)
-            self.entity_of.append(f"{domain}/{entity}" if isinstance(entity, str) and entity else "")
+            # the item's scope: its entity, or its domain as a whole for a domain-wide item (DSTC9 ``train:*:3``)
+            self.entity_of.append(f"{domain}/{entity}" if isinstance(entity, str) and entity else f"{domain}/*")
         self.entity_centroids: dict[str, np.ndarray] = {}
         self.domain_centroids: dict[str, np.ndarray] = {}
         if self.encoder is not None and items:
@@ -181,6 +199,11 @@ def _domain_age(context: Sequence[Turn], names: set[str]) -> float:
     return 0.0
 
 
+def _age(recency: float) -> float:
+    """Turns since a mention from its recency 0.5**age (infinite when never mentioned)."""
+    return math.log2(1 / recency) if recency > 0 else math.inf
+
+
 def features(retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
     """One row per candidate, columns in ``FEATURES`` order."""
     n = len(scores.indices)
@@ -212,11 +235,19 @@ def features(retriever: HybridRetriever, context: Sequence[Turn], scores: Candid
         out[:, cols["question_gap"]] = float(q_cos.max()) - q_cos
         out[:, cols["answer_cos"]] = a_cos
         out[:, cols["answer_gap"]] = float(a_cos.max()) - a_cos
+    if retriever.vectors is not None and n > 1:
+        # pseudo-relevance feedback: how close each candidate is to the fused top 3 (review sentences on the asked
+        # aspect resemble each other, whatever the domain)
+        vectors = np.asarray(retriever.vectors[idx], dtype=np.float32)
+        head = vectors[np.argsort(-scores.fused, kind="stable")[:3]].mean(axis=0)
+        norm = float(np.linalg.norm(head))
+        if norm:
+            out[:, cols["top_agreement"]] = vectors @ (head / norm)
     dialog = _dialog_vector(retriever, context)
     entity_cos: dict[str, float] = {}
     domain_cos: dict[str, float] = {}
     if dialog is not None:
-        entity_cos = {view.entity_of[i]: 0.0 for i in idx if view.entity_of[i]}
+        entity_cos = {view.entity_of[i]: 0.0 for i in idx}
         for key in entity_cos:
             entity_cos[key] = float(view.entity_centroids[key] @ dialog)
         domain_cos = {d: float(c @ dialog) for d, c in view.domain_centroids.items()}
@@ -230,22 +261,28 @@ def features(retriever: HybridRetriever, context: Sequence[Turn], scores: Candid
     out[:, cols["log_candidates"]] = math.log(n)
     for row, index in enumerate(idx):
         item = retriever.items[int(index)]
-        out[row, cols[f"source_{item.source.value}"]] = 1.0
+        doc_type = "qa" if isinstance(item.fields.get("title"), str) else _DOC_TYPE[item.source]
+        out[row, cols[f"doc_{doc_type}"]] = 1.0
         out[row, cols["question_coverage"]] = view.coverage(query_tokens, view.question_tokens[index])
         out[row, cols["answer_coverage"]] = view.coverage(query_tokens, view.answer_tokens[index])
         entity = item.fields.get("entity")
-        out[row, cols["entity_age"]] = 1.0
+        domain = view.domain_of[index]
         if isinstance(entity, str) and entity:
+            age = scores.mention_age.get(entity)
             out[row, cols["has_entity"]] = 1.0
-            out[row, cols["entity_in_focus"]] = entity in focus
-            out[row, cols["entity_in_last_turn"]] = entity in last_entities
-            out[row, cols["entity_age"]] = min(scores.mention_age.get(entity, 20), 20) / 20
+            out[row, cols["scope_in_focus"]] = entity in focus
+            out[row, cols["scope_in_last_turn"]] = entity in last_entities
+            out[row, cols["scope_recency"]] = 0.5**age if age is not None else 0.0
             out[row, cols["entity_used_before"]] = entity in used_entities
+        else:  # a domain-wide item is in scope when its domain is named and no entity has been named since
+            recency = domain_named.get(domain, 0.0)
+            newer_entity = bool(scores.mention_age) and min(scores.mention_age.values()) < _age(recency)
+            out[row, cols["scope_in_focus"]] = recency > 0 and not newer_entity
+            out[row, cols["scope_in_last_turn"]] = recency == 1.0
+            out[row, cols["scope_recency"]] = recency
         key = view.entity_of[index]
         if key in entity_cos:
-            out[row, cols["entity_dialog_gap"]] = best_entity - entity_cos[key]
-        domain = view.domain_of[index]
-        out[row, cols["domain_named"]] = domain_named.get(domain, 0.0)
+            out[row, cols["scope_dialog_gap"]] = best_entity - entity_cos[key]
         if domain in domain_cos:
             out[row, cols["domain_dialog_gap"]] = best_domain - domain_cos[domain]
         out[row, cols["used_before"]] = item.id in used
@@ -418,9 +455,11 @@ def train(
     seed: int = 0,
     folds: int = 5,
     relative_cut: bool = True,
+    widen: bool = True,
 ) -> TransferReranker:
     """Fit on ``examples`` (knowledge-seeking with gold). The cut and the fallback are chosen on predictions made
-    out of fold (dialogs grouped by their first turn), then the model is refit on everything."""
+    out of fold (dialogs grouped by their first turn) on the retriever's own candidates; the final model is fit on
+    those plus, with ``widen``, the candidates of an unscoped twin of the retriever."""
     data = _rows(retriever, examples, depth)
     names = sorted(set(data.dialogs))
     random.Random(seed).shuffle(names)
@@ -440,6 +479,14 @@ def train(
     fallback = best_fallback(probs, labels)
     cuts = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7) if relative_cut else (0.0,)
     threshold, relative = best_threshold(probs, data.cand_ids, data.golds, max_select, cuts)
-    booster = _fit(data.x, data.y, seed, rounds)
-    info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
+    x, y = data.x, data.y
+    if widen and retriever.config.entity_scope:
+        from ragdial.retrieval.hybrid import HybridRetriever
+
+        config = replace(retriever.config, entity_scope=False)
+        twin = HybridRetriever(retriever.kb, config, lexical=retriever.lexical, vectors=retriever.vectors)
+        wide = _rows(twin, examples, depth)
+        x, y = np.concatenate([x, wide.x]), np.concatenate([y, wide.y])
+    booster = _fit(x, y, seed, rounds)
+    info = {"queries": len(data.groups), "rows": len(y), "positives": int(y.sum()), "rounds": rounds, "widen": widen}
     return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info)

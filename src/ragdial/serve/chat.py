@@ -389,7 +389,9 @@ class Chat:
                 failure = _failure(item, self.queue.limits.time_limit_s)
                 if failure is not None:
                     status, message = failure
-                    return JSONResponse(oai.error_body(message, ERROR_KINDS[status], status), status_code=status)
+                    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
+                    body = oai.error_body(message, ERROR_KINDS[status], status)
+                    return JSONResponse(body, status_code=status, headers=headers)
                 outcome = item.outcome
                 final = _final(outcome, session, max_tokens)
                 finish = final.pop("finish")
@@ -427,6 +429,9 @@ def _interrupted(outcome: Outcome, text: str) -> list[StoredTurn]:
         "interrupted": outcome.kind,
     }
     return [StoredTurn(Turn(Speaker.USER, text)), StoredTurn(reply, list(prepared.knowledge), meta)]
+
+
+RETRY_AFTER_S = 1  # what a 503 for an unreachable session store or a shutdown asks the client to wait
 
 
 def _failure(ended: Ended, time_limit_s: float) -> tuple[int, str] | None:

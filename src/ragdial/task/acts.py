@@ -160,7 +160,7 @@ AIRLINES_EN = {
 }
 CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "花城": "广州", "星城": "长沙", "泉城": "济南"}
 DOMAIN_CUES = {
-    "flight": ("机票", "航班", "飞机", "坐飞机", "飞", "flight", "plane", "fly"),
+    "flight": ("机票", "航班", "飞机", "坐飞机", "班机", "飞", "flight", "plane", "fly"),
     "train": ("火车", "高铁", "动车", "车票", "车次", "卧铺票", "坐车", "的车", "train", "列车"),
     "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "房间", "订房", "hotel", "room", "住宿"),
 }
@@ -725,7 +725,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
-    if not acts and restated:
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 

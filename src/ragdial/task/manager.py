@@ -99,6 +99,7 @@ class _Turn:
         self.booked: list[dict[str, Any]] = []
         self.prompted = False
         self.previous: dict[str, Any] | None = None
+        self.queued: dict[str, Any] | None = None
         self.notes: list[str] = []
 
 
@@ -349,9 +350,12 @@ class TaskBranch:
             if found:
                 head = "有几个都符合，" if zh else "Several fit; "
                 rows = found
+            elif act.slots.get("ref") == "this":
+                head = "列出的有几个，" if zh else "There are several; "
             else:
                 head = "列出的结果里没有您说的这个，" if zh else "None of the listed options is that one; "
-            state["open"] = "choose_offer"
+            if state["open"] != "offer_alternative":  # an alternative stays on offer while the user picks
+                state["open"] = "choose_offer"
             turn.parts.append(
                 R.options(domain, rows, head + ("请问是哪一个？" if zh else "which one do you mean?"), lang).rsplit(
                     "\n", 1
@@ -388,13 +392,20 @@ class TaskBranch:
 
     # ------------------------------------------------------------------ state changes
     def _update(self, state: dict[str, Any], slots: dict[str, Any], turn: _Turn, modify: bool) -> None:
+        if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
+            turn.queued.update(slots)
+            return
         domain = slots.pop("domain", None)
         starting = state["open"] in (None, "anything_else") or state["domain"] is None
         reading_back = state["open"] == "confirm_booking" and state.get("pending")
         if reading_back and domain and domain != state["domain"] and "hotel" in (domain, state["domain"]):
             # a further item asked for before the read-back was confirmed: it waits, the read-back stays open
-            if not any(q.get("domain") == domain for q in state["queue"]):
-                state["queue"].append({"domain": domain, **slots})
+            queued = next((q for q in state["queue"] if q.get("domain") == domain), None)
+            if queued is None:
+                queued = {"domain": domain}
+                state["queue"].append(queued)
+            queued.update(slots)
+            turn.queued = queued
             lang = state["language"]
             turn.parts.append(
                 "好的，稍后为您办理。先确认一下刚才这个：" if lang == "zh" else "Sure, right after this one. First: "
@@ -583,6 +594,8 @@ class TaskBranch:
             turn.parts.append("请问您想改哪个条件？" if lang == "zh" else "What would you like to change?")
         elif open_q == "anything_else":
             turn.parts.append(R.ANYTHING_ELSE[lang])
+        elif open_q == "domain" and state["slots"]:
+            turn.parts.append(R.SLOT_QUESTIONS[lang][self._missing(state) or "domain"])
         elif open_q in ("domain",) or state["domain"] is None:
             if not turn.parts:
                 turn.parts.append(R.GREETING[lang])

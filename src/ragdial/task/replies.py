@@ -73,6 +73,9 @@ SLOT_NAMES = {
         "nights": "连住晚数",
         "passengers": "票数",
         "date": "日期",
+        "city": "城市",
+        "guests": "入住人数",
+        "check_out": "退房日期",
     },
     "en": {
         "max_price": "budget",
@@ -93,6 +96,9 @@ SLOT_NAMES = {
         "nights": "number of nights",
         "passengers": "number of tickets",
         "date": "date",
+        "city": "city",
+        "guests": "guests",
+        "check_out": "check-out date",
     },
 }
 

@@ -111,18 +111,19 @@ def act_cues(context: Context) -> list[float]:
     lowered = user.lower()
     clauses = [c.strip() for c in re.split(r"[.!?;,]", lowered) if c.strip()]
     starts_question = any(_tokens(c)[:1] and _tokens(c)[0] in QUESTION_STARTS for c in clauses)
+    user_asks = "?" in user or "？" in user
     return [
-        float("?" in user),
+        float(user_asks),
         float(first in QUESTION_STARTS),
         float(starts_question),
-        float(bool(_NUMBER.search(user)) and not starts_question and "?" not in user),
+        float(bool(_NUMBER.search(user)) and not starts_question and not user_asks),
         float(bool(_TIME.search(user))),
         float(bool(_DAYS.search(user))),
         float(bool(_BOOK.search(user))),
         float(bool(_THANKS.search(user))),
         float(bool(_NEED.search(user))),
         min(math.log1p(len(tokens)) / math.log(40), 1.0),
-        float("?" in system),
+        float("?" in system or "？" in system),
         float(bool(_OFFER.search(system))),
         float(bool(_NUMBER.search(system))),
         float(bool(_BOOKED.search(system))),

@@ -24,9 +24,11 @@ from ragdial.understanding.decision import Decision
 from ragdial.understanding.detectors import decision_for_api_query
 
 ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK = "answer", "not_in_knowledge", "action", "small_talk", "task"
-POLICIES = (ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK)
+OTHER_LANGUAGE = "other_language"  # a turn in neither Chinese nor English: say so, answer nothing
+POLICIES = (ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK, OTHER_LANGUAGE)
 PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 # the MobileCS2 api_query label of each route (datasets.mobilecs2.query_source maps them to sources)
+SHORT_WORDS, SHORT_CHARS = 6, 12  # a follow-up longer than this carries its own subject (tuned on dev)
 ROUTE_LABELS = {PROFILE: "查询用户已办理的业务", PRODUCT: "查询特定业务信息", FAQ: "[QA]"}
 
 _SMALL_TALK = re.compile(
@@ -75,9 +77,14 @@ _PRODUCT_FACT = re.compile(
     r"|\bwhat hours\b",
     re.IGNORECASE,
 )
+_HOW_TO_CHECK = re.compile(
+    r"(?:怎么|如何|怎样|咋)(?:查|看|知道)|\bhow (?:do|can|could) i (?:check|see|find|look)", re.I
+)
 _OWN_DATA = re.compile(
-    r"余额|话费还剩|还剩|剩余|剩下|已用|用了|扣了|花了|欠费|欠了|开始时间|什么时候开|合约还|返还|我(?:现在|目前)?(?:的|用的|办的|开的|是)(?:什么|哪个)?套餐"
+    r"剩(?:几|多少|下|余)|(?:快|已经|都)用完|还能打|(?:什么|啥)时候(?:办|开)|我(?:家)?(?:的|自己的)?(?:宽带|套餐|号码?|卡)(?:是|呢|里)|"
+    r"余额|话费还剩|还剩|剩余|剩下|已用|扣了|花了|欠费|欠了|开始时间|什么时候开|合约还|返还|我(?:现在|目前)?(?:的|用的|办的|开的|是)(?:什么|哪个)?套餐"
     r"|我(?:开|办)了(?:哪些|什么)|我现在用的|我的套餐|我.*(?:几号|哪天|什么时候)(?:开始|办的|开通)"
+    r"|\bsince when\b|\bwhen did i\b|\bdo i (?:already )?have\b"
     r"|\bbalance\b|\bleft\b|\bremaining\b|\bused\b|\bspent\b|\bcharges?\b|\bowe\b|\boverdue\b|\bmy (?:plan|services|"
     r"contract|bill|number|account|data|minutes)\b|\bwhat plan am i\b|\bwhen did (?:i|my)\b|\bam i (?:on|paying)\b",
     re.IGNORECASE,
@@ -117,9 +124,31 @@ class Rewrite:
         return {"original": self.original, "query": self.text, "carried": list(self.carried)}
 
 
+_OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u0900-\u097f]")
+_OTHER_LATIN = re.compile(
+    r"[àâäçéèêëîïôöùûüÿñßœ¿¡]|\b(?:quel|quelle|est|mon|ma|mes|combien|pourquoi|je|ich|ist|mein|meine|wie|viel|"
+    r"cuánto|cuál|qué|mi|tengo|el|los|las|está|wieviel|guthaben|solde|saldo)\b",
+    re.IGNORECASE,
+)
+
+
+def other_language(text: str) -> bool:
+    """Whether ``text`` is in neither Chinese nor English (another script, or Latin text with French, Spanish or
+    German marks and function words and no English one)."""
+    if _OTHER_SCRIPT.search(text):
+        return True
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return False
+    latin = _OTHER_LATIN.findall(text)
+    english = re.findall(r"\b(?:the|is|my|what|how|much|do|i|you|can|a|of|to|it)\b", text, re.IGNORECASE)
+    return len(latin) >= 2 and len(latin) > len(english)
+
+
 def classify_turn(text: str, previous: Sequence[str] = ()) -> TurnIntent:
     """The policy and route of ``text``; ``previous`` are the earlier user turns (newest last), whose route a
     follow-up without its own cue inherits."""
+    if other_language(text):
+        return TurnIntent(OTHER_LANGUAGE)
     if _SMALL_TALK.match(text):
         return TurnIntent(SMALL_TALK)
     follow_up = bool(_FOLLOW_UP.search(text)) and len(text) <= 40
@@ -131,6 +160,8 @@ def classify_turn(text: str, previous: Sequence[str] = ()) -> TurnIntent:
 
 
 def _route(text: str) -> str:
+    if _HOW_TO_CHECK.search(text):
+        return FAQ
     if _OWN_DATA.search(text):
         return PROFILE
     if _PRODUCT_FACT.search(text):
@@ -157,7 +188,9 @@ def rewrite_turn(
     """The last user turn made self-contained: a follow-up that names no known plan/product gets the name of the
     item cited in the last system turn (``lookup`` by id), else the entity named in the previous user turn."""
     text = context[-1].text
-    if intent.policy == SMALL_TALK or not intent.follow_up or _names_in(text, names):
+    short = len(text.split()) <= SHORT_WORDS if re.search(r"[a-zA-Z]{2}", text) else len(text) <= SHORT_CHARS
+    follow_up = intent.follow_up or intent.policy == ACTION  # "just do it for me": the thing talked about
+    if intent.policy == SMALL_TALK or not follow_up or not short or _names_in(text, names):
         return Rewrite(text, text)
     carried: list[str] = []
     previous = [t.text for t in context[:-1] if t.speaker == Speaker.USER and not _SMALL_TALK.match(t.text)]

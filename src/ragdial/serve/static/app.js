@@ -15,6 +15,9 @@ const STRINGS = {
     network: "与服务器的连接中断，回答不完整。请检查网络后重试。",
     cutShort: "回答在中途结束（服务器关闭了连接），回答不完整。",
     busy: "服务繁忙，请 {s} 秒后重试。", conversation: "对话",
+    policy: "回答策略", answer: "据知识回答", not_in_knowledge: "知识中没有", action: "无法代办的操作", small_talk: "闲聊",
+    other_language: "其他语言", query: "检索问题", verified: "已核对", claims: "项事实", unsupported: "未核实",
+    fallback: "改用", retry: "约束重试", extractive: "抽取式回答",
   },
   en: {
     tagline: "customer service with cited knowledge", profile: "User", newChat: "New chat", sessions: "Sessions",
@@ -29,6 +32,10 @@ const STRINGS = {
     network: "The connection to the server was lost; the answer is incomplete. Check the network and try again.",
     cutShort: "The answer ended early (the server closed the connection); it is incomplete.",
     busy: "The service is busy; please try again in {s} s.", conversation: "Conversation",
+    policy: "policy", answer: "answer from knowledge", not_in_knowledge: "not in the knowledge",
+    action: "action it cannot perform", small_talk: "small talk", other_language: "other language",
+    query: "searched", verified: "verified", claims: "claims", unsupported: "unsupported", fallback: "fallback",
+    retry: "constrained retry", extractive: "extractive answer",
   },
 };
 
@@ -193,7 +200,7 @@ async function openSession(id) {
     for (const m of session.messages) {
       const el = addMessage(m.role, m.content);
       if (m.role === "assistant") {
-        renderKnowledge(el, m.knowledge, m.meta.decision, m.meta.timings);
+        renderKnowledge(el, m.knowledge, m.meta.decision, m.meta.timings, m.meta.grounding);
         if (m.meta.interrupted) markIncomplete(el, "stopped", t("stopped"));
         el.dataset.done = "true";
       }
@@ -228,8 +235,24 @@ function markIncomplete(el, kind, message) {
   el.append(note);
 }
 
-function renderKnowledge(el, knowledge, decision, timings) {
-  el.querySelectorAll(".meta, .citations").forEach((n) => n.remove());
+function renderGrounding(el, grounding) {
+  // the answer policy, the query retrieval was asked, and the check of every claim in the reply (issue 13)
+  if (!grounding) return;
+  const box = document.createElement("div");
+  box.className = "grounding" + (grounding.verified ? " verified" : " unverified");
+  box.dataset.testid = "grounding";
+  const parts = [`${t("policy")}: ${t(grounding.policy)}`];
+  if (grounding.rewrite && grounding.rewrite.query !== grounding.rewrite.original) parts.push(`${t("query")}: ${grounding.rewrite.query}`);
+  const n = (grounding.claims || []).length;
+  parts.push(grounding.verified ? `✓ ${t("verified")} (${n} ${t("claims")})`
+    : `⚠ ${t("unsupported")}: ${(grounding.unsupported || []).map((c) => c.text).join(", ")}`);
+  if (grounding.fallback) parts.push(`${t("fallback")}: ${t(grounding.fallback)}`);
+  box.textContent = parts.join(" · ");
+  el.append(box);
+}
+
+function renderKnowledge(el, knowledge, decision, timings, grounding) {
+  el.querySelectorAll(".meta, .citations, .grounding").forEach((n) => n.remove());
   const meta = document.createElement("div");
   meta.className = "meta";
   const parts = [];
@@ -243,6 +266,7 @@ function renderKnowledge(el, knowledge, decision, timings) {
   }
   meta.textContent = parts.join(" · ");
   el.append(meta);
+  renderGrounding(el, grounding);
   if (!knowledge || !knowledge.length) return;
   const list = document.createElement("ul");
   list.className = "citations";
@@ -353,7 +377,8 @@ async function send(text) {
       if (delta.content) { bubble.textContent += delta.content; el.scrollIntoView({ block: "end" }); }
       if (chunk.choices[0].finish_reason) {
         finished = !ext.interrupted;  // a stopped turn ends with a final chunk marked interrupted
-        renderKnowledge(el, knowledge, decision, ext.timings);
+        if (ext.knowledge) knowledge = ext.knowledge;  // the verified reply's citations (a cut turn cites none)
+        renderKnowledge(el, knowledge, decision, ext.timings, ext.grounding);
       }
     }
     if (stream.reason === "stop") markIncomplete(el, "stopped", t("stopped"));
