@@ -75,9 +75,7 @@ def test_a_failing_component_ends_the_turn_with_an_error():
 
 
 def test_a_turn_blocked_in_one_long_call_is_abandoned_after_the_grace_period():
-    system = _system(
-        {"name": "service_doubles:slow_generator", "first_delay": 1.5, "words": 2, "heeds_cancel": False}
-    )
+    system = _system({"name": "service_doubles:slow_generator", "first_delay": 1.5, "words": 2, "heeds_cancel": False})
 
     async def scenario():
         loop = asyncio.get_running_loop()
