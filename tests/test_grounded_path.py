@@ -184,3 +184,20 @@ def test_the_api_shows_the_grounding_block_and_keeps_it_with_the_session(tmp_pat
     assert final["ragdial"]["grounding"]["policy"] == "action"
     stored = client.get(f"/v1/sessions/{done['ragdial']['session_id']}").json()["messages"]
     assert [m["meta"]["grounding"]["policy"] for m in stored if m["role"] == "assistant"] == ["answer", "action"]
+
+
+def test_a_generator_that_fails_gives_the_extractive_answer(systems):
+    class Broken(Generator):
+        def stream(self, request: GenerationRequest) -> Iterator[str]:
+            yield "您的余额"
+            raise ValueError("could not broadcast input array")
+
+    branch = systems["zh"].knowledge_branch
+    original, branch.generator = branch.generator, Broken()
+    try:
+        (reply,) = ask(systems["zh"], "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    grounding = reply.record.grounding
+    assert grounding.attempts[0].degenerate.startswith("generator failed: ValueError")
+    assert len(grounding.attempts) == 1 and grounding.fallback == "extractive" and "23.50元" in reply.text

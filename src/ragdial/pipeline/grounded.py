@@ -7,6 +7,7 @@ and replaced). ``Grounding`` is what the ``TurnRecord``, the API's ``ragdial.gro
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from ragdial.understanding.policy import (
     TurnIntent,
 )
 
+logger = logging.getLogger(__name__)
 ROUTE_SOURCES = {PROFILE: SourceKind.USER_PROFILE, PRODUCT: SourceKind.PRODUCT, FAQ: SourceKind.FAQ}
 DEFAULT_MIN_RELEVANCE = 0.22
 CANDIDATES = 12  # the retriever's first items the relevance cut looks at
@@ -306,9 +308,9 @@ def generate_verified(
     first = replace(request, instruction=guidance)
     attempts: list[GroundingCheck] = []
     pieces = 0
-    text, count = _collect(generator, first)
+    text, count, error = _collect(generator, first)
     pieces += count
-    check = check_grounding(text, evidence)
+    check = GroundingCheck((), error) if error else check_grounding(text, evidence)
     attempts.append(check)
     if check.ok:
         return text.strip(), tuple(attempts), check, None, pieces
@@ -319,9 +321,9 @@ def generate_verified(
             instruction=guidance + "\n" + INSTRUCTIONS[language]["retry"].format(claims=claims),
             temperature=0.0,
         )
-        text, count = _collect(generator, retry)
+        text, count, error = _collect(generator, retry)
         pieces += count
-        check = check_grounding(text, evidence)
+        check = GroundingCheck((), error) if error else check_grounding(text, evidence)
         attempts.append(check)
         if check.ok:
             return text.strip(), tuple(attempts), check, "retry", pieces
@@ -333,23 +335,29 @@ def generate_verified(
     return text, tuple(attempts), final, "extractive", pieces
 
 
-def _collect(generator: Generator, request: GenerationRequest) -> tuple[str, int]:
-    """The generator's whole reply; the stream is stopped as soon as the text turns degenerate (runaway digits,
-    repetition), so a looping model costs a few pieces, not the token limit."""
+def _collect(generator: Generator, request: GenerationRequest) -> tuple[str, int, str | None]:
+    """The generator's whole reply, its piece count, and why it failed (``None`` if it did not). The stream is
+    stopped as soon as the text turns degenerate (runaway digits, repetition), so a looping model costs a few
+    pieces, not the token limit; a generator that raises gives the extractive answer instead of a failed turn."""
     pieces: list[str] = []
-    stream: Iterator[str] = iter(generator.stream(request))
+    stream: Iterator[str] | None = None
+    error = None
     try:
+        stream = iter(generator.stream(request))
         for piece in stream:
             if not piece:
                 continue
             pieces.append(piece)
             if len(pieces) % 8 == 0 and degenerate_reason("".join(pieces)) not in (None, "empty"):
                 break
+    except Exception as err:  # the customer gets the extractive answer; the failure is in ragdial.grounding
+        logger.warning("generator failed, answering extractively: %s: %s", type(err).__name__, err)
+        error = f"generator failed: {type(err).__name__}: {err}"[:300]
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
-    return "".join(pieces), len(pieces)
+    return "".join(pieces), len(pieces), error
 
 
 def user_turns(context: Sequence[Turn]) -> list[str]:
