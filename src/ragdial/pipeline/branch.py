@@ -9,6 +9,7 @@ answers it as a stream of events ending in a ``Reply`` that carries the ``TurnRe
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Generator as PieceStream
 from collections.abc import Iterator, Mapping, Sequence
@@ -60,6 +61,7 @@ class TurnInput:
     state: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: int | None = None
     temperature: float | None = None
+    cancel: threading.Event | None = None  # set by the caller to stop the generation after the token in flight
 
     @property
     def turn(self) -> Turn:
@@ -164,6 +166,7 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            cancel=request.cancel,
         )
         stage = time.perf_counter()
         pieces: list[str] = []
@@ -239,6 +242,7 @@ class KnowledgeBranch:
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
             policy=policy,
+            cancel=request.cancel,
         )
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
