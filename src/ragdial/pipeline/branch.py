@@ -41,6 +41,7 @@ from ragdial.understanding.policy import (
     OTHER_LANGUAGE,
     ROUTE_LABELS,
     SMALL_TALK,
+    Rewrite,
     classify_turn,
     rewrite_turn,
     route_decision,
@@ -202,7 +203,10 @@ class KnowledgeBranch:
             timings["understand_ms"] = ms(start)
             timings["retrieve_ms"] = 0.0
         else:
-            rewrite = rewrite_turn(context, intent, self.items.get, self.names)
+            # a trained reranker decides the ranking and its cut from the dialog itself: no rewrite, routing or cut
+            trained = getattr(self.retriever, "reranker", None) is not None
+            text = request.turn.text
+            rewrite = Rewrite(text, text) if trained else rewrite_turn(context, intent, self.items.get, self.names)
             query_context = [*context[:-1], Turn(Speaker.USER, rewrite.text)]
             decision = self.decide(query_context)
             if intent.route and decision.detector == "always":
@@ -211,15 +215,19 @@ class KnowledgeBranch:
             stage = time.perf_counter()
             found = self.retrieve(query_context, request.user, decision)
             ranked = found.ranked
-            routed = route_decision(decision, intent.route) if intent.route in HARD_ROUTES else decision
+            hard = intent.route in HARD_ROUTES and not trained
+            routed = route_decision(decision, intent.route) if hard else decision
             if routed is not decision:  # the route's source searched on its own too, its items first
                 within = self.retrieve(query_context, request.user, routed).ranked
                 seen = {c.id for c in within}
                 ranked = [*within, *(c for c in ranked if c.id not in seen)]
             settings = self.settings
-            selected, cut = rank_for_turn(
-                ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
-            )
+            if trained:
+                selected, cut = list(found.selected), []
+            else:
+                selected, cut = rank_for_turn(
+                    ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
+                )
             timings["retrieve_ms"] = ms(stage)
         policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
         if policy == NOT_IN_KNOWLEDGE:
