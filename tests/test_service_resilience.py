@@ -145,11 +145,13 @@ def test_a_wait_over_the_limit_is_503_and_a_turn_over_the_time_limit_is_stopped(
         server.stop()
 
 
-def test_the_stop_endpoint_ends_a_stream_on_any_worker(tmp_path):
+def test_the_stop_endpoint_ends_a_stream_with_two_workers(tmp_path):
+    """The kernel decides which worker accepts the stop (here mostly the streaming one); the hand-over to the
+    other worker is tested in test_service_turns.py."""
     server = Server(tmp_path, SLOW, workers=2, api_key="ka,kb").start()
     try:
         with httpx.Client(timeout=30) as client:
-            for n in range(4):  # a stop lands on either worker
+            for n in range(4):
                 body = _body(f"畅游套餐 {n}", stream=True)
                 with client.stream(
                     "POST", f"{server.url}/v1/chat/completions", json=body, headers=server.headers("ka")
