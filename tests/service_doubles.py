@@ -112,19 +112,35 @@ class FailingGenerator(Generator):
 
 class SlowGenerator(Generator):
     """A slow LLM: one request at a time (a lock, as llama.cpp), numbered words ``delay`` seconds apart after
-    ``first_delay``. It waits at most ``wait`` seconds for its lock, so a lock never released fails, not hangs."""
+    ``first_delay`` (a long prompt evaluation). It waits at most ``wait`` seconds for its lock, so a lock never
+    released fails, not hangs. Like llama.cpp it stops when ``request.cancel`` is set, also during the first delay,
+    unless ``heeds_cancel`` is false (a call that cannot be interrupted)."""
 
-    def __init__(self, delay: float, words: int, first_delay: float, wait: float = 20.0) -> None:
+    def __init__(
+        self, delay: float, words: int, first_delay: float, wait: float = 20.0, heeds_cancel: bool = True
+    ) -> None:
         self.delay, self.words, self.first_delay, self.wait = delay, words, first_delay, wait
+        self.heeds_cancel = heeds_cancel
         self.lock = threading.Lock()
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         return locked_stream(self.lock, lambda: self._pieces(request), timeout=self.wait)
 
+    def _sleep(self, seconds: float, request: GenerationRequest) -> bool:
+        """Sleep; False as soon as the request is cancelled (when this double heeds it)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if self.heeds_cancel and request.cancelled:
+                return False
+            time.sleep(min(0.02, max(0.0, end - time.monotonic())))
+        return not (self.heeds_cancel and request.cancelled)
+
     def _pieces(self, request: GenerationRequest) -> Iterator[str]:
-        time.sleep(self.first_delay)
+        if not self._sleep(self.first_delay, request):
+            return
         for number in range(min(self.words, request.max_tokens)):
-            time.sleep(self.delay)
+            if not self._sleep(self.delay, request):
+                return
             yield f"w{number} "
 
 
@@ -158,8 +174,10 @@ def generator(ctx: BuildContext) -> Generator:
     return EchoGenerator()
 
 
-def slow_generator(ctx: BuildContext, delay: float = 0.2, words: int = 200, first_delay: float = 0.0) -> Generator:
-    return SlowGenerator(delay, words, first_delay)
+def slow_generator(
+    ctx: BuildContext, delay: float = 0.2, words: int = 200, first_delay: float = 0.0, heeds_cancel: bool = True
+) -> Generator:
+    return SlowGenerator(delay, words, first_delay, heeds_cancel=heeds_cancel)
 
 
 def recording_generator(ctx: BuildContext) -> Generator:

@@ -158,3 +158,13 @@ def test_qa_dialogs_option_names_the_files(tmp_path: Path) -> None:
     assert {k.fields["dialog"] for k in synthetic} == {"yl-train-0002", "yl-train-0004"}
     own = next(e for e in only_train.examples if e.id == "yl-dev-0001:3")
     assert own.knowledge_ids == [] and own.meta["unmatched_gold"]  # its entry is not in this corpus
+
+
+def test_bad_rule_options_are_one_clear_error(tmp_path: Path) -> None:
+    from ragdial.errors import DataFormatError, OptionError
+
+    dev = OFFICIAL / "zh" / "dev_final_processed.json"
+    with pytest.raises(OptionError, match="rules must be one of organisers, faq-answer"):
+        mobilecs2.load(dev, rules="official")
+    with pytest.raises(DataFormatError, match=r"nope\.json"):
+        mobilecs2.load(dev, qa_dialogs=[tmp_path / "nope.json"])

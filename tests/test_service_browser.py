@@ -402,5 +402,15 @@ def test_each_profile_sees_only_its_own_sessions(tmp_path, browser):
         page.get_by_test_id("profile").select_option("u1")
         _ask(page, "畅游套餐 戊")
         expect(titles).to_have_text(["畅游套餐 戊", "畅游套餐 甲"])
+        assert page.get_by_test_id("more").is_hidden()
+        # a long list comes 50 at a time
+        for _ in range(55):
+            assert httpx.post(server.url + "/v1/sessions", json={"profile": "u1"}, timeout=30).status_code == 201
+        page.get_by_test_id("profile").select_option("u2")
+        page.get_by_test_id("profile").select_option("u1")
+        expect(titles).to_have_count(50)
+        page.get_by_test_id("more").click()
+        expect(titles).to_have_count(57)
+        assert page.get_by_test_id("more").is_hidden()
     finally:
         server.stop()

@@ -75,7 +75,7 @@ def test_a_failing_component_ends_the_turn_with_an_error():
 
 
 def test_a_turn_blocked_in_one_long_call_is_abandoned_after_the_grace_period():
-    system = _system({"name": "service_doubles:slow_generator", "first_delay": 1.5, "words": 2})
+    system = _system({"name": "service_doubles:slow_generator", "first_delay": 1.5, "words": 2, "heeds_cancel": False})
 
     async def scenario():
         loop = asyncio.get_running_loop()
@@ -92,3 +92,45 @@ def test_a_turn_blocked_in_one_long_call_is_abandoned_after_the_grace_period():
     assert isinstance(items[-1], Abandoned) and items[-1].reason == "timeout"
     assert not run.ended.is_set()
     assert run.join(30) and run.outcome.kind == "timeout"  # the thread still ends and reports
+
+
+def test_a_cancel_reaches_a_generator_inside_its_long_call():
+    """The turn's cancel event is the generation request's: a generator that watches it (as llama.cpp does
+    between tokens) stops inside a long call, so the turn ends at once instead of being abandoned."""
+    system = _system({"name": "service_doubles:slow_generator", "first_delay": 30, "words": 2})
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        cancel = threading.Event()
+        events = system.stream(Session.new(), "畅游套餐", cancel=cancel)
+        run = TurnRun(events, lambda o: None, loop, cancel=cancel).start()
+        items = []
+        async for item in run.events(poll=0.05, grace=10):
+            items.append(item)
+            if isinstance(item, Prepared):
+                await asyncio.sleep(0.2)  # inside the generator's 30 s first call
+                run.cancel("stopped")
+        return items
+
+    items = asyncio.run(scenario())
+    assert isinstance(items[-1], Ended) and items[-1].outcome.kind == "stopped"
+    assert items[-1].outcome.seconds < 10  # ended by the cancel, long before the 30 s call would have returned
+
+
+def test_a_stop_reaches_the_worker_that_streams_through_the_shared_folder(tmp_path):
+    """Two workers' registries over one run folder (as `ragdial serve --workers 2` makes): a stop that lands on
+    the other worker is handed over; another owner's or a finished stream's stop is refused (404)."""
+    from ragdial.serve.streams import Streams
+
+    streaming, other = Streams(str(tmp_path)), Streams(str(tmp_path))
+    stream_id = "chatcmpl-" + "ab12" * 6
+    run = object()
+    streaming.add(stream_id, run, "key:a")  # type: ignore[arg-type]
+    assert streaming.local(stream_id, "key:a") is run and other.local(stream_id, "key:a") is None
+    assert not other.request_stop(stream_id, "key:b")  # another owner's stream: unknown to it
+    assert not streaming.stop_requested(stream_id)
+    assert other.request_stop(stream_id, "key:a") and streaming.stop_requested(stream_id)
+    assert other.running_elsewhere(stream_id)
+    streaming.remove(stream_id)
+    assert not other.running_elsewhere(stream_id) and not other.request_stop(stream_id, "key:a")
+    assert not other.request_stop("../../etc/passwd", "key:a")  # only completion ids name files

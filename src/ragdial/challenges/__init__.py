@@ -46,11 +46,14 @@ class Benchmark:
     challenge: Challenge
     format: str
 
-    def load(self, path: Path | None = None, split: str | None = None, language: str = "zh") -> Dataset:
-        """The benchmark's split (``path``: default under ``$RAGDIAL_DATA``; the demo: bundled, in ``language``)."""
+    def load(
+        self, path: Path | None = None, split: str | None = None, language: str = "zh", **options: object
+    ) -> Dataset:
+        """The benchmark's split (``path``: default under ``$RAGDIAL_DATA``; the demo: bundled, in ``language``);
+        ``options`` go to the format's loader."""
         if self.name == "demo":
             return FUTUREDIAL.load_demo(language)
-        dataset = self.challenge.load(path, split, self.format)
+        dataset = self.challenge.load(path, split, self.format, **options)
         if self.format in ("dstc9", "dstc11"):
             from ragdial.datasets.dstc import version_of
 

@@ -139,6 +139,26 @@ class Challenge:
             raise RagdialError(f"{self.name}: no prediction for example {missing!r}")
         return [self.write_track(t, Path(folder) / t.filename, dataset, examples, predictions) for t in self.tracks]
 
+    def labelled(self, examples: Sequence[Example]) -> bool:
+        """Whether ``examples`` carry gold to score against (a test split's contexts do not)."""
+        return any(
+            e.response is not None or e.knowledge_ids or e.needs_knowledge is not None or e.intent for e in examples
+        )
+
+    def check_files(self, files: Sequence[Path], dataset: Dataset, examples: Sequence[Example]) -> list[str]:
+        """Read each official file back as the organisers' checker would (format, one entry per example, known
+        knowledge); a ``DataFormatError`` names file, record and field. Returns one line per file checked."""
+        lines = []
+        for path in files:
+            track = next((t for t in self.tracks if t.filename == Path(path).name), None)
+            if track is not None:
+                lines.append(f"{path}: {self.check_track(track, Path(path), dataset, examples)}")
+        return lines
+
+    def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
+        """Check one official file; a short description of what was checked."""
+        raise NotImplementedError
+
     # ---- scores
 
     def score(

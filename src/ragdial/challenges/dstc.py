@@ -36,6 +36,16 @@ class DstcChallenge(Challenge):
 
         return dstc.write_labels(path, dataset.kb, predicted_examples(examples, predictions))
 
+    def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
+        """What the organisers' ``check_results.py`` checks: one entry per instance, a boolean ``target``, known
+        knowledge references with the fields of the version, a response for every target."""
+        from ragdial.io import read_json
+        from ragdial.metrics.challenges.dstc import check_predictions
+
+        records = check_predictions(path, read_json(path), [{}] * len(examples), self.name, {i.id for i in dataset.kb})
+        targets = sum(1 for r in records if r["target"])
+        return f"labels.json format ok: {len(records)} instances, {targets} targets"
+
     def score(
         self,
         dataset: Dataset,

@@ -78,6 +78,19 @@ class FutureDialChallenge(Challenge):
         queries = {e.id: predictions[e.id].api_query or "" for e in examples}
         return mobilecs2.write_track2(path, dataset.kb, examples, generated, queries)
 
+    def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
+        """Track 1: ``id``/``turn_num``/``top20_id`` (at most 20 indexes into the dialog's corpus) per scored turn;
+        track 2: ``id``/``turn_num``/``客服-生成`` per turn."""
+        from ragdial.datasets import mobilecs2
+        from ragdial.metrics.challenges.checks import require_all
+
+        if track == TRACK1:
+            ranked = mobilecs2.read_track1(path, dataset)
+            return f"track-1 format ok: {len(ranked)} rankings"
+        records = mobilecs2.read_track2(path, dataset)
+        require_all(path, records, [e.id for e in examples], "turns")
+        return f"track-2 format ok: {len(records)} replies"
+
     def score(
         self,
         dataset: Dataset,

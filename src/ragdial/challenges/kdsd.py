@@ -39,6 +39,17 @@ class KdsdChallenge(Challenge):
 
         return kdconv.write_result(path, dataset.kb, predicted_examples(examples, predictions))
 
+    def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
+        """``result.json``: an object with a ``message`` string (and ``name``/``attrname``/``attrvalue`` strings in
+        each of its ``attrs``) for every context id."""
+        from ragdial.datasets import kdconv
+        from ragdial.metrics.challenges.checks import require_all
+
+        result = kdconv.read_result(path)
+        require_all(path, result, [e.id for e in examples], "contexts")
+        cited = sum(1 for r in result.values() if r.get("attrs"))
+        return f"result.json format ok: {len(result)} replies, {cited} citing triples"
+
     def score(
         self,
         dataset: Dataset,

@@ -35,6 +35,15 @@ class Smp2017Challenge(Challenge):
 
         return smp2017.write_predictions(path, predicted_examples(examples, predictions))
 
+    def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
+        """``[{"id", "label"}]`` with a label string for every utterance."""
+        from ragdial.datasets import smp2017
+        from ragdial.metrics.challenges.checks import require_all
+
+        predicted = smp2017.read_predictions(path)
+        require_all(path, predicted, [e.id for e in examples], "utterances")
+        return f"predictions format ok: {len(predicted)} labels"
+
     def score(
         self,
         dataset: Dataset,

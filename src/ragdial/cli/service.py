@@ -207,11 +207,29 @@ def demo(
 
 
 def run(
-    benchmark: Annotated[str, typer.Argument(help="demo, mobilecs2, dstc9, dstc11, huawei or kdconv")],
-    path: Annotated[Path | None, typer.Argument(help="data file or folder (default: under $RAGDIAL_DATA)")] = None,
+    benchmark: Annotated[
+        str,
+        typer.Argument(
+            help="a recipe (futuredial-track1/2, dstc9, dstc11, huawei, kdconv, smp2017, or a recipe .yaml) trained "
+            "into --system, or a benchmark (demo, mobilecs2, dstc9, dstc11, huawei, kdconv) answered by --config"
+        ),
+    ],
+    path: Annotated[Path | None, typer.Argument(help="test data file or folder (default: under $RAGDIAL_DATA)")] = None,
     config: ConfigOpt = None,
+    system: Annotated[
+        Path | None,
+        typer.Option(help="a system folder written by `ragdial train RECIPE` (default: systems/RECIPE if there)"),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="override a run-time recipe option: KEY=VALUE (system.top_k=5, generator.name=llama)"
+        ),
+    ] = None,
     split: Annotated[str | None, typer.Option(help="split (default: the benchmark's evaluation split)")] = None,
-    fold: Annotated[int, typer.Option(help="DSTC11: dialog-grouped fold 0-4 to run (-1: all)")] = 0,
+    fold: Annotated[
+        int | None, typer.Option(help="dialog-grouped fold 0-4 to run (-1: all; default: DSTC11 0, else all)")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="run a sample of N examples (drawn with --seed)")] = None,
     seed: Annotated[int, typer.Option(help="seed of the --limit sample")] = 0,
     language: Annotated[str, typer.Option(help="demo: zh or en")] = "zh",
@@ -221,16 +239,33 @@ def run(
     meteor: Annotated[bool, typer.Option(help="DSTC11: METEOR 1.5 (needs Java)")] = True,
     bertscore: Annotated[bool, typer.Option(help="MobileCS2: track-2 scores (BERTScore needs torch)")] = True,
 ) -> None:
-    """Run the whole pipeline over a benchmark split: the official submission file(s) and their scores."""
+    """Run the whole pipeline over test data: the official submission file(s), scored when the data has gold
+    (unlabelled input is format-checked and not scored)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ragdial import recipes
     from ragdial.challenges import ScoreOptions
     from ragdial.cli.eval import report
     from ragdial.evaluation import run_benchmark
+    from ragdial.recipes.running import default_system, run_recipe, trained_recipe
 
+    is_recipe = benchmark in recipes.names() or benchmark.endswith((".yaml", ".yml"))
+    if system is None and config is None and is_recipe and (default_system(benchmark) / "system.yaml").is_file():
+        system = default_system(benchmark)
+    if system is None and is_recipe and benchmark not in _benchmark_names():
+        raise RagdialError(
+            f"{benchmark}: no trained system; train one first: ragdial train {benchmark} --out "
+            f"{default_system(benchmark)} (then --system {default_system(benchmark)})"
+        )
+    if system is not None and (config is not None or retriever or generator):
+        raise RagdialError("--system runs a trained recipe: override its options with --set, not --config/--retriever")
+    if set_ and system is None:
+        raise RagdialError("--set overrides a recipe's options: give --system DIR (a folder of `ragdial train`)")
     console = Console(stderr=True)
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     tokens = {"n": 0, "ms": 0.0}
+    use_fold = None if fold is not None and fold < 0 else fold
+    options = ScoreOptions(meteor=meteor, bertscore=bertscore)
     with Progress(*columns, TextColumn("{task.fields[rate]}"), console=console) as progress:
         task = progress.add_task(benchmark, total=None, rate="building the dialog system")
 
@@ -243,28 +278,43 @@ def run(
             rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
             progress.update(task, advance=1, rate=f"{rate:,.1f} tokens/s")
 
-        done = run_benchmark(
-            benchmark,
-            _config(config, retriever, generator),
-            path,
-            split,
-            None if fold < 0 else fold,
-            limit,
-            language,
-            out,
-            seed,
-            on_start=start,
-            on_reply=advance,
-            options=ScoreOptions(meteor=meteor, bertscore=bertscore),
-        )
+        if system is not None:
+            recipe = trained_recipe(system, benchmark if is_recipe else None, set_ or [])
+            done = run_recipe(recipe, system, path, out, split, use_fold, limit, seed, start, advance, options)
+        else:
+            done = run_benchmark(
+                benchmark,
+                _config(config, retriever, generator),
+                path,
+                split,
+                0 if fold is None else use_fold,
+                limit,
+                language,
+                out,
+                seed,
+                on_start=start,
+                on_reply=advance,
+                options=options,
+                any_fold=fold is not None and fold >= 0,
+            )
     for result in done.result.challenge_scores:
         report(result, False, None)
+    for line in done.result.checks:
+        typer.echo(f"official format check: {line}")
+    if not done.scored:
+        typer.echo(f"not scored: the input has no gold ({done.result.counts['examples']} unlabelled examples)")
     speed = done.speed
     typer.echo(
         f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
         f" / p95 {speed['total_ms_p95']:.0f} ms"
     )
     typer.echo(f"wrote {', '.join(str(p) for p in done.result.files)}")
+
+
+def _benchmark_names() -> list[str]:
+    from ragdial.challenges import BENCHMARKS
+
+    return list(BENCHMARKS)
 
 
 def register(app: typer.Typer) -> None:

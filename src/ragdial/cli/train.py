@@ -1,4 +1,5 @@
-"""``ragdial train``: fit the learned parts of the pipeline (``retriever`` here; detectors live beside it)."""
+"""``ragdial train``: fit the learned parts of the pipeline (``retriever`` here; detectors live beside it), or every
+part of a recipe at once (``ragdial train RECIPE``, ``ragdial.cli.recipes``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ragdial import challenges, datasets
+from ragdial.cli import recipes as recipes_cli
 from ragdial.cli import train_understanding
 from ragdial.retrieval import rerank
 from ragdial.retrieval.index import load_index
@@ -17,6 +19,7 @@ app = typer.Typer(no_args_is_help=True, help="Train models.")
 app.command("detector")(train_understanding.detector)
 app.command("intent")(train_understanding.intent)
 app.command("api-query")(train_understanding.api_query)
+recipes_cli.register(app)
 
 
 @app.command()

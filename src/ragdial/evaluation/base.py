@@ -28,6 +28,7 @@ class EvaluationResult:
     files: list[Path] = field(default_factory=list)
     predictions: dict[str, Any] = field(default_factory=dict, repr=False)  # Any: each evaluator's own kind
     seconds: float = 0.0
+    checks: list[str] = field(default_factory=list)  # official-format checks of files written for unlabelled input
 
     @property
     def primary_score(self) -> float:

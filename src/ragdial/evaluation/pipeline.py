@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
 from ragdial.io import write_json
-from ragdial.schema import Dataset, Example
+from ragdial.schema import Dataset, Example, Knowledge
 
 if TYPE_CHECKING:
     from ragdial.pipeline.config import SystemConfig
@@ -64,7 +64,9 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
     """Answer ``examples`` with a dialog system, write the challenge's official files into ``out`` and score them.
 
     ``options`` go to ``Challenge.score`` (METEOR 1.5, BERTScore); ``on_reply`` is called after each answer
-    (progress bars).
+    (progress bars); ``tracks``: the names of the official files to write (default: every track). Every file
+    written is read back as the organisers' checker would (``result.checks``); unlabelled examples (a test split's
+    contexts) are not scored: ``challenge_scores`` stays empty.
     """
 
     def __init__(
@@ -76,7 +78,9 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         name: str = "pipeline",
         on_reply: Callable[[Example, Reply], None] | None = None,
         options: ScoreOptions = DEFAULT_SCORING,
+        tracks: Sequence[str] | None = None,
     ):
+        self.tracks = tracks
         self.challenge = challenge
         self.dataset = dataset
         self.examples = list(examples)
@@ -98,8 +102,11 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             for example in self.examples:
                 predictions[example.id] = self._full_ranking(model, example, predictions[example.id])
         self.out.mkdir(parents=True, exist_ok=True)
-        files = self.challenge.write(self.out, self.dataset, self.examples, predictions)
-        challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, self.options)
+        files = self._write(predictions)
+        checks = self.challenge.check_files(files, self.dataset, self.examples)
+        challenge_scores = []
+        if self.challenge.labelled(self.examples):
+            challenge_scores = self.challenge.score(self.dataset, self.examples, predictions, self.options)
         scores: dict[str, float] = {}
         for result in challenge_scores:
             scores.update({f"{result.challenge}.{k}": v for k, v in result.flat().items()})
@@ -115,7 +122,20 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
             files,
             predictions=dict(replies),
             seconds=time.perf_counter() - started,
+            checks=checks,
         )
+
+    def _write(self, predictions: dict[str, Prediction]) -> list[Path]:
+        if self.tracks is None:
+            return self.challenge.write(self.out, self.dataset, self.examples, predictions)
+        chosen = [t for t in self.challenge.tracks if t.name in self.tracks]
+        if not chosen:
+            known = ", ".join(t.name for t in self.challenge.tracks)
+            raise RagdialError(f"{self.challenge.name}: no track among {', '.join(self.tracks)} (tracks: {known})")
+        return [
+            self.challenge.write_track(t, self.out / t.filename, self.dataset, self.examples, predictions)
+            for t in chosen
+        ]
 
     @staticmethod
     def _full_ranking(model: DialogSystem, example: Example, prediction: Prediction, depth: int = 20) -> Prediction:
@@ -142,6 +162,11 @@ class BenchmarkResult:
     result: EvaluationResult
     speed: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def scored(self) -> bool:
+        """False when the input had no gold (a test split's contexts): the files were format-checked only."""
+        return bool(self.result.challenge_scores)
+
     def summary(self) -> dict[str, object]:
         return {
             "benchmark": self.benchmark,
@@ -151,7 +176,9 @@ class BenchmarkResult:
             "config": self.config,
             "components": self.components,
             "speed": self.speed,
+            "scored": bool(self.result.challenge_scores),
             "scores": {s.challenge: s.to_dict() for s in self.result.challenge_scores},
+            "format_checks": self.result.checks,
             "submission": [str(p) for p in self.result.files],
             "latency_ms": {stage: summary.to_dict() for stage, summary in self.result.latency.items()},
         }
@@ -165,11 +192,16 @@ def knowledge_for(dataset: Dataset) -> KnowledgeSource:
 
 
 def select_examples(
-    bench: Benchmark, dataset: Dataset, fold: int | None, limit: int | None = None, seed: int = 0
+    bench: Benchmark,
+    dataset: Dataset,
+    fold: int | None,
+    limit: int | None = None,
+    seed: int = 0,
+    any_fold: bool = False,
 ) -> list[Example]:
-    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11), else all; then a
-    sample of ``limit`` of them drawn with ``seed`` (kept in split order)."""
-    use_fold = fold if bench.challenge.default_fold is not None else None
+    """The examples a run scores: ``fold`` of the split for a challenge with a dev fold (DSTC11; any challenge with
+    ``any_fold``), else all; then a sample of ``limit`` of them drawn with ``seed`` (kept in split order)."""
+    use_fold = fold if bench.challenge.default_fold is not None or any_fold else None
     examples = bench.challenge.examples(dataset, use_fold)
     if limit is not None and limit < len(examples):
         import random
@@ -194,21 +226,30 @@ def run_benchmark(
     on_start: Callable[[Dataset, list[Example]], None] | None = None,
     on_reply: Callable[[Example, Reply], None] | None = None,
     options: ScoreOptions = DEFAULT_SCORING,
+    knowledge: Iterable[Knowledge] = (),
+    tracks: Sequence[str] | None = None,
+    load_options: Mapping[str, Any] | None = None,
+    any_fold: bool = False,
 ) -> BenchmarkResult:
     """Build the system over the benchmark split, answer every selected example, write the official files and
     ``scores.json`` into ``out`` (default ``runs/<name>``) and return the result.
 
     ``fold``: the dialog-grouped fold to run where the challenge has a dev fold (DSTC11; None: all); ``limit``,
     ``seed``: a seeded sample of that many examples; ``options``: METEOR 1.5 and BERTScore choices (see
-    ``Challenge.score``).
+    ``Challenge.score``). ``knowledge``: items added to the split's knowledge base (a recipe's knowledge graph, so a
+    test file without triples is answered and written from it); ``tracks``: the official files to write;
+    ``load_options``: the loader's options (DSTC9 ``knowledge``); ``any_fold``: ``fold`` applies to any challenge.
+    Unlabelled input is not scored (``BenchmarkResult.scored``); its files are checked against the official format.
     """
     from ragdial.pipeline.components import build_system
     from ragdial.pipeline.config import ComponentSpec
 
     bench = benchmark(name)
-    dataset = bench.load(path, split, language)
+    dataset = bench.load(path, split, language, **dict(load_options or {}))
+    for item in knowledge:
+        dataset.kb.add(item)
     config.languages = [dataset.language]
-    examples = select_examples(bench, dataset, fold, limit, seed)
+    examples = select_examples(bench, dataset, fold, limit, seed, any_fold)
     if on_start is not None:
         on_start(dataset, examples)
     folder = out or Path("runs") / name
@@ -217,12 +258,12 @@ def run_benchmark(
         if trained is not None:
             config.detector = ComponentSpec.parse(trained, "detector")
     system = build_system(config, dataset.language, knowledge=knowledge_for(dataset))
-    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, options)
+    evaluator = PipelineEvaluator(bench.challenge, dataset, examples, folder, name, on_reply, options, tracks)
     result = evaluator(system)
     run = BenchmarkResult(
         name,
         dataset.split,
-        fold if bench.challenge.default_fold is not None else None,
+        fold if bench.challenge.default_fold is not None or any_fold else None,
         config.to_data(),
         {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
         result,

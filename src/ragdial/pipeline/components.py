@@ -56,8 +56,18 @@ def dataset_knowledge(
     return KnowledgeSource.of(datasets.load(format, path, split, **options))
 
 
+def index_knowledge(language: str, path: str) -> KnowledgeSource:
+    """The knowledge items of a saved index directory (``ragdial index build``, a trained recipe's ``index/``)."""
+    from ragdial.retrieval.index import read_items
+    from ragdial.schema import Dataset, KnowledgeBase
+
+    kb = KnowledgeBase(read_items(path))
+    return KnowledgeSource.of(Dataset("index", "index", language, kb, [], [], str(path)))
+
+
 KNOWLEDGE.register("demo", demo_knowledge, "the bundled demo knowledge base")
 KNOWLEDGE.register("dataset", dataset_knowledge, "a dataset file: {name: dataset, format: F, path: P}")
+KNOWLEDGE.register("index", index_knowledge, "the items of a saved index directory: {name: index, path: DIR}")
 
 
 class ComponentCache:

@@ -8,6 +8,7 @@ data flows one way: session (read) → context → branch → events → ``Reply
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -143,10 +144,12 @@ class DialogSystem:
         max_tokens: int | None = None,
         temperature: float | None = None,
         state: dict[str, Any] | None = None,
+        cancel: threading.Event | None = None,
     ) -> Iterator[Event]:
-        """Answer the turn after ``context``: yields ``Prepared``, then ``Piece``s, then the ``Reply``."""
+        """Answer the turn after ``context``: yields ``Prepared``, then ``Piece``s, then the ``Reply``. Setting
+        ``cancel`` stops the generator after the token in flight (the stream then ends early)."""
         state = dict(state or {})
-        request = TurnInput(list(context), user, state, max_tokens, temperature)
+        request = TurnInput(list(context), user, state, max_tokens, temperature, cancel)
         yield from self.branch_for(state, request.turn).respond(request)
 
     def answer(self, context: Sequence[Turn], user: str | None = None) -> Reply:

@@ -74,17 +74,25 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
     return meta
 
 
-def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | None = None) -> HybridRetriever:
-    """Load an index directory; ``reranker`` overrides the one stored inside it."""
+def read_items(directory: str | Path) -> list[Knowledge]:
+    """The knowledge items of an index directory, in index order."""
     directory = Path(directory)
     meta = read_meta(directory)
-    config = RetrieverConfig.from_dict(meta["config"])
     items = []
     with open(directory / ITEMS, encoding="utf-8") as handle:
         for line in handle:
             items.append(Knowledge.from_dict(json.loads(line)))
     if len(items) != meta["items"]:
         raise RagdialError(f"{directory / ITEMS}: {len(items)} items, index.json says {meta['items']}")
+    return items
+
+
+def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | None = None) -> HybridRetriever:
+    """Load an index directory; ``reranker`` overrides the one stored inside it."""
+    directory = Path(directory)
+    meta = read_meta(directory)
+    config = RetrieverConfig.from_dict(meta["config"])
+    items = read_items(directory)
     lexical = LexicalIndex.load(directory / BM25_DIR, config.analyzer, len(items), mmap=mmap)
     vectors = None
     if config.uses_dense:

@@ -139,8 +139,9 @@ class Chat:
         max_tokens = body.max_completion_tokens or body.max_tokens or system.config.max_tokens
         model = body.model or service.settings.model
         cid = oai.completion_id()
+        cancel = threading.Event()  # the generator stops at its next token when the turn is cancelled
         try:
-            events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature)
+            events = system.stream(session, text, max_tokens=max_tokens, temperature=body.temperature, cancel=cancel)
         except BaseException:
             self.queue.release(ticket)
             raise
@@ -148,7 +149,7 @@ class Chat:
         watcher: list[asyncio.Task[None]] = []
         finish = partial(self._finish, opened, text, caller)
         on_exit = partial(self._exit, cid, session.id, ticket, watcher)
-        run = TurnRun(events, finish, loop, on_exit)
+        run = TurnRun(events, finish, loop, on_exit, cancel)
         self.streams.add(cid, run, caller.owner or "")
         self._by_session[session.id] = run
         run.start()

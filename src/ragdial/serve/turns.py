@@ -69,15 +69,17 @@ class TurnRun:
         finish: Callable[[Outcome], None],
         loop: asyncio.AbstractEventLoop,
         on_exit: Callable[[Outcome], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         """``finish(outcome)`` runs in the turn's thread once the stream is closed (the app stores the turn
-        there); ``on_exit(outcome)`` runs on the loop after that (the app frees the turn's queue slot)."""
+        there); ``on_exit(outcome)`` runs on the loop after that (the app frees the turn's queue slot). ``cancel``:
+        the event the pipeline's generator watches between tokens (set by ``cancel()``)."""
         self._events = events
         self._finish = finish
         self._on_exit = on_exit
         self._loop = loop
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._cancel = threading.Event()
+        self._cancel = cancel if cancel is not None else threading.Event()
         self.reason: str | None = None
         self.ended = threading.Event()
         self.outcome: Outcome | None = None
@@ -156,7 +158,8 @@ class TurnRun:
         try:
             for event in self._events:
                 if isinstance(event, Reply):
-                    outcome.reply = event
+                    if not self._cancel.is_set():  # after a cancel the generator stopped early: not a whole reply
+                        outcome.reply = event
                     break
                 if self._cancel.is_set():
                     break

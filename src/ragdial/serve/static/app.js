@@ -14,7 +14,7 @@ const STRINGS = {
     timeout: "{s} 秒内没有收到服务器的回复，已停止等待。请稍后重试。",
     network: "与服务器的连接中断，回答不完整。请检查网络后重试。",
     cutShort: "回答在中途结束（服务器关闭了连接），回答不完整。",
-    busy: "服务繁忙，请 {s} 秒后重试。", conversation: "对话",
+    busy: "服务繁忙，请 {s} 秒后重试。", conversation: "对话", more: "更多会话",
     policy: "回答策略", answer: "据知识回答", not_in_knowledge: "知识中没有", action: "无法代办的操作", small_talk: "闲聊",
     other_language: "其他语言", query: "检索问题", verified: "已核对", claims: "项事实", unsupported: "未核实",
     fallback: "改用", retry: "约束重试", extractive: "抽取式回答",
@@ -31,7 +31,7 @@ const STRINGS = {
     timeout: "No reply from the server for {s} s; stopped waiting. Please try again later.",
     network: "The connection to the server was lost; the answer is incomplete. Check the network and try again.",
     cutShort: "The answer ended early (the server closed the connection); it is incomplete.",
-    busy: "The service is busy; please try again in {s} s.", conversation: "Conversation",
+    busy: "The service is busy; please try again in {s} s.", conversation: "Conversation", more: "More sessions",
     policy: "policy", answer: "answer from knowledge", not_in_knowledge: "not in the knowledge",
     action: "action it cannot perform", small_talk: "small talk", other_language: "other language",
     query: "searched", verified: "verified", claims: "claims", unsupported: "unsupported", fallback: "fallback",
@@ -39,6 +39,7 @@ const STRINGS = {
   },
 };
 
+const PAGE = 50;  // sessions listed at first; "more" lists 50 more (the server's limit is 1000)
 const DEFAULT_TIMEOUT_S = 60;  // no byte from the server for this long ends the wait (?timeout=SECONDS overrides)
 const NARROW = window.matchMedia("(max-width: 700px)");
 
@@ -50,6 +51,7 @@ const state = {
   busy: false,
   stream: null,  // {controller, reason, id} of the reply being streamed
   timeoutS: requestedTimeout > 0 ? requestedTimeout : DEFAULT_TIMEOUT_S,
+  listed: PAGE,  // how many sessions the list asks for
 };
 if (!STRINGS[state.lang]) state.lang = "zh";
 
@@ -132,7 +134,7 @@ async function loadProfiles() {
 // Only the chosen profile's sessions: the server is asked for them, and anything else it returns is dropped.
 async function loadSessions() {
   const profile = currentProfile();
-  const query = new URLSearchParams({ limit: "50" });
+  const query = new URLSearchParams({ limit: String(state.listed) });
   if (profile) query.set("profile", profile);
   const body = await api("/v1/sessions?" + query);
   if (profile !== currentProfile()) return;  // the profile changed while the list was loading
@@ -161,6 +163,7 @@ async function loadSessions() {
     li.append(title, del);
     list.append(li);
   }
+  $("more").hidden = body.sessions.length < state.listed || state.listed >= 1000;
   markActive();
 }
 
@@ -439,7 +442,12 @@ function wire() {
   };
   NARROW.addEventListener("change", () => { if (!NARROW.matches) setSidebar(false); });
   $("new-chat").onclick = newChat;
+  $("more").onclick = () => {
+    state.listed = Math.min(1000, state.listed + PAGE);
+    loadSessions().catch((e) => showError(e.message));
+  };
   $("profile").onchange = () => {
+    state.listed = PAGE;
     localStorage.setItem("ragdial.profile", $("profile").value);
     newChat();
     loadSessions().catch((e) => showError(e.message));

@@ -1,0 +1,178 @@
+"""``ragdial train RECIPE``: train every component a recipe names (index, detector, reranker, generator, intent) on
+its training data and write a system folder: ``system.yaml`` (a ``SystemConfig`` naming the trained parts),
+``recipe.yaml`` (the recipe as trained, overrides applied), ``train.json`` (data, counts, seconds per step) and one
+sub-folder per trained part. Nothing is written into the folder until every part has trained.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragdial import challenges
+from ragdial.errors import RagdialError
+from ragdial.io import write_json
+from ragdial.recipes import DataSpec, Recipe
+from ragdial.schema import Dataset, KnowledgeBase
+
+SYSTEM = "system.yaml"
+RECIPE = "recipe.yaml"
+TRAIN_INFO = "train.json"
+
+Step = Callable[[str], None]  # told the name of each step as it starts
+
+
+def load_training(specs: Sequence[DataSpec]) -> Dataset:
+    """The training inputs as one dataset: the union of their knowledge, their dialogs and examples (ids prefixed
+    ``<n>/`` when there is more than one input, so dialogs of different files never merge)."""
+    loaded = [challenges.for_format(s.format).load(s.path, s.split, s.format) for s in specs]
+    if len(loaded) == 1:
+        return loaded[0]
+    kb = KnowledgeBase()
+    dialogs, examples = [], []
+    for n, dataset in enumerate(loaded):
+        for item in dataset.kb:
+            kb.add(item if item.is_global else dataclasses.replace(item, scope=f"{n}/{item.scope}"))
+        dialogs += [dataclasses.replace(d, id=f"{n}/{d.id}") for d in dataset.dialogs]
+        examples += [dataclasses.replace(e, id=f"{n}/{e.id}", dialog_id=f"{n}/{e.dialog_id}") for e in dataset.examples]
+    first = loaded[0]
+    return Dataset(first.format, "+".join(d.split for d in loaded), first.language, kb, dialogs, examples, "")
+
+
+def train_recipe(
+    recipe: Recipe, out: Path, data: Iterable[str] = (), on_step: Step | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Train ``recipe`` (on ``data`` instead of its own training inputs when given) into the folder ``out``;
+    returns what ``train.json`` holds. The folder is written beside ``out`` and renamed into place at the end."""
+    step = on_step or (lambda name: None)
+    specs = recipe.train_specs(data)
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    final = out.resolve()
+    seconds: dict[str, float] = {}
+    try:
+        started = time.perf_counter()
+        step("loading the training data")
+        dataset = load_training(specs)
+        challenge = challenges.for_format(specs[0].format)
+        fold = recipe.get("exclude_fold")
+        examples = challenge.examples(dataset, fold, keep=False)
+        learn = dataclasses.replace(dataset, examples=examples)
+        seconds["load"] = time.perf_counter() - started
+        system: dict[str, Any] = {"languages": [dataset.language], **(recipe.get("system") or {})}
+        parts = _train_parts(recipe, learn, tmp, final, step, seconds, seed)
+        system.update(parts)
+        from ragdial.pipeline.config import SystemConfig
+
+        config = SystemConfig.from_data(system, f"recipe {recipe.name}, system")
+        info = {
+            "recipe": recipe.name,
+            "data": [str(s) for s in specs],
+            "exclude_fold": fold,
+            "language": dataset.language,
+            "knowledge_items": len(dataset.kb),
+            "examples": len(examples),
+            "examples_left_out": len(dataset.examples) - len(examples),
+            "seconds": {k: round(v, 1) for k, v in seconds.items()},
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        (tmp / SYSTEM).write_text(config.to_yaml(), encoding="utf-8")
+        trained = Recipe({**recipe.data, "train": [str(s) for s in specs]})
+        (tmp / RECIPE).write_text(trained.to_yaml(), encoding="utf-8")
+        write_json(tmp / TRAIN_INFO, info)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return info
+
+
+def _train_parts(
+    recipe: Recipe, learn: Dataset, tmp: Path, final: Path, step: Step, seconds: dict[str, float], seed: int
+) -> dict[str, Any]:
+    """Train each part into ``tmp``; return the ``SystemConfig`` fields naming them (paths under ``final``)."""
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+
+    parts: dict[str, Any] = {}
+    index_options = recipe.get("index")
+    retriever = None
+    if index_options is not None:
+        step(f"indexing {len(learn.kb)} knowledge items")
+        started = time.perf_counter()
+        retriever = HybridRetriever(learn.kb, RetrieverConfig.from_dict(dict(index_options)))
+        if recipe.get("knowledge") == "train":
+            from ragdial.retrieval.index import save_index
+
+            save_index(retriever, tmp / "index", {"format": learn.format, "recipe": recipe.name})
+            parts["retriever"] = {"name": "index", "path": str(final / "index")}
+            parts["knowledge"] = {"name": "index", "path": str(final / "index")}
+        else:  # answered from the test data's own knowledge: the same options over it at run time
+            parts["retriever"] = {"name": "hybrid", **index_options}
+        seconds["index"] = time.perf_counter() - started
+    detector = recipe.get("detector")
+    if detector is not None:
+        parts["detector"] = _classifier(dict(detector), learn, tmp / "detector", final / "detector", step, seconds)
+    else:
+        parts["detector"] = {"name": "always", "lookups": ["user_profile", "global"]}
+    reranker = recipe.get("reranker")
+    if reranker is not None:
+        if retriever is None:
+            raise RagdialError(f"recipe {recipe.name}: a reranker needs an index (set index)")
+        from ragdial.retrieval import rerank
+
+        seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
+        step(f"training the reranker on {seeking} knowledge-seeking turns")
+        started = time.perf_counter()
+        model = rerank.train(retriever, learn.examples, seed=seed, **dict(reranker))
+        model.info.update({"recipe": recipe.name})
+        model.save(tmp / "reranker")
+        parts["retriever"]["reranker"] = str(final / "reranker")
+        seconds["reranker"] = time.perf_counter() - started
+    generator = dict(recipe.get("generator") or {"name": "template"})
+    if recipe.get("generator") and generator.get("name") == "template" and "model" not in generator:
+        from ragdial.generation.template import TemplateGenerator
+
+        step(f"learning templates from {sum(1 for e in learn.examples if e.response)} replies")
+        started = time.perf_counter()
+        TemplateGenerator.train(learn.examples, learn.kb, learn.language).save(tmp / "template.json")
+        generator["model"] = str(final / "template.json")
+        seconds["generator"] = time.perf_counter() - started
+    parts["generator"] = generator
+    intent = recipe.get("intent")
+    if intent is not None:
+        _classifier({"task": "intent", **intent}, learn, tmp / "intent", final / "intent", step, seconds)
+    return parts
+
+
+def _classifier(
+    options: dict[str, Any], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
+) -> dict[str, Any]:
+    """Train a detector / api_query / intent classifier into ``folder``; its detector spec (intent: none)."""
+    from ragdial.understanding import new_classifier, training_data
+
+    task = options.pop("task", "detector")
+    embedding = options.pop("embedding", "default")
+    knowledge = options.pop("knowledge", True)
+    threshold = options.pop("threshold", 0.5)
+    if options:
+        raise RagdialError(f"{task}: unknown option(s) {', '.join(options)} (task, embedding, knowledge, threshold)")
+    contexts, targets = training_data(task, learn)
+    step(f"training the {task} classifier on {len(contexts)} turns")
+    started = time.perf_counter()
+    model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
+    model.fit(contexts, targets)
+    model.save(folder)
+    seconds[task] = time.perf_counter() - started
+    if task == "api_query":
+        return {"name": "api_query", "model": str(final)}
+    return {"name": "knowledge_seeking", "model": str(final), "threshold": threshold}

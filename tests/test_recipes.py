@@ -1,0 +1,249 @@
+"""Recipes (issue 17): ``ragdial train RECIPE`` then ``ragdial run RECIPE TEST --system DIR`` for every challenge,
+on a few dialogs of our own fixtures (and of the shared data where present), each run's official file read back by
+the format check; unlabelled input is written and checked, never scored.
+
+The fixtures are written by the same hand as the code: these runs check that the parts fit, not how good they are.
+Components are made fast with ``--set`` (BM25 instead of the dense encoder, no sentence embeddings, 20 boosting
+rounds), which is itself what is tested of the overrides.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import shared_path
+from ragdial import recipes
+from ragdial.challenges import benchmark
+from ragdial.cli import app
+from ragdial.datasets import kdconv
+from ragdial.errors import RagdialError
+from ragdial.recipes.running import run_recipe, trained_recipe
+from ragdial.recipes.training import train_recipe
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KD_DIALOGS = FIXTURES / "retrieval" / "kd_dialogs.json"
+TRAVEL = FIXTURES / "generation" / "travel_dialogs.json"
+HUAWEI_CONTEXTS = FIXTURES / "recipes" / "huawei" / "test_contexts.json"
+DSTC = FIXTURES / "retrieval" / "dstc"
+DSTC9 = FIXTURES / "dstc9"
+MOBILECS2 = FIXTURES / "mobilecs2" / "official" / "zh"
+FAST = ["index.encoder=null", "index.fusion=bm25", "reranker.rounds=20"]
+FAST_DETECTOR = [*FAST, "detector.embedding=none"]
+SHIPPED = ["dstc11", "dstc9", "futuredial-track1", "futuredial-track2", "huawei", "kdconv", "smp2017"]
+
+
+def sets(overrides: list[str]) -> list[str]:
+    return [arg for o in overrides for arg in ("--set", o)]
+
+
+def train(name: str, data: list[str], out: Path, overrides: list[str]) -> Path:
+    train_recipe(recipes.load_recipe(name, overrides), out, data)
+    return out
+
+
+def run(name: str, system: Path, test: Path, out: Path, **kwargs):
+    from ragdial.challenges import ScoreOptions
+
+    options = ScoreOptions(meteor=False, bertscore=kwargs.pop("bertscore", False))
+    return run_recipe(trained_recipe(system, name), system, test, out, options=options, **kwargs)
+
+
+def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
+    assert recipes.names() == sorted(SHIPPED)
+    for name in SHIPPED:
+        recipe = recipes.load_recipe(name)
+        if recipe.benchmark == "smp2017":
+            assert recipe.get("outputs") == ["predictions.json"] and recipe.get("intent")
+            continue
+        files = {t.filename for t in benchmark(recipe.benchmark).challenge.tracks}
+        assert set(recipe.get("outputs")) <= files, name
+        assert recipe.get("knowledge") in ("train", "test")
+    huawei = recipes.load_recipe("huawei")
+    assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
+    assert {s.split(":")[0] for s in huawei.get("train")} == {"huawei", "kdconv"}
+
+
+def test_overrides_set_any_option_and_bad_ones_name_the_key() -> None:
+    recipe = recipes.load_recipe("huawei", ["system.top_k=5", "reranker=null", "index.encoder=none", "train=[a, b]"])
+    assert recipe.get("system")["top_k"] == 5 and recipe.get("system")["grounded"] is False
+    assert recipe.get("reranker") is None and recipe.get("index")["encoder"] == "none"
+    assert recipe.get("train") == ["a", "b"]
+    with pytest.raises(RagdialError, match="unknown recipe key 'sytem'"):
+        recipes.load_recipe("huawei", ["sytem.top_k=5"])
+    with pytest.raises(RagdialError, match="expected KEY=VALUE"):
+        recipes.load_recipe("huawei", ["top_k"])
+    with pytest.raises(RagdialError, match="exclude_fold must be 0-4"):
+        recipes.load_recipe("huawei", ["exclude_fold=7"])
+    with pytest.raises(RagdialError, match="unknown recipe 'nope'"):
+        recipes.load_recipe("nope")
+
+
+def test_huawei_two_commands_answer_unlabelled_contexts_from_the_training_graph(tmp_path: Path) -> None:
+    """The Huawei test contexts carry no triples: the replies cite triples of the training files' graph, the
+    submission is format-checked and the run says it was not scored (no score table, no zeros)."""
+    runner = CliRunner()
+    system = tmp_path / "system"
+    trained = runner.invoke(
+        app, ["train", "huawei", f"huawei:{KD_DIALOGS}", "--out", str(system), *sets(FAST_DETECTOR)]
+    )
+    assert trained.exit_code == 0, trained.output
+    assert "next: ragdial run huawei" in trained.output
+    assert {"system.yaml", "recipe.yaml", "train.json", "index", "detector", "reranker", "template.json"} <= {
+        p.name for p in system.iterdir()
+    }
+    out = tmp_path / "run"
+    done = runner.invoke(app, ["run", "huawei", str(HUAWEI_CONTEXTS), "--system", str(system), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "not scored: the input has no gold (4 unlabelled examples)" in done.output
+    assert "official format check" in done.output and "result.json format ok: 4 replies" in done.output
+    assert "0.0000" not in done.output and "knowledge" not in done.output and "┃" not in done.output  # no table
+    result = kdconv.read_result(out / "result.json")
+    assert sorted(result) == ["1", "2", "3", "4"]
+    graph = {(a["name"], a["attrname"], a["attrvalue"]) for d in json.loads(KD_DIALOGS.read_text()) for m in
+             d["messages"] for a in m.get("attrs", [])}  # fmt: skip
+    cited = [(a["name"], a["attrname"], a["attrvalue"]) for r in result.values() for a in r.get("attrs", [])]
+    assert cited and set(cited) <= graph
+    assert result["2"]["attrs"][0]["name"] == "青石桥"  # "它在哪个城市": the place named earlier in the context
+    summary = json.loads((out / "scores.json").read_text())
+    assert summary["scored"] is False and summary["scores"] == {} and summary["format_checks"]
+
+
+def test_run_time_overrides_and_what_they_may_not_change(tmp_path: Path) -> None:
+    system = train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
+    with pytest.raises(RagdialError, match="a training option"):
+        trained_recipe(system, "huawei", ["reranker.rounds=5"])
+    with pytest.raises(RagdialError, match="trained with recipe 'huawei', not 'kdconv'"):
+        trained_recipe(system, "kdconv")
+    recipe = trained_recipe(system, "huawei", ["system.top_k=1", "generator.name=extractive"])
+    done = run_recipe(recipe, system, HUAWEI_CONTEXTS, tmp_path / "run")
+    assert done.config["top_k"] == 1 and done.config["generator"] == {"name": "extractive"}
+    assert all(len(r.get("attrs", [])) <= 1 for r in kdconv.read_result(tmp_path / "run" / "result.json").values())
+    result = CliRunner().invoke(app, ["run", "smp2017", str(FIXTURES / "metrics" / "smp2017")])
+    assert result.exit_code != 0 and "ragdial train smp2017" in str(result.exception or result.output)
+
+
+def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
+    with pytest.raises(RagdialError, match="a reranker needs an index"):
+        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "index=null"])
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(RagdialError, match="training data not found"):
+        train("huawei", ["huawei:no/such.json"], tmp_path / "s", FAST)
+
+
+def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
+    done = run("kdconv", system, TRAVEL, tmp_path / "run")
+    assert done.scored and done.result.checks and "result.json format ok" in done.result.checks[0]
+    scores = done.result.challenge_scores[0].flat()
+    assert scores["knowledge.f1"] > 0.0 and 0.0 < scores["generation.bleu-1"] <= 1.0
+    assert (tmp_path / "run" / "result.json").exists()
+
+
+def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path) -> None:
+    system = train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST_DETECTOR)
+    info = json.loads((system / "train.json").read_text())
+    assert info["exclude_fold"] == 0 and info["examples_left_out"] > 0
+    done = run("dstc11", system, DSTC, tmp_path / "run")
+    assert done.fold == 0 and done.result.counts["examples"] == info["examples_left_out"]
+    assert "labels.json format ok" in done.result.checks[0]
+    flat = done.result.challenge_scores[0].flat()
+    assert flat["detection.f1"] > 0.5 and flat["selection.f1"] > 0.0
+
+
+def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) -> None:
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST)
+    done = run("dstc9", system, DSTC9, tmp_path / "run")
+    assert done.scored and "labels.json format ok" in done.result.checks[0]
+    labels = json.loads((tmp_path / "run" / "labels.json").read_text())
+    assert all("doc_type" not in k for entry in labels for k in entry.get("knowledge", []))
+
+
+@pytest.mark.parametrize(("name", "written"), [("futuredial-track1", "track1"), ("futuredial-track2", "track2")])
+def test_futuredial_recipes_write_their_track(tmp_path: Path, name: str, written: str) -> None:
+    system = train(name, [f"mobilecs2:{MOBILECS2 / 'train_final_processed.json'}"], tmp_path / "s", FAST)
+    assert (system / "detector" / "model.json").exists()  # the api_query classifier
+    done = run(name, system, MOBILECS2 / "dev_final_processed.json", tmp_path / "run", bertscore=written == "track2")
+    files = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert files == sorted(["scores.json", "track1_top20.json" if written == "track1" else "track2_responses.json"])
+    assert done.result.checks[0].endswith(("rankings", "replies")) and "format ok" in done.result.checks[0]
+    assert done.scored
+
+
+def test_smp2017_recipe_writes_predictions(tmp_path: Path) -> None:
+    intents = json.loads((FIXTURES / "understanding" / "intents.json").read_text(encoding="utf-8"))
+    root = tmp_path / "smp"
+    (root / "train").mkdir(parents=True)
+    for label, lines in intents.items():
+        (root / "train" / f"train_{label}.txt").write_text("\n".join(lines), encoding="utf-8")
+    system = train("smp2017", [f"smp2017:{root}@train"], tmp_path / "s", ["intent.embedding=none"])
+    done = run("smp2017", system, FIXTURES / "metrics" / "smp2017", tmp_path / "run")
+    predicted = json.loads((tmp_path / "run" / "predictions.json").read_text(encoding="utf-8"))
+    assert len(predicted) == 5 and {p["label"] for p in predicted} <= set(intents)
+    assert done.scored and "predictions format ok: 5 labels" in done.result.checks[0]
+
+
+# ---- the shared data: a few dialogs of each, where present
+
+
+def _slice(source: Path, target: Path, n: int) -> Path:
+    data = json.loads(source.read_text(encoding="utf-8"))
+    part = data[:n] if isinstance(data, list) else dict(list(data.items())[:n])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(part, ensure_ascii=False), encoding="utf-8")
+    return target
+
+
+@pytest.mark.shared_data
+def test_huawei_recipe_on_shared_slices(shared_data: Path, tmp_path: Path) -> None:
+    """Eight dialogs of valid.json and one KdConv domain's KB train; five real test contexts are answered from it."""
+    valid = _slice(shared_path(shared_data, "huawei_kdsd") / "valid.json", tmp_path / "valid.json", 8)
+    film = _slice(shared_path(shared_data, "kdconv/film") / "dev.json", tmp_path / "film.json", 4)
+    contexts = _slice(shared_data / "huawei_kdsd" / "test_contexts.json", tmp_path / "test_contexts.json", 5)
+    system = train("huawei", [f"huawei:{valid}", f"kdconv:{film}"], tmp_path / "s", FAST_DETECTOR)
+    done = run("huawei", system, contexts, tmp_path / "run")
+    assert not done.scored and "result.json format ok: 5 replies" in done.result.checks[0]
+    assert len(kdconv.read_result(tmp_path / "run" / "result.json")) == 5
+
+
+@pytest.mark.shared_data
+def test_dstc11_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> None:
+    source = shared_path(shared_data, "dstc11_track5")
+    root = tmp_path / "dstc11"
+    (root / "knowledge.json").parent.mkdir(parents=True)
+    (root / "knowledge.json").symlink_to(source / "knowledge.json")
+    _slice(source / "val" / "logs.json", root / "val" / "logs.json", 60)
+    _slice(source / "val" / "labels.json", root / "val" / "labels.json", 60)
+    system = train("dstc11", [f"dstc11:{root}@val"], tmp_path / "s", FAST_DETECTOR)
+    done = run("dstc11", system, root, tmp_path / "run")
+    assert done.scored and "labels.json format ok" in done.result.checks[0]
+
+
+@pytest.mark.shared_data
+def test_smp2017_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> None:
+    source = shared_path(shared_data, "smp2017_ecdt")
+    root = tmp_path / "smp"
+    for split in ("train", "develop"):
+        (root / split).mkdir(parents=True)
+        for path in sorted((source / split).glob("*.txt"))[:4]:
+            lines = path.read_text(encoding="utf-8-sig").splitlines()[:6]
+            (root / split / path.name).write_text("\n".join(lines), encoding="utf-8")
+    system = train("smp2017", [f"smp2017:{root}@train"], tmp_path / "s", ["intent.embedding=none"])
+    done = run("smp2017", system, root, tmp_path / "run")
+    assert done.scored and "predictions format ok" in done.result.checks[0]
+
+
+def test_a_benchmark_run_on_unlabelled_input_is_checked_not_scored(tmp_path: Path) -> None:
+    """Without a recipe too: `ragdial run huawei test_contexts.json --config …` writes and checks, scores nothing."""
+    from ragdial.evaluation import run_benchmark
+    from ragdial.pipeline.config import SystemConfig
+
+    config = SystemConfig.from_data({"retriever": {"name": "bm25"}, "generator": {"name": "template"}})
+    done = run_benchmark("huawei", config, HUAWEI_CONTEXTS, out=tmp_path / "run")
+    assert not done.scored and done.result.challenge_scores == [] and done.result.scores == {}
+    assert done.result.checks == [
+        f"{tmp_path / 'run' / 'result.json'}: result.json format ok: 4 replies, 0 citing triples"
+    ]
