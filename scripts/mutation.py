@@ -70,7 +70,7 @@ def _toml_list(values: list[str]) -> str:
 def prepare(work: Path, modules: list[str]) -> None:
     """Copy the sources and tests into ``work`` and write the mutmut configuration for ``modules``."""
     work.mkdir(parents=True, exist_ok=True)
-    for name in ("src", "tests"):
+    for name in ("src", "tests", "benchmarks"):  # some tests read our locked sets under benchmarks/data
         shutil.rmtree(work / name, ignore_errors=True)
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     mutate = [p for m in modules for p in MODULES[m][0]]
@@ -80,6 +80,7 @@ def prepare(work: Path, modules: list[str]) -> None:
     pyproject += (
         "\n[tool.mutmut]\n"
         'source_paths = ["src/"]\n'
+        'also_copy = ["benchmarks/"]\n'
         f"only_mutate = {_toml_list(mutate)}\n"
         f"pytest_add_cli_args = {_toml_list(['-p', 'no:randomly', '-p', 'no:cacheprovider', '-m', 'not slow'])}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"

@@ -279,3 +279,29 @@ def test_track2_scores_the_organisers_form_of_the_replies_and_says_so(monkeypatc
 def test_inform_refuses_lists_of_different_lengths():
     with pytest.raises(ValueError):
         overlap.inform([["a"], ["b"]], ["a"])
+
+
+def test_dstc11_matches_an_faq_on_its_entity_too():
+    gold = [{"target": True, "knowledge": [faq_ref(1, 0)], "response": "a"}]
+    other_entity = [{"target": True, "knowledge": [faq_ref(2, 0)], "response": "a"}]
+    selection = dstc.score_dstc11(gold, other_entity, with_meteor=False).scores["selection"]
+    assert (selection["prec"], selection["rec"], selection["em_acc"]) == (0.0, 0.0, 0.0)
+    same = dstc.score_dstc11(gold, gold, with_meteor=False).scores["selection"]
+    assert same["em_acc"] == 1.0
+
+
+def test_challenge_names_and_the_empty_sacrebleu_case():
+    assert smp2017.score_smp2017(["a"], ["a"]).challenge == "smp2017"
+    assert kdsd.score_kdsd([["a"]], [["a"]], ["好"], ["好"]).challenge == "kdsd"
+    assert futuredial.score_track1([[1]], [[1]]).challenge == "futuredial-track1"
+    empty = bleu.sacrebleu_corpus_bleu([], [])
+    assert (empty.name, empty.value, parts(empty.signature)) == ("bleu", 0.0, ["sacrebleu", "empty:yes"])
+
+
+def test_require_all_names_how_many_are_missing_and_the_first_few():
+    from ragdial.metrics.challenges.checks import require_all
+
+    with pytest.raises(DataFormatError) as caught:
+        require_all("p.json", {"a": 1}, ["a", "b", "c", "d", "e", "f", "g", "h"], "turns")
+    assert str(caught.value) == "p.json: no prediction for 7 of 8 turns (first: b, c, d, e, f)"
+    require_all("p.json", {"a": 1}, ["a"], "turns")
