@@ -76,3 +76,19 @@ def test_usage_counts_the_whole_prompt_the_model_evaluated(generator):
     assert request.usage["prompt_tokens"] == whole["usage"]["prompt_tokens"]  # llama.cpp's own count
     assert request.usage["prompt_tokens"] > generator.count_tokens("云松山的门票多少钱？") + 5  # not the user's words
     assert request.usage["completion_tokens"] == len(pieces)
+
+
+def test_prompt_lookup_decoding_gives_the_plain_reply_on_a_long_prompt(generator):
+    """With a draft model llama-cpp-python keeps every position's logits; a prompt longer than n_batch must not
+    overflow that buffer (logits_all is set), and greedy prompt-lookup decoding gives the plain greedy reply."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512, n_batch=64, prompt_lookup=4)
+    try:
+        request = ticket_request(max_tokens=12)
+        request.context = [Turn(Speaker.USER, "我们下个月想去云松山玩两天，" * 12), *request.context]
+        assert generator.count_tokens(request.context[0].text) > 64  # longer than the batch
+        assert fast.generate(request) == generator.generate(request)
+        assert fast.to_config()["prompt_lookup"] == 4
+    finally:
+        fast.close()

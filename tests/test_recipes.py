@@ -234,3 +234,16 @@ def test_smp2017_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> 
     system = train("smp2017", [f"smp2017:{root}@train"], tmp_path / "s", ["intent.embedding=none"])
     done = run("smp2017", system, root, tmp_path / "run")
     assert done.scored and "predictions format ok" in done.result.checks[0]
+
+
+def test_a_benchmark_run_on_unlabelled_input_is_checked_not_scored(tmp_path: Path) -> None:
+    """Without a recipe too: `ragdial run huawei test_contexts.json --config …` writes and checks, scores nothing."""
+    from ragdial.evaluation import run_benchmark
+    from ragdial.pipeline.config import SystemConfig
+
+    config = SystemConfig.from_data({"retriever": {"name": "bm25"}, "generator": {"name": "template"}})
+    done = run_benchmark("huawei", config, HUAWEI_CONTEXTS, out=tmp_path / "run")
+    assert not done.scored and done.result.challenge_scores == [] and done.result.scores == {}
+    assert done.result.checks == [
+        f"{tmp_path / 'run' / 'result.json'}: result.json format ok: 4 replies, 0 citing triples"
+    ]

@@ -59,8 +59,11 @@ class LlamaCppGenerator(Generator):
             from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
             options["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=self.prompt_lookup)
+            # llama-cpp-python keeps logits of every position with a draft model but sizes its buffer by the
+            # logits_all argument: without it the buffer holds n_batch rows and a long prompt overflows it
+            options.setdefault("logits_all", True)
         try:
-            self._llm = Llama(
+            llm = Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
@@ -71,10 +74,11 @@ class LlamaCppGenerator(Generator):
             )
         except (ValueError, RuntimeError) as err:
             raise RagdialError(f"could not load model {self.model_path}: {err}") from None
-        # one short generation, so the first user's turn does not pay for the first decode (page-ins, buffers); a
-        # service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same
-        with self._lock:
-            self._llm.create_completion("OK", max_tokens=1, temperature=0.0)
+        # one short generation before the model is used, so the first user's turn does not pay for the first decode;
+        # a service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same.
+        # No lock: the model is not shared yet (warm_up may run inside a stream that holds the lock).
+        llm.create_completion("OK", max_tokens=1, temperature=0.0)
+        self._llm = llm
 
     @property
     def llm(self) -> Any:

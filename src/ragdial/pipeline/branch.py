@@ -24,11 +24,12 @@ from ragdial.pipeline.grounded import (
     HARD_ROUTES,
     Grounding,
     Relevance,
+    Verified,
     dense_of,
     evidence_for,
-    generate_verified,
     policy_of,
     rank_for_turn,
+    stream_verified,
     user_turns,
 )
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
@@ -41,6 +42,7 @@ from ragdial.understanding.policy import (
     OTHER_LANGUAGE,
     ROUTE_LABELS,
     SMALL_TALK,
+    Rewrite,
     classify_turn,
     rewrite_turn,
     route_decision,
@@ -202,7 +204,10 @@ class KnowledgeBranch:
             timings["understand_ms"] = ms(start)
             timings["retrieve_ms"] = 0.0
         else:
-            rewrite = rewrite_turn(context, intent, self.items.get, self.names)
+            # a trained reranker decides the ranking and its cut from the dialog itself: no rewrite, routing or cut
+            trained = getattr(self.retriever, "reranker", None) is not None
+            text = request.turn.text
+            rewrite = Rewrite(text, text) if trained else rewrite_turn(context, intent, self.items.get, self.names)
             query_context = [*context[:-1], Turn(Speaker.USER, rewrite.text)]
             decision = self.decide(query_context)
             if intent.route and decision.detector == "always":
@@ -211,15 +216,19 @@ class KnowledgeBranch:
             stage = time.perf_counter()
             found = self.retrieve(query_context, request.user, decision)
             ranked = found.ranked
-            routed = route_decision(decision, intent.route) if intent.route in HARD_ROUTES else decision
+            hard = intent.route in HARD_ROUTES and not trained
+            routed = route_decision(decision, intent.route) if hard else decision
             if routed is not decision:  # the route's source searched on its own too, its items first
                 within = self.retrieve(query_context, request.user, routed).ranked
                 seen = {c.id for c in within}
                 ranked = [*within, *(c for c in ranked if c.id not in seen)]
             settings = self.settings
-            selected, cut = rank_for_turn(
-                ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
-            )
+            if trained:
+                selected, cut = list(found.selected), []
+            else:
+                selected, cut = rank_for_turn(
+                    ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
+                )
             timings["retrieve_ms"] = ms(stage)
         policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
         if policy == NOT_IN_KNOWLEDGE:
@@ -238,12 +247,16 @@ class KnowledgeBranch:
         )
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
-        text, attempts, check, fallback, count = generate_verified(self.generator, generation, evidence)
+        verified = Verified()
+        with closing(stream_verified(self.generator, generation, evidence, verified)) as sentences:
+            for sentence in sentences:
+                timings.setdefault("first_token_ms", ms(stage))
+                yield Piece(sentence)
+        text, count = verified.text, verified.pieces
         timings["generate_ms"] = ms(stage)
-        timings["first_token_ms"] = timings["generate_ms"]
-        yield Piece(text)
+        timings.setdefault("first_token_ms", timings["generate_ms"])
         timings["total_ms"] = ms(start)
-        grounding = Grounding(policy, intent, rewrite, check, attempts, fallback, tuple(cut))
+        grounding = Grounding(policy, intent, rewrite, verified.check, verified.attempts, verified.fallback, tuple(cut))
         system = Turn(Speaker.SYSTEM, text, knowledge_ids=[c.id for c in selected])
         record = TurnRecord(
             request.turn, system, selected, decision, dict(request.state), grounding, self.name, timings, count
