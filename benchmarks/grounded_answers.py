@@ -58,6 +58,7 @@ class Tally:
     fallbacks: int = 0
     ms: list[float] = field(default_factory=list)
     tokens: int = 0
+    first_ms: list[float] = field(default_factory=list)
     generate_ms: float = 0.0
 
     def row(self) -> dict[str, Any]:
@@ -72,6 +73,7 @@ class Tally:
             "fallbacks": self.fallbacks,
             "p50_ms": round(latency.p50, 1),
             "p95_ms": round(latency.p95, 1),
+            "first_token_p50_ms": round(Latency.of(self.first_ms).p50, 1),
             "tok_s": round(self.tokens / (self.generate_ms / 1000.0), 1) if self.generate_ms and self.tokens else None,
         }
 
@@ -128,6 +130,8 @@ def run(generator: str, grounded: bool, rows: list[dict[str, Any]], params: dict
                 tally = tallies[key]
                 tally.turns += 1
                 tally.ms.append(elapsed)
+                if reply.tokens > 1:
+                    tally.first_ms.append(reply.timings.get("first_token_ms", 0.0))
                 if reply.tokens > 1:  # pieces of a generator that decodes (not a one-piece policy or template reply)
                     tally.tokens += reply.tokens
                     tally.generate_ms += reply.timings.get("generate_ms", 0.0)
@@ -177,14 +181,14 @@ def main(argv: list[str] | None = None) -> int:
             tallies = run(generator, grounded, rows, options)
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     header = f"{'generator':38} {'kind':17} {'n':>4} {'1st-gold':>8} {'correct':>8} {'unsupp':>7} {'policy':>7} "
-    print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8} {'tok/s':>6}")
+    print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8} {'tok/s':>6} {'1st p50':>8}")
     for name, table in results.items():
         for kind, row in table.items():
             cells = [_cell(row[k]) for k in ("first_gold", "correct", "unsupported", "policy")]
             print(
                 f"{name:38} {kind:17} {row['turns']:>4} {cells[0]:>8} {cells[1]:>8} {cells[2]:>7} {cells[3]:>7} "
                 f"{row['degenerate']:>6} {row['fallbacks']:>6} {row['p50_ms']:>8} {row['p95_ms']:>8} "
-                f"{_cell(row['tok_s'], 1):>6}"
+                f"{_cell(row['tok_s'], 1):>6} {row['first_token_p50_ms']:>8}"
             )
     if args.json:
         args.json.write_text(json.dumps({"split": args.split, "results": results}, indent=1), encoding="utf-8")

@@ -201,3 +201,35 @@ def test_a_generator_that_fails_gives_the_extractive_answer(systems):
     grounding = reply.record.grounding
     assert grounding.attempts[0].degenerate.startswith("generator failed: ValueError")
     assert len(grounding.attempts) == 1 and grounding.fallback == "extractive" and "23.50元" in reply.text
+
+
+def test_verified_sentences_stream_before_the_reply_ends_and_an_unsupported_rest_is_dropped(systems):
+    from ragdial.pipeline.turn import Piece, Reply
+
+    class Talkative(Generator):
+        def __init__(self) -> None:
+            self.sent = 0
+
+        def stream(self, request: GenerationRequest) -> Iterator[str]:
+            for piece in ["您的账户", "余额是23.50元。", "另外您的", "积分是", "999分。"]:
+                self.sent += 1
+                yield piece
+
+    system = systems["zh"]
+    talkative = Talkative()
+    branch = system.knowledge_branch
+    original, branch.generator = branch.generator, talkative
+    try:
+        events = system.stream(system.new_session("demo-u1"), "话费还剩多少钱")
+        first_piece = next(e for e in events if isinstance(e, Piece))
+        sent_then = talkative.sent
+        rest = list(events)
+    finally:
+        branch.generator = original
+    assert first_piece.text == "您的账户余额是23.50元。" and sent_then == 2  # out before the model finished
+    reply = next(e for e in rest if isinstance(e, Reply))
+    assert not any(isinstance(e, Piece) for e in rest)  # the unsupported sentence never went out
+    assert reply.text == "您的账户余额是23.50元。" and reply.record.grounding.fallback == "truncated"
+    assert reply.record.grounding.verified and [c.text for c in reply.record.grounding.attempts[0].unsupported] == [
+        "999"
+    ]

@@ -24,11 +24,12 @@ from ragdial.pipeline.grounded import (
     HARD_ROUTES,
     Grounding,
     Relevance,
+    Verified,
     dense_of,
     evidence_for,
-    generate_verified,
     policy_of,
     rank_for_turn,
+    stream_verified,
     user_turns,
 )
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
@@ -246,12 +247,16 @@ class KnowledgeBranch:
         )
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
-        text, attempts, check, fallback, count = generate_verified(self.generator, generation, evidence)
+        verified = Verified()
+        with closing(stream_verified(self.generator, generation, evidence, verified)) as sentences:
+            for sentence in sentences:
+                timings.setdefault("first_token_ms", ms(stage))
+                yield Piece(sentence)
+        text, count = verified.text, verified.pieces
         timings["generate_ms"] = ms(stage)
-        timings["first_token_ms"] = timings["generate_ms"]
-        yield Piece(text)
+        timings.setdefault("first_token_ms", timings["generate_ms"])
         timings["total_ms"] = ms(start)
-        grounding = Grounding(policy, intent, rewrite, check, attempts, fallback, tuple(cut))
+        grounding = Grounding(policy, intent, rewrite, verified.check, verified.attempts, verified.fallback, tuple(cut))
         system = Turn(Speaker.SYSTEM, text, knowledge_ids=[c.id for c in selected])
         record = TurnRecord(
             request.turn, system, selected, decision, dict(request.state), grounding, self.name, timings, count

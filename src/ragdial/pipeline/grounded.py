@@ -12,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Generator as PieceStream
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
@@ -289,50 +290,138 @@ def evidence_for(items: Sequence[Knowledge], context: Sequence[Turn], names: Seq
     return Evidence.of(items, [t.text for t in context], names)
 
 
-def generate_verified(
-    generator: Generator,
-    request: GenerationRequest,
-    evidence: Evidence,
-    on_piece: Callable[[str], None] | None = None,
-) -> tuple[str, tuple[GroundingCheck, ...], GroundingCheck, str | None, int]:
-    """Generate, check, retry once constrained, then fall back to the extractive answer.
+@dataclass
+class Verified:
+    """What :func:`stream_verified` delivered: the text, the check of each generator attempt, the check of the
+    delivered text, the fallback (``retry``, ``extractive``, ``truncated``: the verified sentences kept and the
+    unsupported rest dropped, or ``None``) and the generator's piece count."""
 
-    Returns (delivered text, checks of the generator's attempts, check of the delivered text, fallback, pieces).
-    Policy turns without knowledge to state (small talk, not in the knowledge) get the fixed policy reply.
-    """
+    text: str = ""
+    attempts: tuple[GroundingCheck, ...] = ()
+    check: GroundingCheck = field(default_factory=GroundingCheck)
+    fallback: str | None = None
+    pieces: int = 0
+
+
+_BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
+
+
+def stream_verified(
+    generator: Generator, request: GenerationRequest, evidence: Evidence, result: Verified
+) -> PieceStream[str, None, None]:
+    """The reply, each sentence yielded once the text so far passes the check (so an LLM reply starts after its
+    first verified sentence, not after the whole reply). A sentence that fails stops the generator: with nothing
+    delivered yet, one constrained retry (whole, then checked), then the extractive answer; with verified
+    sentences delivered, the reply ends there (``truncated``). Degenerate text stops the generator at once.
+    Policy turns without knowledge to state (small talk, not in the knowledge, another language) get the fixed
+    policy reply. ``result`` is filled in when the stream ends."""
     if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE, OTHER_LANGUAGE):
         text = extractive_reply(request)
-        return text, (), check_grounding(text, evidence), None, 1
+        result.text, result.check, result.pieces = text, check_grounding(text, evidence), 1
+        yield text
+        return
     language = "zh" if request.language == "zh" else "en"
     guidance = INSTRUCTIONS[language][ACTION if request.policy == ACTION else ANSWER]
-    first = replace(request, instruction=guidance)
     attempts: list[GroundingCheck] = []
-    pieces = 0
-    text, count, error = _collect(generator, first)
-    pieces += count
-    check = GroundingCheck((), error) if error else check_grounding(text, evidence)
-    attempts.append(check)
-    if check.ok:
-        return text.strip(), tuple(attempts), check, None, pieces
-    if not isinstance(generator, ExtractiveGenerator) and check.degenerate is None:
-        claims = "、".join(c.text for c in check.unsupported[:4])
+    delivered = ""
+    sentences = _sentences(generator, replace(request, instruction=guidance), evidence, attempts, result)
+    for sentence in sentences:
+        delivered += sentence
+        yield sentence
+    first = attempts[-1]
+    if first.ok or (delivered.strip() and not first.degenerate):
+        result.text = delivered.strip()
+        result.attempts, result.check = tuple(attempts), check_grounding(result.text, evidence)
+        result.fallback = None if first.ok else "truncated"
+        return
+    if delivered.strip():  # verified sentences went out, then the text turned degenerate or the generator failed
+        result.text, result.attempts = delivered.strip(), tuple(attempts)
+        result.check, result.fallback = check_grounding(result.text, evidence), "truncated"
+        return
+    if not isinstance(generator, ExtractiveGenerator) and first.degenerate is None:
+        claims = "、".join(c.text for c in first.unsupported[:4])
         retry = replace(
             request,
             instruction=guidance + "\n" + INSTRUCTIONS[language]["retry"].format(claims=claims),
             temperature=0.0,
         )
         text, count, error = _collect(generator, retry)
-        pieces += count
+        result.pieces += count
         check = GroundingCheck((), error) if error else check_grounding(text, evidence)
         attempts.append(check)
         if check.ok:
-            return text.strip(), tuple(attempts), check, "retry", pieces
+            result.text, result.attempts, result.check, result.fallback = text.strip(), tuple(attempts), check, "retry"
+            yield result.text
+            return
     text = extractive_reply(request)
     final = check_grounding(text, evidence)
     if not final.ok:  # the extractive answer copies items verbatim; if even it fails, say what we cannot answer
         text = extractive_reply(replace(request, policy=NOT_IN_KNOWLEDGE))
         final = check_grounding(text, evidence)
-    return text, tuple(attempts), final, "extractive", pieces
+    result.text, result.attempts, result.check, result.fallback = text, tuple(attempts), final, "extractive"
+    yield text
+
+
+def _sentences(
+    generator: Generator,
+    request: GenerationRequest,
+    evidence: Evidence,
+    attempts: list[GroundingCheck],
+    result: Verified,
+) -> Iterator[str]:
+    """Verified sentences of one generation, in order; appends the attempt's check (of the whole generated text,
+    or of the text up to the first failing sentence) to ``attempts``."""
+    delivered, buffer, count = "", "", 0
+    stream: Iterator[str] | None = None
+    check: GroundingCheck | None = None
+    try:
+        stream = iter(generator.stream(request))
+        for piece in stream:
+            if not piece:
+                continue
+            count += 1
+            buffer += piece
+            if count % 8 == 0 and degenerate_reason(delivered + buffer) not in (None, "empty"):
+                check = GroundingCheck((), degenerate_reason(delivered + buffer))
+                break
+            while (match := _BOUNDARY.search(buffer)) is not None:
+                sentence, buffer = buffer[: match.end()], buffer[match.end() :]
+                candidate = check_grounding(delivered + sentence, evidence)
+                if not candidate.ok:
+                    check = candidate
+                    break
+                delivered += sentence
+                yield sentence
+            if check is not None:
+                break
+        else:
+            whole = check_grounding(delivered + buffer, evidence) if (delivered + buffer).strip() else None
+            if whole is not None and whole.ok:
+                if buffer:
+                    yield buffer
+                check = whole
+            else:
+                check = whole or GroundingCheck((), "empty")
+    except Exception as err:  # the customer gets the extractive answer; the failure is in ragdial.grounding
+        logger.warning("generator failed, answering extractively: %s: %s", type(err).__name__, err)
+        check = GroundingCheck((), f"generator failed: {type(err).__name__}: {err}"[:300])
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+        result.pieces += count
+        attempts.append(check if check is not None else GroundingCheck((), "empty"))
+
+
+def generate_verified(
+    generator: Generator, request: GenerationRequest, evidence: Evidence
+) -> tuple[str, tuple[GroundingCheck, ...], GroundingCheck, str | None, int]:
+    """:func:`stream_verified` consumed whole: (text, attempts' checks, the delivered text's check, fallback,
+    generator pieces)."""
+    result = Verified()
+    for _ in stream_verified(generator, request, evidence, result):
+        pass
+    return result.text, result.attempts, result.check, result.fallback, result.pieces
 
 
 def _collect(generator: Generator, request: GenerationRequest) -> tuple[str, int, str | None]:
