@@ -152,6 +152,8 @@ def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path
     assert "labels.json format ok" in done.result.checks[0]
     flat = done.result.challenge_scores[0].flat()
     assert flat["detection.f1"] > 0.5 and flat["selection.f1"] > 0.0
+    every = run("dstc11", system, DSTC, tmp_path / "all", fold=-1)  # -1: every fold, not the recipe's fold 0
+    assert every.fold is None and every.result.counts["examples"] == info["examples"] + info["examples_left_out"]
 
 
 def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) -> None:

@@ -280,7 +280,7 @@ def run(
 
         if system is not None:
             recipe = trained_recipe(system, benchmark if is_recipe else None, set_ or [])
-            done = run_recipe(recipe, system, path, out, split, use_fold, limit, seed, start, advance, options)
+            done = run_recipe(recipe, system, path, out, split, fold, limit, seed, start, advance, options)
         else:
             done = run_benchmark(
                 benchmark,
