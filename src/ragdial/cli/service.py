@@ -119,6 +119,16 @@ def _citations(reply: Reply, console: Console) -> None:
     lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
     timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
     console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
+    grounding = reply.to_dict().get("grounding")
+    if grounding:
+        rewrite = grounding["rewrite"]
+        query = f"; searched: {rewrite['query']}" if rewrite and rewrite["query"] != rewrite["original"] else ""
+        if grounding["verified"]:
+            verdict = f"verified ({len(grounding['claims'])} claims)"
+        else:
+            verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
+        fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
+        console.print(f"[dim]policy: {grounding['policy']}{query}; {verdict}{fallback}[/]")
     if not reply.knowledge:
         return
     table = Table(show_header=True, header_style="dim", box=None, padding=(0, 1))
