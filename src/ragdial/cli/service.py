@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragdial.errors import RagdialError
@@ -128,7 +129,7 @@ def _citations(reply: Reply, console: Console) -> None:
         else:
             verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
         fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
-        console.print(f"[dim]policy: {grounding['policy']}{query}; {verdict}{fallback}[/]")
+        console.print(f"[dim]{escape(f'policy: {grounding["policy"]}{query}; {verdict}{fallback}')}[/]")
     if not reply.knowledge:
         return
     table = Table(show_header=True, header_style="dim", box=None, padding=(0, 1))
