@@ -129,7 +129,8 @@ def _citations(reply: Reply, console: Console) -> None:
         else:
             verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
         fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
-        console.print(f"[dim]{escape(f'policy: {grounding["policy"]}{query}; {verdict}{fallback}')}[/]")
+        line = f"policy: {grounding['policy']}{query}; {verdict}{fallback}"
+        console.print(f"[dim]{escape(line)}[/]")
     if not reply.knowledge:
         return
     table = Table(show_header=True, header_style="dim", box=None, padding=(0, 1))
