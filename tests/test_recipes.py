@@ -247,3 +247,16 @@ def test_a_benchmark_run_on_unlabelled_input_is_checked_not_scored(tmp_path: Pat
     assert done.result.checks == [
         f"{tmp_path / 'run' / 'result.json'}: result.json format ok: 4 replies, 0 citing triples"
     ]
+
+
+def test_the_default_system_folder_is_found_by_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragdial train huawei` writes systems/huawei; `ragdial run huawei TEST` finds it without --system."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    trained = runner.invoke(app, ["train", "huawei", f"huawei:{KD_DIALOGS}", *sets(FAST_DETECTOR)])
+    assert trained.exit_code == 0, trained.output
+    assert (tmp_path / "systems" / "huawei" / "system.yaml").is_file()
+    done = runner.invoke(app, ["run", "huawei", str(HUAWEI_CONTEXTS)])
+    assert done.exit_code == 0, done.output
+    assert "result.json format ok: 4 replies" in done.output
+    assert kdconv.read_result(tmp_path / "runs" / "huawei" / "result.json")["1"]["attrs"]
