@@ -28,7 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # module -> (files mutmut mutates, the fast tests that exercise them: globs under tests/, minus EXCLUDED)
 MODULES: dict[str, tuple[list[str], list[str]]] = {
-    "metrics": (["src/ragdial/metrics/*"], ["test_metrics_*.py", "test_challenges_*.py", "test_task_agreement.py"]),
+    "metrics": (
+        ["src/ragdial/metrics/*"],
+        ["test_metrics_*.py", "test_challenges_*.py", "test_grounding_check.py", "test_task_agreement.py"],
+    ),
     "understanding": (
         ["src/ragdial/understanding/*"],
         ["test_understanding_*.py", "test_zero_shot.py", "test_service_pipeline.py"],
@@ -67,7 +70,7 @@ def _toml_list(values: list[str]) -> str:
 def prepare(work: Path, modules: list[str]) -> None:
     """Copy the sources and tests into ``work`` and write the mutmut configuration for ``modules``."""
     work.mkdir(parents=True, exist_ok=True)
-    for name in ("src", "tests"):
+    for name in ("src", "tests", "benchmarks"):  # some tests read our locked sets under benchmarks/data
         shutil.rmtree(work / name, ignore_errors=True)
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     mutate = [p for m in modules for p in MODULES[m][0]]
@@ -77,13 +80,11 @@ def prepare(work: Path, modules: list[str]) -> None:
     pyproject += (
         "\n[tool.mutmut]\n"
         'source_paths = ["src/"]\n'
+        'also_copy = ["benchmarks/"]\n'
         f"only_mutate = {_toml_list(mutate)}\n"
         f"pytest_add_cli_args = {_toml_list(['-p', 'no:randomly', '-p', 'no:cacheprovider', '-m', 'not slow'])}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         "use_git_change_detection = false\n"
-        # fork workers from a server process, not from mutmut's own: the stats run leaves child processes behind
-        # (the METEOR 1.5 Java server), and mutmut's fork runner dies when one of those exits
-        'process_isolation = "forkserver"\n'
     )
     (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
 
@@ -150,6 +151,7 @@ def main() -> int:
         default=0,
         help="test a seeded random sample of this many mutants per module (the score is then an estimate)",
     )
+    parser.add_argument("--seed", type=int, default=18, help="seed of --sample")
     parser.add_argument(
         "--survivors", action="store_true", help="re-test only the mutants that survived the last run (after new tests)"
     )
@@ -174,24 +176,31 @@ def main() -> int:
                 print(f"mutation: shared data not found at {data_root()}; skipping the data-present run")
                 continue
             command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)]
-            if args.sample:  # generate the mutants only (mutmut's first step), then sample their names
+            if args.survivors and (work / "summary.json").is_file():
+                last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
+                names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
+                command += names or ["no-survivors-left"]
+            elif args.sample:  # generate the mutants only (mutmut's first step), then sample their names
                 subprocess.run([sys.executable, "-c", GENERATE], cwd=work, env=env, check=True, capture_output=True)
-                rng = random.Random(18)
+                rng = random.Random(args.seed)
                 names = []
                 for module in modules:
                     every = mutant_names(work, module)
                     names += sorted(rng.sample(every, min(args.sample, len(every))))
                 (work / "sample.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
                 command += names
-            elif args.survivors and (work / "summary.json").is_file():
-                last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
-                names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
-                command += names or ["no-survivors-left"]
             print(f"mutation[{mode}]: {' '.join(command)} in {work}", flush=True)
-            with (work / "mutmut.log").open("w", encoding="utf-8") as log:
-                status |= subprocess.run(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+            # mutmut's fork runner can die (KeyError in wait_for_result) when a child process that the clean-test
+            # run started, such as the METEOR 1.5 Java server, exits; it keeps its results, so run it again
+            for attempt in range(3):
+                with (work / "mutmut.log").open("a", encoding="utf-8") as log:
+                    code = subprocess.run(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+                if code == 0:
+                    break
+                print(f"mutation[{mode}]: mutmut exited with {code} (attempt {attempt + 1}); resuming", flush=True)
+            status |= code
         sample = work / "sample.txt"
-        only = set(sample.read_text(encoding="utf-8").split()) if args.sample and sample.is_file() else None
+        only = set(sample.read_text(encoding="utf-8").split()) if sample.is_file() else None  # a sampled workdir
         summary = collect(work, modules, only)
         (work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
         header = "| module | mutants | tested | killed+timeout | survived | no tests | other | score (95% CI) |"

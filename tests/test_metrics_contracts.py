@@ -201,3 +201,107 @@ def test_futuredial_track1_counts_and_missing_pieces():
     assert result.scores["R@1"] == pytest.approx(2 / (4 + 1e-7), rel=1e-12)
     assert result.scores["R@20"] == pytest.approx(2 / (4 + 1e-7), rel=1e-12)
     assert result.scores["score"] == pytest.approx(6 / (4 + 1e-7), rel=1e-12)
+
+
+def test_dstc11_selection_without_any_gold_knowledge():
+    # no gold lists knowledge: recall and exact match have nothing to count and are 0 (not an error, not 1)
+    gold = [{"target": True, "knowledge": [], "response": "a"}, {"target": False}]
+    pred = [{"target": True, "knowledge": [faq_ref(1, 0)], "response": "a"}, {"target": False}]
+    selection = dstc.score_dstc11(gold, pred, with_meteor=False).scores["selection"]
+    assert selection == {"prec": 0.0, "rec": 0.0, "f1": 0.0, "em_acc": 0.0}
+    nothing = dstc.score_dstc11([{"target": False}], [{"target": False}], with_meteor=False).scores["selection"]
+    assert nothing["em_acc"] == 0.0
+
+
+def faq_ref(entity: int, doc: int) -> dict:
+    return {"domain": "hotel", "entity_id": entity, "doc_type": "faq", "doc_id": doc}
+
+
+def test_selection_only_keeps_detection_and_selection(fixtures):
+    gold, pred = _tiny(fixtures)
+    full = dstc.score_dstc11(gold, pred, with_meteor=False)
+    only = dstc.selection_only(full)
+    assert list(only.scores) == ["detection", "selection"]
+    assert only.scores["selection"] == full.scores["selection"]
+    assert set(only.signatures) == {"weighting", "selection", "generation"}
+    assert only.signatures["weighting"] == full.signatures["weighting"]
+    assert parts(only.signatures["generation"]) == ["generation", "scored:no"]
+    assert only.to_dict()["signatures"] == only.signatures and only.to_dict()["counts"] == full.counts
+
+
+def test_refuse_identical_stops_only_a_file_that_equals_its_gold():
+    from ragdial.metrics.challenges.checks import refuse_identical
+
+    with pytest.raises(DataFormatError, match="every one of 2 predictions equals its gold response"):
+        refuse_identical("p.json", [("a", "a"), ("b", "x", "b")])
+    refuse_identical("p.json", [("a", "a"), ("b", "x")])  # one differs: fine
+    refuse_identical("p.json", [("a", "a")], allow=True)
+    refuse_identical("p.json", [])
+    refuse_identical("p.json", [("a", "b", "c")])  # the prediction is compared with every gold string after it
+
+
+def test_krippendorff_alpha_with_the_fewest_pairable_values():
+    from ragdial.metrics.agreement import krippendorff_alpha
+
+    assert krippendorff_alpha([[1, 2]]) == pytest.approx(0.0)  # two values, as far apart as they can be
+    assert krippendorff_alpha([[1]]) is None  # nothing pairable
+    assert krippendorff_alpha([[3, 3]]) is None  # no variation at all
+
+
+def test_every_set_prf_score_carries_the_signature_and_bad_units_are_named():
+    scores = retrieval.set_prf([["a"]], [["a", "b"]])
+    assert {parts(s.signature)[0] for s in scores.values()} == {"set-prf"}
+    with pytest.raises(ValueError, match=r"^unit must be 'query', 'piece' or 'fraction'$"):
+        retrieval.recall_at_k([["a"]], [["a"]], 1, unit="pieces")
+
+
+def test_track2_scores_the_organisers_form_of_the_replies_and_says_so(monkeypatch):
+    from ragdial.datasets.mobilecs2_rules import generated_form
+    from ragdial.metrics.result import Score
+
+    seen = []
+
+    def fake_bertscore(candidates, references, model=None, layers=None):
+        seen.extend(candidates)
+        return Score("bertscore", 0.5, "bertscore|model:fake")
+
+    monkeypatch.setattr(futuredial.bertscore_metric, "bertscore", fake_bertscore)
+    turns = [futuredial.Track2Turn("Your Plan 流量王 costs 30", "您的套餐是流量王", "业务名称：流量王")]
+    result = futuredial.score_track2(turns)
+    assert seen == [generated_form("Your Plan 流量王 costs 30")] and seen[0] != turns[0].generated
+    assert set(result.signatures) == {"bleu", "bertscore", "inform"}
+    assert all("rules:organisers-2024" in parts(sig) for sig in result.signatures.values())
+    assert parts(result.signatures["bleu"])[-1] == "x100"
+    faq = futuredial.score_track2(turns, rules="faq-answer")
+    assert all("rules:faq-answer" in parts(sig) for sig in faq.signatures.values())
+
+
+def test_inform_refuses_lists_of_different_lengths():
+    with pytest.raises(ValueError):
+        overlap.inform([["a"], ["b"]], ["a"])
+
+
+def test_dstc11_matches_an_faq_on_its_entity_too():
+    gold = [{"target": True, "knowledge": [faq_ref(1, 0)], "response": "a"}]
+    other_entity = [{"target": True, "knowledge": [faq_ref(2, 0)], "response": "a"}]
+    selection = dstc.score_dstc11(gold, other_entity, with_meteor=False).scores["selection"]
+    assert (selection["prec"], selection["rec"], selection["em_acc"]) == (0.0, 0.0, 0.0)
+    same = dstc.score_dstc11(gold, gold, with_meteor=False).scores["selection"]
+    assert same["em_acc"] == 1.0
+
+
+def test_challenge_names_and_the_empty_sacrebleu_case():
+    assert smp2017.score_smp2017(["a"], ["a"]).challenge == "smp2017"
+    assert kdsd.score_kdsd([["a"]], [["a"]], ["好"], ["好"]).challenge == "kdsd"
+    assert futuredial.score_track1([[1]], [[1]]).challenge == "futuredial-track1"
+    empty = bleu.sacrebleu_corpus_bleu([], [])
+    assert (empty.name, empty.value, parts(empty.signature)) == ("bleu", 0.0, ["sacrebleu", "empty:yes"])
+
+
+def test_require_all_names_how_many_are_missing_and_the_first_few():
+    from ragdial.metrics.challenges.checks import require_all
+
+    with pytest.raises(DataFormatError) as caught:
+        require_all("p.json", {"a": 1}, ["a", "b", "c", "d", "e", "f", "g", "h"], "turns")
+    assert str(caught.value) == "p.json: no prediction for 7 of 8 turns (first: b, c, d, e, f)"
+    require_all("p.json", {"a": 1}, ["a"], "turns")

@@ -152,6 +152,8 @@ def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path
     assert "labels.json format ok" in done.result.checks[0]
     flat = done.result.challenge_scores[0].flat()
     assert flat["detection.f1"] > 0.5 and flat["selection.f1"] > 0.0
+    every = run("dstc11", system, DSTC, tmp_path / "all", fold=-1)  # -1: every fold, not the recipe's fold 0
+    assert every.fold is None and every.result.counts["examples"] == info["examples"] + info["examples_left_out"]
 
 
 def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) -> None:
@@ -247,3 +249,16 @@ def test_a_benchmark_run_on_unlabelled_input_is_checked_not_scored(tmp_path: Pat
     assert done.result.checks == [
         f"{tmp_path / 'run' / 'result.json'}: result.json format ok: 4 replies, 0 citing triples"
     ]
+
+
+def test_the_default_system_folder_is_found_by_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragdial train huawei` writes systems/huawei; `ragdial run huawei TEST` finds it without --system."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    trained = runner.invoke(app, ["train", "huawei", f"huawei:{KD_DIALOGS}", *sets(FAST_DETECTOR)])
+    assert trained.exit_code == 0, trained.output
+    assert (tmp_path / "systems" / "huawei" / "system.yaml").is_file()
+    done = runner.invoke(app, ["run", "huawei", str(HUAWEI_CONTEXTS)])
+    assert done.exit_code == 0, done.output
+    assert "result.json format ok: 4 replies" in done.output
+    assert kdconv.read_result(tmp_path / "runs" / "huawei" / "result.json")["1"]["attrs"]

@@ -3,10 +3,12 @@ time limit, the stop endpoint, private sessions, a server stopped or killed duri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
 import threading
+import time
 
 import httpx
 import pytest
@@ -103,6 +105,7 @@ def test_a_full_queue_answers_503_with_retry_after_and_healthz_shows_it(tmp_path
                 health = client.get(f"{server.url}/healthz")
                 if health.json()["queue"]["waiting"] == 1:
                     break
+                time.sleep(0.05)
             assert health.status_code == 503 and health.json()["status"] == "saturated"
             refused = client.post(f"{server.url}/v1/chat/completions", json=_body("夜猫流量包"), timeout=5)
             assert refused.status_code == 503
@@ -145,11 +148,13 @@ def test_a_wait_over_the_limit_is_503_and_a_turn_over_the_time_limit_is_stopped(
         server.stop()
 
 
-def test_the_stop_endpoint_ends_a_stream_on_any_worker(tmp_path):
+def test_the_stop_endpoint_ends_a_stream_with_two_workers(tmp_path):
+    """The kernel decides which worker accepts the stop (here mostly the streaming one); the hand-over to the
+    other worker is tested in test_service_turns.py."""
     server = Server(tmp_path, SLOW, workers=2, api_key="ka,kb").start()
     try:
         with httpx.Client(timeout=30) as client:
-            for n in range(4):  # a stop lands on either worker
+            for n in range(4):
                 body = _body(f"畅游套餐 {n}", stream=True)
                 with client.stream(
                     "POST", f"{server.url}/v1/chat/completions", json=body, headers=server.headers("ka")
@@ -239,3 +244,29 @@ def test_sigterm_during_a_stream_stores_the_partial_reply_marked(tmp_path):
         assert messages[3]["content"].startswith("w0")
     finally:
         restarted.stop()
+
+
+def test_a_client_that_leaves_the_line_runs_no_turn_and_leaves_no_session(tmp_path):
+    server = Server(tmp_path, SLOW, args=("--queue-limit", "4")).start()
+    try:
+        with httpx.Client(timeout=30) as client:
+            body = _body("畅游套餐", stream=True, max_tokens=100)
+            with client.stream("POST", f"{server.url}/v1/chat/completions", json=body) as response:
+                events = _events(response)
+                first = next(events)
+                with contextlib.suppress(httpx.ReadTimeout):  # a second client waits in line, then gives up
+                    client.post(f"{server.url}/v1/chat/completions", json=_body("夜猫流量包"), timeout=1.0)
+                for _ in range(100):
+                    queue = client.get(f"{server.url}/healthz").json()["queue"]
+                    if queue["waiting"] == 0:
+                        break
+                    time.sleep(0.05)
+                assert queue["waiting"] == 0 and queue["running"] == 1  # it left the line
+                stop = f"{server.url}/v1/chat/completions/{first['id']}/stop"
+                assert client.post(stop).json()["stored"] is True
+            queue = client.get(f"{server.url}/healthz").json()["queue"]
+            assert queue["admitted"] == 1  # the one that left never ran
+            sessions = client.get(f"{server.url}/v1/sessions").json()["sessions"]
+            assert [s["title"] for s in sessions] == ["畅游套餐"]  # and left no session behind
+    finally:
+        server.stop()

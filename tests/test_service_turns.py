@@ -115,3 +115,22 @@ def test_a_cancel_reaches_a_generator_inside_its_long_call():
     items = asyncio.run(scenario())
     assert isinstance(items[-1], Ended) and items[-1].outcome.kind == "stopped"
     assert items[-1].outcome.seconds < 10  # ended by the cancel, long before the 30 s call would have returned
+
+
+def test_a_stop_reaches_the_worker_that_streams_through_the_shared_folder(tmp_path):
+    """Two workers' registries over one run folder (as `ragdial serve --workers 2` makes): a stop that lands on
+    the other worker is handed over; another owner's or a finished stream's stop is refused (404)."""
+    from ragdial.serve.streams import Streams
+
+    streaming, other = Streams(str(tmp_path)), Streams(str(tmp_path))
+    stream_id = "chatcmpl-" + "ab12" * 6
+    run = object()
+    streaming.add(stream_id, run, "key:a")  # type: ignore[arg-type]
+    assert streaming.local(stream_id, "key:a") is run and other.local(stream_id, "key:a") is None
+    assert not other.request_stop(stream_id, "key:b")  # another owner's stream: unknown to it
+    assert not streaming.stop_requested(stream_id)
+    assert other.request_stop(stream_id, "key:a") and streaming.stop_requested(stream_id)
+    assert other.running_elsewhere(stream_id)
+    streaming.remove(stream_id)
+    assert not other.running_elsewhere(stream_id) and not other.request_stop(stream_id, "key:a")
+    assert not other.request_stop("../../etc/passwd", "key:a")  # only completion ids name files

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragdial.errors import RagdialError
@@ -119,6 +120,17 @@ def _citations(reply: Reply, console: Console) -> None:
     lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
     timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
     console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
+    grounding = reply.to_dict().get("grounding")
+    if grounding:
+        rewrite = grounding["rewrite"]
+        query = f"; searched: {rewrite['query']}" if rewrite and rewrite["query"] != rewrite["original"] else ""
+        if grounding["verified"]:
+            verdict = f"verified ({len(grounding['claims'])} claims)"
+        else:
+            verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
+        fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
+        line = f"policy: {grounding['policy']}{query}; {verdict}{fallback}"
+        console.print(f"[dim]{escape(line)}[/]")
     if not reply.knowledge:
         return
     table = Table(show_header=True, header_style="dim", box=None, padding=(0, 1))
@@ -280,7 +292,7 @@ def run(
 
         if system is not None:
             recipe = trained_recipe(system, benchmark if is_recipe else None, set_ or [])
-            done = run_recipe(recipe, system, path, out, split, use_fold, limit, seed, start, advance, options)
+            done = run_recipe(recipe, system, path, out, split, fold, limit, seed, start, advance, options)
         else:
             done = run_benchmark(
                 benchmark,

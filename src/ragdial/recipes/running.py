@@ -65,7 +65,8 @@ def run_recipe(
     options: ScoreOptions = DEFAULT_SCORING,
 ) -> BenchmarkResult:
     """Answer the test data (``path``, else the recipe's ``test.path`` under ``$RAGDIAL_DATA``) with the system in
-    ``system`` and write the recipe's official outputs into ``out`` (default ``runs/<recipe>``)."""
+    ``system`` and write the recipe's official outputs into ``out`` (default ``runs/<recipe>``). ``fold``: the
+    dialog-grouped fold to answer (None: the recipe's ``test.fold``; -1: all)."""
     from ragdial.pipeline.config import ComponentSpec, load_config
 
     test = dict(recipe.get("test") or {})
@@ -74,7 +75,7 @@ def run_recipe(
             raise RagdialError(f"recipe {recipe.name}: give the test data (no default test path)")
         path = DataSpec.parse(str(test["path"]), recipe.format()).path
     split = split or test.get("split")
-    fold = fold if fold is not None else test.get("fold")
+    fold = test.get("fold") if fold is None else (None if fold < 0 else fold)  # -1: every fold
     folder = out or Path("runs") / recipe.name
     config = load_config(Path(system) / SYSTEM)
     for key, value in (recipe.get("system") or {}).items():  # run-time overrides of the system's fields

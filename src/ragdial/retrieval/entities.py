@@ -169,6 +169,11 @@ class EntityTracker:
             for alias, names in sorted(table.items(), key=lambda kv: -len(kv[0]))
             if learn and not _CJK.search(alias) and (len(alias.split()) > 1 or len(alias.strip()) >= 6)
         ]
+        # a name's first word, by (first letter, length): a typing error keeps the first letter and changes the
+        # length by at most one, so a turn's word only needs comparing with names indexed under its neighbours
+        self._fuzzy_by_key: dict[tuple[str, int], list[int]] = {}
+        for order, (alias_words, _) in enumerate(self._fuzzy):
+            self._fuzzy_by_key.setdefault((alias_words[0][0], len(alias_words[0])), []).append(order)
         if learn:
             for alias, names in partial_names(items).items():
                 if alias not in table:
@@ -247,20 +252,33 @@ class EntityTracker:
             words_at.append((position, word))
             position += len(word)
         free = [not any(s <= p < e for s, e in taken) for p, _ in words_at]
+        matches = []
+        for i, (_, word) in enumerate(words_at):
+            if not free[i]:
+                continue
+            for length in (len(word) - 1, len(word), len(word) + 1):
+                for order in self._fuzzy_by_key.get((word[0], length), ()):
+                    alias_words = self._fuzzy[order][0]
+                    window = [w for _, w in words_at[i : i + len(alias_words)]]
+                    if (
+                        len(window) == len(alias_words)
+                        and window != alias_words
+                        and all(_near(w, t) for w, t in zip(window, alias_words, strict=True))
+                    ):
+                        matches.append((order, i))
         hits: list[tuple[int, str]] = []
-        for alias_words, names in self._fuzzy:
+        claimed: set[int] = set()
+        for order, i in sorted(matches):  # longer names first, then the earliest place in the turn
+            alias_words, names = self._fuzzy[order]
             size = len(alias_words)
-            for i in range(len(words_at) - size + 1):
-                if not all(free[i : i + size]):
-                    continue
-                window = [w for _, w in words_at[i : i + size]]
-                if window != alias_words and all(_near(w, t) for w, t in zip(window, alias_words, strict=True)):
-                    if size == 1 and i + 1 < len(words_at) and words_at[i + 1][1] in _ADDRESS_WORDS:
-                        continue
-                    hits.extend((words_at[i][0], n) for n in sorted(names))
-                    for j in range(i, i + size):
-                        free[j] = False
-                    break
+            if order in claimed or not all(free[i : i + size]):
+                continue
+            if size == 1 and i + 1 < len(words_at) and words_at[i + 1][1] in _ADDRESS_WORDS:
+                continue
+            claimed.add(order)
+            hits.extend((words_at[i][0], n) for n in sorted(names))
+            for j in range(i, i + size):
+                free[j] = False
         return hits
 
     def mentions(self, context: Sequence[Turn]) -> list[Mention]:
