@@ -11,6 +11,7 @@ import pytest
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
+from ragdial.understanding.policy import classify_turn
 
 
 class Scripted(Generator):
@@ -233,3 +234,48 @@ def test_verified_sentences_stream_before_the_reply_ends_and_an_unsupported_rest
     assert reply.record.grounding.verified and [c.text for c in reply.record.grounding.attempts[0].unsupported] == [
         "999"
     ]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "names"),
+    [
+        ("zh", "你好呀，我想知道我目前都开了哪些业务", ("青禾畅享58元套餐", "夜间流量包")),
+        ("zh", "您好呀，帮我查一下我已经开通了什么套餐", ("青禾畅享58元套餐", "夜间流量包")),
+        ("en", "hi, which plans do I have at the moment?", ("Greenleaf Plus 58 Plan", "Night Data Pack")),
+        (
+            "en",
+            "hello there! what services am I subscribed to right now",
+            ("Greenleaf Plus 58 Plan", "Night Data Pack"),
+        ),
+    ],
+)
+def test_a_greeting_with_a_question_about_ones_services_lists_them_from_the_profile(systems, language, text, names):
+    (reply,) = ask(systems[language], "demo-u1", text)
+    grounding = reply.record.grounding
+    assert grounding.policy == "answer" and grounding.intent.route == "profile" and grounding.verified
+    assert {k.id for k in reply.knowledge} == {"demo-u1:local:0", "demo-u1:local:1"}  # the services, nothing else
+    assert all(name in reply.text for name in names), reply.text
+
+
+def test_the_template_generator_lists_every_service_too():
+    config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
+    (reply,) = ask(build_system(config, "zh"), "demo-u2", "你好，我现在都办了哪些业务？")
+    assert reply.knowledge and all(k.id.startswith("demo-u2:local:") for k in reply.knowledge)
+    names = [k.item.fields["attributes"]["业务名称"] for k in reply.knowledge]
+    assert len(names) >= 2 and all(name and name in reply.text for name in names), reply.text
+
+
+@pytest.mark.parametrize(
+    ("text", "policy", "route"),
+    [
+        ("您好，请问我现在办了哪些业务？", "answer", "profile"),
+        ("hey, what am I subscribed to?", "answer", "profile"),
+        ("你好", "small_talk", ""),
+        ("帮我把我已开通的业务都退了", "action", "profile"),  # names the services, asks for a change
+        ("please cancel my subscriptions", "action", "profile"),
+        ("现在给我办一个", "action", ""),
+    ],
+)
+def test_asking_which_services_one_has_is_a_question_and_changing_them_an_action(text, policy, route):
+    intent = classify_turn(text)
+    assert (intent.policy, intent.route) == (policy, route)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.understanding.policy import asks_own_services
 
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
@@ -144,6 +145,8 @@ def extractive_reply(request: GenerationRequest) -> str:
         tail = texts["action_how"].format(how=how) + texts["handover"] if how else texts["action_none"]
         return texts["action"] + (" " if language == "en" else "") + tail
     items = request.knowledge
+    if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
+        return own_services(items, language)  # "which plans do I have?": every service cited
     named = [
         i for i in items[:2] if i.is_global and item_fields(i).get("业务名称" if language == "zh" else "Service name")
     ]
@@ -170,6 +173,30 @@ def answer_from(item: Knowledge, question: str, language: str) -> str:
     if item.scope and not name:  # the user's own figures: the asked one(s), else all
         return _join([_own(k, fields[k], language) for k in keys], language)
     return _join([_product(name, k, fields[k], language, bool(item.scope)) for k in keys], language)
+
+
+def is_service_item(item: Knowledge) -> bool:
+    """Whether ``item`` is one of the user's own services (a profile item with a service name)."""
+    fields = item_fields(item) if not item.is_global else {}
+    return bool(fields.get("业务名称") or fields.get("Service name"))
+
+
+def own_services(items: Sequence[Knowledge], language: str) -> str:
+    """The user's services (profile items with a service name) listed with their fees, values verbatim."""
+    listed = []
+    for item in items:
+        fields = item_fields(item)
+        name = fields.get("业务名称") or fields.get("Service name") or ""
+        fee = fields.get("业务费用") or fields.get("Fee")
+        if language == "zh":
+            listed.append(f"{name}（{fee}）" if fee else name)
+        else:
+            listed.append(f"the {name} ({fee})" if fee else f"the {name}")
+    if language == "zh":
+        return "您目前办理的业务有：" + "、".join(listed) + "。"
+    return (
+        "You currently have " + (", ".join(listed[:-1]) + " and " + listed[-1] if len(listed) > 1 else listed[0]) + "."
+    )
 
 
 def item_fields(item: Knowledge) -> dict[str, str]:

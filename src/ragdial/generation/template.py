@@ -25,10 +25,12 @@ from typing import Any
 from ragdial.datasets._io import write_json
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.extractive import is_service_item
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
 from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker
 from ragdial.text.tokenize import words
+from ragdial.understanding.policy import asks_own_services
 
 FORMAT = "ragdial-template-1"
 VALUE, ENTITY, ATTRIBUTE = "{value}", "{entity}", "{attribute}"
@@ -326,10 +328,12 @@ class TemplateGenerator(Generator):
         budget = self.model.content_budget.get(kind, 40 if language == "en" else 60)
         body: list[str] = []
         used = 0
+        # "which plans do I have?": every service cited, whatever the usual reply length
+        whole = asks_own_services(query) and all(is_service_item(i) for i in items)
         for item in items:
             text = _end(content(item), language)
             size = length(text, language)
-            if body and used + size > budget:
+            if body and used + size > budget and not whole:
                 break
             body.append(text)
             used += size

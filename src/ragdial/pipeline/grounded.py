@@ -18,7 +18,13 @@ from itertools import pairwise
 from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.generation.extractive import ExtractiveGenerator, asked_keys, extractive_reply, item_fields
+from ragdial.generation.extractive import (
+    ExtractiveGenerator,
+    asked_keys,
+    extractive_reply,
+    is_service_item,
+    item_fields,
+)
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
@@ -258,6 +264,9 @@ def rank_for_turn(
 
         order = sorted(range(len(candidates)), key=key)
         profile = {i for i in order if candidates[i].item.source == SourceKind.USER_PROFILE}
+        services = [i for i in order if i in profile and is_service_item(candidates[i].item)]
+        if services and intent.services:  # "which plans do I have": their services, in profile order
+            order = sorted(services, key=lambda i: str(candidates[i].item.fields.get("index", "")).zfill(6))
         candidates = [candidates[i] for i in order]
         scores = [max(scores[i], min_relevance) if i in profile else scores[i] for i in order]
     kept = [c for c, s in zip(candidates, scores, strict=True) if s >= min_relevance][:top_k]

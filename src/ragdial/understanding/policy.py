@@ -86,9 +86,27 @@ _OWN_DATA = re.compile(
     r"|我(?:开|办)了(?:哪些|什么)|我现在用的|我的套餐|我.*(?:几号|哪天|什么时候)(?:开始|办的|开通)"
     r"|\bsince when\b|\bwhen did i\b|\bdo i (?:already )?have\b"
     r"|\bbalance\b|\bleft\b|\bremaining\b|\bused\b|\bspent\b|\bcharges?\b|\bowe\b|\boverdue\b|\bmy (?:plan|services|"
-    r"contract|bill|number|account|data|minutes)\b|\bwhat plan am i\b|\bwhen did (?:i|my)\b|\bam i (?:on|paying)\b",
+    r"contract|bill|number|account|data|minutes)\b|\bwhat plan am i\b|\bmy current (?:plan|package)\b"
+    r"|\bwhen did (?:i|my)\b|\bam i (?:on|paying)\b",
     re.IGNORECASE,
 )
+# the user asks which services/plans they have: a question about their own data, never an account action
+_OWN_SERVICES = re.compile(
+    r"我(?:现在|目前|当前|家|自己)?(?:都|已经|一共|总共)?(?:开通|办理|订购|订阅|开|办|订)(?:了|着|的|过)"
+    r"(?:哪些|哪几个|什么|几个|啥|多少个)"
+    r"|我(?:现在|目前|当前|名下)?(?:都|一共|总共)?有(?:哪些|哪几个|什么|几个|啥)(?:业务|套餐|服务|包|增值)"
+    r"|\b(?:which|what)\s+(?:plans|services|packages|packs|add-?ons|bundles|subscriptions|products)\s+"
+    r"(?:do|did|have|am)\s+i\b|\b(?:am\s+i|i'?m|i\s+am)\s+(?:currently\s+|already\s+)?(?:subscribed|signed\s+up)\b",
+    re.IGNORECASE,
+)
+# the user's services named as a whole ("我已办理的业务", "my subscriptions"): their own data, whatever is asked
+_SUBSCRIBED = re.compile(
+    r"(?:已|已经)(?:开通|办理|订购|订阅|开|办|订)(?:了)?(?:的|过的)(?:业务|套餐|服务)"
+    r"|\bmy\s+(?:subscriptions?|services|plans|packages|add-?ons)\b",
+    re.IGNORECASE,
+)
+# "帮我查一下…", "show me …": a request to look something up, not to change the account
+_LOOK_UP = re.compile(r"(?:帮|替|给)我(?:查|看|瞧|找)|\b(?:show|tell|list)\s+me\b", re.IGNORECASE)
 _FOLLOW_UP = re.compile(
     r"^(?:那|那么|还有|这个|那个|它|这|再|还|呢|那要|那如果|如果)|这个|那个|它|该|这种|那种|呢[？?]?$"
     r"|^(?:and|what about|how about|so|then|also)\b|\b(?:it|that|this|them|those|these|one)\b",
@@ -98,14 +116,16 @@ _FOLLOW_UP = re.compile(
 
 @dataclass(frozen=True)
 class TurnIntent:
-    """The policy and route of a turn (``route`` empty: every source)."""
+    """The policy and route of a turn (``route`` empty: every source); ``services``: it asks which services the user
+    has (answered by all of them)."""
 
     policy: str
     route: str = ""
     follow_up: bool = False
+    services: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy, "route": self.route, "follow_up": self.follow_up}
+        return {"policy": self.policy, "route": self.route, "follow_up": self.follow_up, "services": self.services}
 
 
 @dataclass(frozen=True)
@@ -152,17 +172,26 @@ def classify_turn(text: str, previous: Sequence[str] = ()) -> TurnIntent:
     if _SMALL_TALK.match(text):
         return TurnIntent(SMALL_TALK)
     follow_up = bool(_FOLLOW_UP.search(text)) and len(text) <= 40
-    policy = ACTION if _ACTION.search(text) else ANSWER
+    # "你好，我现在办了哪些业务", "帮我查一下已办理的业务": asking which services one has is a question, whatever
+    # verb it uses
+    asks = _OWN_SERVICES.search(text) or (_LOOK_UP.search(text) and asks_own_services(text))
+    policy = ACTION if _ACTION.search(text) and not asks else ANSWER
     route = _route(text)
     if not route and previous and (follow_up or len(text) <= 12):
         route = _route(previous[-1])
-    return TurnIntent(policy, route, follow_up)
+    return TurnIntent(policy, route, follow_up, services=asks_own_services(text))
+
+
+def asks_own_services(text: str) -> bool:
+    """Whether ``text`` asks which services, plans or packs the user has ("我现在办了哪些业务", "which plans do I
+    have?"): answered by the user's profile service items, all of them."""
+    return bool(_OWN_SERVICES.search(text) or _SUBSCRIBED.search(text))
 
 
 def _route(text: str) -> str:
     if _HOW_TO_CHECK.search(text):
         return FAQ
-    if _OWN_DATA.search(text):
+    if _OWN_DATA.search(text) or asks_own_services(text):
         return PROFILE
     if _PRODUCT_FACT.search(text):
         return PRODUCT
