@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from ragdial import challenges, datasets
 from ragdial.cli import recipes as recipes_cli
 from ragdial.cli import train_understanding
 from ragdial.retrieval import rerank
+from ragdial.retrieval import transfer as transfer_model
 from ragdial.retrieval.index import load_index
 
 app = typer.Typer(no_args_is_help=True, help="Train models.")
@@ -34,18 +35,25 @@ def retriever(
     max_select: Annotated[int, typer.Option(help="most items selected per turn")] = 10,
     rounds: Annotated[int, typer.Option(help="LightGBM boosting rounds")] = 300,
     relative_cut: Annotated[bool, typer.Option(help="also tune a relative-to-best probability cut")] = False,
+    transfer: Annotated[bool, typer.Option(help="the transfer reranker (word-free features, for unseen KBs)")] = False,
     seed: int = 0,
 ) -> None:
-    """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns."""
+    """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns;
+    ``--transfer``: the transfer reranker (``ragdial.retrieval.transfer``) instead."""
     challenge = challenges.for_format(format)
     dataset = challenge.load(path, split, format)
     base = load_index(index)
     base.reranker = None
     examples = challenge.examples(dataset, exclude_fold, keep=False)
     start = time.perf_counter()
-    model = rerank.train(
-        base, examples, depth=depth, max_select=max_select, rounds=rounds, seed=seed, relative_cut=relative_cut
-    )
+    options: dict[str, Any] = {
+        "depth": depth,
+        "max_select": max_select,
+        "rounds": rounds,
+        "seed": seed,
+        "relative_cut": relative_cut,
+    }
+    model = transfer_model.train(base, examples, **options) if transfer else rerank.train(base, examples, **options)
     model.info.update({"format": format, "source": str(path), "exclude_fold": exclude_fold, "index": str(index)})
     model.save(out)
     typer.echo(

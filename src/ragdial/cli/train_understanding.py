@@ -11,6 +11,7 @@ import typer
 from ragdial import challenges, datasets
 from ragdial.errors import RagdialError
 from ragdial.understanding import new_classifier, training_data
+from ragdial.understanding.tasks import zero_shot_detector
 
 FormatArg = Annotated[str, typer.Argument(help=f"data format, one of: {', '.join(datasets.FORMATS)}")]
 PathArg = Annotated[Path, typer.Argument(help="data file or folder")]
@@ -37,6 +38,7 @@ def _train(
     folds: int,
     use_knowledge: bool = True,
     threshold: float = 0.5,
+    zero_shot: bool = False,
 ) -> None:
     if not path.exists():
         raise RagdialError(f"{path}: no such file or folder")
@@ -48,7 +50,10 @@ def _train(
     contexts, targets = training_data(task, dataset)
     if not 0.0 < threshold < 1.0:
         raise RagdialError(f"--threshold must be between 0 and 1, not {threshold}")
-    model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge, threshold)
+    if zero_shot:  # knowledge cues over this dataset's KB (the deployment KB replaces it when built from a config)
+        model = zero_shot_detector(list(dataset.kb), encoder=embedding, threshold=threshold)
+    else:
+        model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge, threshold)
     started = time.perf_counter()
     model.fit(contexts, targets)
     model.meta.update(
@@ -84,9 +89,14 @@ def detector(
     folds: FoldsOpt = 5,
     knowledge: Annotated[bool, typer.Option(help="add knowledge-base match (BM25) features")] = True,
     threshold: Annotated[float, typer.Option(help="a turn needs knowledge when P(seeking) >= this")] = 0.5,
+    zero_shot: Annotated[
+        bool, typer.Option(help="the zero-shot detector (KB match + act cues; --embedding: its one encoder)")
+    ] = False,
 ) -> None:
     """Train a knowledge-seeking turn detector (DSTC9/11 task 1; KdConv/Huawei: does the turn use a triple)."""
-    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge, threshold)
+    if zero_shot and (embedding == "none" or "+" in embedding):
+        raise RagdialError("--zero-shot needs one --embedding encoder for its knowledge cues (e.g. use, hash)")
+    _train("detector", format, path, out, split, embedding, exclude_fold, folds, knowledge, threshold, zero_shot)
 
 
 def api_query(

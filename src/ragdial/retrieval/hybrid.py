@@ -19,7 +19,7 @@ from ragdial.schema import Knowledge, KnowledgeBase, Turn
 from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 
 if TYPE_CHECKING:
-    from ragdial.retrieval.rerank import Reranker
+    from ragdial.retrieval.rerank import RerankerModel
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -56,7 +56,7 @@ class HybridRetriever(Retriever):
         config: RetrieverConfig | None = None,
         lexical: LexicalIndex | None = None,
         vectors: np.ndarray | None = None,
-        reranker: Reranker | None = None,
+        reranker: RerankerModel | None = None,
     ) -> None:
         self.kb = kb
         self.config = config or RetrieverConfig()

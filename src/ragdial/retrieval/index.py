@@ -20,7 +20,7 @@ from ragdial.errors import RagdialError
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.lexical import LexicalIndex
-from ragdial.retrieval.rerank import Reranker
+from ragdial.retrieval.rerank import load_reranker
 from ragdial.schema import Knowledge, KnowledgeBase
 
 INDEX_VERSION = 1
@@ -102,5 +102,5 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
         vectors = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     if reranker is None and (directory / RERANKER_DIR).exists():
         reranker = directory / RERANKER_DIR
-    model = Reranker.load(reranker) if reranker is not None else None
+    model = load_reranker(reranker) if reranker is not None else None
     return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model)

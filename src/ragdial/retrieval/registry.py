@@ -5,6 +5,7 @@ saved index directory, a Milvus collection, a trained reranker); training is ``r
 retriever: {name: hybrid, query: recent}              # BM25 + dense over the system's knowledge base
 retriever: {name: bm25}                               # BM25 only
 retriever: {name: index, path: idx/, reranker: rr/}   # a directory written by `ragdial index build`
+retriever: {name: hybrid, reranker: tr/}              # either reranker kind (`ragdial train retriever --transfer`)
 retriever: {name: milvus, uri: kb.db}                 # milvus-lite file or http://host:19530; indexed if absent
 ```
 """
@@ -23,12 +24,12 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever")
 def _hybrid(ctx: BuildContext, name: str, defaults: dict[str, Any], params: dict[str, Any]) -> Retriever:
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
-    from ragdial.retrieval.rerank import Reranker
+    from ragdial.retrieval.rerank import load_reranker
 
     options = dict(params)
-    reranker = options.pop("reranker", None)  # a folder written by `ragdial train retriever`
+    reranker = options.pop("reranker", None)  # a folder of `ragdial train retriever [--transfer]`
     config = RetrieverConfig.from_dict({**defaults, **options})
-    retriever = HybridRetriever(ctx.kb, config, reranker=Reranker.load(reranker) if reranker else None)
+    retriever = HybridRetriever(ctx.kb, config, reranker=load_reranker(reranker) if reranker else None)
     retriever.spec = {"name": name, **params}
     return retriever
 

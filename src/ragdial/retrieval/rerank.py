@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -58,6 +58,35 @@ FEATURES = [
 INTERACTION_FILE = "interaction.npy"
 MODEL_FILE = "reranker.txt"
 META_FILE = "reranker.json"
+
+
+class RerankerModel(Protocol):
+    """What ``HybridRetriever`` needs of a trained reranker: this module's ``Reranker`` or a
+    ``ragdial.retrieval.transfer.TransferReranker``."""
+
+    def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray: ...
+
+    def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]: ...
+
+    def save(self, directory: str | Path) -> Path: ...
+
+
+def load_reranker(directory: str | Path) -> RerankerModel:
+    """The reranker saved in ``directory``, of either kind: a transfer reranker (``transfer.json`` whose ``format``
+    is ``ragdial-transfer-reranker``) or a ``Reranker`` (``reranker.json``)."""
+    from ragdial.retrieval import transfer
+
+    directory = Path(directory)
+    meta_path = directory / transfer.META_FILE
+    if meta_path.is_file() and not (directory / META_FILE).exists():
+        try:
+            kind = json.loads(meta_path.read_text(encoding="utf-8")).get("format")
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as err:
+            raise RagdialError(f"{meta_path}: not a JSON object ({err})") from None
+        if kind != transfer.FORMAT:
+            raise RagdialError(f"{meta_path}: field 'format' must be {transfer.FORMAT!r}, got {kind!r}")
+        return transfer.TransferReranker.load(directory)
+    return Reranker.load(directory)
 
 
 def _overlap(a: set[str], b: set[str]) -> float:

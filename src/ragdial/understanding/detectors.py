@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragdial.schema import SourceKind, Turn
+from ragdial.schema import Knowledge, SourceKind, Turn
 from ragdial.understanding.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
 
 
@@ -76,7 +76,18 @@ class KnowledgeSeekingDetector(_ModelDetector):
     def decide(self, context: Sequence[Turn], language: str) -> Decision:
         probability = float(self.classifier.probabilities([list(context)])[0].ravel()[-1])
         needs = probability >= self.threshold
-        return Decision(needs, LOOKUPS if needs else (), confidence=probability, detector="knowledge_seeking")
+        return Decision(needs, LOOKUPS if needs else (), confidence=probability, detector=self.name)
 
     def to_config(self) -> dict[str, Any]:
         return {**super().to_config(), "threshold": self.threshold}
+
+
+class ZeroShotDetector(KnowledgeSeekingDetector):
+    """A knowledge-conditioned detector (``tasks.zero_shot_detector``) matched against the deployment KB: the
+    system's knowledge items are handed to it by its factory (``set_knowledge``), not the KB it was trained on."""
+
+    name = "zero_shot"
+
+    def set_knowledge(self, items: Sequence[Knowledge]) -> None:
+        """Match turns against ``items`` from now on."""
+        self.classifier.set_knowledge(list(items))

@@ -1,7 +1,9 @@
 """``DETECTORS``: the turn detectors a config can name. Factories only load a saved model; training is
-``ragdial train detector`` / ``ragdial train api-query``."""
+``ragdial train detector [--zero-shot]`` / ``ragdial train api-query``."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ragdial.components import BuildContext, ConfigError, Registry
 from ragdial.understanding.decision import LOOKUPS, AlwaysRetrieve, Detector
@@ -39,6 +41,19 @@ def knowledge_seeking(ctx: BuildContext, model: str | None = None, threshold: fl
     return KnowledgeSeekingDetector(_load("knowledge_seeking", model, "ragdial train detector"), threshold, model)
 
 
+def zero_shot(ctx: BuildContext, model: str | None = None, threshold: float = 0.5) -> Detector:
+    """A saved zero-shot (knowledge-conditioned) detector, matched against the system's own knowledge items."""
+    from ragdial.understanding.detectors import ZeroShotDetector
+
+    classifier: Any = _load("zero_shot", model, "ragdial train detector --zero-shot")
+    if not any(block.kind == "knowledge_cues" for block in classifier.blocks):
+        raise ConfigError(f"detector 'zero_shot': {model} is not a zero-shot detector (no knowledge cues)")
+    detector = ZeroShotDetector(classifier, threshold, model)
+    detector.set_knowledge(list(ctx.kb))
+    return detector
+
+
 DETECTORS.register("always", always, "no model: every turn looks up the user profile and the global knowledge", True)
 DETECTORS.register("api_query", api_query, "a saved api_query model decides whether and where to look up")
 DETECTORS.register("knowledge_seeking", knowledge_seeking, "a saved knowledge-seeking turn detector; both look-ups")
+DETECTORS.register("zero_shot", zero_shot, "a saved zero-shot detector matched against the system's knowledge base")
