@@ -188,19 +188,14 @@ class Reranker:
         if n == 0:
             return final
         top = np.argsort(-scores.fused, kind="stable")[: self.depth]
-        sub = _subset(scores, top)
+        sub = subset_scores(scores, top)
         final[top] = self.booster.predict(features(retriever, context, sub, self.interaction))
         return final
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
         """The items scoring at least ``threshold`` and ``relative`` x the best score (at least the best one, at
         most ``max_select`` or ``k``)."""
-        limit = min(self.max_select, k or self.max_select)
-        if not ranked:
-            return []
-        floor = max(self.threshold, self.relative * ranked[0].score)
-        chosen = [r for r in ranked[:limit] if r.score >= floor]
-        return chosen or list(ranked[:1])
+        return cut_by_score(ranked, self.threshold, self.relative, min(self.max_select, k or self.max_select))
 
     def save(self, directory: str | Path) -> Path:
         directory = Path(directory)
@@ -244,7 +239,19 @@ class Reranker:
         )
 
 
-def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
+def cut_by_score(
+    ranked: Sequence[ScoredKnowledge], threshold: float, relative: float, limit: int
+) -> list[ScoredKnowledge]:
+    """The items of ``ranked[:limit]`` scoring at least ``threshold`` and ``relative`` x the best score; the best one
+    alone when none does (empty only for an empty ranking). The selection rule of every reranker."""
+    if not ranked:
+        return []
+    floor = max(threshold, relative * ranked[0].score)
+    return [r for r in ranked[:limit] if r.score >= floor] or list(ranked[:1])
+
+
+def subset_scores(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
+    """The candidate scores of ``rows`` only."""
     from ragdial.retrieval.hybrid import CandidateScores
 
     return CandidateScores(
@@ -283,7 +290,7 @@ def training_rows(retriever: HybridRetriever, examples: Iterable[Example], depth
         if len(scores.indices) == 0:
             continue
         top = np.argsort(-scores.fused, kind="stable")[:depth]
-        sub = _subset(scores, top)
+        sub = subset_scores(scores, top)
         gold = set(example.knowledge_ids)
         ids = [retriever.items[int(i)].id for i in sub.indices]
         xs.append(features(retriever, example.context, sub))

@@ -42,7 +42,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
-from ragdial.retrieval.rerank import best_threshold
+from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
 if TYPE_CHECKING:
@@ -304,7 +304,7 @@ class TransferReranker:
     def probabilities(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
         top = np.argsort(-scores.fused, kind="stable")[: self.depth]
-        sub = _subset(scores, top)
+        sub = subset_scores(scores, top)
         return top, self.booster.predict(features(retriever, context, sub))
 
     def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
@@ -325,11 +325,7 @@ class TransferReranker:
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
         """The items scoring at least ``threshold`` and ``relative`` x the best (at least one, at most
         ``max_select`` or ``k``)."""
-        limit = min(self.max_select, k or self.max_select)
-        if not ranked:
-            return []
-        floor = max(self.threshold, self.relative * ranked[0].score)
-        return [r for r in ranked[:limit] if r.score >= floor] or list(ranked[:1])
+        return cut_by_score(ranked, self.threshold, self.relative, min(self.max_select, k or self.max_select))
 
     def save(self, directory: str | Path) -> Path:
         directory = Path(directory)
@@ -364,12 +360,6 @@ class TransferReranker:
         return cls(booster, **{k: type(getattr(cls, k))(meta[k]) for k in keys}, info=meta.get("info", {}))
 
 
-def _subset(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
-    from ragdial.retrieval.rerank import _subset as subset
-
-    return subset(scores, rows)
-
-
 @dataclass
 class _Rows:
     x: np.ndarray
@@ -389,7 +379,7 @@ def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int) -
         if len(scores.indices) == 0:
             continue
         top = np.argsort(-scores.fused, kind="stable")[:depth]
-        sub = _subset(scores, top)
+        sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
         xs.append(features(retriever, example.context, sub))
         ys.append(np.array([i in set(example.knowledge_ids) for i in ids], dtype=np.float32))
