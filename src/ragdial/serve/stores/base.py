@@ -37,6 +37,7 @@ __all__ = [
     "UnknownSessionError",
     "record_turns",
     "redact",
+    "session_filter",
 ]
 
 
@@ -48,6 +49,33 @@ class _Any:
 
 
 ANY = _Any()
+
+
+def session_filter(
+    mark: str,
+    user_column: str,
+    session_id: str | None = None,
+    owner: str | None = None,
+    user: str | _Any | None = ANY,
+) -> tuple[str, list[str]]:
+    """The ``WHERE`` clause ("" when nothing is filtered) and its arguments selecting sessions (table alias ``s``):
+    the one ``session_id``, only ``owner``'s when given, only profile ``user``'s when given (``None``: sessions
+    without a profile). ``mark`` is the driver's placeholder, ``user_column`` the (quoted) name of the user column.
+    Both stores build their privacy filter here, so the rule is written once."""
+    conditions: list[str] = []
+    args: list[str] = []
+    if session_id is not None:
+        conditions.append(f"s.id = {mark}")
+        args.append(session_id)
+    if owner is not None:
+        conditions.append(f"s.owner = {mark}")
+        args.append(owner)
+    if user is None:
+        conditions.append(f"s.{user_column} IS NULL")
+    elif not isinstance(user, _Any):
+        conditions.append(f"s.{user_column} = {mark}")
+        args.append(user)
+    return ("WHERE " + " AND ".join(conditions) if conditions else ""), args
 
 
 class UnknownSessionError(KeyError):

@@ -28,6 +28,7 @@ from ragdial.serve.stores.base import (
     UnknownSessionError,
     _Any,
     redact,
+    session_filter,
 )
 
 T = TypeVar("T")
@@ -201,9 +202,7 @@ class PostgresSessionStore:
         return self._run(work, write=False)
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary:
-        where, args = "WHERE s.id = %s", [session_id]
-        if owner is not None:
-            where, args = where + " AND s.owner = %s", [*args, owner]
+        where, args = session_filter("%s", '"user"', session_id, owner)
         rows = self._run(lambda cursor: _summaries(cursor, where, args, 1), write=False)
         if not rows:
             raise UnknownSessionError(session_id)
@@ -214,16 +213,7 @@ class PostgresSessionStore:
     ) -> builtins.list[SessionSummary]:
         """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
         when given (``None``: sessions without a profile)."""
-        conditions, args = [], []
-        if owner is not None:
-            conditions.append("s.owner = %s")
-            args.append(owner)
-        if user is None:
-            conditions.append('s."user" IS NULL')
-        elif not isinstance(user, _Any):
-            conditions.append('s."user" = %s')
-            args.append(user)
-        where = "WHERE " + " AND ".join(conditions) if conditions else ""
+        where, args = session_filter("%s", '"user"', owner=owner, user=user)
         return self._run(lambda cursor: _summaries(cursor, where, args, limit), write=False)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:

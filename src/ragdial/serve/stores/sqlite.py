@@ -29,6 +29,7 @@ from ragdial.serve.stores.base import (
     StoredTurn,
     UnknownSessionError,
     _Any,
+    session_filter,
 )
 
 # The schema, as an ordered list of idempotent steps (version, what it does, SQL or an added column). Never edit a
@@ -218,12 +219,9 @@ class SQLiteSessionStore:
             return self._turns(db, session_id)
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary:
-        where = "WHERE s.id = ?"
-        args: tuple[str, ...] = (session_id,)
-        if owner is not None:
-            where, args = where + " AND s.owner = ?", (*args, owner)
+        where, args = session_filter("?", "user", session_id, owner)
         with self._transaction(write=False) as db:
-            rows = self._summaries(db, where, args)
+            rows = self._summaries(db, where, tuple(args))
         if not rows:
             raise UnknownSessionError(session_id)
         return rows[0]
@@ -233,16 +231,7 @@ class SQLiteSessionStore:
     ) -> builtins.list[SessionSummary]:
         """The most recently updated sessions first; only ``owner``'s when given, only those of profile ``user``
         when given (``None``: sessions without a profile)."""
-        conditions, args = [], []
-        if owner is not None:
-            conditions.append("s.owner = ?")
-            args.append(owner)
-        if user is None:
-            conditions.append("s.user IS NULL")
-        elif not isinstance(user, _Any):
-            conditions.append("s.user = ?")
-            args.append(user)
-        where = "WHERE " + " AND ".join(conditions) if conditions else ""
+        where, args = session_filter("?", "user", owner=owner, user=user)
         with self._transaction(write=False) as db:
             return self._summaries(db, where, tuple(args), limit)
 
