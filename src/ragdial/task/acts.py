@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _BY_SOUND, NUM, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import _BY_SOUND, NUM, SEAT_CLASSES, _find, canonical, cn_number, parse_date
 from ragdial.task.slots import parse as parse_slots
 
 
@@ -115,21 +115,7 @@ PERIOD_EN = {
     "night": "晚上",
     "noon": "中午",
 }
-CLASS_WORDS = {
-    "经济舱": "经济舱",
-    "商务舱": "商务舱",
-    "公务舱": "商务舱",
-    "头等舱": "头等舱",
-    "二等座": "二等座",
-    "一等座": "一等座",
-    "商务座": "商务座",
-    "硬座": "硬座",
-    "硬卧": "硬卧",
-    "软卧": "软卧",
-    "二等": "二等座",
-    "一等": "一等座",
-    "卧铺": "卧铺",
-}
+CLASS_WORDS = {**SEAT_CLASSES, "公务舱": "商务舱", "卧铺": "卧铺"}  # the slot parser's classes and two synonyms
 CLASS_EN = {
     "economy": "经济舱",
     "business class": "business",
