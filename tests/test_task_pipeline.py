@@ -18,6 +18,7 @@ from ragdial.task.dbgen import generate
 from ragdial.task.goals import sample_goals
 from ragdial.task.http_channel import HttpChannel
 from ragdial.task.simulator import run_dialog, summarise
+from ragdial.text.tokenize import words
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -75,6 +76,12 @@ def test_the_task_branch_claims_a_turn_while_its_state_says_a_booking_is_under_w
     reply = system.respond(session, "明天从北京到上海的火车票")
     record = reply.record
     assert record.branch == "task" and session.state == {} and session.history == []  # the session is untouched
+    # a task reply counts its own usage (the turn it read, its one piece): the service never rebuilds the context
+    assert reply.usage == {
+        "prompt_tokens": len(words("明天从北京到上海的火车票", "zh")),
+        "completion_tokens": 1,
+        "counted": "words",
+    }
     assert under_way(record.state[STATE_KEY])  # an offer is open: the task's own keys say so
     session.add(record)
     reply = system.respond(session, "第一个")  # no travel words, but the booking under way claims it
