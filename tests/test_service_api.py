@@ -299,7 +299,9 @@ def test_the_rating_pages_mount_when_asked(tmp_path):
     (before the first request), not in the middle of one."""
     pytest.importorskip("ragdial.rating", reason="the task branch is not installed")
     travel = tmp_path / "travel.sqlite"
-    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(travel), "task_today": "2026-12-01"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "task": {"name": "travel", "db": str(travel), "today": "2026-12-01"}}
+    )
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
     app = create_app(Service(settings))
     assert travel.is_file()  # built while the app was created
