@@ -91,7 +91,16 @@ def test_the_task_branch_claims_a_turn_while_its_state_says_a_booking_is_under_w
     reply = system.respond(session, "第一个")  # no travel words, but the booking under way claims it
     assert reply.record.branch == "task" and "确认预订吗" in reply.text
     session.add(reply.record)
-    assert system.respond(session, "怎么查询话费余额").record.branch == "task"  # pending booking: still claimed
+    # a telecom question in the middle of the read-back goes to the knowledge base; the task state is kept ...
+    aside = system.respond(session, "怎么查询话费余额")
+    assert aside.record.branch == "knowledge" and aside.decision.needs_knowledge
+    assert aside.record.state[STATE_KEY] == session.state[STATE_KEY]
+    session.add(aside.record)
+    # ... and the booking resumes on the next turn: nothing was booked by the aside, the yes books it now
+    assert session.state[STATE_KEY]["open"] == "confirm_booking" and not session.state[STATE_KEY]["bookings"]
+    booked = system.respond(session, "确认")
+    assert booked.record.branch == "task" and "预订成功" in booked.text
+    assert len(booked.record.state[STATE_KEY]["bookings"]) == 1
     fresh = system.new_session("u1")
     assert system.respond(fresh, "怎么查询话费余额").record.branch == "knowledge"
     assert TASKS.names() == ["travel"]
@@ -151,5 +160,10 @@ def test_rating_pages_over_the_whole_system(tmp_path, db_path):
     assert "请问您要订哪一个" in first["reply"] and first["decision"]["detector"] == "task"
     second = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "第一个"}).json()
     assert "确认预订吗" in second["reply"]  # the task state came back from the rating store
-    third = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "怎么查询话费余额"}).json()
-    assert third["decision"]["needs_knowledge"] is False  # a booking is under way: the task branch keeps the turn
+    third = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "上海明天下雨吗"}).json()
+    assert third["decision"]["needs_knowledge"] is False  # a booking is under way: the task branch keeps the aside
+    assert "确认预订吗" in third["reply"]  # and returns to the read-back
+    fourth = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "怎么查询话费余额"}).json()
+    assert fourth["decision"]["needs_knowledge"] is True  # a telecom question goes to the knowledge base
+    fifth = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "确认"}).json()
+    assert "预订成功" in fifth["reply"]  # the read-back was kept through the knowledge turn
