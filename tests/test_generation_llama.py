@@ -92,3 +92,40 @@ def test_prompt_lookup_decoding_gives_the_plain_reply_on_a_long_prompt(generator
         assert fast.to_config()["prompt_lookup"] == 4
     finally:
         fast.close()
+
+
+def test_lookup_decoder_reuses_the_cached_prefix_and_keeps_the_greedy_reply(generator):
+    """The prompt-lookup decoder drafts from the knowledge (some drafts accepted), evaluates only the part of a prompt
+    after the prefix its cache shares with the previous prompt, and gives the plain greedy reply every time."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512, prompt_lookup=8)
+    try:
+        request = ticket_request(max_tokens=24)
+        plain = generator.generate(ticket_request(max_tokens=24))
+        assert fast.generate(request) == plain
+        stats = fast._decoder.stats
+        assert stats.generated == request.usage["completion_tokens"] > 1
+        assert stats.drafted > 0 and 0 < stats.accepted <= stats.drafted
+        assert fast.generate(ticket_request(max_tokens=24)) == plain  # same prompt again: all but one token reused
+        assert fast._decoder.stats.reused_tokens == fast._decoder.stats.prompt_tokens - 1
+        other = ticket_request(max_tokens=24)
+        other.context = [Turn(Speaker.USER, "那学生票呢？")]
+        assert fast.generate(other) == generator.generate(other)
+        assert 0 < fast._decoder.stats.reused_tokens < fast._decoder.stats.prompt_tokens - 3
+    finally:
+        fast.close()
+
+
+def test_lookup_decoder_stops_before_a_stop_string(generator):
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512, prompt_lookup=8)
+    try:
+        plain = generator.generate(ticket_request(max_tokens=24))
+        assert "45" in plain
+        request = ticket_request(max_tokens=24)
+        request.stop = ["45"]
+        assert fast.generate(request) == plain[: plain.index("45")]
+    finally:
+        fast.close()

@@ -1,7 +1,14 @@
-"""Local LLM generator on llama-cpp-python with a GGUF model (the packaged offline Qwen2.5 0.5B by default)."""
+"""Local LLM generator on llama-cpp-python with a GGUF model (the packaged offline Qwen2.5 0.5B by default).
+
+Greedy requests (temperature 0, what the grounded path sends) with ``prompt_lookup`` > 0 go through
+``ragdial.generation.lookup.GreedyDecoder``: prompt-lookup drafts verified in one batch, logits only where needed,
+and the cache of the previous prompt reused for the shared prefix. Other requests use llama-cpp-python's own
+``create_chat_completion``.
+"""
 
 from __future__ import annotations
 
+import codecs
 import os
 import threading
 from collections.abc import Iterator
@@ -11,6 +18,7 @@ from typing import Any
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.locking import locked_stream
+from ragdial.generation.lookup import GreedyDecoder
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages
 
@@ -24,7 +32,8 @@ class LlamaCppGenerator(Generator):
 
     ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
     packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
-    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2.
+    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2. ``prompt_lookup`` is the longest draft (tokens) of
+    prompt-lookup decoding for greedy requests; 0 decodes every request with llama-cpp-python's sampler.
     """
 
     def __init__(
@@ -43,6 +52,8 @@ class LlamaCppGenerator(Generator):
         self.prompt_lookup = int(prompt_lookup)
         self.llama_options = llama_options
         self._llm: Any = None
+        self._decoder: GreedyDecoder | None = None
+        self._format: Any = None
         self._lock = threading.Lock()
         self.model_path: Path | None = None
 
@@ -55,13 +66,6 @@ class LlamaCppGenerator(Generator):
             raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'") from None
         self.model_path = resolve_model(self.model_name)
         options = dict(self.llama_options)
-        if self.prompt_lookup > 0:  # replies copy from the knowledge in the prompt: draft from it
-            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-
-            options["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=self.prompt_lookup)
-            # llama-cpp-python keeps logits of every position with a draft model but sizes its buffer by the
-            # logits_all argument: without it the buffer holds n_batch rows and a long prompt overflows it
-            options.setdefault("logits_all", True)
         try:
             llm = Llama(
                 model_path=str(self.model_path),
@@ -78,6 +82,18 @@ class LlamaCppGenerator(Generator):
         # a service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same.
         # No lock: the model is not shared yet (warm_up may run inside a stream that holds the lock).
         llm.create_completion("OK", max_tokens=1, temperature=0.0)
+        if self.prompt_lookup > 0:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llm.metadata.get("tokenizer.chat_template")
+            if template:
+                eos, bos = llm.token_eos(), llm.token_bos()
+                self._format = Jinja2ChatFormatter(
+                    template=template,
+                    eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+                    bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+                )
+                self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup)
         self._llm = llm
 
     @property
@@ -104,6 +120,9 @@ class LlamaCppGenerator(Generator):
 
     def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         messages, max_tokens = self.fit(request)
+        if self._decoder is not None and request.temperature <= 0:
+            yield from self._greedy(self._decoder, messages, max_tokens, request)
+            return
         self.llm.set_seed(request.seed)
         chunks = self.llm.create_chat_completion(
             messages=messages,
@@ -129,6 +148,46 @@ class LlamaCppGenerator(Generator):
         finally:
             chunks.close()
 
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        """The token ids of ``messages`` under the model's chat template, as ``create_chat_completion`` builds them."""
+        formatted = self._format(messages=messages)
+        return list(
+            self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        )
+
+    def _greedy(
+        self, decoder: GreedyDecoder, messages: list[dict[str, str]], max_tokens: int, request: GenerationRequest
+    ) -> Iterator[str]:
+        prompt = self.prompt_tokens(messages)
+        request.usage["prompt_tokens"] = len(prompt)
+        text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        stops = [s for s in request.stop if s]
+        held = ""  # text not yet yielded because a stop string may start in it
+        generated = 0
+        for token in decoder.generate(prompt, max_tokens):
+            if request.cancelled:
+                return
+            generated += 1
+            request.usage["completion_tokens"] = generated
+            piece = text.decode(self.llm.detokenize([token]))
+            if not piece:
+                continue
+            if not stops:
+                yield piece
+                continue
+            held += piece
+            cut = min((held.find(s) for s in stops if s in held), default=-1)
+            if cut >= 0:
+                if held[:cut]:
+                    yield held[:cut]
+                return
+            keep = max((k for s in stops for k in range(1, len(s)) if held.endswith(s[:k])), default=0)
+            if len(held) > keep:
+                yield held[: len(held) - keep]
+                held = held[len(held) - keep :]
+        if held:
+            yield held
+
     def to_config(self) -> dict[str, Any]:
         model = str(self.model_name) if self.model_name is not None else None
         return {
@@ -145,3 +204,4 @@ class LlamaCppGenerator(Generator):
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
+                self._decoder = self._format = None

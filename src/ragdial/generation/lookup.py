@@ -1,0 +1,192 @@
+"""Greedy decoding on a llama.cpp model with prompt-lookup drafts verified in one batch.
+
+A grounded reply copies names and values from the knowledge in its prompt, so the tokens after the reply's last few
+tokens can often be read off the prompt: find the most recent earlier occurrence of the last ``ngram`` tokens (down
+to one) in the prompt and the reply so far, and propose the tokens that followed it. One ``llama_decode`` call
+evaluates the token just chosen and the draft together, with logits computed only for those positions (the prompt
+is evaluated with logits for its last token only); the draft is accepted up to the first token that greedy decoding
+would not have chosen, and that position's argmax is the next token. The result is the plain greedy reply; the
+draft only saves decode calls. The draft length adapts: it grows after a fully accepted draft and shrinks after a
+rejected one.
+
+The model's key/value cache is reused across calls: a prompt sharing a prefix with the tokens already in the cache
+(the instruction and knowledge of a session's earlier turn) evaluates only the part after the shared prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+MAX_NGRAM = 3
+MIN_NGRAM = 2  # a one-token match predicts little; a wrong draft costs more than the decode call it might save
+MIN_DRAFT = 3  # on CPU a batch of two costs about two single decodes: shorter drafts do not pay
+
+
+@dataclass
+class DecodeStats:
+    """What one generation did: prompt tokens (all, and those reused from the cache), generated tokens, decode
+    calls after the prompt, and draft tokens proposed and accepted."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    generated: int = 0
+    decode_calls: int = 0
+    drafted: int = 0
+    accepted: int = 0
+
+
+class DraftIndex:
+    """Where each n-gram (n = 1..MAX_NGRAM) of a token sequence last started, kept up to date as tokens are added."""
+
+    def __init__(self, tokens: Sequence[int] = ()) -> None:
+        self.tokens: list[int] = []
+        self.last: dict[tuple[int, ...], int] = {}
+        for token in tokens:
+            self.add(token)
+
+    def add(self, token: int) -> None:
+        # index the n-grams that end just before the new token: their continuation starts at the new token
+        end = len(self.tokens)
+        for n in range(1, MAX_NGRAM + 1):
+            if end >= n:
+                self.last[tuple(self.tokens[end - n : end])] = end
+        self.tokens.append(token)
+
+    def draft(self, size: int) -> list[int]:
+        """Up to ``size`` tokens that followed the latest earlier occurrence of the longest matching suffix."""
+        if size <= 0:
+            return []
+        end = len(self.tokens)
+        for n in range(min(MAX_NGRAM, end), MIN_NGRAM - 1, -1):
+            start = self.last.get(tuple(self.tokens[end - n :]))
+            if start is not None and start < end:
+                return self.tokens[start : min(start + size, end)]
+        return []
+
+
+class GreedyDecoder:
+    """Greedy decoding of token ids on a ``llama_cpp.Llama`` (``logits_all`` off), with optional prompt-lookup drafts
+    of at most ``draft`` tokens. One decoder per model; the caller serialises calls."""
+
+    def __init__(self, llm: Any, draft: int = 0) -> None:
+        import llama_cpp
+
+        self.llm = llm
+        self.max_draft = max(0, int(draft))
+        self._api = llama_cpp
+        self._vocab = llm._model.vocab
+        self._n_vocab = llm.n_vocab()
+        self.stats = DecodeStats()
+
+    def is_end(self, token: int) -> bool:
+        return bool(self._api.llama_vocab_is_eog(self._vocab, token))
+
+    def _decode(self, tokens: Sequence[int], start: int, logits: bool) -> None:
+        """Evaluate ``tokens`` at positions ``start``...; logits for every one (``logits``) or for the last only."""
+        batch = self.llm._batch.batch
+        batch.n_tokens = len(tokens)
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = start + i
+            batch.seq_id[i][0] = 0
+            batch.n_seq_id[i] = 1
+            batch.logits[i] = logits
+        batch.logits[len(tokens) - 1] = True
+        self.llm._ctx.decode(self.llm._batch)
+
+    def _argmax(self, row: int) -> int:
+        pointer = self._api.llama_get_logits_ith(self.llm._ctx.ctx, row)
+        return int(np.argmax(np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))))
+
+    def _keep(self, tokens: Sequence[int]) -> None:
+        """Tell the Llama object which tokens its cache holds, so its own generate() reuses or resets it correctly."""
+        llm = self.llm
+        count = len(tokens)
+        llm._ctx.kv_cache_seq_rm(-1, count, -1)
+        llm.input_ids[:count] = tokens
+        llm.n_tokens = count
+        llm._requires_eval = True
+
+    def generate(self, prompt: Sequence[int], max_tokens: int) -> Iterator[int]:
+        """The greedy continuation of ``prompt`` (token ids), one token at a time, ending before an end-of-generation
+        token or after ``max_tokens`` tokens. The cache keeps the prompt and the reply when the stream ends."""
+        llm = self.llm
+        prompt = list(prompt)
+        if not prompt:
+            raise ValueError("an empty prompt")
+        if len(prompt) + max_tokens > llm.n_ctx():
+            raise ValueError(f"the prompt ({len(prompt)} tokens) and {max_tokens} new tokens exceed the context")
+        stats = self.stats = DecodeStats(prompt_tokens=len(prompt))
+        cached = llm.input_ids[: llm.n_tokens].tolist()
+        shared = 0
+        for a, b in zip(cached, prompt, strict=False):
+            if a != b:
+                break
+            shared += 1
+        shared = min(shared, len(prompt) - 1)  # the last prompt token is evaluated again for its logits
+        stats.reused_tokens = shared
+        llm._ctx.kv_cache_seq_rm(-1, shared, -1)
+        llm.n_tokens = shared
+        step = llm.n_batch
+        position = shared
+        row = 0
+        for begin in range(shared, len(prompt), step):
+            chunk = prompt[begin : begin + step]
+            self._decode(chunk, position, logits=False)
+            position += len(chunk)
+            row = len(chunk) - 1
+        in_cache = list(prompt)  # tokens whose keys and values are in the cache, in order
+        index = DraftIndex(prompt)
+        pending = self._argmax(row)
+        size = self.max_draft
+        try:
+            while True:
+                if self.is_end(pending):
+                    return
+                index.add(pending)
+                stats.generated += 1
+                yield pending
+                if stats.generated >= max_tokens:
+                    return
+                draft = index.draft(min(size, max_tokens - stats.generated, llm.n_batch - 1))
+                draft = draft[: max(0, llm.n_ctx() - position - 1)]
+                if len(draft) < MIN_DRAFT:
+                    draft = []
+                self._decode([pending, *draft], position, logits=True)
+                stats.decode_calls += 1
+                stats.drafted += len(draft)
+                in_cache.append(pending)
+                position += 1
+                accepted = 0
+                for i, token in enumerate(draft):
+                    choice = self._argmax(i)
+                    if choice != token:
+                        pending = choice
+                        break
+                    accepted += 1
+                    if self.is_end(token):
+                        stats.accepted += accepted
+                        in_cache.append(token)
+                        return
+                    in_cache.append(token)
+                    index.add(token)
+                    stats.generated += 1
+                    yield token
+                    if stats.generated >= max_tokens:
+                        stats.accepted += accepted
+                        return
+                else:
+                    pending = self._argmax(len(draft))
+                stats.accepted += accepted
+                position += accepted
+                llm._ctx.kv_cache_seq_rm(-1, position, -1)  # the rejected draft's entries
+                if draft:
+                    size = min(self.max_draft, size + 2) if accepted == len(draft) else max(1, accepted + 1)
+                else:
+                    size = self.max_draft
+        finally:
+            self._keep(in_cache)
