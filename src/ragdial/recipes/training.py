@@ -12,7 +12,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdial import challenges
 from ragdial.errors import RagdialError
@@ -20,11 +20,16 @@ from ragdial.io import write_json
 from ragdial.recipes import DataSpec, Recipe
 from ragdial.schema import Dataset, KnowledgeBase
 
+if TYPE_CHECKING:
+    from ragdial.retrieval.hybrid import HybridRetriever
+
 SYSTEM = "system.yaml"
 RECIPE = "recipe.yaml"
 TRAIN_INFO = "train.json"
 
 Step = Callable[[str], None]  # told the name of each step as it starts
+DETECTORS = {"detector": ("knowledge_seeking", "zero_shot"), "api_query": ("api_query",), "intent": ("intent",)}
+"""The ``detector.name`` values a recipe may give per ``detector.task`` (``intent`` is not a detector)."""
 
 
 def load_training(specs: Sequence[DataSpec]) -> Dataset:
@@ -123,21 +128,13 @@ def _train_parts(
     if detector is not None:
         parts["detector"] = _classifier(dict(detector), learn, tmp / "detector", final / "detector", step, seconds)
     else:
-        parts["detector"] = {"name": "always", "lookups": ["user_profile", "global"]}
+        parts["detector"] = dict(ALWAYS)
     reranker = recipe.get("reranker")
     if reranker is not None:
         if retriever is None:
             raise RagdialError(f"recipe {recipe.name}: a reranker needs an index (set index)")
-        from ragdial.retrieval import rerank
-
-        seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
-        step(f"training the reranker on {seeking} knowledge-seeking turns")
-        started = time.perf_counter()
-        model = rerank.train(retriever, learn.examples, seed=seed, **dict(reranker))
-        model.info.update({"recipe": recipe.name})
-        model.save(tmp / "reranker")
+        _reranker(recipe.name, dict(reranker), retriever, learn, tmp / "reranker", step, seconds, seed)
         parts["retriever"]["reranker"] = str(final / "reranker")
-        seconds["reranker"] = time.perf_counter() - started
     generator = dict(recipe.get("generator") or {"name": "template"})
     if recipe.get("generator") and generator.get("name") == "template" and "model" not in generator:
         from ragdial.generation.template import TemplateGenerator
@@ -154,25 +151,89 @@ def _train_parts(
     return parts
 
 
+RERANKERS = ("in_domain", "transfer")
+ALWAYS = {"name": "always", "lookups": ["user_profile", "global"]}  # the detector of a recipe naming none
+
+
+def _reranker(
+    name: str,
+    options: dict[str, Any],
+    retriever: HybridRetriever,
+    learn: Dataset,
+    folder: Path,
+    step: Step,
+    seconds: dict[str, float],
+    seed: int,
+) -> None:
+    """Train the reranker into ``folder``: ``name: in_domain`` (default, ``rerank.train``), ``name: transfer``
+    (``retrieval.transfer.train``, for knowledge bases never trained on), or ``path: DIR``, a reranker of either kind
+    trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied."""
+    from ragdial.retrieval import rerank, transfer
+
+    kind = options.pop("name", "in_domain")
+    path = options.pop("path", None)
+    started = time.perf_counter()
+    if path is not None:
+        step(f"copying the reranker {path}")
+        try:
+            rerank.load_reranker(path)
+            shutil.copytree(path, folder)
+        except RagdialError as err:
+            raise RagdialError(f"recipe {name}: reranker.path: {err}") from None
+        except OSError as err:
+            raise RagdialError(f"recipe {name}: reranker.path {path}: {err.strerror or err}") from None
+        seconds["reranker"] = time.perf_counter() - started
+        return
+    if kind not in RERANKERS:
+        raise RagdialError(
+            f"recipe {name}: reranker.name must be one of {', '.join(RERANKERS)} (or give path), not {kind!r}"
+        )
+    train = transfer.train if kind == "transfer" else rerank.train
+    seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
+    step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
+    try:
+        model = train(retriever, learn.examples, seed=seed, **options)
+    except TypeError as err:  # an option the trainer does not take
+        raise RagdialError(f"recipe {name}: reranker ({kind}): {err}") from None
+    model.info.update({"recipe": name})
+    model.save(folder)
+    seconds["reranker"] = time.perf_counter() - started
+
+
 def _classifier(
     options: dict[str, Any], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
 ) -> dict[str, Any]:
     """Train a detector / api_query / intent classifier into ``folder``; its detector spec (intent: none)."""
     from ragdial.understanding import new_classifier, training_data
+    from ragdial.understanding.tasks import zero_shot_detector
 
     task = options.pop("task", "detector")
+    if task not in DETECTORS:
+        raise RagdialError(f"detector.task must be one of {', '.join(DETECTORS)}, not {task!r}")
+    name = options.pop("name", DETECTORS[task][0])
     embedding = options.pop("embedding", "default")
     knowledge = options.pop("knowledge", True)
     threshold = options.pop("threshold", 0.5)
     if options:
-        raise RagdialError(f"{task}: unknown option(s) {', '.join(options)} (task, embedding, knowledge, threshold)")
+        raise RagdialError(
+            f"{task}: unknown option(s) {', '.join(options)} (name, task, embedding, knowledge, threshold)"
+        )
+    if name not in DETECTORS[task]:
+        raise RagdialError(f"{task}: name must be one of {', '.join(DETECTORS[task])}, not {name!r}")
     contexts, targets = training_data(task, learn)
-    step(f"training the {task} classifier on {len(contexts)} turns")
     started = time.perf_counter()
-    model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
+    if name == "zero_shot":  # knowledge cues + act n-grams; matched against the deployment KB at run time
+        embedding = "use" if embedding == "default" else embedding
+        if embedding == "none" or "+" in str(embedding):
+            raise RagdialError(f"detector (zero_shot): embedding must name one encoder (use, hash), not {embedding!r}")
+        step(f"training the zero-shot detector on {len(contexts)} turns")
+        model = zero_shot_detector(list(learn.kb), encoder=embedding, threshold=threshold)
+    else:
+        step(f"training the {task} classifier on {len(contexts)} turns")
+        model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
     model.fit(contexts, targets)
     model.save(folder)
     seconds[task] = time.perf_counter() - started
     if task == "api_query":
         return {"name": "api_query", "model": str(final)}
-    return {"name": "knowledge_seeking", "model": str(final), "threshold": threshold}
+    return {"name": name, "model": str(final), "threshold": threshold}
