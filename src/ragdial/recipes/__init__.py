@@ -13,7 +13,9 @@ A recipe (``src/ragdial/recipes/<name>.yaml``; every key can be overridden with 
     test: {options: {}}         # loader options of the test data (DSTC9: {knowledge: knowledge_eval.json})
     index: {query: recent, encoder: use}         # RetrieverConfig fields; null: no index
     detector: {task: detector, embedding: use}   # detector (knowledge-seeking) or api_query; null: always look up
+    #   name: zero_shot  (issue 20: KB match + act cues, matched against the test KB at run time; one encoder)
     reranker: {depth: 100, rounds: 300}          # ``rerank.train`` options; null: none
+    #   name: transfer (``retrieval.transfer.train``, for KBs never trained on); path: DIR (a trained one, copied)
     generator: {name: template}                  # template: learned from the training replies; else as given
     intent: null                                 # SMP2017: {embedding: use+e5}
     system: {top_k: 3, grounded: false}          # SystemConfig fields
