@@ -17,7 +17,8 @@ from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.base import Exemplar, GenerationRequest, Generator
+from ragdial.generation.exemplars import Exemplars
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
@@ -63,6 +64,7 @@ class TurnInput:
     max_tokens: int | None = None
     temperature: float | None = None
     cancel: threading.Event | None = None  # set by the caller to stop the generation after the token in flight
+    dialog_id: str | None = None  # a batch example's dialog: its own turns are never its exemplars
 
     @property
     def turn(self) -> Turn:
@@ -117,8 +119,10 @@ class KnowledgeBranch:
         language: str,
         settings: Settings,
         items: Sequence[Knowledge] = (),
+        exemplars: Exemplars | None = None,
     ) -> None:
         self.detector = detector
+        self.exemplars = exemplars
         self.retriever = retriever
         self.generator = generator
         self.language = language
@@ -129,6 +133,12 @@ class KnowledgeBranch:
 
     def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
         return True
+
+    def shots(self, request: TurnInput) -> list[Exemplar]:
+        """The in-context exemplars of the turn (none without an exemplar source)."""
+        if self.exemplars is None:
+            return []
+        return self.exemplars.for_context(request.context, request.dialog_id)
 
     def decide(self, context: Sequence[Turn]) -> Decision:
         return self.detector.decide(context, self.language)
@@ -167,6 +177,7 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             cancel=request.cancel,
         )
         stage = time.perf_counter()
@@ -242,6 +253,7 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             policy=policy,
             cancel=request.cancel,
         )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragdial.components import BuildContext, ConfigError, Registry, close
 from ragdial.errors import RagdialError
+from ragdial.generation.exemplars import EXEMPLARS, Exemplars
 from ragdial.generation.registry import GENERATORS, SHARED
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 from ragdial.pipeline.knowledge import KnowledgeSource
@@ -25,6 +26,7 @@ T = TypeVar("T")
 
 __all__ = [
     "DETECTORS",
+    "EXEMPLARS",
     "GENERATORS",
     "KNOWLEDGE",
     "RETRIEVERS",
@@ -131,12 +133,17 @@ def build_system(
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
     generator = _component("generator", GENERATORS, config.generator, ctx, cache)
+    exemplars: Exemplars | None = None
+    if config.exemplars is not None:
+        spec = config.exemplars
+        key = [spec.name, spec.params, ctx.language]
+        exemplars = cache.get("exemplars", key, lambda: EXEMPLARS.build(spec.name, ctx, **spec.params))
     task = (
         cache.get("task", ["travel", config.task_db, config.task_today], lambda: _task_branch(config))
         if config.task_db
         else None
     )
-    return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task)
+    return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task, exemplars=exemplars)
 
 
 def _task_branch(config: SystemConfig) -> TaskBranch:

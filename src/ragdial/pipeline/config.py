@@ -11,6 +11,7 @@ top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
 min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
+exemplars: null                # in-context examples for the generator: {name: dataset, format: F, path: P, k: 2}
 ```
 A component is a name (``bm25``) or a mapping with ``name`` and its parameters (``{name: hybrid, alpha: 0.5}``).
 """
@@ -53,6 +54,7 @@ class ComponentSpec:
 
 
 _COMPONENTS = ("knowledge", "detector", "retriever", "generator")
+_OPTIONAL = ("exemplars",)  # components that may be off (null)
 
 
 @dataclass
@@ -77,6 +79,8 @@ class SystemConfig:
     grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
     min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
     task_today: str | None = None  # the date 今天/明天 count from (YYYY-MM-DD); None = the database's first day
+    # the nearest labelled examples shown to the generator in context (``ragdial.generation.exemplars.EXEMPLARS``)
+    exemplars: ComponentSpec | None = None
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None, where: str = "config") -> SystemConfig:
@@ -93,6 +97,8 @@ class SystemConfig:
         for key, value in data.items():
             if key in _COMPONENTS:
                 values[key] = ComponentSpec.parse(value, f"{where}, field {key!r}")
+            elif key in _OPTIONAL:
+                values[key] = None if value is None else ComponentSpec.parse(value, f"{where}, field {key!r}")
             elif key == "languages":
                 langs = [value] if isinstance(value, str) else value
                 if not isinstance(langs, list) or not langs or not all(lang in ("zh", "en") for lang in langs):
@@ -127,8 +133,9 @@ class SystemConfig:
 
     def to_data(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in _COMPONENTS:
-            data[key] = getattr(self, key).to_data()
+        for key in (*_COMPONENTS, *_OPTIONAL):
+            spec = getattr(self, key)
+            data[key] = None if spec is None else spec.to_data()
         return data
 
     def to_yaml(self) -> str:
