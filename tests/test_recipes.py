@@ -65,7 +65,8 @@ def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
         assert recipe.get("knowledge") in ("train", "test")
     huawei = recipes.load_recipe("huawei")
     assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
-    assert {s.split(":")[0] for s in huawei.get("train")} == {"huawei", "kdconv"}
+    assert [s.split(":")[0] for s in huawei.get("train")] == ["huawei"]  # learners: the challenge's own dialogs
+    assert {s.split(":")[0] for s in huawei.get("knowledge_data")} == {"kdconv"}  # the graph: KdConv's too
 
 
 def test_overrides_set_any_option_and_bad_ones_name_the_key() -> None:
@@ -133,6 +134,13 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(RagdialError, match="training data not found"):
         train("huawei", ["huawei:no/such.json"], tmp_path / "s", FAST)
+    with pytest.raises(RagdialError, match=r"knowledge_data not found: no/kb\.json"):
+        train(
+            "huawei", [], tmp_path / "s", [*FAST, f"train=[huawei:{KD_DIALOGS}]", "knowledge_data=[kdconv:no/kb.json]"]
+        )
+    with pytest.raises(RagdialError, match="'knowledge_data' must be a list"):
+        recipes.load_recipe("huawei", ["knowledge_data=kdconv:kdconv/film"])
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
@@ -331,3 +339,28 @@ def test_smp2017_run_reports_progress_per_utterance(tmp_path: Path) -> None:
     )  # fmt: skip
     assert cli.exit_code == 0, cli.output
     assert "5 turns, per turn" in cli.output and "tokens/s" not in cli.output
+
+
+def test_knowledge_data_joins_the_graph_but_is_not_learned_from(tmp_path: Path) -> None:
+    """`knowledge_data`: the triples of those files are in the index the test contexts are answered from; their
+    dialogs teach nothing (the examples counted are the training file's alone)."""
+    only = train("huawei", [], tmp_path / "a", [*FAST_DETECTOR, f"train=[huawei:{KD_DIALOGS}]", "knowledge_data=[]"])
+    both = train(
+        "huawei", [], tmp_path / "b",
+        [*FAST_DETECTOR, f"train=[huawei:{KD_DIALOGS}]", f"knowledge_data=[kdconv:{TRAVEL}]"],
+    )  # fmt: skip
+    info_only, info_both = (json.loads((s / "train.json").read_text()) for s in (only, both))
+    assert info_both["examples"] == info_only["examples"]
+    travel = kdconv.load(TRAVEL)
+    assert info_both["knowledge_items"] == len({*(i.id for i in travel.kb), *read_ids(only / "index")})
+    assert info_both["knowledge_data"] == [f"kdconv:{TRAVEL}"]
+    assert {i.id for i in travel.kb} <= read_ids(both / "index")
+    # DATA on the command line replaces the recipe's own data, knowledge_data included (no shared data needed)
+    given = train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "c", FAST_DETECTOR)
+    assert json.loads((given / "train.json").read_text())["knowledge_data"] == []
+
+
+def read_ids(index: Path) -> set[str]:
+    from ragdial.retrieval.index import read_items
+
+    return {item.id for item in read_items(index)}

@@ -32,11 +32,13 @@ DETECTORS = {"detector": ("knowledge_seeking", "zero_shot"), "api_query": ("api_
 """The ``detector.name`` values a recipe may give per ``detector.task`` (``intent`` is not a detector)."""
 
 
-def load_training(specs: Sequence[DataSpec]) -> Dataset:
+def load_training(specs: Sequence[DataSpec], knowledge: Sequence[DataSpec] = ()) -> Dataset:
     """The training inputs as one dataset: the union of their knowledge, their dialogs and examples (ids prefixed
-    ``<n>/`` when there is more than one input, so dialogs of different files never merge)."""
+    ``<n>/`` when there is more than one input, so dialogs of different files never merge), plus the knowledge (only)
+    of the ``knowledge`` inputs."""
     loaded = [challenges.for_format(s.format).load(s.path, s.split, s.format) for s in specs]
-    if len(loaded) == 1:
+    extra = [challenges.for_format(s.format).load(s.path, s.split, s.format) for s in knowledge]
+    if len(loaded) == 1 and not extra:
         return loaded[0]
     kb = KnowledgeBase()
     dialogs, examples = [], []
@@ -45,6 +47,10 @@ def load_training(specs: Sequence[DataSpec]) -> Dataset:
             kb.add(item if item.is_global else dataclasses.replace(item, scope=f"{n}/{item.scope}"))
         dialogs += [dataclasses.replace(d, id=f"{n}/{d.id}") for d in dataset.dialogs]
         examples += [dataclasses.replace(e, id=f"{n}/{e.id}", dialog_id=f"{n}/{e.dialog_id}") for e in dataset.examples]
+    for n, dataset in enumerate(extra):
+        for item in dataset.kb:
+            if item.id not in kb:
+                kb.add(item if item.is_global else dataclasses.replace(item, scope=f"kb{n}/{item.scope}"))
     first = loaded[0]
     return Dataset(first.format, "+".join(d.split for d in loaded), first.language, kb, dialogs, examples, "")
 
@@ -55,7 +61,9 @@ def train_recipe(
     """Train ``recipe`` (on ``data`` instead of its own training inputs when given) into the folder ``out``;
     returns what ``train.json`` holds. The folder is written beside ``out`` and renamed into place at the end."""
     step = on_step or (lambda name: None)
+    data = list(data)
     specs = recipe.train_specs(data)
+    knowledge_specs = recipe.knowledge_specs(data)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -65,7 +73,7 @@ def train_recipe(
     try:
         started = time.perf_counter()
         step("loading the training data")
-        dataset = load_training(specs)
+        dataset = load_training(specs, knowledge_specs)
         challenge = challenges.for_format(specs[0].format)
         fold = recipe.get("exclude_fold")
         examples = challenge.examples(dataset, fold, keep=False)
@@ -80,6 +88,7 @@ def train_recipe(
         info = {
             "recipe": recipe.name,
             "data": [str(s) for s in specs],
+            "knowledge_data": [str(s) for s in knowledge_specs],
             "exclude_fold": fold,
             "language": dataset.language,
             "knowledge_items": len(dataset.kb),
@@ -89,7 +98,9 @@ def train_recipe(
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         (tmp / SYSTEM).write_text(config.to_yaml(), encoding="utf-8")
-        trained = Recipe({**recipe.data, "train": [str(s) for s in specs]})
+        trained = Recipe(
+            {**recipe.data, "train": [str(s) for s in specs], "knowledge_data": [str(s) for s in knowledge_specs]}
+        )
         (tmp / RECIPE).write_text(trained.to_yaml(), encoding="utf-8")
         write_json(tmp / TRAIN_INFO, info)
         if out.exists():
