@@ -33,7 +33,7 @@ from ragdial.pipeline.grounded import (
     stream_verified,
     user_turns,
 )
-from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
+from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord, Usage
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
@@ -168,7 +168,6 @@ class KnowledgeBranch:
         stage = time.perf_counter()
         found = self.retrieve(request.context, request.user, decision)
         timings["retrieve_ms"] = ms(stage)
-        yield Prepared(decision, found.selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=list(request.context),
@@ -180,6 +179,7 @@ class KnowledgeBranch:
             exemplars=self.shots(request),
             cancel=request.cancel,
         )
+        yield Prepared(decision, found.selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         pieces: list[str] = []
         with closing(_stream(self.generator, generation)) as stream:
@@ -244,7 +244,6 @@ class KnowledgeBranch:
         policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
         if policy == NOT_IN_KNOWLEDGE:
             selected = []
-        yield Prepared(decision, selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=context,
@@ -257,6 +256,7 @@ class KnowledgeBranch:
             policy=policy,
             cancel=request.cancel,
         )
+        yield Prepared(decision, selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
         verified = Verified()
@@ -277,14 +277,19 @@ class KnowledgeBranch:
         yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
 
 
-def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
+def token_usage(request: GenerationRequest, completion: int) -> Usage:
     """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
     else words (``ragdial.text.tokenize.words``) of the context and knowledge read, and ``completion`` pieces."""
     if "prompt_tokens" in request.usage:
         generated = request.usage.get("completion_tokens", completion)
         return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": generated, "counted": "model"}
     read = [t.text for t in request.context] + [k.text for k in request.knowledge]
-    prompt = sum(len(words(text, request.language)) for text in read)
+    return words_usage(read, request.language, completion)
+
+
+def words_usage(read: Sequence[str], language: str, completion: int) -> Usage:
+    """Usage counted as words (``ragdial.text.tokenize.words``) of the texts read, and ``completion`` pieces."""
+    prompt = sum(len(words(text, language)) for text in read)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}
 
 
@@ -318,9 +323,10 @@ class TaskDialogBranch:
         label = f"task:{turn.state.get('domain') or 'none'}"
         decision = Decision(False, (), label=label, detector="task")
         timings = {"task_ms": ms(start)}
-        yield Prepared(decision, [], dict(timings))
+        usage = words_usage([t.text for t in request.context], self.language, 0)
+        yield Prepared(decision, [], dict(timings), usage)
         yield Piece(turn.reply)
         timings["total_ms"] = ms(start)
         system = Turn(Speaker.SYSTEM, turn.reply)
         record = TurnRecord(request.turn, system, [], decision, state, None, self.name, timings, 1)
-        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record)
+        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record, {**usage, "completion_tokens": 1})
