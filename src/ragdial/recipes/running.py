@@ -159,8 +159,9 @@ def _run_intent(
     for first in range(0, len(examples), batch):
         part = examples[first : first + batch]
         labels.extend(model.predict([e.context for e in part]))
-        for example in part if on_reply is not None else ():
-            on_reply(example, None)
+        if on_reply is not None:
+            for example in part:
+                on_reply(example, None)
     seconds = time.perf_counter() - started
     predictions = {e.id: Prediction(intent=str(label)) for e, label in zip(examples, labels, strict=True)}
     folder.mkdir(parents=True, exist_ok=True)
