@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
@@ -28,6 +28,18 @@ from ragdial.text.tokenize import detect_language
 META_KEY = "kb_calibration"
 MIN_QUESTIONS = 20
 MAX_QUESTIONS = 2000
+
+
+class Calibrated(Protocol):
+    """What the calibration needs of a classifier (a :class:`TextClassifier`)."""
+
+    meta: dict[str, object]
+
+    def set_knowledge(self, items: Sequence[Knowledge]) -> None: ...
+
+    def probabilities(self, inputs: Sequence[list[Turn]]) -> np.ndarray: ...
+
+
 OPENING = {
     "en": ("Hello.", "Hello, how can I help you?"),
     "zh": ("你好。", "你好，请问有什么可以帮您？"),
@@ -54,7 +66,7 @@ def as_opening_request(question: str) -> list[Turn]:
     return [Turn(Speaker.USER, user), Turn(Speaker.SYSTEM, system), Turn(Speaker.USER, question)]
 
 
-def held_out_scores(classifier: Any, items: Sequence[Knowledge]) -> np.ndarray:
+def held_out_scores(classifier: Calibrated, items: Sequence[Knowledge]) -> np.ndarray:
     """P(knowledge-seeking) of each KB question asked as an opening request, matched against the other half of the
     KB. Leaves the classifier matched against ``items`` (all of them)."""
     questions = kb_questions(items)
@@ -72,26 +84,29 @@ def held_out_scores(classifier: Any, items: Sequence[Knowledge]) -> np.ndarray:
     return np.concatenate(scores) if scores else np.zeros(0)
 
 
-def fit_reference(classifier: Any, items: Sequence[Knowledge]) -> dict[str, Any] | None:
+def fit_reference(classifier: Calibrated, items: Sequence[Knowledge]) -> dict[str, object] | None:
     """Store the training KB's held-out question scores (101 quantiles) in ``classifier.meta``; None (nothing
     stored) when the KB has fewer than ``MIN_QUESTIONS`` questions."""
     scores = held_out_scores(classifier, items)
     if len(scores) < MIN_QUESTIONS:
         classifier.meta.pop(META_KEY, None)
         return None
-    reference = {"questions": len(scores), "quantiles": [float(v) for v in np.quantile(scores, np.linspace(0, 1, 101))]}
+    reference: dict[str, object] = {
+        "questions": len(scores),
+        "quantiles": [float(v) for v in np.quantile(scores, np.linspace(0, 1, 101))],
+    }
     classifier.meta[META_KEY] = reference
     return reference
 
 
-def kb_threshold(classifier: Any, items: Sequence[Knowledge], threshold: float) -> float | None:
+def kb_threshold(classifier: Calibrated, items: Sequence[Knowledge], threshold: float) -> float | None:
     """The threshold on the deployment KB ``items`` that rejects the share of its questions that ``threshold``
     rejects of the training KB's; None when the model has no reference, the KB too few questions, or ``threshold``
     lies outside the training questions' scores. Leaves the classifier matched against ``items``."""
     reference = classifier.meta.get(META_KEY)
-    if not reference or len(kb_questions(items)) < MIN_QUESTIONS:
+    if not isinstance(reference, dict) or len(kb_questions(items)) < MIN_QUESTIONS:
         return None
-    quantiles = np.asarray(reference["quantiles"], dtype=float)
+    quantiles = np.asarray(reference.get("quantiles") or [0.0], dtype=float)
     if not quantiles[0] < threshold < quantiles[-1]:  # every training question on one side: no share to match
         return None
     rejected = float(np.interp(threshold, quantiles, np.linspace(0, 1, len(quantiles))))
