@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from ragdial.schema import Speaker, Turn
 from ragdial.task import acts as A
 from ragdial.task.db import Gazetteer
 from ragdial.understanding.features import NgramTfidf
@@ -68,6 +69,11 @@ ORDER = (
     "cancel_booking",
     "thanks",
 )
+
+
+def _turns(texts: Sequence[str]) -> list[list[Turn]]:
+    """Each text as a one-turn user context (what the n-gram blocks read)."""
+    return [[Turn(Speaker.USER, text)] for text in texts]
 
 
 def context_group(ctx: A.Context) -> str:
@@ -139,10 +145,10 @@ class ActModel:
 
     def _matrix(self, items: Sequence[tuple[str, A.Context, Sequence[str] | None]]) -> sparse.csr_matrix:
         texts = [text for text, _c, _r in items]
-        grams = self.ngrams.transform(texts)
+        grams = self.ngrams.transform(_turns(texts))
         blocks = [grams]
         if self.config.delexicalised:
-            blocks.append(self.masked.transform([self._mask(t) for t in texts]))
+            blocks.append(self.masked.transform(_turns([self._mask(t) for t in texts])))
         if self.config.grouped_ngrams:
             groups = ("yes_no", "choose", "slot", "open")
             for group in groups:
@@ -179,9 +185,9 @@ class ActModel:
     def fit(
         self, items: Sequence[tuple[str, A.Context, Sequence[str] | None]], targets: Sequence[Sequence[str]]
     ) -> ActModel:
-        self.ngrams.fit([text for text, _c, _r in items])
+        self.ngrams.fit(_turns([text for text, _c, _r in items]))
         if self.config.delexicalised:
-            self.masked.fit([self._mask(text) for text, _c, _r in items])
+            self.masked.fit(_turns([self._mask(text) for text, _c, _r in items]))
         vocabulary: dict[str, int] = {}
         for text, ctx, rules in items:
             for token in context_tokens(text, ctx, rules if self.config.rule_features else None):
@@ -201,7 +207,8 @@ class ActModel:
             arrays.update({f"{name}.{k}": v for k, v in block_arrays.items()})
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, **arrays)
+        save: Any = np.savez  # (numpy's stub types the keyword arrays as its own flags)
+        save(tmp, **arrays)
         tmp.replace(path.with_suffix(".npz"))
         path.with_suffix(".json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
