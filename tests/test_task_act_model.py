@@ -32,15 +32,26 @@ def test_training_reads_no_test_line():
     assert rows and {r["split"] for r in rows} <= {"train", "dev"}
 
 
-def test_the_model_is_cached_and_loads_the_same(reader, tmp_path_factory):
+def test_the_model_is_saved_and_loads_the_same(reader, tmp_path):
     model = reader.model
-    files = list(tmp_path_factory.getbasetemp().glob("cache[0-9]*/act_model-*.npz"))
-    assert len(files) == 1
-    loaded = M.ActModel.load(files[0].with_suffix(""), reader.gaz)
+    model.save(tmp_path / "act_model")
+    assert {p.name for p in tmp_path.iterdir()} == {"act_model.json", "act_model.npz"}
+    loaded = M.ActModel.load(tmp_path / "act_model", reader.gaz)
     items = [("先别订", READ_BACK, ["out_of_scope"]), ("好的", READ_BACK, ["confirm"])]
     for got, want in zip(loaded.probabilities(items), model.probabilities(items), strict=True):
         assert got == pytest.approx(want)
     assert max(model.probabilities(items)[0].items(), key=lambda kv: kv[1])[0] == "deny"
+
+
+def test_a_new_process_loads_the_cached_model_instead_of_training(reader, tmp_path, monkeypatch):
+    monkeypatch.setattr(M, "_CACHE", {})  # as in a new process
+    monkeypatch.setattr(M, "training_items", lambda *a: pytest.fail("trained again"))
+    digest_files = []
+    monkeypatch.setattr(
+        M.ActModel, "load", classmethod(lambda cls, path, gaz=None: digest_files.append(path) or reader.model)
+    )
+    again = M.reader_for(reader.gaz, TODAY, cache=tmp_path / "task")
+    assert again is not None and again.model is reader.model and digest_files[0].name.startswith("act_model-")
 
 
 def test_a_question_or_an_unclear_turn_is_never_a_yes(reader):
