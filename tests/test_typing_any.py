@@ -15,6 +15,8 @@ TYPED = [
     "io.py",
     "jsontypes.py",
     "paths.py",
+    "components.py",
+    "pipeline",
     "schema.py",
     "serve",
     "text",

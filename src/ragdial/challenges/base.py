@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from ragdial import datasets
+from ragdial.datasets import LoadOptions
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
@@ -91,7 +92,11 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
+        self,
+        path: str | Path | None = None,
+        split: str | None = None,
+        format: str | None = None,
+        **options: Unpack[LoadOptions],
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)

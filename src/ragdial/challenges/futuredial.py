@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from ragdial.challenges.base import (
     DEFAULT_SCORING,
@@ -15,6 +15,7 @@ from ragdial.challenges.base import (
     Track,
     grounding_extra,
 )
+from ragdial.datasets import LoadOptions
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
@@ -32,7 +33,11 @@ class FutureDialChallenge(Challenge):
     tracks = (TRACK1, TRACK2)
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
+        self,
+        path: str | Path | None = None,
+        split: str | None = None,
+        format: str | None = None,
+        **options: Unpack[LoadOptions],
     ) -> Dataset:
         if path is None:
             raise RagdialError("MobileCS2 is not bundled: give the dialogs file (the demo dialogs: load_demo())")

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdial.challenges import Benchmark, Challenge, Prediction, ScoreOptions, benchmark
 from ragdial.challenges.base import DEFAULT_SCORING
+from ragdial.datasets import FileOptions
 from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
@@ -228,7 +229,7 @@ def run_benchmark(
     options: ScoreOptions = DEFAULT_SCORING,
     knowledge: Iterable[Knowledge] = (),
     tracks: Sequence[str] | None = None,
-    load_options: Mapping[str, Any] | None = None,
+    load_options: FileOptions | None = None,
     any_fold: bool = False,
 ) -> BenchmarkResult:
     """Build the system over the benchmark split, answer every selected example, write the official files and
@@ -245,7 +246,7 @@ def run_benchmark(
     from ragdial.pipeline.config import ComponentSpec
 
     bench = benchmark(name)
-    dataset = bench.load(path, split, language, **dict(load_options or {}))
+    dataset = bench.load(path, split, language, **(load_options or FileOptions()))
     for item in knowledge:
         dataset.kb.add(item)
     config.languages = [dataset.language]
