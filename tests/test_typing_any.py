@@ -12,6 +12,7 @@ MARK = "# Any:"
 # packages (folders) and modules of src/ragdial whose Any are all typed away or marked
 TYPED = [
     "errors.py",
+    "evaluation",
     "io.py",
     "jsontypes.py",
     "paths.py",

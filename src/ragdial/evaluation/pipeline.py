@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragdial.challenges import Benchmark, Challenge, Prediction, ScoreOptions, benchmark
 from ragdial.challenges.base import DEFAULT_SCORING
@@ -21,6 +21,7 @@ from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
 from ragdial.io import write_json
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Dataset, Example, Knowledge
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class BenchmarkResult:
     benchmark: str
     split: str
     fold: int | None
-    config: dict[str, Any]
+    config: JSONDict
     components: dict[str, str]
     result: EvaluationResult
     speed: dict[str, float] = field(default_factory=dict)
@@ -244,6 +245,7 @@ def run_benchmark(
     """
     from ragdial.pipeline.components import build_system
     from ragdial.pipeline.config import ComponentSpec
+    from ragdial.pipeline.turn import Reply
 
     bench = benchmark(name)
     dataset = bench.load(path, split, language, **(load_options or FileOptions()))
@@ -268,7 +270,7 @@ def run_benchmark(
         config.to_data(),
         {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
         result,
-        speed(list(result.predictions.values())),
+        speed([r for r in result.predictions.values() if isinstance(r, Reply)]),
     )
     write_json(folder / "scores.json", run.summary())
     result.files.append(folder / "scores.json")
