@@ -10,7 +10,7 @@ retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
-min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
+min_relevance: 0.1             # the relevance cut: items covering less of the query are not cited
 ```
 A component is a name (``bm25``) or a mapping with ``name`` and its parameters (``{name: hybrid, alpha: 0.5}``).
 """
@@ -75,7 +75,7 @@ class SystemConfig:
     # the task branch (flight/train/hotel booking): a travel database path or sqlite:/// URL; None = off
     task_db: str | None = None
     grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
-    min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
+    min_relevance: float = 0.1  # the relevance cut of the grounded path (idf-weighted share of the query covered)
     task_today: str | None = None  # the date 今天/明天 count from (YYYY-MM-DD); None = the database's first day
 
     @classmethod
