@@ -106,7 +106,8 @@ _ACTS = {
     ),
     "change": re.compile(
         r"开通|开|办理|办|订|退订|退|取消|关掉|关闭|停|充值|充|缴|交|改|换|升|降|注销|挂失|复机|预约|加|装|转|恢复|重置|"
-        r"\b(?:cancel|activate|subscribe|unsubscribe|sign (?:me )?up|add|book|change|switch|top (?:it )?up|turn (?:on|off)|"
+        r"\b(?:cancel|activate|subscribe|unsubscribe|sign (?:me )?up|add|book|change|switch|top (?:it )?up|"
+        r"turn (?:on|off)|"
         r"enable|disable|upgrade|downgrade|close|reset|schedule|renew|remove|stop|port|block|unblock|open|pay|order|"
         r"buy|get me|set (?:it|that|me) up|move|drop|put)\b",
         re.I,
@@ -119,7 +120,9 @@ _ACTS = {
     "greeting": re.compile(r"你好|您好|在吗|在不在|哈喽|\b(?:hi|hello|hey|morning|evening|afternoon)\b", re.I),
     "thanks": re.compile(r"谢|感谢|辛苦|\b(?:thanks?|thx|cheers|appreciate)\b", re.I),
     "bye": re.compile(r"再见|拜拜|回头见|没事了|没有了|就这些|\b(?:bye|goodbye|that'?s all|see you)\b", re.I),
-    "ack": re.compile(r"^\s*(?:好的?|行|嗯+|哦+|ok(?:ay)?|明白|知道了|了解|great|perfect|cool|got it|alright|sure)", re.I),
+    "ack": re.compile(
+        r"^\s*(?:好的?|行|嗯+|哦+|ok(?:ay)?|明白|知道了|了解|great|perfect|cool|got it|alright|sure)", re.I
+    ),
     "look_up": re.compile(r"查|看看|看一下|告诉|\b(?:check|show|tell|look up|find out)\b", re.I),
     "own": re.compile(r"我的|我家|我还|我这|我现在|我目前|我是|\bmy\b|\bdo i\b|\bam i\b|\bi have\b|\bi'?m\b", re.I),
     "past": re.compile(r"上个?月|上期|去年|以前|之前|\blast (?:month|year|week)\b|\bprevious\b|\bago\b", re.I),

@@ -143,7 +143,7 @@ class AnswerModel:
 
     vocabulary: dict[str, int]
     route: Head
-    rank: Ranker
+    rank: Ranker | None  # None only while the heads are being trained
     policy: Head
     cite_min: float = 0.5
     meta: dict[str, Any] = field(default_factory=dict)
@@ -183,8 +183,8 @@ class AnswerModel:
 
     def rank_probs(self, candidates: Candidates, route: Mapping[str, float]) -> np.ndarray:
         """P(item is the one to cite first) per candidate (a softmax over the turn's candidates)."""
-        if not candidates.items:
-            return np.zeros(0)
+        if not candidates.items or self.rank is None:
+            return np.zeros(len(candidates.items))
         return self.rank.probabilities(rank_input(candidates, route))
 
     def policy_probs(
@@ -201,7 +201,7 @@ class AnswerModel:
             "format": "ragdial-answer-model/1",
             "vocabulary": terms,
             "route": self.route.to_data(),
-            "rank": self.rank.to_data(),
+            "rank": self.rank.to_data() if self.rank is not None else None,
             "policy": self.policy.to_data(),
             "cite_min": self.cite_min,
             "vector_dim": self.dim,
@@ -373,7 +373,7 @@ def fit_answer_model(
     dims = {len(e.vector) for e in examples if e.vector is not None}
     empty = Head((), np.zeros((0, 0)), np.zeros(0))
     dim = dims.pop() if len(dims) == 1 else 0
-    base = AnswerModel(vocabulary, empty, empty, empty, dim=dim, vector_heads=tuple(vector_heads))
+    base = AnswerModel(vocabulary, empty, None, empty, dim=dim, vector_heads=tuple(vector_heads))
     report: dict[str, Any] = {"examples": len(examples), "vocabulary": len(vocabulary), "folds": folds}
     # route
     routed = [i for i, e in enumerate(examples) if e.route is not None]
@@ -404,18 +404,18 @@ def fit_answer_model(
     for trees, leaves in rank_grid:
         hits = 0
         for k in sorted(set(fold)):
-            head = fit_rank([i for i in ranked if fold[i] != k], trees, leaves)
-            hits += sum(labels[i][int(np.argmax(head.probabilities(blocks[i])))] for i in ranked if fold[i] == k)
+            ranker = fit_rank([i for i in ranked if fold[i] != k], trees, leaves)
+            hits += sum(labels[i][int(np.argmax(ranker.probabilities(blocks[i])))] for i in ranked if fold[i] == k)
         results[f"{trees}x{leaves}"] = hits / len(ranked)
     trees, leaves = max(rank_grid, key=lambda g: (results[f"{g[0]}x{g[1]}"], -g[0] * g[1]))
     report["rank"] = {"trees_leaves": f"{trees}x{leaves}", "cv_first_gold": results}
     rank_head = fit_rank(ranked, trees, leaves)
     oof_rank: dict[int, np.ndarray] = {}
     for k in sorted(set(fold)):
-        head = fit_rank([i for i in ranked if fold[i] != k], trees, leaves)
+        ranker = fit_rank([i for i in ranked if fold[i] != k], trees, leaves)
         for i, e in enumerate(examples):
             if fold[i] == k and e.candidates.items:
-                oof_rank[i] = head.probabilities(rank_input(e.candidates, oof_route[i]))
+                oof_rank[i] = ranker.probabilities(rank_input(e.candidates, oof_route[i]))
     # policy
     from ragdial.pipeline.answer_features import ranked_numbers
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.base import Exemplar, GenerationRequest, Generator
+from ragdial.generation.exemplars import Exemplars
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.answer_features import (
     Candidates,
@@ -43,7 +44,7 @@ from ragdial.pipeline.grounded import (
     select_cited,
     stream_verified,
 )
-from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
+from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord, Usage
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
@@ -76,6 +77,7 @@ class TurnInput:
     max_tokens: int | None = None
     temperature: float | None = None
     cancel: threading.Event | None = None  # set by the caller to stop the generation after the token in flight
+    dialog_id: str | None = None  # a batch example's dialog: its own turns are never its exemplars
 
     @property
     def turn(self) -> Turn:
@@ -130,9 +132,11 @@ class KnowledgeBranch:
         language: str,
         settings: Settings,
         items: Sequence[Knowledge] = (),
+        exemplars: Exemplars | None = None,
         answer_model: AnswerModel | None = None,
     ) -> None:
         self.detector = detector
+        self.exemplars = exemplars
         self.retriever = retriever
         self.generator = generator
         self.language = language
@@ -157,6 +161,12 @@ class KnowledgeBranch:
 
     def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
         return True
+
+    def shots(self, request: TurnInput) -> list[Exemplar]:
+        """The in-context exemplars of the turn (none without an exemplar source)."""
+        if self.exemplars is None:
+            return []
+        return self.exemplars.for_context(request.context, request.dialog_id)
 
     def decide(self, context: Sequence[Turn]) -> Decision:
         return self.detector.decide(context, self.language)
@@ -186,7 +196,6 @@ class KnowledgeBranch:
         stage = time.perf_counter()
         found = self.retrieve(request.context, request.user, decision)
         timings["retrieve_ms"] = ms(stage)
-        yield Prepared(decision, found.selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=list(request.context),
@@ -195,8 +204,10 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             cancel=request.cancel,
         )
+        yield Prepared(decision, found.selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         pieces: list[str] = []
         with closing(_stream(self.generator, generation)) as stream:
@@ -248,9 +259,9 @@ class KnowledgeBranch:
         for item in profile:
             pool.setdefault(item.id, item)
         for ids in view.cited[-2:]:
-            for i in ids:
-                if i in self.items and (self.items[i].is_global or self.items[i].scope == user):
-                    pool.setdefault(i, self.items[i])
+            for cited in ids:
+                if cited in self.items and (self.items[cited].is_global or self.items[cited].scope == user):
+                    pool.setdefault(cited, self.items[cited])
         items = list(pool.values())
         cited_names = [item_name(self.items[i]) for i in view.last_cited if i in self.items]
         candidates = candidate_features(
@@ -305,7 +316,6 @@ class KnowledgeBranch:
             policy = NOT_IN_KNOWLEDGE
         if policy == NOT_IN_KNOWLEDGE:
             selected = []
-        yield Prepared(decision, selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=context,
@@ -314,9 +324,11 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             policy=policy,
             cancel=request.cancel,
         )
+        yield Prepared(decision, selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
         verified = Verified()
@@ -346,14 +358,19 @@ class KnowledgeBranch:
         yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
 
 
-def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
+def token_usage(request: GenerationRequest, completion: int) -> Usage:
     """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
     else words (``ragdial.text.tokenize.words``) of the context and knowledge read, and ``completion`` pieces."""
     if "prompt_tokens" in request.usage:
         generated = request.usage.get("completion_tokens", completion)
         return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": generated, "counted": "model"}
     read = [t.text for t in request.context] + [k.text for k in request.knowledge]
-    prompt = sum(len(words(text, request.language)) for text in read)
+    return words_usage(read, request.language, completion)
+
+
+def words_usage(read: Sequence[str], language: str, completion: int) -> Usage:
+    """Usage counted as words (``ragdial.text.tokenize.words``) of the texts read, and ``completion`` pieces."""
+    prompt = sum(len(words(text, language)) for text in read)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}
 
 
@@ -387,9 +404,10 @@ class TaskDialogBranch:
         label = f"task:{turn.state.get('domain') or 'none'}"
         decision = Decision(False, (), label=label, detector="task")
         timings = {"task_ms": ms(start)}
-        yield Prepared(decision, [], dict(timings))
+        usage = words_usage([t.text for t in request.context], self.language, 0)
+        yield Prepared(decision, [], dict(timings), usage)
         yield Piece(turn.reply)
         timings["total_ms"] = ms(start)
         system = Turn(Speaker.SYSTEM, turn.reply)
         record = TurnRecord(request.turn, system, [], decision, state, None, self.name, timings, 1)
-        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record)
+        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record, {**usage, "completion_tokens": 1})

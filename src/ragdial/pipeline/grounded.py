@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Generator as PieceStream
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ragdial.generation.extractive import (
     extractive_reply,
     is_service_item,
 )
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
 from ragdial.pipeline.answer_features import Candidates, TurnView
 from ragdial.retrieval.base import ScoredKnowledge
@@ -41,6 +42,9 @@ from ragdial.understanding.policy import (
     Rewrite,
     TurnIntent,
 )
+
+if TYPE_CHECKING:
+    from ragdial.text.encoders import Encoder
 
 logger = logging.getLogger(__name__)
 DEFAULT_MIN_RELEVANCE = 0.1  # tuned on the dev half with the answer model trained on the train set
@@ -81,7 +85,7 @@ class Grounding:
     def verified(self) -> bool:
         return self.check.ok
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "policy": self.policy,
             "route": self.intent.route if self.intent else "",
@@ -184,7 +188,7 @@ class Relevance:
         self,
         items: Iterable[Knowledge],
         dense: Callable[[str, Sequence[Knowledge]], list[float]] | None = None,
-        embed: Callable[[str], np.ndarray] | None = None,
+        embed: Callable[[str], np.ndarray | None] | None = None,
     ) -> None:
         documents = [set(_terms(item.text)) for item in items]
         counts: Counter[str] = Counter()
@@ -222,7 +226,7 @@ class Embeddings:
         self.name = encoder
         self.retriever = retriever
         self._queries: Callable[[Sequence[str]], np.ndarray] | None = None
-        self._encoder: Any = None
+        self._encoder: Encoder | None = None
         self._items: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._failed = False
@@ -262,9 +266,9 @@ class Embeddings:
                 except KeyError:
                     pass
         with self._lock:
-            if item.id not in self._items:
+            if item.id not in self._items and self._encoder is not None:
                 self._items[item.id] = np.asarray(self._encoder.encode([item.text])[0], dtype=float)
-            return self._items[item.id]
+            return self._items.get(item.id, np.zeros(0))
 
 
 def _terms(text: str) -> list[str]:

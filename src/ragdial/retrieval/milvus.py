@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import EntityTracker
@@ -224,7 +225,7 @@ class MilvusRetriever(Retriever):
         )[0]
         return [self._scored(hit, float(hit["distance"])) for hit in hits]
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": "milvus", "uri": self.uri, "collection": self.collection, **self.config.to_dict()}
 
     @staticmethod
