@@ -258,7 +258,7 @@ def candidate_features(
             "guest_x_profile": float(view.guest and source == PROFILE),
         }
         rows[j] = [values[k] for k in CANDIDATE_FEATURES]
-    return Candidates(tuple(items), rows)
+    return Candidates(tuple(items), np.round(rows, 9))
 
 
 MAIN_PLAN = ("主套餐", "main plan")

@@ -203,7 +203,7 @@ class Relevance:
         return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
 
     def lexical(self, query: str, item: Knowledge) -> float:
-        terms = set(_terms(query))
+        terms = sorted(set(_terms(query)))  # a fixed order: the same sum in every process (hash seeds differ)
         if not terms:
             return 0.0
         have = set(_terms(item.text))
