@@ -132,8 +132,8 @@ def rewrite_turn(
     if intent.policy != ANSWER or not intent.follow_up or not short or _names_in(text, names):
         return Rewrite(text, text)
     carried: list[str] = []
-    previous = _answered(context[:-1])
-    for said in reversed(previous[-2:]):  # a plan/product the user named in the last two turns
+    said_before = [t.text for t in context[:-1] if t.speaker == Speaker.USER]
+    for said in reversed(said_before[-2:]):  # a plan/product the user named in the last two turns
         found = _names_in(said, names)
         if found:
             carried.append(found[0])
@@ -144,7 +144,8 @@ def rewrite_turn(
         name = _item_name(item) if item is not None and item.is_global and "name" in item.fields else ""
         if name:
             carried.append(name)
-    if not carried and previous:  # else what the user asked last
+    previous = _answered(context[:-1])
+    if not carried and previous:  # else what the user asked last (a question whose reply cited something)
         carried.append(previous[-1])
     if not carried:
         return Rewrite(text, text)
