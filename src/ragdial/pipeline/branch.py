@@ -250,7 +250,8 @@ class KnowledgeBranch:
         by_turn = self.retrieve(context, user, decision).ranked if rewrite.changed else by_query.ranked
         if trained:
             empty = Candidates((), np.zeros((0, 0)))
-            return Analysis(view, cues, rewrite, decision, empty, list(by_query.selected), reranked=True)
+            selected = list(by_query.selected)
+            return Analysis(view, cues, rewrite, decision, empty, list(by_query.ranked), reranked=selected)
         ranks = {c.id: (-1, i) for i, c in enumerate(by_query.ranked)}
         for i, c in enumerate(by_turn):
             ranks[c.id] = (i, ranks.get(c.id, (-1, -1))[1])
@@ -286,6 +287,12 @@ class KnowledgeBranch:
         numbers = policy_numbers(numbers, route, ranked_numbers(candidates, scores))
         policies = model.policy_probs(terms, numbers, vector)
         order = sorted(range(len(items)), key=lambda j: -scores[j])
+        asked = candidates.column("asked_attribute")
+        if order and not items[order[0]].is_global and not asked[order[0]]:
+            # one's own data: the profile item holding the figure asked for, if one does, comes first
+            holding = [j for j in order if not items[j].is_global and asked[j]]
+            if holding:
+                order = [holding[0], *(j for j in order if j != holding[0])]
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
@@ -293,6 +300,13 @@ class KnowledgeBranch:
             best_route = PROFILE
         if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):
             policy = NOT_IN_KNOWLEDGE  # nothing to answer from, or a guest's account question: no account data
+        if (
+            policy == NOT_IN_KNOWLEDGE
+            and ranked
+            and decision.needs_knowledge
+            and decision.detector not in ("always", "")
+        ):
+            policy = ANSWER  # a trained detector decided the turn needs this knowledge (the model knows the demo KB)
         intent = replace(cues, policy=policy, route=best_route)
         return Analysis(view, intent, rewrite, decision, candidates, ranked, route, policies, vector=vector)
 

@@ -301,7 +301,7 @@ class Analysis:
     ranked: list[ScoredKnowledge]
     routes: dict[str, float] = field(default_factory=dict)
     policies: dict[str, float] = field(default_factory=dict)
-    reranked: bool = False  # ``ranked`` is a trained reranker's selection, cited as it is
+    reranked: list[ScoredKnowledge] | None = None  # a trained reranker's selection, cited as it is
     vector: np.ndarray | None = None  # the turn's sentence vector (the retriever's encoder), if it has one
 
 
@@ -316,8 +316,8 @@ def select_cited(
     ranked = analysis.ranked
     if analysis.intent.policy in (SMALL_TALK, OTHER_LANGUAGE, NOT_IN_KNOWLEDGE) or not ranked:
         return [], [c.id for c in ranked[:top_k]]
-    if analysis.reranked:
-        return list(ranked), []
+    if analysis.reranked is not None:
+        return list(analysis.reranked), []
     query = analysis.rewrite.text if analysis.rewrite else analysis.view.text
     if analysis.intent.policy == ACTION:  # how to do it oneself: an FAQ or a product's channels, not the profile
         ranked = [c for c in ranked if c.item.is_global] or ranked
