@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject, as_object, as_texts
 from ragdial.pipeline.answer_features import ACTS, CANDIDATE_FEATURES, SOURCES, Candidates, source_of
 
 POLICY_CLASSES = ("answer", "not_in_knowledge", "action", "small_talk")
@@ -87,7 +87,7 @@ class Head:
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         return {
             "classes": list(self.classes),
             "weights": [[round(float(v), 5) for v in row] for row in self.weights],
@@ -95,8 +95,9 @@ class Head:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Head:
-        return cls(tuple(data["classes"]), np.array(data["weights"], dtype=float), np.array(data["bias"], dtype=float))
+    def from_data(cls, data: JSONObject) -> Head:
+        weights, bias = np.array(data["weights"], dtype=float), np.array(data["bias"], dtype=float)
+        return cls(tuple(as_texts(data["classes"])), weights, bias)
 
 
 class Ranker:
@@ -114,7 +115,7 @@ class Ranker:
         e = np.exp(z - z.max())
         return e / e.sum()
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         return {"kind": "lightgbm-lambdarank", "model": self.text}
 
     @classmethod
@@ -146,7 +147,7 @@ class AnswerModel:
     rank: Ranker | None  # None only while the heads are being trained
     policy: Head
     cite_min: float = 0.5
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONDict = field(default_factory=dict)
     dim: int = 0  # the length of the turn's sentence vector the model was trained with (0: none)
     vector_heads: tuple[str, ...] = ("route",)  # the heads that read the sentence vector
 
@@ -195,7 +196,7 @@ class AnswerModel:
         p = self.policy.probabilities(self.policy_input(terms, numbers, vector))[0]
         return {c: float(v) for c, v in zip(self.policy.classes, p, strict=True)}
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
         return {
             "format": "ragdial-answer-model/1",
@@ -220,7 +221,7 @@ class AnswerModel:
         return path
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any], where: str = "answer model") -> AnswerModel:
+    def from_data(cls, data: JSONObject, where: str = "answer model") -> AnswerModel:
         if data.get("format") != "ragdial-answer-model/1":
             raise AnswerModelError(f"{where}: not a ragdial answer model (format {data.get('format')!r})")
         expected = {
@@ -230,19 +231,26 @@ class AnswerModel:
         }
         if data.get("features") != expected:
             raise AnswerModelError(f"{where}: trained with other features than this ragdial computes; retrain it")
-        vocabulary = {t: i for i, t in enumerate(data["vocabulary"])}
-        if data["rank"].get("kind") != "lightgbm-lambdarank":
-            raise AnswerModelError(f"{where}: unknown rank head {data['rank'].get('kind')!r}")
-        return cls(
-            vocabulary,
-            Head.from_data(data["route"]),
-            Ranker(data["rank"]["model"]),
-            Head.from_data(data["policy"]),
-            float(data["cite_min"]),
-            data["meta"],
-            int(data.get("vector_dim", 0)),
-            tuple(data.get("vector_heads", ())),
-        )
+        try:
+            vocabulary = {t: i for i, t in enumerate(as_texts(data["vocabulary"]))}
+            rank = as_object(data["rank"])
+            if rank.get("kind") != "lightgbm-lambdarank" or not isinstance(rank.get("model"), str):
+                raise AnswerModelError(f"{where}: unknown rank head {rank.get('kind')!r}")
+            cite_min, dim = data["cite_min"], data.get("vector_dim", 0)
+            if not isinstance(cite_min, int | float) or not isinstance(dim, int):
+                raise AnswerModelError(f"{where}: cite_min and vector_dim must be numbers")
+            return cls(
+                vocabulary,
+                Head.from_data(as_object(data["route"])),
+                Ranker(str(rank["model"])),
+                Head.from_data(as_object(data["policy"])),
+                float(cite_min),
+                dict(as_object(data["meta"])),
+                dim,
+                tuple(as_texts(data.get("vector_heads", []))),
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise AnswerModelError(f"{where}: not a readable answer model: {err}") from None
 
     @classmethod
     def load(cls, path: str | Path) -> AnswerModel:
@@ -303,7 +311,7 @@ def _folds(groups: Sequence[str], k: int) -> list[int]:
     return [fold_of[g] for g in groups]
 
 
-def _fit_head(x: np.ndarray, y: Sequence[Any], classes: Sequence[Any], c: float, weight: str | None) -> Head:
+def _fit_head(x: np.ndarray, y: Sequence[object], classes: Sequence[object], c: float, weight: str | None) -> Head:
     from sklearn.linear_model import LogisticRegression
 
     model = LogisticRegression(C=c, max_iter=5000, class_weight=weight)
@@ -319,14 +327,14 @@ def _fit_head(x: np.ndarray, y: Sequence[Any], classes: Sequence[Any], c: float,
     for i, name in enumerate(fitted):
         rows[list(classes).index(name)] = weights[i]
         biases[list(classes).index(name)] = bias[i]
-    return Head(tuple(classes), rows, biases)
+    return Head(tuple(str(c) for c in classes), rows, biases)
 
 
 def _cv_choose(
     x: np.ndarray,
-    y: Sequence[Any],
+    y: Sequence[object],
     folds: Sequence[int],
-    classes: Sequence[Any],
+    classes: Sequence[object],
     grid: Sequence[float],
     weight: str | None,
 ) -> tuple[float, dict[float, float]]:
@@ -374,14 +382,14 @@ def fit_answer_model(
     empty = Head((), np.zeros((0, 0)), np.zeros(0))
     dim = dims.pop() if len(dims) == 1 else 0
     base = AnswerModel(vocabulary, empty, None, empty, dim=dim, vector_heads=tuple(vector_heads))
-    report: dict[str, Any] = {"examples": len(examples), "vocabulary": len(vocabulary), "folds": folds}
+    report: JSONDict = {"examples": len(examples), "vocabulary": len(vocabulary), "folds": folds}
     # route
     routed = [i for i, e in enumerate(examples) if e.route is not None]
     x_route = np.array([base.route_input(e.terms, e.numbers, e.vector) for e in examples])
     y_route = [examples[i].route for i in routed]
     f_route = [fold[i] for i in routed]
     c_route, cv = _cv_choose(x_route[routed], y_route, f_route, SOURCES, grid, None)
-    report["route"] = {"C": c_route, "cv_accuracy": cv}
+    report["route"] = {"C": c_route, "cv_accuracy": {str(c): v for c, v in cv.items()}}
     route_head = _fit_head(x_route[routed], y_route, SOURCES, c_route, None)
     oof_route: list[dict[str, float]] = [{} for _ in examples]
     for k in sorted(set(fold)):
@@ -431,7 +439,7 @@ def fit_answer_model(
     )
     y_policy = [e.policy for e in examples]
     c_policy, cv = _cv_choose(x_policy, y_policy, fold, POLICY_CLASSES, grid, "balanced")
-    report["policy"] = {"C": c_policy, "cv_accuracy": cv}
+    report["policy"] = {"C": c_policy, "cv_accuracy": {str(c): v for c, v in cv.items()}}
     policy_head = _fit_head(x_policy, y_policy, POLICY_CLASSES, c_policy, "balanced")
     # cite_min: the lowest probability at which an item after the first is a gold item at least 60% of the time
     seconds = []
