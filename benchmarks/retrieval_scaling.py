@@ -212,6 +212,27 @@ def latencies(fn, queries: Sequence[str], budget: float | None = None) -> dict[s
     }
 
 
+def agreement(retriever, queries: Sequence[str]) -> dict[str, float]:
+    """How far the shortlisted ranking departs from scoring every candidate: mean share of the top 20 in common,
+    and how often the first item is the same (the exact ranking costs a full BM25 and dense pass per query)."""
+    shared, first = [], []
+    for text in queries:
+        pruned = [r.item.id for r in _ranked(retriever.retrieve(_turn(text), None, 20))]
+        keep = retriever.config.shortlist
+        retriever.config.shortlist = 0
+        try:
+            exact = [r.item.id for r in _ranked(retriever.retrieve(_turn(text), None, 20))]
+        finally:
+            retriever.config.shortlist = keep
+        shared.append(len(set(pruned) & set(exact)) / max(len(exact), 1))
+        first.append(float(bool(exact) and bool(pruned) and exact[0] == pruned[0]))
+    return {
+        "agreement_queries": len(queries),
+        "top20_overlap": round(float(np.mean(shared)), 4) if shared else 0.0,
+        "top1_same": round(float(np.mean(first)), 4) if first else 0.0,
+    }
+
+
 def load_average() -> float:
     return round(os.getloadavg()[0], 1)
 
@@ -302,6 +323,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         import bm25s
 
         from ragdial.retrieval.config import RetrieverConfig
+        from ragdial.retrieval.dense import DenseIndex
         from ragdial.retrieval.hybrid import HybridRetriever
         from ragdial.retrieval.index import save_index
         from ragdial.retrieval.lexical import LexicalIndex
@@ -317,9 +339,15 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         start = time.perf_counter()
         vectors = _vectors(work / "vectors.npy", base_vectors, args.size, args.seed, label)
         build["vectors (synthetic)"] = time.perf_counter() - start
+        config = RetrieverConfig(fusion="rrf")
+        ann = None
+        if args.size > config.prune_above:
+            start = time.perf_counter()
+            ann = DenseIndex.build(vectors, config.ann_nprobe, progress=Bar(f"{label}: ann index", args.size))
+            build["ann index (faiss IVF-SQ8)"] = time.perf_counter() - start
         start = time.perf_counter()
         retriever = HybridRetriever(
-            KnowledgeBase(items), RetrieverConfig(fusion="rrf"), LexicalIndex(model, analyzer, len(items)), vectors
+            KnowledgeBase(items), config, LexicalIndex(model, analyzer, len(items)), vectors, ann=ann
         )
         build["retriever"] = time.perf_counter() - start
         start = time.perf_counter()
@@ -333,6 +361,9 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         retriever = load_index(work / "index", mmap=True)
         build["load index (mmap)"] = time.perf_counter() - start
         row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
+        row["pruned"] = bool(retriever.config.shortlist) and args.size > retriever.config.prune_above
+        if row["pruned"]:
+            row.update(agreement(retriever, queries[: args.agreement]))
 
     elif args.system == "milvus":
         from ragdial.retrieval.config import RetrieverConfig
@@ -395,6 +426,7 @@ def main() -> None:
     parser.add_argument("--child-timeout", type=float, default=3600.0, help="seconds one system may take at one size")
     parser.add_argument("--keep", action="store_true", help="keep the built indexes in --work")
     parser.add_argument("--budget", type=float, default=None, help="seconds of queries per system and size (>= 10)")
+    parser.add_argument("--agreement", type=int, default=30, help="queries also ranked exactly, to compare")
     parser.add_argument("--out", type=Path, default=DOCS / "retrieval_scaling.json")
     parser.add_argument("--child", dest="system", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -436,6 +468,7 @@ def main() -> None:
             print(f"== {system} at {size:,} items (load average {before})", file=sys.stderr, flush=True)
             command = [sys.executable, __file__, "--child", system, "--size", str(size), "--work", str(args.work)]
             command += ["--data", str(args.data), "--seed", str(args.seed)]
+            command += ["--agreement", str(args.agreement)]
             if args.budget is not None:
                 command += ["--budget", str(args.budget)]
             start = time.perf_counter()

@@ -2,7 +2,8 @@
 
 Layout: ``index.json`` (format version, retriever config, item count, encoder), ``items.jsonl`` (the knowledge
 items in index order), ``bm25/`` (``bm25s`` save), ``vectors.npy`` (float32, L2-normalised rows) where the
-config uses a dense encoder, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
+config uses a dense encoder, ``ann.faiss`` (``ragdial.retrieval.dense``) for a knowledge base large enough to
+shortlist dense candidates approximately, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.dense import DenseIndex
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.rerank import load_reranker
@@ -28,6 +30,7 @@ META = "index.json"
 ITEMS = "items.jsonl"
 BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
+ANN = "ann.faiss"
 RERANKER_DIR = "reranker"
 
 
@@ -44,6 +47,8 @@ def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[st
         retriever.lexical.save(tmp / BM25_DIR)
         if retriever.vectors is not None:
             np.save(tmp / VECTORS, np.asarray(retriever.vectors, dtype=np.float32), allow_pickle=False)
+        if retriever.ann is not None:
+            retriever.ann.save(tmp / ANN)
         if retriever.reranker is not None:
             retriever.reranker.save(tmp / RERANKER_DIR)
         meta = {
@@ -103,4 +108,7 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
     if reranker is None and (directory / RERANKER_DIR).exists():
         reranker = directory / RERANKER_DIR
     model = load_reranker(reranker) if reranker is not None else None
-    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model)
+    # the approximate index is read into memory (a quarter of the vectors' size): memory-mapped, each probe of a
+    # list not yet paged in costs page faults on the first queries
+    ann = DenseIndex.load(directory / ANN, config.ann_nprobe, mmap=False) if (directory / ANN).exists() else None
+    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model, ann=ann)
