@@ -23,7 +23,7 @@ from ragdial import datasets
 from ragdial.evaluation import GenerationEvaluator, reply_scores
 from ragdial.generation import create
 from ragdial.generation.batch import request_for
-from ragdial.generation.exemplars import ExemplarIndex
+from ragdial.generation.exemplars import ExemplarIndex, Exemplars
 from ragdial.generation.template import TemplateGenerator
 from ragdial.paths import data_root
 
@@ -88,7 +88,9 @@ def main() -> None:
             exemplars = None
         else:
             generator = shared
-            exemplars = ExemplarIndex(train, train_kb, dataset.language) if args.exemplars else None
+            exemplars = (
+                Exemplars(ExemplarIndex(train, train_kb, dataset.language), args.exemplars) if args.exemplars else None
+            )
 
         def write_dump(example, reply, name=name):
             if dump:
@@ -96,7 +98,7 @@ def main() -> None:
                 dump.write(json.dumps(record, ensure_ascii=False) + "\n")
 
         def generate(example, dataset=dataset, generator=generator, exemplars=exemplars):
-            request = request_for(example, dataset, args.max_tokens, args.seed, exemplars, args.exemplars)
+            request = request_for(example, dataset, args.max_tokens, args.seed, exemplars)
             return generator.generate(request)
 
         result = GenerationEvaluator(evaluate, dataset.language, name, write_dump)(generate)

@@ -1,4 +1,5 @@
-"""The locked demo evaluation set (benchmarks/data/demo_conversations.jsonl): well formed, grounded in the demo KB."""
+"""The demo conversation sets over the bundled KB: the locked evaluation set (demo_conversations.jsonl) and the
+separately written training set (demo_conversations_train.jsonl) are well formed and grounded in the demo KB."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 
 from ragdial.datasets.mobilecs2 import load_demo
 
-SET_FILE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "demo_conversations.jsonl"
+DATA_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
+SET_FILE = DATA_DIR / "demo_conversations.jsonl"
+TRAIN_FILE = DATA_DIR / "demo_conversations_train.jsonl"
+# per set: the file, the splits it may use, the id prefix before the language
+SETS = {"locked": (SET_FILE, {"dev", "test"}, ""), "train": (TRAIN_FILE, {"train"}, "tr-")}
 KINDS = {
     "personal_fact",
     "product",
@@ -27,13 +32,28 @@ CONVERSATION_KEYS = {"id", "language", "profile", "split", "turns"}
 TURN_KEYS = {"user", "kind", "gold", "must_contain", "must_not_contain"}
 
 
-@pytest.fixture(scope="module")
-def conversations() -> list[dict[str, Any]]:
+def _load(path: Path) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(SET_FILE.read_text(encoding="utf-8").splitlines(), 1):
-        assert line.strip(), f"{SET_FILE}:{number}: empty line"
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        assert line.strip(), f"{path}:{number}: empty line"
         rows.append(json.loads(line))
     return rows
+
+
+@pytest.fixture(scope="module")
+def conversations() -> list[dict[str, Any]]:
+    return _load(SET_FILE)
+
+
+@pytest.fixture(scope="module")
+def train() -> list[dict[str, Any]]:
+    return _load(TRAIN_FILE)
+
+
+@pytest.fixture(scope="module", params=sorted(SETS))
+def any_set(request: pytest.FixtureRequest) -> tuple[list[dict[str, Any]], set[str], str]:
+    path, splits, prefix = SETS[request.param]
+    return _load(path), splits, prefix
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +65,14 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
-def test_schema(conversations: list[dict[str, Any]]) -> None:
+def test_schema(any_set: tuple[list[dict[str, Any]], set[str], str]) -> None:
+    conversations, splits, prefix = any_set
     for conv in conversations:
         where = f"conversation {conv.get('id')!r}"
         assert set(conv) == CONVERSATION_KEYS, where
         assert conv["language"] in {"zh", "en"}, where
-        assert conv["split"] in {"dev", "test"}, where
-        assert conv["id"].startswith(conv["language"] + "-"), where
+        assert conv["split"] in splits, where
+        assert conv["id"].startswith(prefix + conv["language"] + "-"), where
         assert conv["turns"], where
         for index, turn in enumerate(conv["turns"]):
             at = f"{where} turn {index}"
@@ -67,8 +88,10 @@ def test_schema(conversations: list[dict[str, Any]]) -> None:
             assert not set(turn["must_contain"]) & set(turn["must_not_contain"]), at
 
 
-def test_gold_ids_exist_and_belong_to_the_profile(conversations: list[dict[str, Any]], demo: dict[str, Any]) -> None:
-    for conv in conversations:
+def test_gold_ids_exist_and_belong_to_the_profile(
+    any_set: tuple[list[dict[str, Any]], set[str], str], demo: dict[str, Any]
+) -> None:
+    for conv in any_set[0]:
         dataset = demo[conv["language"]]
         assert conv["profile"] in {d.id for d in dataset.dialogs}, f"{conv['id']}: unknown profile {conv['profile']!r}"
         for index, turn in enumerate(conv["turns"]):
@@ -80,8 +103,10 @@ def test_gold_ids_exist_and_belong_to_the_profile(conversations: list[dict[str, 
                 )
 
 
-def test_must_contain_values_are_in_the_gold_items(conversations: list[dict[str, Any]], demo: dict[str, Any]) -> None:
-    for conv in conversations:
+def test_must_contain_values_are_in_the_gold_items(
+    any_set: tuple[list[dict[str, Any]], set[str], str], demo: dict[str, Any]
+) -> None:
+    for conv in any_set[0]:
         kb = demo[conv["language"]].kb
         for index, turn in enumerate(conv["turns"]):
             texts = [kb.get(item_id).text for item_id in turn["gold"]]
@@ -121,3 +146,43 @@ def test_splits_are_disjoint_and_balanced(conversations: list[dict[str, Any]]) -
                 if t["kind"] == kind
             )
             assert kinds["dev"] and kinds["test"], f"{language}/{kind} missing from a split: {dict(kinds)}"
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def test_train_set_counts_and_coverage(train: list[dict[str, Any]], demo: dict[str, Any]) -> None:
+    turns = [turn for conv in train for turn in conv["turns"]]
+    assert len(train) >= 100
+    assert len(turns) >= 400
+    ids = [conv["id"] for conv in train]
+    assert len(ids) == len(set(ids)), "conversation ids repeat"
+    by_language = Counter(conv["language"] for conv in train)
+    assert 0.55 <= by_language["zh"] / len(train) <= 0.65, dict(by_language)
+    for language in ("zh", "en"):
+        kinds = Counter(t["kind"] for conv in train if conv["language"] == language for t in conv["turns"])
+        assert all(kinds[kind] >= 10 for kind in KINDS), f"{language}: {dict(kinds)}"
+        profiles = Counter(conv["profile"] for conv in train if conv["language"] == language)
+        assert set(profiles) == {d.id for d in demo[language].dialogs}, f"{language}: not every demo profile is covered"
+        assert max(profiles.values()) - min(profiles.values()) <= 1, f"{language}: {dict(profiles)}"
+
+
+def test_train_action_turns_name_the_claims_a_reply_must_not_make(train: list[dict[str, Any]]) -> None:
+    for conv in train:
+        for index, turn in enumerate(conv["turns"]):
+            if turn["kind"] == "account_action":
+                assert turn["must_not_contain"], f"{conv['id']} turn {index}: action turn without forbidden claims"
+
+
+def test_train_set_shares_no_utterance_with_the_locked_set(
+    train: list[dict[str, Any]], conversations: list[dict[str, Any]]
+) -> None:
+    locked = {_normalised(turn["user"]) for conv in conversations for turn in conv["turns"]}
+    shared = [
+        f"{conv['id']} turn {index}"
+        for conv in train
+        for index, turn in enumerate(conv["turns"])
+        if _normalised(turn["user"]) in locked
+    ]
+    assert not shared, f"training utterances repeated from the locked set: {shared}"

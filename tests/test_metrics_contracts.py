@@ -187,7 +187,9 @@ def test_overlap_metrics_by_hand():
     # per response: 2 of 3 vs 2 of 2 chars -> F 0.8; nothing shared -> 0; mean 0.4
     assert overlap.generation_f1(["好的呀", "不"], ["好的", "是"], "chars").value == pytest.approx(0.4)
     assert overlap.generation_f1([], []).value == 0.0
-    assert overlap.token_f1([], ["a"]) == 0.0
+    assert overlap.token_f1([], ["a"]).value == 0.0
+    one = overlap.token_f1(list("好的呀"), list("好的"))
+    assert one.value == pytest.approx(0.8) and one.signature.startswith("token-f1|tok:given|agg:none|ragdial:")
     assert overlap.inform([["流量王", "三十元"], [], ["五元"]], ["流量王套餐", "好", "六元"]).value == pytest.approx(
         1 / 3
     )

@@ -29,8 +29,14 @@ def test_no_gold_policy():
 def test_mrr_and_cutoff():
     assert retrieval.mrr_at_k(GOLD, RANKED, 5).value == pytest.approx((1 / 2 + 1) / 2)
     assert retrieval.mrr_at_k(GOLD, RANKED, 1).value == pytest.approx(0.5)
-    assert retrieval.reciprocal_rank(["a"], ["x", "y", "a"], 2) == 0.0
-    assert retrieval.hit_at_k(["a"], ["x", "y", "a"], 3) == 1.0
+    assert retrieval.reciprocal_rank(["a"], ["x", "y", "a"], 2).value == 0.0
+    assert retrieval.reciprocal_rank(["a"], ["x", "y", "a"], 3).value == pytest.approx(1 / 3)
+    assert retrieval.hit_at_k(["a"], ["x", "y", "a"], 3).value == 1.0
+    assert retrieval.hit_at_k(["a"], ["x", "y", "a"], 2).value == 0.0
+    # per-query terms are Scores like every metric, their signature naming the cut-off and the ragdial version
+    one = retrieval.reciprocal_rank(["a"], ["a"], 5)
+    assert one.name == "rr@5" and one.signature.startswith("rr|k:5|unit:query|ragdial:")
+    assert retrieval.hit_at_k(["a"], ["a"], 1).signature.startswith("hit|k:1|unit:query|ragdial:")
 
 
 def test_set_prf_and_exact_match():

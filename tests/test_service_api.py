@@ -299,7 +299,9 @@ def test_the_rating_pages_mount_when_asked(tmp_path):
     (before the first request), not in the middle of one."""
     pytest.importorskip("ragdial.rating", reason="the task branch is not installed")
     travel = tmp_path / "travel.sqlite"
-    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(travel), "task_today": "2026-12-01"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "task": {"name": "travel", "db": str(travel), "today": "2026-12-01"}}
+    )
     settings = ServiceSettings(config, str(tmp_path / "s.sqlite"), ratings_path=str(tmp_path / "ratings.sqlite"))
     app = create_app(Service(settings))
     assert travel.is_file()  # built while the app was created
@@ -310,3 +312,33 @@ def test_the_rating_pages_mount_when_asked(tmp_path):
     assert test.status_code == 201, test.text
     assert test.json()["goal"]
     assert client.get("/").status_code == 200
+
+
+def test_a_turn_that_fails_midway_is_counted_from_what_it_read_without_rebuilding_its_context(tmp_path, monkeypatch):
+    """The usage of a turn without a reply comes from its ``Prepared`` event: the service builds a turn's context
+    once (in the pipeline), never again just to count it."""
+    from ragdial.pipeline.system import DialogSystem
+
+    built = []
+    context_for = DialogSystem.context_for
+
+    def counting(self, history, user_text):
+        built.append(user_text)
+        return context_for(self, history, user_text)
+
+    monkeypatch.setattr(DialogSystem, "context_for", counting)
+    question = "我的夜猫流量包余额还有多少"
+    answered = _ask(_client(tmp_path / "a"), question, profile="u2").json()  # the echo double answers it
+    failing = _client(tmp_path / "b", generator="service_doubles:failing_generator")
+    built.clear()
+    response = _ask(failing, question, profile="u2")
+    assert response.status_code == 500 and "backend went away" in response.text
+    assert built == [question]
+    counts = {
+        line.split('kind="')[1].split('"')[0]: float(line.split()[-1])
+        for line in failing.get("/metrics").text.splitlines()
+        if line.startswith("ragdial_tokens_total{")
+    }
+    # the same question and cited items were read as by the answered turn; one piece went out before the failure
+    assert counts == {"prompt": answered["usage"]["prompt_tokens"], "completion": 1.0}
+    assert counts["prompt"] > len(words(question, "zh"))

@@ -18,6 +18,7 @@ from ragdial.task.dbgen import generate
 from ragdial.task.goals import sample_goals
 from ragdial.task.http_channel import HttpChannel
 from ragdial.task.simulator import run_dialog, summarise
+from ragdial.text.tokenize import words
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -30,7 +31,9 @@ def db_path(tmp_path_factory):
 
 
 def _client(tmp_path, db_path) -> TestClient:
-    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "task": {"name": "travel", "db": str(db_path), "today": "2026-12-01"}}
+    )
     service = Service(ServiceSettings(config, str(tmp_path / "sessions.sqlite")))
     return TestClient(create_app(service), raise_server_exceptions=False)
 
@@ -67,7 +70,9 @@ def test_the_task_branch_claims_a_turn_while_its_state_says_a_booking_is_under_w
     from ragdial.pipeline.components import build_system
     from ragdial.task import STATE_KEY, TASKS, under_way
 
-    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "task": {"name": "travel", "db": str(db_path), "today": "2026-12-01"}}
+    )
     system = build_system(config, "zh")
     assert system.task is not None and system.task.to_config()["today"] == "2026-12-01"
     assert [b.name for b in system.branches] == ["task", "knowledge"]
@@ -75,22 +80,53 @@ def test_the_task_branch_claims_a_turn_while_its_state_says_a_booking_is_under_w
     reply = system.respond(session, "明天从北京到上海的火车票")
     record = reply.record
     assert record.branch == "task" and session.state == {} and session.history == []  # the session is untouched
+    # a task reply counts its own usage (the turn it read, its one piece): the service never rebuilds the context
+    assert reply.usage == {
+        "prompt_tokens": len(words("明天从北京到上海的火车票", "zh")),
+        "completion_tokens": 1,
+        "counted": "words",
+    }
     assert under_way(record.state[STATE_KEY])  # an offer is open: the task's own keys say so
     session.add(record)
     reply = system.respond(session, "第一个")  # no travel words, but the booking under way claims it
     assert reply.record.branch == "task" and "确认预订吗" in reply.text
     session.add(reply.record)
-    assert system.respond(session, "怎么查询话费余额").record.branch == "task"  # pending booking: still claimed
+    # a telecom question in the middle of the read-back goes to the knowledge base; the task state is kept ...
+    aside = system.respond(session, "怎么查询话费余额")
+    assert aside.record.branch == "knowledge" and aside.decision.needs_knowledge
+    assert aside.record.state[STATE_KEY] == session.state[STATE_KEY]
+    session.add(aside.record)
+    # ... and the booking resumes on the next turn: nothing was booked by the aside, the yes books it now
+    assert session.state[STATE_KEY]["open"] == "confirm_booking" and not session.state[STATE_KEY]["bookings"]
+    booked = system.respond(session, "确认")
+    assert booked.record.branch == "task" and "预订成功" in booked.text
+    assert len(booked.record.state[STATE_KEY]["bookings"]) == 1
     fresh = system.new_session("u1")
     assert system.respond(fresh, "怎么查询话费余额").record.branch == "knowledge"
     assert TASKS.names() == ["travel"]
 
 
-def test_config_rejects_bad_task_fields():
-    from ragdial.pipeline.config import ConfigError
+def test_config_rejects_bad_task_fields(tmp_path, db_path):
+    from ragdial.pipeline.components import build_system
+    from ragdial.pipeline.config import ConfigError, load_config
 
-    with pytest.raises(ConfigError, match="task_db"):
-        SystemConfig.from_data({"task_db": 3})
+    old = tmp_path / "old.yaml"
+    old.write_text('task_db: /tmp/travel.sqlite\ntask_today: "2026-12-01"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:  # an old key: one error naming the file and the new block
+        load_config(old)
+    message = str(caught.value)
+    assert message.startswith(str(old)) and "task_db, task_today" in message
+    assert "'task_db' is now task: {name: travel, db: ...}" in message
+    with pytest.raises(ConfigError, match="field 'task'"):
+        SystemConfig.from_data({"task": 3})
+    config = SystemConfig.from_data({**doubles.CONFIG, "task": {"name": "travel", "db": str(db_path), "today": "x"}})
+    with pytest.raises(ConfigError, match="task 'travel', field 'today'"):
+        build_system(config, "zh")
+    with pytest.raises(ConfigError, match="unknown task 'flights'"):
+        build_system(SystemConfig.from_data({**doubles.CONFIG, "task": "flights"}), "zh")
+    with pytest.raises(ConfigError, match=r"task 'travel'.*'when'"):
+        build_system(SystemConfig.from_data({**doubles.CONFIG, "task": {"name": "travel", "when": 1}}), "zh")
+    assert SystemConfig.from_data(config.to_data()) == config
 
 
 def test_simulator_through_the_http_api(tmp_path, db_path):
@@ -109,7 +145,9 @@ def test_rating_pages_over_the_whole_system(tmp_path, db_path):
     from ragdial.rating import rating_router, system_backend
     from ragdial.rating.store import RatingStore
 
-    config = SystemConfig.from_data({**doubles.CONFIG, "task_db": str(db_path), "task_today": "2026-12-01"})
+    config = SystemConfig.from_data(
+        {**doubles.CONFIG, "task": {"name": "travel", "db": str(db_path), "today": "2026-12-01"}}
+    )
     app = FastAPI()
     app.include_router(
         rating_router(RatingStore(tmp_path / "r.sqlite"), *system_backend(build_system(config, "zh"), db_path))
@@ -122,5 +160,10 @@ def test_rating_pages_over_the_whole_system(tmp_path, db_path):
     assert "请问您要订哪一个" in first["reply"] and first["decision"]["detector"] == "task"
     second = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "第一个"}).json()
     assert "确认预订吗" in second["reply"]  # the task state came back from the rating store
-    third = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "怎么查询话费余额"}).json()
-    assert third["decision"]["needs_knowledge"] is False  # a booking is under way: the task branch keeps the turn
+    third = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "上海明天下雨吗"}).json()
+    assert third["decision"]["needs_knowledge"] is False  # a booking is under way: the task branch keeps the aside
+    assert "确认预订吗" in third["reply"]  # and returns to the read-back
+    fourth = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "怎么查询话费余额"}).json()
+    assert fourth["decision"]["needs_knowledge"] is True  # a telecom question goes to the knowledge base
+    fifth = client.post(f"/rating/api/tests/{test['test_id']}/messages", json={"text": "确认"}).json()
+    assert "预订成功" in fifth["reply"]  # the read-back was kept through the knowledge turn

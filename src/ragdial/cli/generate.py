@@ -11,9 +11,10 @@ from rich.progress import Progress
 
 from ragdial import challenges, datasets
 from ragdial.challenges import Prediction
+from ragdial.components import BuildContext
 from ragdial.generation import GENERATORS, create
 from ragdial.generation.batch import generate_all
-from ragdial.generation.exemplars import ExemplarIndex
+from ragdial.generation.exemplars import EXEMPLARS
 from ragdial.generation.template import TemplateGenerator
 
 app = typer.Typer(no_args_is_help=True, help="Grounded response generation (template, llama.cpp, OpenAI-compatible).")
@@ -50,7 +51,9 @@ def batch(
     template_model: Annotated[Path | None, typer.Option(help="template model JSON (template backend)")] = None,
     model: Annotated[str | None, typer.Option(help="GGUF path (llama) or served model name (openai)")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")] = None,
-    exemplars_from: Annotated[Path | None, typer.Option(help="training data (same format) for exemplars")] = None,
+    exemplars_from: Annotated[
+        Path | None, typer.Option(help="training data (same format) for exemplars, as a config's exemplars block")
+    ] = None,
     n_exemplars: int = 2,
     max_tokens: int = 128,
     seed: int = 0,
@@ -70,8 +73,8 @@ def batch(
     generator = create(backend, **options)
     exemplars = None
     if exemplars_from is not None and backend != "template":
-        train_set = datasets.load(format, exemplars_from)
-        exemplars = ExemplarIndex(train_set.examples, train_set.kb, train_set.language)
+        ctx = BuildContext(dataset, dataset.language)
+        exemplars = EXEMPLARS.build("dataset", ctx, format=format, path=str(exemplars_from), k=n_exemplars)
     examples = list(dataset.examples)
     if limit is not None and limit < len(examples):
         chosen = set(random.Random(seed).sample(range(len(examples)), limit))
@@ -87,7 +90,6 @@ def batch(
                 max_tokens=max_tokens,
                 seed=seed,
                 exemplars=exemplars,
-                n_exemplars=n_exemplars,
             )
     finally:
         generator.close()

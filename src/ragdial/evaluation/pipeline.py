@@ -93,7 +93,7 @@ class PipelineEvaluator(Evaluator["DialogSystem"]):
         started = time.perf_counter()
         replies: dict[str, Reply] = {}
         for example in self.examples:
-            reply = model.answer(example.context, user=example.dialog_id)
+            reply = model.answer(example.context, user=example.dialog_id, dialog_id=example.dialog_id)
             replies[example.id] = reply
             if self.on_reply is not None:
                 self.on_reply(example, reply)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.generation.exemplars import ExemplarIndex
+from ragdial.generation.exemplars import Exemplars
 from ragdial.schema import Dataset, Example
 
 
@@ -15,12 +15,12 @@ def request_for(
     dataset: Dataset,
     max_tokens: int = 128,
     seed: int = 0,
-    exemplars: ExemplarIndex | None = None,
-    n_exemplars: int = 2,
+    exemplars: Exemplars | None = None,
 ) -> GenerationRequest:
-    """A deterministic request for ``example`` grounded in its (gold or predicted) ``knowledge_ids``."""
+    """A deterministic request for ``example`` grounded in its (gold or predicted) ``knowledge_ids``, with the
+    exemplars a ``DialogSystem`` would attach (``Exemplars.for_context``, never from the example's dialog)."""
     knowledge = [dataset.kb.get(i) for i in example.knowledge_ids if i in dataset.kb]
-    shots = exemplars.nearest(example.context, n_exemplars, exclude_dialog=example.dialog_id) if exemplars else []
+    shots = exemplars.for_context(example.context, example.dialog_id) if exemplars else []
     return GenerationRequest(
         context=list(example.context),
         knowledge=knowledge,

@@ -22,19 +22,24 @@ def distinct(responses: Sequence[str], n: int, tokenizer: str = "chars-nopunct")
     return Score(f"distinct-{n}", value, signature("distinct", n=n, tok=tokenizer, level="corpus"))
 
 
-def token_f1(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
-    """F1 of the multiset overlap of two token lists (0 when either is empty or nothing overlaps)."""
+def token_f1(hypothesis: Sequence[str], reference: Sequence[str]) -> Score:
+    """One response's F1 of the multiset overlap of two token lists (0 when either is empty or nothing overlaps):
+    the term ``generation_f1`` averages."""
     common = sum((Counter(hypothesis) & Counter(reference)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(hypothesis), common / len(reference)
-    return 2 * precision * recall / (precision + recall)
+    value = 0.0
+    if common:
+        precision, recall = common / len(hypothesis), common / len(reference)
+        value = 2 * precision * recall / (precision + recall)
+    return Score("f1", value, _TOKEN_F1)
+
+
+_TOKEN_F1 = signature("token-f1", tok="given", agg="none")
 
 
 def generation_f1(hypotheses: Sequence[str], references: Sequence[str], tokenizer: str = "chars-nopunct") -> Score:
     """Mean over responses of the token-overlap F1 (characters by default, as the Chinese challenges use)."""
     tokenize = tokenizers.get(tokenizer)
-    values = [token_f1(tokenize(h), tokenize(r)) for h, r in zip(hypotheses, references, strict=True)]
+    values = [token_f1(tokenize(h), tokenize(r)).value for h, r in zip(hypotheses, references, strict=True)]
     value = math.fsum(values) / len(values) if values else 0.0
     return Score("f1", value, signature("gen-f1", tok=tokenizer, agg="mean"))
 

@@ -1,6 +1,8 @@
 """Retrieval and selection metrics over ranked lists and sets of ids.
 
-Every function takes parallel sequences: the gold ids of each query and the ranked (or unordered) predicted ids.
+Every corpus function takes parallel sequences: the gold ids of each query and the ranked (or unordered) predicted
+ids. ``reciprocal_rank`` and ``hit_at_k`` score one query (the terms the corpus means average); like every metric
+here they return a :class:`Score`.
 ``no_gold`` says what a query without gold ids counts as: ``"skip"`` (left out of the mean, the default and what
 the challenges do), ``"zero"``, ``"one"`` or ``"error"``.
 """
@@ -8,25 +10,35 @@ the challenges do), ``"zero"``, ``"one"`` or ``"error"``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
+from functools import cache
 
 from ragdial.metrics.result import Score, signature
 
 NO_GOLD = ("skip", "zero", "one", "error")
 
 
-def reciprocal_rank(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> float:
-    """1/rank of the first item of ``ranked[:k]`` that is in ``relevant`` (0 when none is)."""
+def reciprocal_rank(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> Score:
+    """One query's 1/rank of the first item of ``ranked[:k]`` that is in ``relevant`` (0 when none is): the term
+    ``mrr_at_k`` averages (and DSTC9's ``scores.py`` sums per instance)."""
     wanted = set(relevant)
+    value = 0.0
     for rank, item in enumerate(list(ranked)[:k], start=1):
         if item in wanted:
-            return 1.0 / rank
-    return 0.0
+            value = 1.0 / rank
+            break
+    return Score(f"rr@{k}", value, _query_signature("rr", k))
 
 
-def hit_at_k(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> float:
-    """1 when any of ``ranked[:k]`` is in ``relevant``, else 0."""
+def hit_at_k(relevant: Iterable[Hashable], ranked: Sequence[Hashable], k: int) -> Score:
+    """One query's hit: 1 when any of ``ranked[:k]`` is in ``relevant``, else 0 (the term of query-level R@k)."""
     wanted = set(relevant)
-    return 1.0 if any(item in wanted for item in list(ranked)[:k]) else 0.0
+    value = 1.0 if any(item in wanted for item in list(ranked)[:k]) else 0.0
+    return Score(f"hit@{k}", value, _query_signature("hit", k))
+
+
+@cache
+def _query_signature(name: str, k: int) -> str:
+    return signature(name, k=k, unit="query")
 
 
 def _mean(values: list[float]) -> float:
@@ -71,7 +83,7 @@ def recall_at_k(
 
         def one(relevant, predicted, raw):
             if unit == "query":
-                return hit_at_k(relevant, predicted, k)
+                return hit_at_k(relevant, predicted, k).value
             return len(relevant & set(predicted[:k])) / len(relevant)
 
         value = _mean(_per_query(gold, ranked, no_gold, one))
@@ -84,7 +96,7 @@ def mrr_at_k(gold: Sequence[Sequence[Hashable]], ranked: Sequence[Sequence[Hasha
     """Mean reciprocal rank of the first gold id within the top k (0 when none is there)."""
 
     def one(relevant, predicted, raw):
-        return reciprocal_rank(relevant, predicted, k)
+        return reciprocal_rank(relevant, predicted, k).value
 
     value = _mean(_per_query(gold, ranked, no_gold, one))
     return Score(f"mrr@{k}", value, signature("mrr", k=k, no_gold=no_gold))

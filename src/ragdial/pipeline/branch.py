@@ -17,7 +17,8 @@ from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.generation.base import Exemplar, GenerationRequest, Generator
+from ragdial.generation.exemplars import Exemplars
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
@@ -63,6 +64,7 @@ class TurnInput:
     max_tokens: int | None = None
     temperature: float | None = None
     cancel: threading.Event | None = None  # set by the caller to stop the generation after the token in flight
+    dialog_id: str | None = None  # a batch example's dialog: its own turns are never its exemplars
 
     @property
     def turn(self) -> Turn:
@@ -117,8 +119,10 @@ class KnowledgeBranch:
         language: str,
         settings: Settings,
         items: Sequence[Knowledge] = (),
+        exemplars: Exemplars | None = None,
     ) -> None:
         self.detector = detector
+        self.exemplars = exemplars
         self.retriever = retriever
         self.generator = generator
         self.language = language
@@ -129,6 +133,12 @@ class KnowledgeBranch:
 
     def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
         return True
+
+    def shots(self, request: TurnInput) -> list[Exemplar]:
+        """The in-context exemplars of the turn (none without an exemplar source)."""
+        if self.exemplars is None:
+            return []
+        return self.exemplars.for_context(request.context, request.dialog_id)
 
     def decide(self, context: Sequence[Turn]) -> Decision:
         return self.detector.decide(context, self.language)
@@ -158,7 +168,6 @@ class KnowledgeBranch:
         stage = time.perf_counter()
         found = self.retrieve(request.context, request.user, decision)
         timings["retrieve_ms"] = ms(stage)
-        yield Prepared(decision, found.selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=list(request.context),
@@ -167,8 +176,10 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             cancel=request.cancel,
         )
+        yield Prepared(decision, found.selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         pieces: list[str] = []
         with closing(_stream(self.generator, generation)) as stream:
@@ -233,7 +244,6 @@ class KnowledgeBranch:
         policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
         if policy == NOT_IN_KNOWLEDGE:
             selected = []
-        yield Prepared(decision, selected, dict(timings))
         settings = self.settings
         generation = GenerationRequest(
             context=context,
@@ -242,9 +252,11 @@ class KnowledgeBranch:
             max_tokens=request.max_tokens or settings.max_tokens,
             temperature=settings.temperature if request.temperature is None else request.temperature,
             seed=settings.seed,
+            exemplars=self.shots(request),
             policy=policy,
             cancel=request.cancel,
         )
+        yield Prepared(decision, selected, dict(timings), token_usage(generation, 0))
         stage = time.perf_counter()
         evidence = evidence_for(generation.knowledge, context, self.names)
         verified = Verified()
@@ -272,7 +284,12 @@ def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
         generated = request.usage.get("completion_tokens", completion)
         return {"prompt_tokens": request.usage["prompt_tokens"], "completion_tokens": generated, "counted": "model"}
     read = [t.text for t in request.context] + [k.text for k in request.knowledge]
-    prompt = sum(len(words(text, request.language)) for text in read)
+    return words_usage(read, request.language, completion)
+
+
+def words_usage(read: Sequence[str], language: str, completion: int) -> dict[str, Any]:
+    """Usage counted as words (``ragdial.text.tokenize.words``) of the texts read, and ``completion`` pieces."""
+    prompt = sum(len(words(text, language)) for text in read)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}
 
 
@@ -306,9 +323,10 @@ class TaskDialogBranch:
         label = f"task:{turn.state.get('domain') or 'none'}"
         decision = Decision(False, (), label=label, detector="task")
         timings = {"task_ms": ms(start)}
-        yield Prepared(decision, [], dict(timings))
+        usage = words_usage([t.text for t in request.context], self.language, 0)
+        yield Prepared(decision, [], dict(timings), usage)
         yield Piece(turn.reply)
         timings["total_ms"] = ms(start)
         system = Turn(Speaker.SYSTEM, turn.reply)
         record = TurnRecord(request.turn, system, [], decision, state, None, self.name, timings, 1)
-        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record)
+        yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record, {**usage, "completion_tokens": 1})

@@ -1,6 +1,7 @@
 """How a ``SystemConfig`` becomes a ``DialogSystem``: the knowledge source, then each component from its kind's
-registry (``ragdial.understanding.DETECTORS``, ``ragdial.retrieval.RETRIEVERS``, ``ragdial.generation.GENERATORS``)
-and the task branch. Factories only load; ``auto`` takes the first candidate that builds here.
+registry (``ragdial.understanding.DETECTORS``, ``ragdial.retrieval.RETRIEVERS``, ``ragdial.generation.GENERATORS``,
+``ragdial.generation.exemplars.EXEMPLARS``, ``ragdial.task.TASKS``). Factories only load; ``auto`` takes the first
+candidate that builds here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragdial.components import BuildContext, ConfigError, Registry, close
 from ragdial.errors import RagdialError
+from ragdial.generation.exemplars import EXEMPLARS, Exemplars
 from ragdial.generation.registry import GENERATORS, SHARED
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 from ragdial.pipeline.knowledge import KnowledgeSource
@@ -25,6 +27,7 @@ T = TypeVar("T")
 
 __all__ = [
     "DETECTORS",
+    "EXEMPLARS",
     "GENERATORS",
     "KNOWLEDGE",
     "RETRIEVERS",
@@ -131,19 +134,23 @@ def build_system(
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
     generator = _component("generator", GENERATORS, config.generator, ctx, cache)
-    task = (
-        cache.get("task", ["travel", config.task_db, config.task_today], lambda: _task_branch(config))
-        if config.task_db
-        else None
-    )
-    return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task)
+    exemplars: Exemplars | None = None
+    if config.exemplars is not None:
+        spec = config.exemplars
+        key = [spec.name, spec.params, ctx.language]
+        exemplars = cache.get("exemplars", key, lambda: EXEMPLARS.build(spec.name, ctx, **spec.params))
+    task = None
+    if config.task is not None:  # one per process, shared by the languages
+        spec = config.task
+        task = cache.get("task", [spec.name, spec.params], lambda: _task_branch(spec, ctx))
+    return DialogSystem(config, language, knowledge, detector, retriever, generator, task=task, exemplars=exemplars)
 
 
-def _task_branch(config: SystemConfig) -> TaskBranch:
-    """The task branch over ``config.task_db`` (``ragdial.task.TASKS``; one per process, shared by the languages)."""
+def _task_branch(spec: ComponentSpec, ctx: BuildContext) -> TaskBranch:
+    """The task branch ``spec`` names (``ragdial.task.TASKS``, imported only when a config has one)."""
     from ragdial.task.registry import TASKS
 
-    return TASKS.build("travel", None, db=config.task_db, today=config.task_today)
+    return TASKS.build(spec.name, ctx, **spec.params)
 
 
 def prepare_milvus(

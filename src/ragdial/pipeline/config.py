@@ -11,6 +11,8 @@ top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
 min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
+exemplars: null                # in-context examples for the generator: {name: dataset, format: F, path: P, k: 2}
+task: null                     # the task branch: {name: travel, db: PATH or sqlite:/// URL, today: YYYY-MM-DD}
 ```
 A component is a name (``bm25``) or a mapping with ``name`` and its parameters (``{name: hybrid, alpha: 0.5}``).
 """
@@ -53,6 +55,12 @@ class ComponentSpec:
 
 
 _COMPONENTS = ("knowledge", "detector", "retriever", "generator")
+_OPTIONAL = ("exemplars", "task")  # components that may be off (null)
+# keys of older configs and where their setting lives now
+_MOVED = {
+    "task_db": "task: {name: travel, db: ...}",
+    "task_today": "task: {name: travel, today: ...}",
+}
 
 
 @dataclass
@@ -72,11 +80,12 @@ class SystemConfig:
     temperature: float = 0.0
     seed: int = 0
     max_message_chars: int = 4000
-    # the task branch (flight/train/hotel booking): a travel database path or sqlite:/// URL; None = off
-    task_db: str | None = None
     grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
     min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
-    task_today: str | None = None  # the date 今天/明天 count from (YYYY-MM-DD); None = the database's first day
+    # the nearest labelled examples shown to the generator in context (``ragdial.generation.exemplars.EXEMPLARS``)
+    exemplars: ComponentSpec | None = None
+    # the task branch (flight/train/hotel booking, ``ragdial.task.TASKS``), claiming travel turns first; None = off
+    task: ComponentSpec | None = None
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None, where: str = "config") -> SystemConfig:
@@ -86,6 +95,10 @@ class SystemConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{where}: expected a mapping at the top level, got {type(data).__name__}")
         known = {f.name: f for f in fields(cls)}
+        moved = sorted(set(data) & set(_MOVED))
+        if moved:
+            where_now = "; ".join(f"{key!r} is now {_MOVED[key]}" for key in moved)
+            raise ConfigError(f"{where}: field(s) {', '.join(moved)} moved into the task block: {where_now}")
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -93,15 +106,13 @@ class SystemConfig:
         for key, value in data.items():
             if key in _COMPONENTS:
                 values[key] = ComponentSpec.parse(value, f"{where}, field {key!r}")
+            elif key in _OPTIONAL:
+                values[key] = None if value is None else ComponentSpec.parse(value, f"{where}, field {key!r}")
             elif key == "languages":
                 langs = [value] if isinstance(value, str) else value
                 if not isinstance(langs, list) or not langs or not all(lang in ("zh", "en") for lang in langs):
                     raise ConfigError(f"{where}, field 'languages': expected a list of 'zh'/'en', got {value!r}")
                 values[key] = list(dict.fromkeys(langs))
-            elif key in ("task_db", "task_today"):
-                if value is not None and not isinstance(value, str):
-                    raise ConfigError(f"{where}, field {key!r}: expected a string or null, got {value!r}")
-                values[key] = value
             elif key == "grounded":
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}, field 'grounded': expected true or false, got {value!r}")
@@ -127,8 +138,9 @@ class SystemConfig:
 
     def to_data(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in _COMPONENTS:
-            data[key] = getattr(self, key).to_data()
+        for key in (*_COMPONENTS, *_OPTIONAL):
+            spec = getattr(self, key)
+            data[key] = None if spec is None else spec.to_data()
         return data
 
     def to_yaml(self) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragdial.components import close, warm_up
 from ragdial.generation.base import Generator
+from ragdial.generation.exemplars import Exemplars
 from ragdial.pipeline.branch import Branch, KnowledgeBranch, Settings, TaskDialogBranch, TurnInput
 from ragdial.pipeline.config import SystemConfig
 from ragdial.pipeline.knowledge import KnowledgeSource, UserProfile
@@ -50,8 +51,10 @@ class DialogSystem:
         retriever: Retriever,
         generator: Generator,
         task: TaskBranch | None = None,
+        exemplars: Exemplars | None = None,
     ) -> None:
-        """``task``: an optional ``ragdial.task.TaskBranch``; travel requests go there instead of retrieval."""
+        """``task``: an optional ``ragdial.task.TaskBranch``; travel requests go there instead of retrieval.
+        ``exemplars``: in-context examples the knowledge branch attaches to every generation request."""
         self.config = config
         self.language = language
         self.knowledge = knowledge
@@ -67,7 +70,7 @@ class DialogSystem:
             config.min_relevance,
         )
         items = list(knowledge.dataset.kb)
-        self.knowledge_branch = KnowledgeBranch(detector, retriever, generator, language, settings, items)
+        self.knowledge_branch = KnowledgeBranch(detector, retriever, generator, language, settings, items, exemplars)
         self.branches: list[Branch] = [self.knowledge_branch]
         if task is not None:
             self.branches.insert(0, TaskDialogBranch(task, language))
@@ -145,16 +148,18 @@ class DialogSystem:
         temperature: float | None = None,
         state: dict[str, Any] | None = None,
         cancel: threading.Event | None = None,
+        dialog_id: str | None = None,
     ) -> Iterator[Event]:
         """Answer the turn after ``context``: yields ``Prepared``, then ``Piece``s, then the ``Reply``. Setting
-        ``cancel`` stops the generator after the token in flight (the stream then ends early)."""
+        ``cancel`` stops the generator after the token in flight (the stream then ends early). ``dialog_id``
+        (batch runs) keeps the dialog's own turns out of the exemplars."""
         state = dict(state or {})
-        request = TurnInput(list(context), user, state, max_tokens, temperature, cancel)
+        request = TurnInput(list(context), user, state, max_tokens, temperature, cancel, dialog_id)
         yield from self.branch_for(state, request.turn).respond(request)
 
-    def answer(self, context: Sequence[Turn], user: str | None = None) -> Reply:
-        """The reply to the turn after ``context`` (batch use: no session)."""
-        return last_reply(self.stream_context(context, user))
+    def answer(self, context: Sequence[Turn], user: str | None = None, dialog_id: str | None = None) -> Reply:
+        """The reply to the turn after ``context`` (batch use: no session; ``dialog_id``: the example's dialog)."""
+        return last_reply(self.stream_context(context, user, dialog_id=dialog_id))
 
     def stream(self, session: Session, user_text: str, **options: Any) -> Iterator[Event]:
         """Stream the answer to ``user_text`` in ``session`` (which is not changed: keep ``reply.record``)."""

@@ -65,11 +65,14 @@ class Session:
 
 @dataclass
 class Prepared:
-    """First streaming event: the decision and the knowledge, before any text."""
+    """First streaming event: the decision and the knowledge, before any text. ``usage`` is what the turn has
+    read so far (``prompt_tokens`` as words of the context and knowledge given to the generator, ``counted:
+    "words"``): the count of a turn that ends before its ``Reply``."""
 
     decision: Decision
     knowledge: list[ScoredKnowledge]
     timings: dict[str, float]
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

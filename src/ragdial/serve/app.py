@@ -176,7 +176,7 @@ def _rating_pages(service: Service) -> APIRouter:
     from ragdial.rating import RatingStore, rating_router, system_backend
 
     system = service.system(service.default_language)
-    responder, goal_sampler = system_backend(system, system.config.task_db)
+    responder, goal_sampler = system_backend(system, system.task.db.url if system.task is not None else None)
     return rating_router(RatingStore(service.settings.ratings_path or ":memory:"), responder, goal_sampler)
 
 

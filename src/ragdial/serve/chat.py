@@ -51,7 +51,6 @@ from ragdial.serve.service import Service
 from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError, record_turns
 from ragdial.serve.streams import Streams
 from ragdial.serve.turns import REASONS, Abandoned, Ended, Heartbeat, Outcome, TurnRun
-from ragdial.text.tokenize import words
 
 HEARTBEAT_S = 15.0  # a keep-alive comment on a stream that is silent this long
 PREVIOUS_TURN_WAIT_S = 5.0  # a turn waits this long for the same session's previous turn to be stored
@@ -282,15 +281,14 @@ class Chat:
         return check
 
     def _finish(self, opened: Opened, text: str, caller: Caller, outcome: Outcome) -> None:
-        """In the turn's thread, once it has ended: count its tokens, store it."""
+        """In the turn's thread, once it has ended: count its tokens, store it. The counts are the turn's own:
+        the reply's usage, or for a turn that ended early what its ``Prepared`` had read and the pieces sent."""
         if outcome.reply is not None and outcome.reply.usage:
             outcome.usage = dict(outcome.reply.usage)
-        else:  # no reply (or a branch that counts nothing): words read and pieces written
-            system = self.service.system(opened.session.language)
-            read = [t.text for t in system.context_for(opened.session.history, text)]
-            read += [c.text for c in outcome.prepared.knowledge] if outcome.prepared is not None else []
-            prompt = sum(len(words(item, system.language)) for item in read)
+        else:
+            read = outcome.prepared.usage if outcome.prepared is not None else {}
             pieces = outcome.reply.tokens if outcome.reply is not None else len(outcome.pieces)
+            prompt = int(read.get("prompt_tokens", 0))
             outcome.usage = {"prompt_tokens": prompt, "completion_tokens": pieces, "counted": "words"}
         self._store(opened, text, caller, outcome)
 

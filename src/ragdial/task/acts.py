@@ -38,6 +38,7 @@ ACTS = (
     "select",
     "modify",
     "ask_about_booking",
+    "cancel_booking",
     "out_of_scope",
     "greeting",
     "thanks",
@@ -231,6 +232,27 @@ DENY_START = re.compile(
     re.I,
 )
 CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
+# cancelling a booking already made: a cancel verb and a word pointing at something booked
+CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
+BOOKED_MARK = re.compile(
+    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
+    r"booking|reservation|order|ticket|hotel|flight|train)",
+    re.I,
+)
+# during a read-back, only a word for something already booked makes 取消 a cancellation (取消预订 = do not book)
+MADE_MARK = re.compile(
+    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|上一个|第一个订|退票|退订|退掉|退了|"
+    r"my booking|reservation)",
+    re.I,
+)
+# relative preferences against the offer(s) on the table: 便宜点的 / 贵一点的 / 早一点的 / 晚一点的
+RELATIVE = (
+    (r"(更便宜|便宜(一)?点|便宜些|再便宜|cheaper)", "cheaper"),
+    (r"(更贵|贵(一)?点|贵些|好(一)?点的|档次高(一)?点|更好的|pricier|better one)", "pricier"),
+    (r"(更早|早(一)?点|早些|提早点|earlier)", "earlier"),
+    (r"(更晚|晚(一)?点|晚些|迟(一)?点|later one|a later)", "later"),
+)
+RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
     r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先)+"
 )
@@ -660,6 +682,10 @@ def understand(
 
 def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
+    if ctx.open_question == "confirm_cancel":  # a yes/no is expected, as after a read-back
+        live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+        domain = ctx.domain or (live[-1]["domain"] if live else None)
+        ctx = Context(domain, "confirm_booking", [], ctx.state, ctx.bookings, None)
     raw = text
     text = _normalise(text, gaz)
     if not text or re.fullmatch(r"[\s\W_]*", text):
@@ -700,7 +726,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
             continue
         if kind in ("confirm", "select"):
             confirmed = True
-        if kind in ("inform", "modify", "mixed"):
+        if kind in ("inform", "modify", "mixed") and "relative" not in slots:
             inform, modify = _split_changes(slots, ctx, fresh or confirmed)
             restated = restated or not (inform or modify)
             for act_name, group in (("modify", modify), ("inform", inform)):
@@ -749,17 +775,25 @@ def _classify(
         <= 1
     ):
         return "thanks", {}
+    cancel = _cancel_slots(text, ctx)
+    if cancel is not None:
+        return "cancel_booking", cancel
     if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
         return "ask_about_booking", _booking_domain(text)
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}
     if re.fullmatch(r"[\d\s]{5,}", text):
         return "out_of_scope", {}
+    relative = _relative(text, ctx, clause.question)
+    if relative is not None:
+        return relative
     request = _request_slots(text, ctx, gaz, english)
     if request is not None:
         return "request", request
     oq = ctx.open_question
     deny = DENY.fullmatch(text) or (DENY_START.match(text) and not _has_constraints(text, gaz, english))
+    if deny and oq == "choose_cancel":
+        return "deny", {}
     if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
         return "deny", {}
     if CORRECTION.fullmatch(text.strip("，,。 ")):
@@ -800,6 +834,65 @@ def _classify(
         ):
             return "confirm", {}
     return None, {}
+
+
+def _cancel_slots(text: str, ctx: Context) -> dict[str, Any] | None:
+    """Slots of a request to cancel a booking made in this session (``domain``, ``order_no``), or None."""
+    if not ctx.bookings:  # (a booking cancelled already still makes 取消那张票 a cancellation, refused then)
+        return None
+    numbers = re.findall(r"\d+", text)
+    order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in ctx.bookings)), None)
+    slots: dict[str, Any] = dict(_booking_domain(text))
+    if order is not None:
+        slots["order_no"] = order
+    if ctx.open_question == "choose_cancel":  # which one: a domain, an order number or an ordinal names it
+        m = re.search(rf"第\s*({NUM})\s*(?:个|张|笔|单)?", text)
+        if m and not slots:
+            slots["ordinal"] = cn_number(m.group(1))
+        return slots if slots or CANCEL.search(text) else None
+    if not CANCEL.search(text) or re.search(r"(不取消|别取消|不用取消|不要取消|不退|别退)", text):
+        return None
+    if ctx.open_question in ("confirm_booking", "offer_alternative", "choose_offer"):
+        return slots if (MADE_MARK.search(text) or order is not None) else None
+    return slots if (BOOKED_MARK.search(text) or order is not None) else None
+
+
+def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, Any]] | None:
+    """A relative preference against the offers on the table. Choosing among listed offers (便宜点的那个) is a
+    ``select`` by feature; asking for one beyond them, or against the offer read back (有没有便宜点的？), is a
+    ``modify`` with the bound it implies (``relative`` names it, so the manager can say when nothing is left)."""
+    oq = ctx.open_question
+    if oq not in ("choose_offer", "confirm_booking", "offer_alternative") or not ctx.offers:
+        return None
+    if re.search(r"(没关系|无所谓|也行|也可以|都行|不要紧|not a problem|don't mind)", text):
+        return None
+    kind = next((k for pattern, k in RELATIVE if re.search(pattern, text, re.I)), None)
+    if kind is None or re.search(r"(最便宜|最贵|最早|最晚|最好)", text):
+        return None
+    beyond = question or bool(
+        re.search(r"(有没有|还有|有.{0,3}吗|能不能|可以.{0,3}吗|换个|换一个|再找|再查|any|is there)", text)
+    )
+    if oq == "choose_offer" and len(ctx.offers) > 1 and not beyond:
+        return "select", {"feature": RELATIVE_FEATURE[kind]}
+    prices = [int(o["price"]) for o in ctx.offers if o.get("price") is not None]
+    times = sorted(str(o["dep_time"]) for o in ctx.offers if o.get("dep_time"))
+    stars = [int(o["stars"]) for o in ctx.offers if o.get("stars")]
+    slots: dict[str, Any] = {"relative": kind}
+    if kind == "cheaper" and prices:
+        slots["max_price"] = min(prices) - 1
+    elif kind == "pricier" and stars and ctx.domain == "hotel" and re.search(r"(好|档次|星)", text):
+        slots["min_stars"] = max(stars) + 1
+    elif kind == "pricier" and prices:
+        slots["min_price"] = max(prices) + 1
+    elif kind == "earlier" and times:
+        slots["time_to"] = times[0]
+    elif kind == "later" and times:
+        hour, minute = map(int, times[-1].split(":"))
+        total = hour * 60 + minute + 1
+        slots["time_from"] = f"{total // 60:02d}:{total % 60:02d}"
+    else:
+        return None
+    return "modify", slots
 
 
 def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
@@ -1157,6 +1250,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 "deny",
                 "select",
                 "ask_about_booking",
+                "cancel_booking",
             )
         ):
             clash = act.act == "inform" and (

@@ -140,10 +140,10 @@ class TravelDB:
         """Rows matching the constraints, cheapest first.
 
         Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
-        seat_class (a value or a list), berth (a value or a list), airline, max_price, min_seats (default 1),
-        train_kinds (first letters of train numbers: G, D, Z, T, K).
-        Hotel: city, district, brand, stars, min_stars, max_price, and with ``date``: ``nights`` (default 1) and
-        ``rooms`` (default 1) free on every night of the stay.
+        seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
+        (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
+        Hotel: city, district, brand, stars, min_stars, max_price, min_price, and with ``date``: ``nights``
+        (default 1) and ``rooms`` (default 1) free on every night of the stay.
         Unknown keys are ignored; missing keys do not constrain.
         """
         where: list[str] = []
@@ -179,6 +179,7 @@ class TravelDB:
                 where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
                 args.extend(kinds)
             add("price <= ?", constraints.get("max_price"))
+            add("price >= ?", constraints.get("min_price"))
             add("seats >= ?", constraints.get("min_seats", 1))
             sql = f"SELECT * FROM {table}"
             order = " ORDER BY price, dep_time"
@@ -189,6 +190,7 @@ class TravelDB:
             add("h.stars = ?", constraints.get("stars"))
             add("h.stars >= ?", constraints.get("min_stars"))
             add("h.price <= ?", constraints.get("max_price"))
+            add("h.price >= ?", constraints.get("min_price"))
             if constraints.get("date"):
                 nights = max(1, int(constraints.get("nights") or 1))
                 first = dt.date.fromisoformat(constraints["date"])
@@ -257,7 +259,44 @@ class TravelDB:
         assert cur.lastrowid is not None  # an INSERT always sets it
         return cur.lastrowid
 
+    def cancel(self, number: int, quantity: int = 1, nights: int = 1) -> bool:
+        """Cancel booking ``number`` in one transaction: give its ``quantity`` seats (or rooms on each of
+        ``nights`` nights) back and record the cancellation. False when there is no such booking or it was
+        cancelled already (nothing changes then)."""
+        with self.lock, self.conn:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS cancellations (booking_id INTEGER PRIMARY KEY REFERENCES bookings(id))"
+            )
+            row = self.conn.execute(
+                "SELECT b.* FROM bookings b LEFT JOIN cancellations c ON c.booking_id = b.id "
+                "WHERE b.id = ? AND c.booking_id IS NULL",
+                (number,),
+            ).fetchone()
+            if row is None:
+                return False
+            if row["domain"] == "hotel":
+                first = dt.date.fromisoformat(row["date"])
+                for i in range(max(1, nights)):
+                    self.conn.execute(
+                        "UPDATE hotel_rooms SET rooms = rooms + ? WHERE hotel_id = ? AND date = ?",
+                        (quantity, row["item_id"], (first + dt.timedelta(days=i)).isoformat()),
+                    )
+            else:
+                table = "flights" if row["domain"] == "flight" else "trains"
+                self.conn.execute(f"UPDATE {table} SET seats = seats + ? WHERE id = ?", (quantity, row["item_id"]))
+            self.conn.execute("INSERT INTO cancellations (booking_id) VALUES (?)", (number,))
+        return True
+
     def booking(self, number: int) -> dict[str, Any] | None:
+        """Booking ``number`` with its ``status`` (``booked`` or ``cancelled``), or None."""
         with self.lock:
             row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
-        return dict(row) if row else None
+            if row is None:
+                return None
+            cancelled = (
+                self.conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cancellations'"
+                ).fetchone()
+                and self.conn.execute("SELECT 1 FROM cancellations WHERE booking_id = ?", (number,)).fetchone()
+            )
+        return {**dict(row), "status": "cancelled" if cancelled else "booked"}

@@ -47,6 +47,8 @@ UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the tas
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
+# words that keep a turn naming a service topic (积分, 号码 ...) in the travel dialog
+TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
 def under_way(state: dict[str, Any] | None) -> bool:
@@ -68,6 +70,7 @@ def new_state() -> dict[str, Any]:
         "queue": [],
         "bookings": [],
         "failures": {},
+        "cancel": None,
         "turns": 0,
         "done": False,
     }
@@ -101,6 +104,7 @@ class _Turn:
         self.previous: dict[str, Any] | None = None
         self.queued: dict[str, Any] | None = None
         self.notes: list[str] = []
+        self.relative: tuple[str, dict[str, Any]] | None = None  # (kind, state before) of 便宜点的 / 早一点的
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -143,19 +147,21 @@ class TaskBranch:
     def claims(self, state: dict[str, Any] | None, text: str) -> bool:
         """Whether the turn ``text`` is this branch's: the task dialog is under way in ``state`` (including the
         "anything else?" after a booking, so an unrelated turn gets this branch's guidance rather than falling
-        through), a question about a booking made in this session, or a request for travel."""
+        through) and the turn is not a question for the knowledge base (话费/流量/套餐 …: those go there, the task
+        state is left as it is and resumes next turn), a question about or a cancellation of a booking made in
+        this session, or a request for travel."""
         if under_way(state):
             assert state is not None
-            if state.get("open") == "anything_else" and SERVICE_TOPICS.search(text):
-                # after a booking, a question for the knowledge base ("怎么查询话费余额") goes there
-                acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
-                return [a.act for a in acts] != ["out_of_scope"]
+            if SERVICE_TOPICS.search(text):
+                # a question for the knowledge base ("怎么查询话费余额"), also in the middle of a booking, goes
+                # there; this branch does not run, so its state is kept and the booking resumes on the next turn
+                return bool(TRAVEL_WORDS.search(text))
             return True
         if self.understands(text):
             return True
         if state and state.get("bookings"):
             acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
-            return any(a.act == "ask_about_booking" for a in acts)
+            return any(a.act in ("ask_about_booking", "cancel_booking") for a in acts)
         return False
 
     def understands(self, text: str) -> bool:
@@ -181,6 +187,8 @@ class TaskBranch:
         if state.get("open") == "confirm_booking" and state.get("pending"):
             item = self._pending_item(state)
             offers = [self._offer_view(state["pending"]["domain"], item)] if item else offers
+        if state.get("open") in ("confirm_cancel", "choose_cancel"):
+            offers = []
         known = dict(state.get("slots") or {})
         if state.get("last_city_slot"):
             known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
@@ -246,19 +254,121 @@ class TaskBranch:
     def _on_ask_about_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
         domain = act.slots.get("domain")
-        made = [b for b in state["bookings"] if not domain or b["domain"] == domain]
-        if not made:
+        mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
+        made = [b for b in mine if b.get("status") != "cancelled"]
+        cancelled = [b for b in mine if b.get("status") == "cancelled"]
+        if not mine:
             what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
             turn.parts.append(
                 f"您在本次对话中还没有成功的{what}。" if lang == "zh" else f"You have no {what} in this session yet."
             )
             return
-        lines = [
-            (f"订单号{b['order_no']}：{b['details']}" if lang == "zh" else f"booking {b['order_no']}: {b['details']}")
-            for b in made
+        parts = []
+        if made:
+            head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
+            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in made))
+        if cancelled:
+            head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
+            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in cancelled))
+        turn.parts.append("\n".join(parts))
+
+    @staticmethod
+    def _booking_line(booking: dict[str, Any], lang: str) -> str:
+        if lang == "zh":
+            return f"订单号{booking['order_no']}：{booking['details']}"
+        return f"booking {booking['order_no']}: {booking['details']}"
+
+    # ------------------------------------------------------------------ cancelling a booking (a transaction too)
+    def _on_cancel_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        fits = [
+            b
+            for b in live
+            if (not act.slots.get("domain") or b["domain"] == act.slots["domain"])
+            and (not act.slots.get("order_no") or b["order_no"] == act.slots["order_no"])
         ]
-        head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
-        turn.parts.append(head + "\n" + "\n".join(lines))
+        asked = (state.get("cancel") or {}).get("among")
+        if asked and "ordinal" in act.slots:
+            index = int(act.slots["ordinal"]) - 1
+            fits = [b for b in live if b["order_no"] == asked[index]] if 0 <= index < len(asked) else []
+        elif asked:
+            fits = [b for b in fits if b["order_no"] in asked]
+        resume = (state.get("cancel") or {}).get("resume", state["open"])
+        if not fits:
+            turn.parts.append(
+                ("没有找到您说的这个预订，" if live else "您在本次对话中没有可以取消的预订。")
+                if zh
+                else ("I found no such booking. " if live else "You have no booking to cancel in this session.")
+            )
+            if not live:
+                state["cancel"], state["open"] = None, resume
+                return
+            fits = live
+        if len(fits) > 1:
+            lines = "\n".join(f"{i}. {self._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
+            turn.parts.append(
+                f"您要取消哪一个？\n{lines}\n请说第几个或订单号。"
+                if zh
+                else f"Which one should I cancel?\n{lines}\nSay its number or the order number."
+            )
+            state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
+            state["open"] = "choose_cancel"
+            turn.prompted = True
+            return
+        booking = fits[0]
+        state["cancel"] = {"order_no": booking["order_no"], "resume": resume}
+        state["open"] = "confirm_cancel"
+        turn.parts.append(self._cancel_question(booking, lang))
+        turn.prompted = True
+
+    @classmethod
+    def _cancel_question(cls, booking: dict[str, Any], lang: str) -> str:
+        if lang == "zh":
+            return f"您要取消的是：{cls._booking_line(booking, lang)}。确认取消吗？（取消后座位或房间会释放）"
+        return f"You want to cancel {cls._booking_line(booking, lang)}. Cancel it? (The seats or rooms are released.)"
+
+    def _cancel(self, state: dict[str, Any], turn: _Turn) -> None:
+        lang = state["language"]
+        zh = lang == "zh"
+        asked = state.pop("cancel", None) or {}
+        state["cancel"] = None
+        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
+        state["open"] = asked.get("resume")
+        if booking is None or booking.get("status") == "cancelled":
+            turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
+            return
+        quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
+        done = self.db.cancel(int(booking["number"]), quantity, nights)
+        if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
+            turn.parts.append(
+                "抱歉，这个预订无法取消，请联系客服。" if zh else "Sorry, that booking cannot be cancelled here."
+            )
+            return
+        booking["status"] = "cancelled"
+        turn.parts.append(
+            f"已取消订单{booking['order_no']}，座位或房间已释放。"
+            if zh
+            else f"Booking {booking['order_no']} is cancelled; the seats or rooms are released."
+        )
+        if state["open"] in (None, "anything_else"):
+            state["open"] = "anything_else"
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
+
+    def _keep_booking(self, state: dict[str, Any], turn: _Turn) -> None:
+        asked = state.get("cancel") or {}
+        state["cancel"] = None
+        state["open"] = asked.get("resume")
+        lang = state["language"]
+        kept = "好的，没有取消，预订仍然有效。" if lang == "zh" else "All right, the booking stays as it is."
+        turn.parts.append(kept)
+        if state["open"] in (None, "anything_else"):
+            state["open"] = "anything_else"
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
 
     def _on_request(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
@@ -285,6 +395,9 @@ class TaskBranch:
     def _on_deny(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
         zh = lang == "zh"
+        if state["open"] in ("confirm_cancel", "choose_cancel"):
+            self._keep_booking(state, turn)
+            return
         if state["open"] == "confirm_booking":
             state["pending"] = None
             state["open"] = "choose_offer" if state["offers"] else None
@@ -325,6 +438,9 @@ class TaskBranch:
             turn.prompted = True
 
     def _on_confirm(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if state["open"] == "confirm_cancel" and state.get("cancel"):
+            self._cancel(state, turn)
+            return
         if state["open"] == "confirm_booking" and state.get("pending"):
             self._book(state, turn)
             return
@@ -395,6 +511,21 @@ class TaskBranch:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
             turn.queued.update(slots)
             return
+        if state["open"] in ("confirm_cancel", "choose_cancel"):  # a new request: the booking stays
+            asked = state.get("cancel") or {}
+            state["cancel"], state["open"] = None, asked.get("resume")
+            turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
+        relative = slots.pop("relative", None)
+        if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
+            keep = ("slots", "offers", "open", "pending", "suggestion")
+            turn.relative = (relative, copy.deepcopy({k: state.get(k) for k in keep}))
+            period = state["slots"].get("period")
+            if period in WINDOWS and {"time_from", "time_to"} & set(slots):
+                start, end = WINDOWS[period]  # earlier/later within the window said
+                if "time_to" in slots and start < slots["time_to"]:
+                    slots.setdefault("time_from", state["slots"].get("time_from") or start)
+                if "time_from" in slots and end > slots["time_from"]:
+                    slots.setdefault("time_to", state["slots"].get("time_to") or end)
         domain = slots.pop("domain", None)
         starting = state["open"] in (None, "anything_else") or state["domain"] is None
         reading_back = state["open"] == "confirm_booking" and state.get("pending")
@@ -461,7 +592,7 @@ class TaskBranch:
             new = {"city": old.get("arr_city"), "date": old.get("date")}
         elif switch and domain in ("flight", "train") and state["domain"] == "hotel":
             new = {"arr_city": old.get("city"), "date": old.get("date")}
-        elif domain == "hotel" and last and last["domain"] in ("flight", "train"):
+        elif domain == "hotel" and last and last["domain"] in ("flight", "train") and last.get("status") != "cancelled":
             new = {"city": last["arr_city"], "date": last["arrival_date"]}  # stay from the day one arrives
             if last["arrival_date"] != last["date"] and "date" not in slots:
                 lang = state["language"]
@@ -549,6 +680,15 @@ class TaskBranch:
             return
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
+        if not rows and turn.relative:
+            kind, before = turn.relative
+            state.update(before)
+            said = R.RELATIVE_NONE[lang][kind]
+            turn.parts.append(said)
+            turn.relative = None
+            self._reprompt(state, turn)
+            turn.prompted = True
+            return
         if not rows:
             self._no_result(state, constraints, turn)
             return
@@ -563,7 +703,9 @@ class TaskBranch:
                 head = "已按您说的修改。" if lang == "zh" else "Changed as you said. "
                 turn.parts.append(head + self._read_back(state))
                 return
-        if previous and previous["domain"] == domain:
+        if turn.relative:
+            turn.parts.append(R.RELATIVE_FOUND[lang][turn.relative[0]])
+        elif previous and previous["domain"] == domain:
             turn.parts.append(
                 "刚才那个不满足新的条件，为您重新查找。"
                 if lang == "zh"
@@ -583,6 +725,15 @@ class TaskBranch:
     def _reprompt(self, state: dict[str, Any], turn: _Turn) -> None:
         """Return to the open question (after an aside, a question answered, a booking listed)."""
         lang, open_q = state["language"], state["open"]
+        cancel = state.get("cancel") or {}
+        if open_q == "confirm_cancel" and cancel.get("order_no"):
+            booking = next((b for b in state["bookings"] if b["order_no"] == cancel["order_no"]), None)
+            if booking:
+                turn.parts.append(self._cancel_question(booking, lang))
+                return
+        if open_q == "choose_cancel" and cancel.get("among"):
+            turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
+            return
         if open_q == "confirm_booking" and state.get("pending"):
             turn.parts.append(self._read_back(state))
         elif open_q == "choose_offer" and state["offers"]:

@@ -1,6 +1,6 @@
-"""``TASKS``: the task branches a config can name. The system config's ``task_db`` / ``task_today`` build
-``travel``, the flight/train/hotel booking dialog over a travel database (generated at start-up where the file is
-missing, never in the middle of a turn)."""
+"""``TASKS``: the task branches a config can name in its ``task`` block: ``task: {name: travel, db: ..., today: ...}``
+builds ``travel``, the flight/train/hotel booking dialog over a travel database (generated at start-up where the file
+is missing, never in the middle of a turn)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def travel(ctx: BuildContext | None, db: str | None = None, today: str | None = 
         try:
             day = dt.date.fromisoformat(today)
         except ValueError as err:
-            raise ConfigError(f"config, field 'task_today': {today!r} is not a date YYYY-MM-DD") from err
+            raise ConfigError(f"task 'travel', field 'today': {today!r} is not a date YYYY-MM-DD") from err
     return TaskBranch(TravelDB(ensure_travel_db(db)), today=day)
 
 
-TASKS.register("travel", travel, "flight/train/hotel booking over a travel database (config: task_db, task_today)")
+TASKS.register("travel", travel, "flight/train/hotel booking over a travel database: {name: travel, db, today}")

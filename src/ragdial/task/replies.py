@@ -181,3 +181,24 @@ def booked(domain: str, item: dict[str, Any], pending: dict[str, Any], number: i
     if language == "zh":
         return f"预订成功，订单号{number}：{details}。"
     return f"Booked, booking number {number}: {details}."
+
+
+# relative preferences (便宜点的 / 早一点的): what the new search found, or that nothing is beyond the offers shown
+RELATIVE_FOUND = {
+    "zh": {"cheaper": "更便宜的有：", "pricier": "价格高一些的有：", "earlier": "更早的有：", "later": "更晚的有："},
+    "en": {"cheaper": "Cheaper ones:", "pricier": "Pricier ones:", "earlier": "Earlier ones:", "later": "Later ones:"},
+}
+RELATIVE_NONE = {
+    "zh": {
+        "cheaper": "没有比这更便宜的了。",
+        "pricier": "没有比这更贵的了。",
+        "earlier": "在您的条件下没有更早的了。",
+        "later": "在您的条件下没有更晚的了。",
+    },
+    "en": {
+        "cheaper": "There is nothing cheaper.",
+        "pricier": "There is nothing pricier.",
+        "earlier": "Nothing earlier fits your conditions.",
+        "later": "Nothing later fits your conditions.",
+    },
+}

@@ -3,7 +3,8 @@
 ``parse(text, gazetteer, today)`` finds cities and stations (from the database's gazetteer, with their role:
 departure or arrival), dates (absolute and relative: 今天/明天/后天/下周三/12月3日/tomorrow/next Friday),
 departure-time periods (晚上/上午/evening/"after 6pm"), seat and berth classes, price limits, hotel stars,
-the task domain named by keywords, and dialog acts (yes/no, correction, choice of an option, goodbye).
+and the task domain named by keywords. It finds no dialog acts: what a turn does (confirm, deny, select, ...)
+is decided in one place, ``ragdial.task.acts``.
 Chinese keywords and city names are also matched by toneless pinyin, so homophone ASR errors
 (背景 for 北京) still parse.
 """
@@ -89,31 +90,6 @@ DOMAIN_WORDS_EN = {
     "train": ["train", "rail", "sleeper", "high-speed"],
     "hotel": ["hotel", "room", "stay", "accommodation"],
 }
-AFFIRM = ["是的", "对的", "好的", "确认", "可以", "没问题", "就这个", "行", "好", "对", "嗯", "是"]
-AFFIRM_EN = ["yes", "yeah", "ok", "okay", "sure", "confirm", "correct", "right", "fine"]
-DENY = ["不对", "不是", "不要", "不用", "不行", "算了", "错了", "换一个", "取消", "不"]
-DENY_EN = ["no", "not", "nope", "don't", "wrong"]
-CORRECTION = ["不对", "不是", "错了", "说错", "改成", "换成", "改为", "改一下", "我说的是", "应该是", "其实是"]
-CORRECTION_EN = ["actually", "i mean", "not ", "change to", "instead", "sorry,"]
-BYE = ["再见", "拜拜", "没有了", "没别的", "不需要了", "就这些", "结束", "谢谢"]
-BYE_EN = ["bye", "goodbye", "that's all", "nothing else", "thank you", "thanks"]
-OFF_TOPIC = [
-    "天气",
-    "笑话",
-    "唱歌",
-    "唱首歌",
-    "股票",
-    "新闻",
-    "电影",
-    "音乐",
-    "讲个故事",
-    "几点了",
-    "你是谁",
-    "你叫什么",
-]
-OFF_TOPIC_EN = ["weather", "joke", "sing", "stock", "news", "movie", "music", "story", "who are you"]
-ORDINALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
 NEGATED_SOUNDS = {("bu", "shi"), ("bu", "qu"), ("bu", "cong"), ("bu", "zai")}
 DEP_BEFORE = ("从", "由", "自")
 ARR_BEFORE = ("到", "去", "飞", "往", "至", "抵达", "回")
@@ -147,16 +123,9 @@ class Parse:
     max_price: int | None = None
     stars: int | None = None
     min_stars: int | None = None
-    choice: int | None = None
-    code: str | None = None
-    affirm: bool = False
-    deny: bool = False
-    correction: bool = False
-    bye: bool = False
-    off_topic: bool = False
 
     def has_slots(self) -> bool:
-        """Whether any task slot (not just a dialog act) was found."""
+        """Whether any task slot was found."""
         return bool(
             self.cities
             or self.date
@@ -229,18 +198,6 @@ def _pinyin(text: str) -> tuple[str, ...]:
     if not _BY_SOUND.get():
         return tuple(text)
     return tuple(_char_pinyin(c) for c in text)
-
-
-def _sounds_like(text: str, word: str) -> bool:
-    """Whether ``word`` (Chinese) occurs in ``text`` by toneless pinyin."""
-    have, want = _pinyin(text), _pinyin(word)
-    n = len(want)
-    return any(have[i : i + n] == want for i in range(len(have) - n + 1))
-
-
-def _starts_like(text: str, words: list[str]) -> bool:
-    have = _pinyin(text)
-    return any(text.startswith(w) or have[: len(w)] == _pinyin(w) for w in words)
 
 
 # cue characters by sound, for a second reading of date, star, price and choice phrases (ASR homophones)
@@ -507,17 +464,6 @@ def _stars_of(text: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _choice_of(text: str) -> int | None:
-    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种)?", text) or re.search(
-        r"(?:选|要|订)\s*([1-9一二三四五])\s*(?:号)?(?:$|[，。,!！ ])", text
-    )
-    return cn_number(m.group(1)) if m else None
-
-
-def _first(text: str, words: list[str]) -> bool:
-    return any(w in text for w in words)
-
-
 def parse(text: str, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> Parse:
     """Parse one user utterance against a gazetteer and the current date.
 
@@ -555,17 +501,6 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
                 result.min_stars = stars
             else:
                 result.stars = stars
-        m = re.search(r"\b(first|second|third|fourth|fifth)\b(?!\s+class)", lower) or re.search(
-            r"\b(?:option|number|no\.?)\s*(\d)\b", lower
-        )
-        if m:
-            result.choice = ORDINALS_EN.get(m.group(1)) or int(m.group(1))
-        word_set = set(re.findall(r"[a-z']+", lower))
-        result.affirm = bool(word_set & set(AFFIRM_EN))
-        result.deny = bool(word_set & {"no", "nope", "wrong"}) or "don't" in lower
-        result.correction = any(c in lower for c in CORRECTION_EN)
-        result.bye = any(b in lower for b in BYE_EN)
-        result.off_topic = any(w in lower for w in OFF_TOPIC_EN)
     else:
         names = list(gaz.cities) + list(gaz.places)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
@@ -607,21 +542,6 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
         heard = canonical(text, blocked)  # a second reading by sound, for ASR homophones
         result.max_price = _price_of(text) or _price_of(heard)
         result.stars, result.min_stars = _stars_of(text) if _stars_of(text) != (None, None) else _stars_of(heard)
-        result.choice = _choice_of(text) or _choice_of(heard)
-        stripped = re.sub(r"[，。！？,.!?\s]", "", text)
-        long_affirm = [w for w in AFFIRM if len(w) > 1]
-        result.affirm = (
-            any(stripped.startswith(w) for w in AFFIRM) or _starts_like(stripped, long_affirm)
-        ) and not stripped.startswith(("不", "是不"))
-        result.deny = any(stripped.startswith(w) for w in DENY) or _starts_like(
-            stripped, [w for w in DENY if len(w) > 1]
-        )
-        result.correction = _first(text, CORRECTION) or any(_sounds_like(text, w) for w in CORRECTION)
-        result.bye = _first(text, BYE)
-        result.off_topic = _first(text, OFF_TOPIC)
-    m = re.search(r"\b([A-Z0-9]{2}\d{3,4}|[GDKTZ]\d{1,4})\b", text.upper())
-    if m:
-        result.code = m.group(1)
     result.date = parse_date(text, today, english, blocked)
     if result.date is None and not english:
         result.date = parse_date(canonical(text, blocked), today, english, blocked)

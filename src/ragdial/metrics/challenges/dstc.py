@@ -110,9 +110,9 @@ def score_dstc9(
             continue
         relevant = {_dstc9_key(k) for k in ref["knowledge"]}
         ranked = [_dstc9_key(k) for k in hyp["knowledge"]]
-        sums["mrr@5"] += reciprocal_rank(relevant, ranked, 5)
-        sums["r@1"] += hit_at_k(relevant, ranked, 1)
-        sums["r@5"] += hit_at_k(relevant, ranked, 5)
+        sums["mrr@5"] += reciprocal_rank(relevant, ranked, 5).value
+        sums["r@1"] += hit_at_k(relevant, ranked, 1).value
+        sums["r@5"] += hit_at_k(relevant, ranked, 5).value
         for n in range(1, 5):
             sums[f"bleu-{n}"] += bleu.sentence_bleu(hyp["response"], ref["response"], n, "dstc9", "none").value
         if meteor_semantics == "nltk-3.5":
