@@ -21,9 +21,10 @@ the share of the exact top 20 the shortlisted ranking keeps is reported.
 
 Systems, each in its own process (so its peak memory is its own):
 - ``bm25s``: plain ``bm25s`` (Lucene BM25) over the same analyzer tokens, ``retrieve(k=20, n_threads=1)``.
-- ``hybrid``: ragdial's in-process ``HybridRetriever`` (BM25 + USE, RRF). Built (tokenise, BM25, vectors) and saved
-  as an index directory by one process; served by another that loads it memory-mapped (``load_index``, what
-  ``retriever: {name: index, path: …}`` serves) and answers the queries.
+- ``hybrid``: ragdial's in-process ``HybridRetriever`` (BM25 + USE, RRF). Written as an index directory by one
+  process with ``write_index`` from the stream of synthetic items (never all in memory: items to ``items.jsonl``,
+  BM25 from token ids, the vectors, the faiss dense index above ``prune_above`` items); served by another that loads
+  it memory-mapped (``load_index``, what ``retriever: {name: index, path: …}`` serves) and answers the queries.
 - ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file): BM25 by Milvus' analyzer, FLAT inner
   product on the same vectors, RRF by ``hybrid_search``. Peak memory adds the milvus-lite server process.
 Build steps stream the items in chunks with a text progress bar on stderr; vectors go straight into a memory-mapped
@@ -323,39 +324,17 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         row.update(latencies(query, queries, args.budget))
 
     elif args.system == "hybrid-build":
-        import bm25s
-
         from ragdial.retrieval.config import RetrieverConfig
-        from ragdial.retrieval.dense import DenseIndex
-        from ragdial.retrieval.hybrid import HybridRetriever
-        from ragdial.retrieval.index import save_index
-        from ragdial.retrieval.lexical import LexicalIndex
+        from ragdial.retrieval.index import write_index
 
-        start = time.perf_counter()
-        tokens, items = _tokens(synthetic_items(base, args.size, args.seed), args.size, analyzer, label)
-        build["items + tokenise"] = time.perf_counter() - start
-        start = time.perf_counter()
-        model = bm25s.BM25(method="lucene")
-        model.index(tokens, show_progress=False)
-        del tokens
-        build["bm25s index"] = time.perf_counter() - start
         start = time.perf_counter()
         vectors = _vectors(work / "vectors.npy", base_vectors, args.size, args.seed, label)
         build["vectors (synthetic)"] = time.perf_counter() - start
-        config = RetrieverConfig(fusion="rrf")
-        ann = None
-        if args.size > config.prune_above:
-            start = time.perf_counter()
-            ann = DenseIndex.build(vectors, config.ann_nprobe, progress=Bar(f"{label}: ann index", args.size))
-            build["ann index (faiss IVF-SQ8)"] = time.perf_counter() - start
+        bars = {"items": Bar(f"{label}: items + tokens", args.size), "ann index": Bar(f"{label}: ann", args.size)}
         start = time.perf_counter()
-        retriever = HybridRetriever(
-            KnowledgeBase(items), config, LexicalIndex(model, analyzer, len(items)), vectors, ann=ann
-        )
-        build["retriever"] = time.perf_counter() - start
-        start = time.perf_counter()
-        save_index(retriever, work / "index")
-        build["save index"] = time.perf_counter() - start
+        items = synthetic_items(base, args.size, args.seed)  # a generator: streamed to disk, never held
+        write_index(items, work / "index", RetrieverConfig(fusion="rrf"), vectors, lambda step, n: bars[step](n))
+        build["write_index (items, BM25, vectors, ann)"] = time.perf_counter() - start
 
     elif args.system == "hybrid":
         from ragdial.retrieval.index import load_index

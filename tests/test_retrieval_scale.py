@@ -118,3 +118,29 @@ def test_names_are_found_among_thousands_with_a_typing_error(items):
     assert tracker.find("is avlaon orchard 12 open late?") == ["Avalon Orchard 12"]  # swapped letters
     assert tracker.find("and avalon meadow 3 or avalon station 71") == ["Avalon Meadow 3", "Avalon Station 71"]
     assert tracker.find("avalon orchard") == []  # no entity is called that
+
+
+def test_an_index_written_from_a_stream_answers_like_the_retriever_built_in_memory(items, tmp_path):
+    from ragdial.errors import RagdialError
+    from ragdial.retrieval.index import write_index
+
+    config = RetrieverConfig(encoder="hash", shortlist=100, prune_above=1000)
+    built = HybridRetriever(KnowledgeBase(items), config)
+    heard: dict[str, int] = {}
+
+    def progress(step: str, n: int) -> None:
+        heard[step] = heard.get(step, 0) + n
+
+    write_index((item for item in items), tmp_path / "streamed", config, progress=progress)  # a generator
+    assert heard == {"items": len(items), "ann index": len(items)}
+    loaded = load_index(tmp_path / "streamed")
+    assert loaded.ann is not None
+    np.testing.assert_allclose(loaded.vectors, built.vectors, atol=1e-6)
+    for pairs in queries(15, seed=5):
+        for context in ([Turn(Speaker.USER, pairs[0][0])], [Turn(Speaker.USER, "avalon orchard 12 " + pairs[0][0])]):
+            a = built.retrieve(context, k=10).ranked
+            b = loaded.retrieve(context, k=10).ranked
+            assert [r.item for r in a] == [r.item for r in b]
+    with pytest.raises(RagdialError, match="3 vectors for 3000 knowledge items"):
+        write_index(items, tmp_path / "bad", config, vectors=np.zeros((3, 256), np.float32))
+    assert not (tmp_path / "bad").exists() and not list(tmp_path.glob(".bad*"))  # nothing half-written
