@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Dataset, KnowledgeBase
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ class Component(Protocol):
         """Release what the component holds (a model, a connection)."""
         ...
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         """The component as plain config data: ``{"name": ..., **params}``."""
         ...
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from ragdial import datasets
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import ChallengeScores
 from ragdial.paths import data_root
 from ragdial.schema import Dataset, Example
@@ -190,7 +191,7 @@ def predicted_examples(examples: Sequence[Example], predictions: Predictions) ->
     return out
 
 
-def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> dict[str, Any]:
+def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> JSONDict:
     """The unsupported-claim rate (``ragdial.metrics.grounding``) of the predicted responses: each reply checked
     against the knowledge it rests on (the predicted selection, else the turn's gold knowledge) and its dialog.
     Reported beside the official scores, never part of them."""

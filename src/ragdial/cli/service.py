@@ -16,6 +16,7 @@ from ragdial.errors import RagdialError
 from ragdial.paths import cache_dir
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
+from ragdial.pipeline.grounded import Grounding
 from ragdial.pipeline.system import DialogSystem
 from ragdial.pipeline.turn import Piece, Prepared, Reply
 
@@ -120,16 +121,16 @@ def _citations(reply: Reply, console: Console) -> None:
     lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
     timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
     console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
-    grounding = reply.to_dict().get("grounding")
-    if grounding:
-        rewrite = grounding["rewrite"]
-        query = f"; searched: {rewrite['query']}" if rewrite and rewrite["query"] != rewrite["original"] else ""
-        if grounding["verified"]:
-            verdict = f"verified ({len(grounding['claims'])} claims)"
+    grounding = reply.record.grounding
+    if isinstance(grounding, Grounding):
+        rewrite = grounding.rewrite
+        query = f"; searched: {rewrite.text}" if rewrite and rewrite.text != rewrite.original else ""
+        if grounding.verified:
+            verdict = f"verified ({len(grounding.check.claims)} claims)"
         else:
-            verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
-        fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
-        line = f"policy: {grounding['policy']}{query}; {verdict}{fallback}"
+            verdict = "unsupported: " + ", ".join(c.text for c in grounding.check.unsupported)
+        fallback = f"; fallback: {grounding.fallback}" if grounding.fallback else ""
+        line = f"policy: {grounding.policy}{query}; {verdict}{fallback}"
         console.print(f"[dim]{escape(line)}[/]")
     if not reply.knowledge:
         return

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragdial.errors import DataFormatError
 from ragdial.io import expect, field, read_json, write_json
+from ragdial.jsontypes import JSONDict, as_object
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 SPEAKERS = {"U": Speaker.USER, "S": Speaker.SYSTEM}
@@ -30,7 +31,7 @@ def knowledge_id(ref: Mapping[str, Any]) -> str:
     return f"{head}:{doc_type}:{ref['doc_id']}"
 
 
-def knowledge_ref(item: Knowledge) -> dict[str, Any]:
+def knowledge_ref(item: Knowledge) -> JSONDict:
     """The official reference of a knowledge item, keys in the organisers' order."""
     ref: dict[str, Any] = {"domain": item.fields["domain"], "entity_id": item.fields["entity_id"]}
     if "doc_type" in item.fields:
@@ -183,7 +184,7 @@ def label_record(
     knowledge_ids: Sequence[str] = (),
     response: str | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> JSONDict:
     """One ``labels.json`` entry in the official format (ranked knowledge, most likely first)."""
     record: dict[str, Any] = {"target": target}
     if target:
@@ -198,7 +199,9 @@ def label_record(
 def write_labels(path: str | Path, kb: KnowledgeBase, examples: Iterable[Example]) -> Path:
     """Write predictions (or gold) on ``examples`` as an official ``labels.json``."""
     records = [
-        label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response, e.meta.get("label_extra"))
+        label_record(
+            kb, bool(e.needs_knowledge), e.knowledge_ids, e.response, as_object(e.meta.get("label_extra")) or None
+        )
         for e in examples
     ]
     return write_json(path, records)

@@ -13,6 +13,7 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.locking import locked_stream
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages
+from ragdial.jsontypes import JSONDict
 
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
 THREADS_ENV = "RAGDIAL_LLM_THREADS"
@@ -129,7 +130,7 @@ class LlamaCppGenerator(Generator):
         finally:
             chunks.close()
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         model = str(self.model_name) if self.model_name is not None else None
         return {
             "name": "llama",

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import Score, signature
 from ragdial.schema import Knowledge, SourceKind
 
@@ -125,7 +125,7 @@ class Claim:
     supported: bool
     evidence: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"kind": self.kind, "text": self.text, "supported": self.supported, "evidence": self.evidence}
 
 
@@ -145,7 +145,7 @@ class GroundingCheck:
     def ok(self) -> bool:
         return self.degenerate is None and not self.unsupported
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "claims": [c.to_dict() for c in self.claims],
             "unsupported": [c.to_dict() for c in self.unsupported],
@@ -394,7 +394,7 @@ class GroundingTotals:
     degenerate: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "replies": self.replies,
             "claims": self.claims,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragdial import __version__
+from ragdial.jsontypes import JSONDict
 
 
 def signature(name: str, **choices: Any) -> str:
@@ -35,7 +36,7 @@ class Score:
     def __float__(self) -> float:
         return float(self.value)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"name": self.name, "value": self.value, "signature": self.signature}
 
 
@@ -59,7 +60,7 @@ class ChallengeScores:
         """``{"detection.f1": 0.9, ...}`` for tables."""
         return dict(_flatten(self.scores))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "challenge": self.challenge,
             "scores": self.scores,

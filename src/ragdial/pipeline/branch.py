@@ -33,7 +33,7 @@ from ragdial.pipeline.grounded import (
     stream_verified,
     user_turns,
 )
-from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord
+from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord, Usage
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
@@ -277,7 +277,7 @@ class KnowledgeBranch:
         yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
 
 
-def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
+def token_usage(request: GenerationRequest, completion: int) -> Usage:
     """Prompt and completion tokens of a generation: the model's own counts where the generator reports them,
     else words (``ragdial.text.tokenize.words``) of the context and knowledge read, and ``completion`` pieces."""
     if "prompt_tokens" in request.usage:
@@ -287,7 +287,7 @@ def token_usage(request: GenerationRequest, completion: int) -> dict[str, Any]:
     return words_usage(read, request.language, completion)
 
 
-def words_usage(read: Sequence[str], language: str, completion: int) -> dict[str, Any]:
+def words_usage(read: Sequence[str], language: str, completion: int) -> Usage:
     """Usage counted as words (``ragdial.text.tokenize.words``) of the texts read, and ``completion`` pieces."""
     prompt = sum(len(words(text, language)) for text in read)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "counted": "words"}

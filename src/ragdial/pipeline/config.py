@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from ragdial.components import ConfigError
+from ragdial.jsontypes import JSONDict
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class ComponentSpec:
             return cls(name, params)
         raise ConfigError(f"{where}: expected a component name or a mapping with 'name', got {value!r}")
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         return {"name": self.name, **self.params}
 
 
@@ -136,7 +137,7 @@ class SystemConfig:
         if self.top_k > self.retrieve_k:
             raise ConfigError(f"{where}, field 'top_k': {self.top_k} is more than retrieve_k {self.retrieve_k}")
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         data = asdict(self)
         for key in (*_COMPONENTS, *_OPTIONAL):
             spec = getattr(self, key)

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Generator as PieceStream
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.extractive import (
@@ -25,6 +24,7 @@ from ragdial.generation.extractive import (
     is_service_item,
     item_fields,
 )
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
@@ -82,7 +82,7 @@ class Grounding:
     def verified(self) -> bool:
         return self.check.ok
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "policy": self.policy,
             "route": self.intent.route if self.intent else "",

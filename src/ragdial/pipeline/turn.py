@@ -6,8 +6,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Turn
 from ragdial.understanding.decision import Decision
@@ -31,7 +32,7 @@ class TurnRecord:
     timings: dict[str, float] = field(default_factory=dict)
     tokens: int = 0
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONDict:
         """The per-turn metadata stored beside the system turn."""
         meta: dict[str, Any] = {"decision": self.decision.to_dict(), "timings": self.timings, "tokens": self.tokens}
         if self.branch:
@@ -63,6 +64,15 @@ class Session:
         self.state = dict(record.state)
 
 
+class Usage(TypedDict, total=False):
+    """A turn's token counts: ``prompt_tokens`` read, ``completion_tokens`` written, ``counted`` by the model's
+    tokenizer (``"model"``) or as words (``"words"``); empty where nothing was counted."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    counted: str
+
+
 @dataclass
 class Prepared:
     """First streaming event: the decision and the knowledge, before any text. ``usage`` is what the turn has
@@ -72,7 +82,7 @@ class Prepared:
     decision: Decision
     knowledge: list[ScoredKnowledge]
     timings: dict[str, float]
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage())
 
 
 @dataclass
@@ -98,10 +108,10 @@ class Reply:
     language: str
     ranking: list[ScoredKnowledge] = field(repr=False)
     record: TurnRecord = field(repr=False)
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage())
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {
+    def to_dict(self) -> JSONDict:
+        data: JSONDict = {
             "text": self.text,
             "knowledge": [c.to_dict() for c in self.knowledge],
             "decision": self.decision.to_dict(),

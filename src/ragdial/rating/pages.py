@@ -23,6 +23,7 @@ from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import RouteBody, as_object
 from ragdial.rating.store import RatingStore
 
 STATIC = Path(__file__).parent / "static"
@@ -115,26 +116,26 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return FileResponse(STATIC / name)
 
     @router.post("/api/tests", status_code=201)
-    def new_test(body: NewTest) -> dict[str, Any]:
+    def new_test(body: NewTest) -> RouteBody:
         number = store.conn.execute("SELECT COUNT(*) FROM online_tests").fetchone()[0]
         goal, text = goal_sampler(number)
         test_id = store.new_test(body.rater, goal, text)
         return {"test_id": test_id, "goal": goal, "goal_text": text}
 
     @router.post("/api/tests/{test_id}/messages")
-    def message(test_id: int, body: Message) -> dict[str, Any]:
+    def message(test_id: int, body: Message) -> RouteBody:
         try:
             test = store.test(test_id)
         except KeyError as err:
             raise HTTPException(404, f"no test {test_id}") from err
         if test["rated"] is not None:
             raise HTTPException(409, f"test {test_id} is already rated")
-        reply, state, info = responder(test["state"], body.text)
+        reply, state, info = responder(dict(as_object(test["state"])) or None, body.text)
         store.save_turn(test_id, state, body.text, reply, (info or {}).get("booked"))
         return {"reply": reply, **(info or {})}
 
     @router.post("/api/tests/{test_id}/rating")
-    def rate_test(test_id: int, scores: dict[str, Any]) -> dict[str, Any]:
+    def rate_test(test_id: int, scores: dict[str, Any]) -> RouteBody:
         try:
             store.rate_test(test_id, scores)
         except KeyError as err:
@@ -144,18 +145,18 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return {"ok": True}
 
     @router.post("/api/items", status_code=201)
-    def add_items(body: Items) -> dict[str, Any]:
+    def add_items(body: Items) -> RouteBody:
         try:
             return {"ids": store.add_items(body.items)}
         except RagdialError as err:
             raise HTTPException(422, str(err)) from err
 
     @router.get("/api/items/next")
-    def next_item(rater: str) -> dict[str, Any]:
+    def next_item(rater: str) -> RouteBody:
         return {"item": store.next_item(rater)}
 
     @router.post("/api/items/{item_id}/rating")
-    def rate_item(item_id: int, body: ItemRating) -> dict[str, Any]:
+    def rate_item(item_id: int, body: ItemRating) -> RouteBody:
         try:
             store.rate_item(item_id, body.rater, body.scores)
         except KeyError as err:
@@ -165,7 +166,7 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return {"ok": True}
 
     @router.get("/export.json")
-    def export_json() -> dict[str, Any]:
+    def export_json() -> RouteBody:
         return store.export_json()
 
     @router.get("/export.csv")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, as_array
 from ragdial.metrics.agreement import krippendorff_alpha
 
 ONLINE_SCALES = {"satisfaction": (-2, 2), "fluency": (-1, 1), "guidance": (0, 1), "completed": (0, 1)}
@@ -71,7 +72,7 @@ class RatingStore:
             )
         return int(cur.lastrowid or 0)
 
-    def test(self, test_id: int) -> dict[str, Any]:
+    def test(self, test_id: int) -> JSONDict:
         row = self.conn.execute("SELECT * FROM online_tests WHERE id = ?", (test_id,)).fetchone()
         if row is None:
             raise KeyError(test_id)
@@ -82,8 +83,8 @@ class RatingStore:
 
     def save_turn(self, test_id: int, state: dict[str, Any], user: str, system: str, booked: dict | None) -> None:
         test = self.test(test_id)
-        log = [*test["log"], {"user": user, "system": system}]
-        bookings = [*test["booked"], booked] if booked else test["booked"]
+        log = [*as_array(test["log"]), {"user": user, "system": system}]
+        bookings = [*as_array(test["booked"]), booked] if booked else test["booked"]
         with self.lock, self.conn:
             self.conn.execute(
                 "UPDATE online_tests SET state = ?, log = ?, booked = ? WHERE id = ?",
@@ -171,7 +172,7 @@ class RatingStore:
         )
         return [dict(r) for r in rows]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JSONDict:
         """Means per scale (online and offline) and Krippendorff's alpha (interval) per offline scale."""
         online, offline = self.online_rows(), self.offline_rows()
 
@@ -196,7 +197,7 @@ class RatingStore:
             },
         }
 
-    def export_json(self) -> dict[str, Any]:
+    def export_json(self) -> JSONDict:
         online = [{k: v for k, v in r.items() if k != "log"} for r in self.online_rows()]
         return {"summary": self.summary(), "online": online, "offline": self.offline_rows()}
 

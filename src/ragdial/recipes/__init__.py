@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.paths import data_root
 
 KEYS = (
@@ -155,7 +156,7 @@ def load_recipe(name: str | Path, overrides: Iterable[str] = ()) -> Recipe:
     return Recipe(data)
 
 
-def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> JSONDict:
     """A copy of ``data`` with each ``KEY.SUB=VALUE`` set (VALUE read as YAML)."""
     out = copy.deepcopy(dict(data))
     for override in overrides:

@@ -17,6 +17,7 @@ from typing import Any
 from ragdial import challenges
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
+from ragdial.jsontypes import JSONDict
 from ragdial.recipes import DataSpec, Recipe
 from ragdial.schema import Dataset, KnowledgeBase
 
@@ -46,7 +47,7 @@ def load_training(specs: Sequence[DataSpec]) -> Dataset:
 
 def train_recipe(
     recipe: Recipe, out: Path, data: Iterable[str] = (), on_step: Step | None = None, seed: int = 0
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train ``recipe`` (on ``data`` instead of its own training inputs when given) into the folder ``out``;
     returns what ``train.json`` holds. The folder is written beside ``out`` and renamed into place at the end."""
     step = on_step or (lambda name: None)
@@ -98,7 +99,7 @@ def train_recipe(
 
 def _train_parts(
     recipe: Recipe, learn: Dataset, tmp: Path, final: Path, step: Step, seconds: dict[str, float], seed: int
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train each part into ``tmp``; return the ``SystemConfig`` fields naming them (paths under ``final``)."""
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
@@ -156,7 +157,7 @@ def _train_parts(
 
 def _classifier(
     options: dict[str, Any], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train a detector / api_query / intent classifier into ``folder``; its detector spec (intent: none)."""
     from ragdial.understanding import new_classifier, training_data
 

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.analyzer import Analyzer
 
 QUERY_MODES = ("last_user", "recent")
@@ -65,7 +66,7 @@ class RetrieverConfig:
     def uses_dense(self) -> bool:
         return bool(self.encoder) and self.fusion != "bm25"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         data = asdict(self)
         data["analyzer"] = self.analyzer.to_dict()
         return data

@@ -20,7 +20,7 @@ CHUNK = 20_000
 TRAIN_PER_LIST = 40  # training vectors per inverted list (faiss warns below 39)
 
 
-def _faiss() -> Any:
+def _faiss() -> Any:  # Any: faiss (untyped)
     try:
         import faiss
     except ImportError as err:  # pragma: no cover - depends on the install
@@ -36,7 +36,7 @@ def lists_for(size: int) -> int:
 class DenseIndex:
     """``search(query, k)``: the ``k`` rows with (approximately) the highest inner product with ``query``."""
 
-    def __init__(self, index: Any, nprobe: int = 16) -> None:
+    def __init__(self, index: Any, nprobe: int = 16) -> None:  # Any: faiss (untyped)
         self.index = index
         self.nprobe = nprobe
         index.nprobe = nprobe

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.dense import DenseIndex
@@ -177,7 +178,7 @@ class HybridRetriever(KnowledgePool, Retriever):
         if self.encoder is not None and self._queries is not None:
             self._queries(["warm up"])
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         if self.spec is not None:
             return dict(self.spec)
         return {"name": "hybrid" if self.config.uses_dense else "bm25", **self.config.to_dict()}

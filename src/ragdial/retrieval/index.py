@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, as_object
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.dense import DenseIndex
 from ragdial.retrieval.hybrid import HybridRetriever
@@ -157,7 +158,7 @@ def write_index(
     return directory
 
 
-def read_meta(directory: str | Path) -> dict[str, Any]:
+def read_meta(directory: str | Path) -> JSONDict:
     path = Path(directory) / META
     if not path.exists():
         raise RagdialError(f"{directory}: not an index directory (no {META}; build one with `ragdial index build`)")
@@ -184,7 +185,7 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
     """Load an index directory; ``reranker`` overrides the one stored inside it."""
     directory = Path(directory)
     meta = read_meta(directory)
-    config = RetrieverConfig.from_dict(meta["config"])
+    config = RetrieverConfig.from_dict(dict(as_object(meta["config"])))
     items = read_items(directory)
     lexical = LexicalIndex.load(directory / BM25_DIR, config.analyzer, len(items), mmap=mmap)
     vectors = None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import EntityTracker
@@ -327,7 +328,7 @@ class MilvusRetriever(Retriever):
             pairs[0][0],
         )
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         reranker = {"reranker": self.reranker_path} if self.reranker_path else {}
         return {"name": "milvus", "uri": self.uri, "collection": self.collection, **reranker, **self.config.to_dict()}
 
