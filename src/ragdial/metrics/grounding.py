@@ -249,10 +249,12 @@ def _unit_class(unit: str | None) -> str | None:
 
 def _numbers(text: str) -> list[tuple[float, str | None, str]]:
     """(value, unit class, text) of each number in ``text`` (dates and times included as plain numbers)."""
+    data = {m.start(): m for m in re.finditer(r"(\d+(?:\.\d+)?)\s*个?\s*G(?:B)?\b", text)}  # "10个G", "20GB"
     found = []
     for match in _NUMBER.finditer(text):
-        found.append((_value(match.group(1)), _unit_class(match.group(2)), match.group(0)))
-    for match in re.finditer(r"(\d+(?:\.\d+)?)\s*个?\s*G(?:B)?\b", text):  # "10个G"
+        if match.start() not in data:  # the same number read as an amount of data below: one claim
+            found.append((_value(match.group(1)), _unit_class(match.group(2)), match.group(0)))
+    for match in data.values():
         found.append((float(match.group(1)), "data", match.group(0)))
     return found
 
