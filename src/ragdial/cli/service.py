@@ -285,7 +285,10 @@ def run(
         def start(dataset, examples) -> None:
             progress.update(task, description=f"{benchmark} {dataset.split}", total=len(examples))
 
-        def advance(example, reply: Reply) -> None:
+        def advance(example, reply: Reply | None) -> None:
+            if reply is None:  # a classification without a reply (SMP2017 intent)
+                progress.update(task, advance=1, rate="")
+                return
             tokens["n"] += reply.tokens
             tokens["ms"] += reply.timings["generate_ms"]
             rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
@@ -317,8 +320,9 @@ def run(
     if not done.scored:
         typer.echo(f"not scored: the input has no gold ({done.result.counts['examples']} unlabelled examples)")
     speed = done.speed
+    rate = f", {speed['tokens_per_s']:.1f} tokens/s" if speed["tokens"] else ""
     typer.echo(
-        f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
+        f"{speed['turns']} turns{rate}, per turn p50 {speed['total_ms_p50']:.0f} ms"
         f" / p95 {speed['total_ms_p95']:.0f} ms"
     )
     typer.echo(f"wrote {', '.join(str(p) for p in done.result.files)}")

@@ -15,10 +15,11 @@ from collections.abc import Generator as PieceStream
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ragdial.generation.base import Exemplar, GenerationRequest, Generator
 from ragdial.generation.exemplars import Exemplars
+from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
@@ -60,7 +61,7 @@ class TurnInput:
 
     context: list[Turn]
     user: str | None = None
-    state: Mapping[str, Any] = field(default_factory=dict)
+    state: JSONObject = field(default_factory=dict)
     max_tokens: int | None = None
     temperature: float | None = None
     cancel: threading.Event | None = None  # set by the caller to stop the generation after the token in flight
@@ -76,7 +77,7 @@ class Branch(Protocol):
 
     name: str
 
-    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
+    def claims(self, state: JSONObject, turn: Turn) -> bool:
         """Whether this branch answers ``turn`` in a session whose state is ``state``."""
         ...
 
@@ -131,7 +132,7 @@ class KnowledgeBranch:
         self.names = knowledge_names(self.items.values())
         self.relevance = Relevance(self.items.values(), dense_of(retriever))
 
-    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
+    def claims(self, state: JSONObject, turn: Turn) -> bool:
         return True
 
     def shots(self, request: TurnInput) -> list[Exemplar]:
@@ -307,16 +308,15 @@ class TaskDialogBranch:
         self.task = task
         self.language = language
 
-    def claims(self, state: Mapping[str, Any], turn: Turn) -> bool:
-        from ragdial.task.manager import STATE_KEY
+    def claims(self, state: JSONObject, turn: Turn) -> bool:
 
-        return self.task.claims(state.get(STATE_KEY), turn.text)
+        return self.task.claims(_task_state(state), turn.text)
 
     def respond(self, request: TurnInput) -> Iterator[Event]:
         from ragdial.task.manager import STATE_KEY
 
         start = time.perf_counter()
-        turn = self.task.respond(request.state.get(STATE_KEY), request.turn.text)
+        turn = self.task.respond(_task_state(request.state), request.turn.text)
         state = {k: v for k, v in request.state.items() if k != STATE_KEY}
         if not turn.done or turn.state.get("bookings"):  # the session's bookings outlive a finished dialog
             state[STATE_KEY] = turn.state
@@ -330,3 +330,11 @@ class TaskDialogBranch:
         system = Turn(Speaker.SYSTEM, turn.reply)
         record = TurnRecord(request.turn, system, [], decision, state, None, self.name, timings, 1)
         yield Reply(turn.reply, [], decision, timings, 1, self.language, [], record, {**usage, "completion_tokens": 1})
+
+
+def _task_state(state: JSONObject) -> dict[str, JSONValue] | None:
+    """The task dialog's part of a session's state (``None`` when no task dialog ran in it)."""
+    from ragdial.task.manager import STATE_KEY
+
+    value = state.get(STATE_KEY)
+    return dict(value) if isinstance(value, Mapping) else None
