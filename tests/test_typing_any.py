@@ -12,9 +12,12 @@ MARK = "# Any:"
 # packages (folders) and modules of src/ragdial whose Any are all typed away or marked
 TYPED = [
     "errors.py",
+    "evaluation",
     "io.py",
     "jsontypes.py",
     "paths.py",
+    "components.py",
+    "pipeline",
     "schema.py",
     "serve",
     "text",

@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, Unpack
 
 from ragdial import datasets
+from ragdial.datasets import LoadOptions
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
@@ -91,7 +92,11 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
+        self,
+        path: str | Path | None = None,
+        split: str | None = None,
+        format: str | None = None,
+        **options: Unpack[LoadOptions],
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
@@ -106,7 +111,7 @@ class Challenge:
             raise RagdialError(f"fold must be between 0 and {k - 1}, not {fold}")
         return [e for e in dataset.examples if (fold_of(e, k) == fold) == keep]
 
-    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+    def trained_detector(self, dataset: Dataset, folder: Path) -> JSONDict | None:
         """The detector a run of this challenge uses when the config names none: ``{"name": ..., **params}`` of a
         model this method trains on the challenge's training data and saves under ``folder``; None: keep the
         config's default."""

@@ -10,7 +10,7 @@ from ragdial import __version__
 from ragdial.jsontypes import JSONDict
 
 
-def signature(name: str, **choices: Any) -> str:
+def signature(name: str, **choices: object) -> str:
     """``name|key:value|...|ragdial:VERSION`` in the order given (sacrebleu style); booleans as yes/no."""
     parts = [name]
     for key, value in choices.items():
