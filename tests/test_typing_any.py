@@ -21,6 +21,8 @@ TYPED = [
     "schema.py",
     "serve",
     "text",
+    "rating",
+    "cli",
 ]
 
 
