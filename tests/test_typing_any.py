@@ -23,6 +23,8 @@ TYPED = [
     "text",
     "rating",
     "cli",
+    "challenges",
+    "metrics",
 ]
 
 
