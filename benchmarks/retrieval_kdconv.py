@@ -1,7 +1,9 @@
 """KdConv and Huawei knowledge-triple selection (micro P/R/F1 on system turns that use triples).
 
 - ``--task kdconv``: train on film + music dev (KB = their triples), evaluate on travel dev with ``kb_travel.json``.
-- ``--task huawei``: Huawei ``valid.json``, 5 dialog-grouped folds (fold = crc32(dialog index) % 5), mean over folds.
+- ``--task huawei``: Huawei ``valid.json``, 5 dialog-grouped folds (the README rule of ``ragdial.datasets.folds``,
+  as ``benchmarks/recipe_heldout.py huawei``; runs before 2026-11-23 10:45 UTC grouped by crc32 of the dialog
+  index), mean over folds.
 
 Run: ``PYTHONPATH=src python benchmarks/retrieval_kdconv.py --task kdconv|huawei [--noise 0.1]``.
 """
@@ -11,13 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _retrieval_common import DOCS, average_curves, average_rows, markdown_table, plot_recall, run_systems
 from ragdial import datasets
+from ragdial.datasets import folds as folds_rule
 from ragdial.paths import data_root
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
@@ -58,11 +60,11 @@ def kdconv(root: Path, pinyin: bool, relative_cut: bool):
 def huawei(root: Path, pinyin: bool, noise: float, folds: int, dense: bool, relative_cut: bool):
     ds = datasets.load("huawei", root / "huawei_kdsd" / "valid.json")
     examples = seeking(ds)
+    fold_of = {e.dialog_id: folds_rule.fold_of(e) for e in examples}  # of the clean text, whatever the noise
     if noise:
         from ragdial.text.asr_noise import corrupt_context
 
         examples = [corrupt_context(e, noise, seed=i) for i, e in enumerate(examples)]
-    fold_of = {e.dialog_id: zlib.crc32(e.dialog_id.encode()) % 5 for e in examples}
     all_rows, all_curves = [], []
     for fold in range(folds):
         train = [e for e in examples if fold_of[e.dialog_id] != fold]

@@ -10,6 +10,11 @@ Act accuracy: a line is right when its predicted act sequence equals the gold on
 Slot F1: micro-averaged over (act, slot, value) triples of all lines (lists compared as sets); reference slots
 of ``select``/``request`` and the ``"?"`` of requested attributes count like any slot.
 Select target accuracy: of the gold ``select`` lines with a target, how many resolve to that offer.
+
+``--acts rules learned`` (the default) scores the rule layer alone and the learned act model combined with it
+(``ragdial.task.act_model``, trained on the training bank's ``train`` lines and this bank's ``dev`` half; it is
+trained inside the run, in a temporary folder). dev is part of the learned model's training data: its dev figure
+is not a result.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ragdial.task.act_model import reader_for
 from ragdial.task.acts import Context, understand
 from ragdial.task.db import TravelDB
 from ragdial.task.dbgen import generate
@@ -78,6 +84,13 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="print the dev lines that are wrong")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["dev", "test"])
+    parser.add_argument(
+        "--acts",
+        nargs="+",
+        default=["rules", "learned"],
+        choices=["rules", "learned"],
+        help="rules: the rule layer alone; learned: the act model (trained on train + dev) combined with the rules",
+    )
     args = parser.parse_args()
     rows = [json.loads(line) for line in BANK.read_text(encoding="utf-8").splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,15 +101,24 @@ def main() -> None:
         db = TravelDB(path)
         gaz = db.gazetteer()
 
-        def predict(text: str, context: dict[str, Any]):
+        def rules(text: str, context: dict[str, Any]):
             return understand(text, Context.from_dict(context), gaz, TODAY)
 
+        readers = {"rules": rules}
+        if "learned" in args.acts:
+            reader = reader_for(gaz, TODAY, cache=Path(tmp) / "act_model")
+            if reader is None:
+                raise SystemExit("no training bank found: benchmarks/data/task_utterances_train.jsonl")
+            readers["learned"] = lambda text, context: reader(text, Context.from_dict(context))
         results = {}
-        for split in args.splits:
-            results[split] = score([r for r in rows if r["split"] == split], predict)
+        for acts in args.acts:
+            for split in args.splits:
+                key = split if len(args.acts) == 1 else f"{split} ({acts})"
+                results[key] = score([r for r in rows if r["split"] == split], readers[acts])
         db.close()
-    if args.errors and "dev" in results:
-        for row, pred in results["dev"]["_errors"]:
+    dev_keys = [k for k in results if k.startswith("dev")]
+    if args.errors and dev_keys:
+        for row, pred in results[dev_keys[0]]["_errors"]:
             c = row["context"]
             print(f"{row['id']} [{row['phenomenon']}] {row['text']}  | ctx {c.get('domain')}/{c.get('open_question')}")
             print("   gold:", json.dumps(row["acts"], ensure_ascii=False))

@@ -3,7 +3,8 @@
     PYTHONPATH=src python benchmarks/task_simulation.py --goals 200 --seed 0 [--db PATH] [--noise 0 0.2] [--ablation]
 
 Builds the default database first if it is missing (seed 0, 2026-12-01, 30 days). ``--ablation`` also runs the
-task branch with matching by sound (pinyin) switched off. Prints markdown tables: overall, and by goal kind.
+task branch with matching by sound (pinyin) switched off; ``--acts learned rules`` runs both act readers.
+Prints markdown tables: overall, and by goal kind.
 The simulated user's fixed phrases come from the dev half of benchmarks/data/task_utterances.jsonl; the simulator
 is still written by the same hand as the parser (it checks that the parts fit, not how real users talk).
 """
@@ -21,14 +22,16 @@ from ragdial.task.simulation import simulate
 from ragdial.task.simulator import DialogResult, summarise
 
 
-def run(db: Path, goals: int, seed: int, noise: float, by_sound: bool = True) -> tuple[list[DialogResult], float]:
+def run(
+    db: Path, goals: int, seed: int, noise: float, by_sound: bool = True, acts: str = "learned"
+) -> tuple[list[DialogResult], float]:
     noise_fn = None
     if noise > 0:
         from ragdial.task.noise import asr_noise_function
 
         noise_fn = asr_noise_function(noise)
     start = time.perf_counter()
-    results = list(simulate(db, goals, seed, noise=noise_fn, by_sound=by_sound))
+    results = list(simulate(db, goals, seed, noise=noise_fn, by_sound=by_sound, acts=acts))
     return results, time.perf_counter() - start
 
 
@@ -39,25 +42,29 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=None)
     parser.add_argument("--noise", type=float, nargs="*", default=[0.0, 0.2])
     parser.add_argument("--ablation", action="store_true", help="also run without matching by sound (pinyin)")
+    parser.add_argument(
+        "--acts", nargs="+", default=["learned"], choices=["learned", "rules"], help="how the branch reads acts"
+    )
     args = parser.parse_args()
     db = args.db or default_db_path()
     if not db.exists():
         generate(db, seed=0)
-    settings = [(noise, True) for noise in args.noise]
+    settings = [(noise, True, acts) for acts in args.acts for noise in args.noise]
     if args.ablation:
-        settings += [(noise, False) for noise in args.noise]
+        settings += [(noise, False, args.acts[0]) for noise in args.noise]
     rows, by_kind = [], defaultdict(dict)
-    for noise, by_sound in settings:
+    for noise, by_sound, acts in settings:
         matching = "exact + pinyin" if by_sound else "exact only"
         try:
-            results, seconds = run(db, args.goals, args.seed, noise, by_sound)
+            results, seconds = run(db, args.goals, args.seed, noise, by_sound, acts)
         except Exception as err:
-            rows.append(f"| {noise:.0%} | {matching} | - | - | - | - | - | not run: {err} |")
+            rows.append(f"| {acts} | {noise:.0%} | {matching} | - | - | - | - | - | not run: {err} |")
             continue
         m = summarise(results)
         guidance = "n/a" if m["guidance_rate"] is None else f"{m['guidance_rate']:.3f} (n={m['off_topic_dialogs']})"
         rows.append(
-            f"| {noise:.0%} | {matching} | {m['dialogs']} | {m['completion_ratio']:.3f} | {m['mean_turns']:.2f} "
+            f"| {acts} | {noise:.0%} | {matching} | {m['dialogs']} | {m['completion_ratio']:.3f} "
+            f"| {m['mean_turns']:.2f} "
             f"| {guidance} | {m['integrity_errors']} ({m['dialogs_with_integrity_errors']} dialogs) | {seconds:.1f} s |"
         )
         groups = defaultdict(list)
@@ -65,16 +72,18 @@ def main() -> None:
             groups[r.goal.kind].append(r)
         for kind, group in groups.items():
             g = summarise(group)
-            by_kind[kind][noise, by_sound] = f"{g['completion_ratio']:.3f} / {g['mean_turns']:.2f} (n={g['dialogs']})"
+            by_kind[kind][noise, by_sound, acts] = (
+                f"{g['completion_ratio']:.3f} / {g['mean_turns']:.2f} (n={g['dialogs']})"
+            )
     print(f"Simulated online test, {args.goals} goals, seed {args.seed}, database {db}\n")
     print(
-        "| ASR noise | slot matching | dialogs | completion ratio | mean turns (unfinished = 30) "
+        "| acts | ASR noise | slot matching | dialogs | completion ratio | mean turns (unfinished = 30) "
         "| out-of-scope guidance | booking-integrity errors | wall time |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print("\nBy goal kind (completion / mean turns):\n")
-    names = [f"noise {n:.0%}{'' if b else ', exact only'}" for n, b in settings]
+    names = [f"{a}, noise {n:.0%}{'' if b else ', exact only'}" for n, b, a in settings]
     print("| goal kind | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(settings))
     for kind in sorted(by_kind):

@@ -50,6 +50,7 @@ from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
 from ragdial.understanding import turn_detector
+from ragdial.understanding.kb_calibration import fit_reference, kb_threshold
 from ragdial.understanding.tasks import zero_shot_detector
 
 DEPTH = 20
@@ -68,18 +69,37 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     x, y = [e.context for e in train], [bool(e.needs_knowledge) for e in train]
     xt, yt = [e.context for e in test], [bool(e.needs_knowledge) for e in test]
     rows, predicted = [], {}
-    for name in ("default detector (n-grams + USE + KB match)", "zero-shot detector (KB match + act cues)"):
+    zero_shot = None
+    for name in (
+        "default detector (n-grams + USE + KB match)",
+        "zero-shot detector (KB match + act cues)",
+        "zero-shot detector + KB calibration",
+    ):
         started = time.perf_counter()
+        threshold = 0.5
         if name.startswith("default"):
             model = turn_detector([i.text for i in train_kb], "use").fit(x, y)
             model.set_knowledge([i.text for i in test_kb])
-        else:
-            model = zero_shot_detector(list(train_kb)).fit(x, y)
+        elif zero_shot is None:
+            model = zero_shot = zero_shot_detector(list(train_kb)).fit(x, y)
             model.set_knowledge(list(test_kb))
-        flags = model.predict(xt)
+        else:  # the same model, its threshold moved to the test KB by the KB's own questions (no test label read)
+            model = zero_shot
+            fit_reference(model, list(train_kb))
+            threshold = kb_threshold(model, list(test_kb), 0.5) or 0.5
+        flags = [bool(p >= threshold) for p in model.probabilities(xt)[:, -1]]
         predicted = {e.id: bool(flag) for e, flag in zip(test, flags, strict=True)}
         p, r, f = detection_prf(yt, flags)
-        rows.append({"detector": name, "P": p, "R": r, "F1": f, "seconds": round(time.perf_counter() - started)})
+        rows.append(
+            {
+                "detector": name,
+                "threshold": round(threshold, 3),
+                "P": p,
+                "R": r,
+                "F1": f,
+                "seconds": round(time.perf_counter() - started),
+            }
+        )
         print(rows[-1], flush=True)
     return rows, predicted
 

@@ -21,6 +21,7 @@ from ragdial.challenges import benchmark
 from ragdial.cli import app
 from ragdial.datasets import kdconv
 from ragdial.errors import RagdialError
+from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes.running import run_recipe, trained_recipe
 from ragdial.recipes.training import train_recipe
 
@@ -64,7 +65,8 @@ def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
         assert recipe.get("knowledge") in ("train", "test")
     huawei = recipes.load_recipe("huawei")
     assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
-    assert {s.split(":")[0] for s in huawei.get("train")} == {"huawei", "kdconv"}
+    assert [s.split(":")[0] for s in huawei.get("train")] == ["huawei"]  # learners: the challenge's own dialogs
+    assert {s.split(":")[0] for s in huawei.get("knowledge_data")} == {"kdconv"}  # the graph: KdConv's too
 
 
 def test_overrides_set_any_option_and_bad_ones_name_the_key() -> None:
@@ -132,6 +134,13 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(RagdialError, match="training data not found"):
         train("huawei", ["huawei:no/such.json"], tmp_path / "s", FAST)
+    with pytest.raises(RagdialError, match=r"knowledge_data not found: no/kb\.json"):
+        train(
+            "huawei", [], tmp_path / "s", [*FAST, f"train=[huawei:{KD_DIALOGS}]", "knowledge_data=[kdconv:no/kb.json]"]
+        )
+    with pytest.raises(RagdialError, match="'knowledge_data' must be a list"):
+        recipes.load_recipe("huawei", ["knowledge_data=kdconv:kdconv/film"])
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
@@ -262,3 +271,96 @@ def test_the_default_system_folder_is_found_by_run(tmp_path: Path, monkeypatch: 
     assert done.exit_code == 0, done.output
     assert "result.json format ok: 4 replies" in done.output
     assert kdconv.read_result(tmp_path / "runs" / "huawei" / "result.json")["1"]["attrs"]
+
+
+# ---- issue 20's zero-shot parts as recipe options; run-time `detector=null`; SMP2017 progress
+
+
+def test_dstc9_recipe_with_the_zero_shot_detector_and_the_transfer_reranker(tmp_path: Path) -> None:
+    """`--set detector.name=zero_shot --set reranker.name=transfer`: trained on DSTC11-format logs, matched against
+    the DSTC9 test root's own knowledge at run time; a reranker trained before is taken with `reranker.path`."""
+    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash", "reranker.name=transfer"]
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    config = (system / "system.yaml").read_text(encoding="utf-8")
+    assert "name: zero_shot" in config and (system / "reranker" / "transfer.json").is_file()
+    done = run("dstc9", system, DSTC9, tmp_path / "run")
+    assert done.scored and "labels.json format ok" in done.result.checks[0]
+    assert done.components["detector"] == "ZeroShotDetector"
+    assert any(prediction_of(r).needs_knowledge for r in done.result.predictions.values())
+    again = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s2", [*FAST, f"reranker.path={system / 'reranker'}"])
+    assert (again / "reranker" / "transfer.json").read_text() == (system / "reranker" / "transfer.json").read_text()
+    with pytest.raises(RagdialError, match=r"reranker\.path"):
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, f"reranker.path={tmp_path}"])
+    with pytest.raises(RagdialError, match=r"reranker\.name must be one of in_domain, transfer"):
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, "reranker.name=lgbm"])
+    with pytest.raises(RagdialError, match="name must be one of knowledge_seeking, zero_shot, not 'zeroshot'"):
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, "detector.name=zeroshot"])
+    with pytest.raises(RagdialError, match="embedding must name one encoder"):
+        train(
+            "dstc9",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "s3",
+            [*FAST, "detector.name=zero_shot", "detector.embedding=none"],
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "s", "s2"]
+
+
+def test_detector_null_at_run_time_looks_every_turn_up(tmp_path: Path) -> None:
+    """The one training option `run --set` may change: `detector=null` needs no training (selection with every
+    turn looked up, as the retrieval benchmarks measure it)."""
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
+    trained = run("kdconv", system, TRAVEL, tmp_path / "run")
+    always = run_recipe(trained_recipe(system, "kdconv", ["detector=null"]), system, TRAVEL, tmp_path / "always")
+    assert always.components["detector"] == "AlwaysRetrieve" and trained.components["detector"] != "AlwaysRetrieve"
+    assert all(
+        prediction_of(r).needs_knowledge and prediction_of(r).selection for r in always.result.predictions.values()
+    )
+    assert not all(prediction_of(r).needs_knowledge for r in trained.result.predictions.values())
+    with pytest.raises(RagdialError, match="a training option"):
+        trained_recipe(system, "kdconv", ["detector.threshold=0.2"])
+
+
+def test_smp2017_run_reports_progress_per_utterance(tmp_path: Path) -> None:
+    intents = json.loads((FIXTURES / "understanding" / "intents.json").read_text(encoding="utf-8"))
+    root = tmp_path / "smp"
+    (root / "train").mkdir(parents=True)
+    for label, lines in intents.items():
+        (root / "train" / f"train_{label}.txt").write_text("\n".join(lines), encoding="utf-8")
+    system = train("smp2017", [f"smp2017:{root}@train"], tmp_path / "s", ["intent.embedding=none"])
+    seen: list[str] = []
+    done = run_recipe(
+        trained_recipe(system, "smp2017"), system, FIXTURES / "metrics" / "smp2017", tmp_path / "run",
+        on_reply=lambda example, reply: seen.append(example.id),
+    )  # fmt: skip
+    assert seen == list(done.result.predictions) and len(seen) == 5
+    cli = CliRunner().invoke(
+        app, ["run", "smp2017", str(FIXTURES / "metrics" / "smp2017"), "--system", str(system), "--out",
+              str(tmp_path / "cli")]
+    )  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    assert "5 turns, per turn" in cli.output and "tokens/s" not in cli.output
+
+
+def test_knowledge_data_joins_the_graph_but_is_not_learned_from(tmp_path: Path) -> None:
+    """`knowledge_data`: the triples of those files are in the index the test contexts are answered from; their
+    dialogs teach nothing (the examples counted are the training file's alone)."""
+    only = train("huawei", [], tmp_path / "a", [*FAST_DETECTOR, f"train=[huawei:{KD_DIALOGS}]", "knowledge_data=[]"])
+    both = train(
+        "huawei", [], tmp_path / "b",
+        [*FAST_DETECTOR, f"train=[huawei:{KD_DIALOGS}]", f"knowledge_data=[kdconv:{TRAVEL}]"],
+    )  # fmt: skip
+    info_only, info_both = (json.loads((s / "train.json").read_text()) for s in (only, both))
+    assert info_both["examples"] == info_only["examples"]
+    travel = kdconv.load(TRAVEL)
+    assert info_both["knowledge_items"] == len({*(i.id for i in travel.kb), *read_ids(only / "index")})
+    assert info_both["knowledge_data"] == [f"kdconv:{TRAVEL}"]
+    assert {i.id for i in travel.kb} <= read_ids(both / "index")
+    # DATA on the command line replaces the recipe's own data, knowledge_data included (no shared data needed)
+    given = train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "c", FAST_DETECTOR)
+    assert json.loads((given / "train.json").read_text())["knowledge_data"] == []
+
+
+def read_ids(index: Path) -> set[str]:
+    from ragdial.retrieval.index import read_items
+
+    return {item.id for item in read_items(index)}

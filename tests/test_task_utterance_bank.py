@@ -1,8 +1,10 @@
-"""The locked utterance bank for the task branch (benchmarks/data/task_utterances.jsonl) is well-formed.
+"""The task branch's utterance banks are well-formed: the locked dev/test bank (task_utterances.jsonl) and the
+independent training bank (task_utterances_train.jsonl), both in benchmarks/data.
 
 Checks the schema and label conventions of benchmarks/data/README_task_utterances.md, the counts per act, the
-dev/test balance, that every entity is a row of the default seed-0 database (rebuilt in a temporary folder), and
-that each ``select`` line's ``target`` is the one offer its reference slots describe.
+locked bank's dev/test balance, that every entity is a row of the default seed-0 database (rebuilt in a temporary
+folder), that each ``select`` line's ``target`` is the one offer its reference slots describe, and that the
+training bank shares no utterance with the locked test split.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ragdial.task.dbgen import generate
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 BANK = DATA / "task_utterances.jsonl"
+TRAIN_BANK = DATA / "task_utterances_train.jsonl"
 README = DATA / "README_task_utterances.md"
 
 ACTS = (
@@ -115,18 +118,23 @@ LAST_DAY = dt.date(2026, 12, 30)
 CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
-def load_bank() -> list[dict[str, Any]]:
+def load_bank(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with BANK.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise AssertionError(f"{BANK}:{number}: not JSON ({err})") from err
+                raise AssertionError(f"{path}:{number}: not JSON ({err})") from err
     return rows
 
 
-BANK_ROWS = load_bank()
+BANK_ROWS = load_bank(BANK)
+TRAIN_ROWS = load_bank(TRAIN_BANK)
+BANKS = {"locked": BANK_ROWS, "train": TRAIN_ROWS}
+ID_PATTERN = {"locked": r"u\d{4}", "train": r"t\d{4}"}
+SPLITS = {"locked": {"dev", "test"}, "train": {"train"}}
+each_bank = pytest.mark.parametrize("bank", sorted(BANKS))
 
 
 @pytest.fixture(scope="module")
@@ -144,21 +152,22 @@ def act_names(row: dict[str, Any]) -> set[str]:
 
 
 def where(row: dict[str, Any]) -> str:
-    return f"{BANK.name} {row.get('id')} ({row.get('text')!r})"
+    return f"{row.get('id')} ({row.get('text')!r})"
 
 
-def test_schema() -> None:
-    ids = [row["id"] for row in BANK_ROWS]
+@each_bank
+def test_schema(bank: str) -> None:
+    ids = [row["id"] for row in BANKS[bank]]
     assert len(ids) == len(set(ids)), "duplicate ids"
-    said = Counter((row["text"], json.dumps(row["context"], sort_keys=True)) for row in BANK_ROWS)
+    said = Counter((row["text"], json.dumps(row["context"], sort_keys=True)) for row in BANKS[bank])
     assert max(said.values()) == 1, [text for (text, _), n in said.items() if n > 1]
-    for row in BANK_ROWS:
+    for row in BANKS[bank]:
         has_select = "select" in act_names(row)
         keys = {"id", "text", "acts", "context", "split", "phenomenon"} | ({"target"} if has_select else set())
         assert set(row) == keys, where(row)
-        assert re.fullmatch(r"u\d{4}", row["id"]), where(row)
+        assert re.fullmatch(ID_PATTERN[bank], row["id"]), where(row)
         assert row["text"].strip() == row["text"] and row["text"], where(row)
-        assert row["split"] in ("dev", "test"), where(row)
+        assert row["split"] in SPLITS[bank], where(row)
         assert re.fullmatch(r"[a-z_]+", row["phenomenon"]), where(row)
         assert row["acts"], where(row)
         for act in row["acts"]:
@@ -184,13 +193,26 @@ def test_schema() -> None:
             assert target is None or 1 <= target <= len(context["offers"]), where(row)
 
 
-def test_counts_per_act() -> None:
-    assert len(BANK_ROWS) >= 600
-    counts = Counter(name for row in BANK_ROWS for name in act_names(row))
+@each_bank
+def test_counts_per_act(bank: str) -> None:
+    assert len(BANKS[bank]) >= 600
+    counts = Counter(name for row in BANKS[bank] for name in act_names(row))
     for name in ACTS:
         needed = 15 if name in ("greeting", "thanks") else 30
         assert counts[name] >= needed, (name, counts[name])
-    assert sum(len(row["acts"]) > 1 for row in BANK_ROWS) >= 40, "compound utterances"
+    assert sum(len(row["acts"]) > 1 for row in BANKS[bank]) >= 40, "compound utterances"
+
+
+def test_train_bank_shares_no_utterance_with_the_locked_test_split() -> None:
+    """Tuning on the training bank cannot memorise a locked test line (same text, or same text and context)."""
+    test_texts = {row["text"] for row in BANK_ROWS if row["split"] == "test"}
+    locked = {(row["text"], json.dumps(row["context"], sort_keys=True)) for row in BANK_ROWS}
+    shared = [
+        row["id"]
+        for row in TRAIN_ROWS
+        if row["text"] in test_texts or (row["text"], json.dumps(row["context"], sort_keys=True)) in locked
+    ]
+    assert not shared, shared
 
 
 def test_split_is_balanced_per_act_and_phenomenon() -> None:
@@ -210,9 +232,10 @@ def test_split_follows_the_documented_rule() -> None:
     assert [row["split"] for row in ordered] == ["dev" if k % 2 == 0 else "test" for k in range(len(ordered))]
 
 
-def test_slot_names_are_documented_and_allowed_per_act() -> None:
+@each_bank
+def test_slot_names_are_documented_and_allowed_per_act(bank: str) -> None:
     documented = set(re.findall(r"`([a-z_]+)`", README.read_text(encoding="utf-8")))
-    for row in BANK_ROWS:
+    for row in BANKS[bank]:
         for act in row["acts"]:
             slots = act["slots"]
             assert set(slots) <= ALLOWED.get(act["act"], set()), (where(row), act)
@@ -261,8 +284,9 @@ def check_value(row: dict[str, Any], key: str, value: Any) -> None:
         assert re.fullmatch(r"[A-Z0-9]{2}\d{4}|[GDZTK]\d{2,4}", value), problem
 
 
-def test_values_follow_the_normalisation() -> None:
-    for row in BANK_ROWS:
+@each_bank
+def test_values_follow_the_normalisation(bank: str) -> None:
+    for row in BANKS[bank]:
         for act in row["acts"]:
             for key, value in act["slots"].items():
                 check_value(row, key, value)
@@ -272,21 +296,23 @@ def test_values_follow_the_normalisation() -> None:
             check_value(row, key, value)
 
 
-def test_out_of_scope_and_social_acts_carry_no_slots() -> None:
-    for row in BANK_ROWS:
+@each_bank
+def test_out_of_scope_and_social_acts_carry_no_slots(bank: str) -> None:
+    for row in BANKS[bank]:
         for act in row["acts"]:
             if act["act"] in ("out_of_scope", "greeting", "thanks", "confirm", "deny"):
                 assert act["slots"] == {}, where(row)
     oos_with_entities = [
         row
-        for row in BANK_ROWS
+        for row in BANKS[bank]
         if act_names(row) == {"out_of_scope"} and re.search(r"\d|[明今后]天|周|北京|上海|成都|西安", row["text"])
     ]
     assert len(oos_with_entities) >= 20, "out-of-scope lines naming cities, dates or numbers"
 
 
-def test_modify_changes_a_known_slot_and_inform_adds_new_ones() -> None:
-    for row in BANK_ROWS:
+@each_bank
+def test_modify_changes_a_known_slot_and_inform_adds_new_ones(bank: str) -> None:
+    for row in BANKS[bank]:
         context = row["context"]
         state = context["state"]
         new_task = context["open_question"] in (None, "anything_else") or "confirm" in act_names(row)
@@ -310,14 +336,15 @@ def city_of_row(row: dict[str, Any], slots: dict[str, Any]) -> set[str]:
     return {offer["city"] for offer in row["context"]["offers"] if "city" in offer}
 
 
-def test_entities_exist_in_the_database(db: sqlite3.Connection) -> None:
+@each_bank
+def test_entities_exist_in_the_database(db: sqlite3.Connection, bank: str) -> None:
     cities = {name for (name,) in db.execute("SELECT name FROM cities")}
     places = dict(db.execute("SELECT name, city FROM places").fetchall())
     districts = set(db.execute("SELECT city, district FROM hotels").fetchall())
     brands = {(city, name.split("(")[0]) for city, name in db.execute("SELECT city, name FROM hotels")}
     airlines = {name for (name,) in db.execute("SELECT DISTINCT airline FROM flights")}
     codes = {code for (code,) in db.execute("SELECT flight_no FROM flights UNION SELECT train_no FROM trains")}
-    for row in BANK_ROWS:
+    for row in BANKS[bank]:
         for act in [*row["acts"], {"act": "state", "slots": row["context"]["state"]}]:
             slots = {key: value for key, value in act["slots"].items() if value != "?"}
             for key in ("dep_city", "arr_city", "city"):
@@ -340,8 +367,9 @@ def test_entities_exist_in_the_database(db: sqlite3.Connection) -> None:
                 assert slots["code"] in codes, (where(row), slots["code"])
 
 
-def test_offers_and_bookings_are_database_rows(db: sqlite3.Connection) -> None:
-    for row in BANK_ROWS:
+@each_bank
+def test_offers_and_bookings_are_database_rows(db: sqlite3.Connection, bank: str) -> None:
+    for row in BANKS[bank]:
         for offer in row["context"]["offers"]:
             if "name" in offer:
                 found = db.execute(
@@ -409,12 +437,13 @@ def resolve(slots: dict[str, Any], offers: list[dict[str, Any]]) -> int | None:
     return candidates[0] + 1 if len(candidates) == 1 else None
 
 
-def test_select_targets_are_the_offers_described() -> None:
+@each_bank
+def test_select_targets_are_the_offers_described(bank: str) -> None:
     checked = 0
-    for row in BANK_ROWS:
+    for row in BANKS[bank]:
         for act in row["acts"]:
             if act["act"] == "select":
                 assert resolve(act["slots"], row["context"]["offers"]) == row["target"], (where(row), act)
                 checked += 1
     assert checked >= 30
-    assert any(row.get("target", 0) is None for row in BANK_ROWS), "ambiguous selections are part of the bank"
+    assert any(row.get("target", 0) is None for row in BANKS[bank]), "ambiguous selections are part of the bank"

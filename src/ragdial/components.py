@@ -18,13 +18,14 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Dataset, KnowledgeBase
 
 T = TypeVar("T")
-Factory = Callable[..., Any]
+Factory = Callable[..., object]  # called with a BuildContext and a config's parameters (checked by name)
 
 
 class ConfigError(RagdialError):
@@ -43,7 +44,7 @@ class Component(Protocol):
         """Release what the component holds (a model, a connection)."""
         ...
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         """The component as plain config data: ``{"name": ..., **params}``."""
         ...
 
@@ -74,7 +75,7 @@ def close(component: object) -> None:
         method()
 
 
-def import_object(path: str) -> Any:
+def import_object(path: str) -> object:
     """Import ``package.module:attribute``."""
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
@@ -130,12 +131,13 @@ class Registry(Generic[T]):
                 raise ConfigError(f"unknown {self.kind} {name!r}; known: {known} (or an import path 'module:name')")
             target = name
         if isinstance(target, str):
-            target = import_object(target)
-            if not callable(target):
+            imported = import_object(target)
+            if not callable(imported):
                 raise ConfigError(f"{self.kind} {name!r} is not callable")
+            return imported
         return target
 
-    def build(self, name: str, *args: Any, **params: Any) -> T:
+    def build(self, name: str, *args: object, **params: object) -> T:
         """Build ``name`` with ``params``; a wrong parameter is a configuration error naming the component."""
         factory = self.factory(name)
         try:
@@ -144,4 +146,4 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} {name!r}: {err}") from None
         except ValueError:  # no signature to check (a builtin)
             pass
-        return factory(*args, **params)
+        return cast(T, factory(*args, **params))  # the registry holds factories of T only

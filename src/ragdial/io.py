@@ -7,12 +7,17 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypeVar, overload
 
 from ragdial.errors import DataFormatError
+from ragdial.jsontypes import JSONValue
+
+T = TypeVar("T")
+U = TypeVar("U")
+V = TypeVar("V")
 
 
-def read_json(path: str | Path) -> Any:
+def read_json(path: str | Path) -> JSONValue:
     """Parse a UTF-8 JSON file, reporting a missing file, a wrong encoding or bad JSON by file and position."""
     path = Path(path)
     if not path.is_file():
@@ -23,12 +28,21 @@ def read_json(path: str | Path) -> Any:
     except UnicodeDecodeError as err:
         raise DataFormatError(path, f"not UTF-8 (byte {err.start}: {raw[err.start : err.start + 1]!r})") from None
     try:
-        return json.loads(text)
+        value: JSONValue = json.loads(text)
+        return value
     except json.JSONDecodeError as err:
         raise DataFormatError(path, f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
 
 
-def field(path: str | Path, record: str | int, data: Any, name: str, kind: type | tuple[type, ...]) -> Any:
+@overload
+def field(path: str | Path, record: str | int, data: object, name: str, kind: type[T]) -> T: ...
+@overload
+def field(path: str | Path, record: str | int, data: object, name: str, kind: tuple[type[T], type[U]]) -> T | U: ...
+@overload
+def field(
+    path: str | Path, record: str | int, data: object, name: str, kind: tuple[type[T], type[U], type[V]]
+) -> T | U | V: ...
+def field(path: str | Path, record: str | int, data: object, name: str, kind: type | tuple[type, ...]) -> object:
     """``data[name]``, which must exist and be of ``kind``; otherwise a :class:`DataFormatError`."""
     if not isinstance(data, Mapping):
         raise DataFormatError(path, f"expected an object, found {type(data).__name__}", record)
@@ -41,7 +55,13 @@ def field(path: str | Path, record: str | int, data: Any, name: str, kind: type 
     return value
 
 
-def expect(path: str | Path, value: Any, kind: type | tuple[type, ...], record: str | int | None = None) -> Any:
+@overload
+def expect(path: str | Path, value: object, kind: type[T], record: str | int | None = None) -> T: ...
+@overload
+def expect(
+    path: str | Path, value: object, kind: tuple[type[T], type[U]], record: str | int | None = None
+) -> T | U: ...
+def expect(path: str | Path, value: object, kind: type | tuple[type, ...], record: str | int | None = None) -> object:
     """A whole record or file body that must be of ``kind``."""
     if not isinstance(value, kind):
         names = "/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
@@ -64,8 +84,8 @@ def _atomic_write(path: str | Path, write: Callable[[TextIO], None]) -> Path:
     return path
 
 
-def write_json(path: str | Path, data: Any, indent: int | None = 2) -> Path:
-    """Write JSON atomically."""
+def write_json(path: str | Path, data: object, indent: int | None = 2) -> Path:
+    """Write JSON atomically (``data`` made of JSON values: ``json.dump`` refuses anything else)."""
 
     def dump(out: TextIO) -> None:
         json.dump(data, out, ensure_ascii=False, indent=indent)

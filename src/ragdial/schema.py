@@ -10,9 +10,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue, as_array, as_object, as_text, as_text_or_none, as_texts
 
 
 class SourceKind(StrEnum):
@@ -46,14 +46,14 @@ class Knowledge:
     id: str
     text: str
     source: SourceKind
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, JSONValue] = field(default_factory=dict)
     scope: str = GLOBAL_SCOPE
 
     @property
     def is_global(self) -> bool:
         return self.scope == GLOBAL_SCOPE
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "id": self.id,
             "text": self.text,
@@ -63,12 +63,12 @@ class Knowledge:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Knowledge:
+    def from_dict(cls, data: JSONObject) -> Knowledge:
         return cls(
             id=str(data["id"]),
             text=str(data["text"]),
-            source=SourceKind(data["source"]),
-            fields=dict(data.get("fields") or {}),
+            source=SourceKind(as_text(data["source"])),
+            fields=dict(as_object(data.get("fields"))),
             scope=str(data.get("scope") or GLOBAL_SCOPE),
         )
 
@@ -144,19 +144,19 @@ class Turn:
     api_query: str | None = None
     api_result: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         data = asdict(self)
         data["speaker"] = self.speaker.value
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+    def from_dict(cls, data: JSONObject) -> Turn:
         return cls(
-            speaker=Speaker(data["speaker"]),
+            speaker=Speaker(as_text(data["speaker"])),
             text=str(data["text"]),
-            knowledge_ids=list(data.get("knowledge_ids") or []),
-            api_query=data.get("api_query"),
-            api_result=data.get("api_result"),
+            knowledge_ids=as_texts(data.get("knowledge_ids")),
+            api_query=as_text_or_none(data.get("api_query")),
+            api_result=as_text_or_none(data.get("api_result")),
         )
 
 
@@ -164,7 +164,7 @@ class Turn:
 class Dialog:
     id: str
     turns: list[Turn]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONDict = field(default_factory=dict)
 
 
 @dataclass
@@ -183,7 +183,7 @@ class Example:
     response: str | None = None
     api_query: str | None = None
     intent: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONDict = field(default_factory=dict)
 
     @property
     def last_user_text(self) -> str:
@@ -192,7 +192,7 @@ class Example:
                 return turn.text
         return ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "id": self.id,
             "dialog_id": self.dialog_id,
@@ -207,18 +207,18 @@ class Example:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Example:
+    def from_dict(cls, data: JSONObject) -> Example:
         return cls(
             id=str(data["id"]),
             dialog_id=str(data["dialog_id"]),
-            turn_index=int(data["turn_index"]),
-            context=[Turn.from_dict(t) for t in data.get("context") or []],
-            needs_knowledge=data.get("needs_knowledge"),
-            knowledge_ids=list(data.get("knowledge_ids") or []),
-            response=data.get("response"),
-            api_query=data.get("api_query"),
-            intent=data.get("intent"),
-            meta=dict(data.get("meta") or {}),
+            turn_index=int(as_text(data["turn_index"])),
+            context=[Turn.from_dict(as_object(t)) for t in as_array(data.get("context"))],
+            needs_knowledge=None if data.get("needs_knowledge") is None else bool(data.get("needs_knowledge")),
+            knowledge_ids=as_texts(data.get("knowledge_ids")),
+            response=as_text_or_none(data.get("response")),
+            api_query=as_text_or_none(data.get("api_query")),
+            intent=as_text_or_none(data.get("intent")),
+            meta=dict(as_object(data.get("meta"))),
         )
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 from ragdial.challenges.base import Challenge, Prediction, Predictions, ScoreOptions, Track, predicted_examples
 from ragdial.challenges.dstc import DSTC9, DSTC11
 from ragdial.challenges.futuredial import FUTUREDIAL
 from ragdial.challenges.kdsd import KDSD
 from ragdial.challenges.smp2017 import SMP2017
+from ragdial.datasets import FileOptions
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset
 
@@ -47,7 +49,7 @@ class Benchmark:
     format: str
 
     def load(
-        self, path: Path | None = None, split: str | None = None, language: str = "zh", **options: object
+        self, path: Path | None = None, split: str | None = None, language: str = "zh", **options: Unpack[FileOptions]
     ) -> Dataset:
         """The benchmark's split (``path``: default under ``$RAGDIAL_DATA``; the demo: bundled, in ``language``);
         ``options`` go to the format's loader."""

@@ -6,11 +6,13 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, Unpack
 
 from ragdial import datasets
+from ragdial.datasets import LoadOptions
 from ragdial.datasets.folds import fold_of
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import ChallengeScores
 from ragdial.paths import data_root
 from ragdial.schema import Dataset, Example
@@ -90,7 +92,11 @@ class Challenge:
         return format
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
+        self,
+        path: str | Path | None = None,
+        split: str | None = None,
+        format: str | None = None,
+        **options: Unpack[LoadOptions],
     ) -> Dataset:
         """The split through the format's one loader (``ragdial.datasets.load``); ``path`` defaults to the data root."""
         format = self.format(format)
@@ -105,7 +111,7 @@ class Challenge:
             raise RagdialError(f"fold must be between 0 and {k - 1}, not {fold}")
         return [e for e in dataset.examples if (fold_of(e, k) == fold) == keep]
 
-    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+    def trained_detector(self, dataset: Dataset, folder: Path) -> JSONDict | None:
         """The detector a run of this challenge uses when the config names none: ``{"name": ..., **params}`` of a
         model this method trains on the challenge's training data and saves under ``folder``; None: keep the
         config's default."""
@@ -190,7 +196,7 @@ def predicted_examples(examples: Sequence[Example], predictions: Predictions) ->
     return out
 
 
-def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> dict[str, Any]:
+def grounding_extra(dataset: Dataset, examples: Sequence[Example], predictions: Predictions) -> JSONDict:
     """The unsupported-claim rate (``ragdial.metrics.grounding``) of the predicted responses: each reply checked
     against the knowledge it rests on (the predicted selection, else the turn's gold knowledge) and its dialog.
     Reported beside the official scores, never part of them."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 from ragdial.challenges.base import (
     DEFAULT_SCORING,
@@ -15,7 +15,9 @@ from ragdial.challenges.base import (
     Track,
     grounding_extra,
 )
+from ragdial.datasets import LoadOptions
 from ragdial.errors import DataFormatError, RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
 
@@ -32,7 +34,11 @@ class FutureDialChallenge(Challenge):
     tracks = (TRACK1, TRACK2)
 
     def load(
-        self, path: str | Path | None = None, split: str | None = None, format: str | None = None, **options: object
+        self,
+        path: str | Path | None = None,
+        split: str | None = None,
+        format: str | None = None,
+        **options: Unpack[LoadOptions],
     ) -> Dataset:
         if path is None:
             raise RagdialError("MobileCS2 is not bundled: give the dialogs file (the demo dialogs: load_demo())")
@@ -44,7 +50,7 @@ class FutureDialChallenge(Challenge):
 
         return mobilecs2.load_demo(language)
 
-    def trained_detector(self, dataset: Dataset, folder: Path) -> dict[str, Any] | None:
+    def trained_detector(self, dataset: Dataset, folder: Path) -> JSONDict | None:
         """The api_query classifier trained on the train split beside the dialogs file (``train_final_processed.json``
         or ``train.json``, same rules), saved in ``folder/api_query``: it decides whether and where a turn looks
         knowledge up. None for the demo, for the train file itself, or where there is no train file."""

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from ragdial import recipes
+from ragdial.jsontypes import as_texts
 
 SetOpt = Annotated[
     list[str] | None,
@@ -45,7 +46,7 @@ def train_recipe(recipe: str, data: list[str] | None, out: Path | None, set_: li
         info = train(loaded, out, data or [], step, seed)
         step("")
     typer.echo(
-        f"trained {loaded.name} on {', '.join(info['data'])} ({info['examples']} examples, "
+        f"trained {loaded.name} on {', '.join(as_texts(info['data']))} ({info['examples']} examples, "
         f"{info['knowledge_items']} knowledge items) in {time.perf_counter() - started:.1f}s; system in {out}\n"
         f"next: ragdial run {loaded.name} TEST_DATA --system {out}"
     )

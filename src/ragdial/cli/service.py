@@ -16,6 +16,7 @@ from ragdial.errors import RagdialError
 from ragdial.paths import cache_dir
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig, load_config
+from ragdial.pipeline.grounded import Grounding
 from ragdial.pipeline.system import DialogSystem
 from ragdial.pipeline.turn import Piece, Prepared, Reply
 
@@ -120,16 +121,16 @@ def _citations(reply: Reply, console: Console) -> None:
     lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
     timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
     console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
-    grounding = reply.to_dict().get("grounding")
-    if grounding:
-        rewrite = grounding["rewrite"]
-        query = f"; searched: {rewrite['query']}" if rewrite and rewrite["query"] != rewrite["original"] else ""
-        if grounding["verified"]:
-            verdict = f"verified ({len(grounding['claims'])} claims)"
+    grounding = reply.record.grounding
+    if isinstance(grounding, Grounding):
+        rewrite = grounding.rewrite
+        query = f"; searched: {rewrite.text}" if rewrite and rewrite.text != rewrite.original else ""
+        if grounding.verified:
+            verdict = f"verified ({len(grounding.check.claims)} claims)"
         else:
-            verdict = "unsupported: " + ", ".join(c["text"] for c in grounding["unsupported"])
-        fallback = f"; fallback: {grounding['fallback']}" if grounding["fallback"] else ""
-        line = f"policy: {grounding['policy']}{query}; {verdict}{fallback}"
+            verdict = "unsupported: " + ", ".join(c.text for c in grounding.check.unsupported)
+        fallback = f"; fallback: {grounding.fallback}" if grounding.fallback else ""
+        line = f"policy: {grounding.policy}{query}; {verdict}{fallback}"
         console.print(f"[dim]{escape(line)}[/]")
     if not reply.knowledge:
         return
@@ -284,7 +285,10 @@ def run(
         def start(dataset, examples) -> None:
             progress.update(task, description=f"{benchmark} {dataset.split}", total=len(examples))
 
-        def advance(example, reply: Reply) -> None:
+        def advance(example, reply: Reply | None) -> None:
+            if reply is None:  # a classification without a reply (SMP2017 intent)
+                progress.update(task, advance=1, rate="")
+                return
             tokens["n"] += reply.tokens
             tokens["ms"] += reply.timings["generate_ms"]
             rate = tokens["n"] / (tokens["ms"] / 1000) if tokens["ms"] > 0 else 0.0
@@ -316,8 +320,9 @@ def run(
     if not done.scored:
         typer.echo(f"not scored: the input has no gold ({done.result.counts['examples']} unlabelled examples)")
     speed = done.speed
+    rate = f", {speed['tokens_per_s']:.1f} tokens/s" if speed["tokens"] else ""
     typer.echo(
-        f"{speed['turns']} turns, {speed['tokens_per_s']:.1f} tokens/s, per turn p50 {speed['total_ms_p50']:.0f} ms"
+        f"{speed['turns']} turns{rate}, per turn p50 {speed['total_ms_p50']:.0f} ms"
         f" / p95 {speed['total_ms_p95']:.0f} ms"
     )
     typer.echo(f"wrote {', '.join(str(p) for p in done.result.files)}")

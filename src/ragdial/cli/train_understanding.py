@@ -11,6 +11,7 @@ import typer
 from ragdial import challenges, datasets
 from ragdial.errors import RagdialError
 from ragdial.understanding import new_classifier, training_data
+from ragdial.understanding.kb_calibration import fit_reference
 from ragdial.understanding.tasks import zero_shot_detector
 
 FormatArg = Annotated[str, typer.Argument(help=f"data format, one of: {', '.join(datasets.FORMATS)}")]
@@ -56,6 +57,8 @@ def _train(
         model = new_classifier(task, dataset, None if embedding == "none" else embedding, use_knowledge, threshold)
     started = time.perf_counter()
     model.fit(contexts, targets)
+    if zero_shot:  # the training KB's own questions, for the per-KB threshold calibration at deployment
+        fit_reference(model, list(dataset.kb))
     model.meta.update(
         {"data_format": format, "data_path": str(path), "split": dataset.split, "excluded_fold": exclude_fold}
     )

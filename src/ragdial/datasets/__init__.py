@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from ragdial.errors import OptionError, RagdialError
 from ragdial.schema import Dataset
+
+
+class FileOptions(TypedDict, total=False):
+    """The loaders' keyword options that name files or choose what is read (``Format.options`` says which a
+    format takes); ``LoadOptions`` adds the language."""
+
+    knowledge: str | Path | None  # dstc9/dstc11: knowledge.json elsewhere than the data root
+    kb_path: str | Path | None  # kdconv/huawei: the knowledge file
+    targets: str  # kdconv/huawei: "system" or "all" turns as examples
+    global_kb: str | Path | None  # mobilecs2
+    faq: str | Path | None
+    rules: str
+    qa_dialogs: str | Sequence[str | Path] | None
+
+
+class LoadOptions(FileOptions, total=False):
+    language: str | None  # mobilecs2: "zh"/"en" (detected when not given)
 
 
 @dataclass(frozen=True)
@@ -22,13 +39,13 @@ class Format:
     options: tuple[str, ...] = ()  # keyword options the loader accepts
 
 
-def _dstc(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+def _dstc(path: str | Path, split: str | None = None, **options: Unpack[LoadOptions]) -> Dataset:
     from ragdial.datasets import dstc
 
-    return dstc.load(path, split or "val", **options)
+    return dstc.load(path, split or "val", options.get("knowledge"))
 
 
-def _kdconv(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+def _kdconv(path: str | Path, split: str | None = None, **options: Unpack[LoadOptions]) -> Dataset:
     from ragdial.datasets import kdconv
 
     path = Path(path)
@@ -36,19 +53,27 @@ def _kdconv(path: str | Path, split: str | None = None, **options: Any) -> Datas
         kb = next(iter(sorted(path.glob("kb_*.json"))), None)
         options.setdefault("kb_path", kb)
         path = path / f"{split or 'dev'}.json"
-    return kdconv.load(path, split=split or "", **options)
+    return kdconv.load(path, options.get("kb_path"), options.get("targets", "system"), split or "")
 
 
-def _smp2017(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+def _smp2017(path: str | Path, split: str | None = None, **options: Unpack[LoadOptions]) -> Dataset:
     from ragdial.datasets import smp2017
 
-    return smp2017.load(path, split or "train", **options)
+    return smp2017.load(path, split or "train")
 
 
-def _mobilecs2(path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+def _mobilecs2(path: str | Path, split: str | None = None, **options: Unpack[LoadOptions]) -> Dataset:
     from ragdial.datasets import mobilecs2
 
-    return mobilecs2.load(path, split=split, **options)
+    return mobilecs2.load(
+        path,
+        split,
+        options.get("global_kb"),
+        options.get("faq"),
+        options.get("language"),
+        options.get("rules", "organisers"),
+        options.get("qa_dialogs"),
+    )
 
 
 DSTC_PATH = "data root with knowledge.json and <split>/logs.json, labels.json"
@@ -69,7 +94,7 @@ FORMATS: dict[str, Format] = {
 }
 
 
-def load(format: str, path: str | Path, split: str | None = None, **options: Any) -> Dataset:
+def load(format: str, path: str | Path, split: str | None = None, **options: Unpack[LoadOptions]) -> Dataset:
     """Load ``path`` in ``format`` into the schema."""
     try:
         spec = FORMATS[format]

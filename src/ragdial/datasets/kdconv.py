@@ -17,6 +17,7 @@ from typing import Any
 
 from ragdial.errors import DataFormatError, OptionError
 from ragdial.io import expect, field, read_json, write_json
+from ragdial.jsontypes import JSONDict, as_text
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 TEST_CONTEXTS = "test_contexts.json"
@@ -35,7 +36,12 @@ def triple(entity: str, attribute: str, value: str) -> Knowledge:
 
 def attrs_of(item: Knowledge) -> dict[str, str]:
     """The official ``attrs`` entry of a triple."""
-    return {"name": item.fields["entity"], "attrname": item.fields["attribute"], "attrvalue": item.fields["value"]}
+    fields = item.fields
+    return {
+        "name": as_text(fields["entity"]),
+        "attrname": as_text(fields["attribute"]),
+        "attrvalue": as_text(fields["value"]),
+    }
 
 
 def load_kb_file(path: str | Path) -> KnowledgeBase:
@@ -90,7 +96,7 @@ def load(path: str | Path, kb_path: str | Path | None = None, targets: str = "sy
     raw = read_json(path)
     if path.name == TEST_CONTEXTS or (isinstance(raw, dict) and raw and "messages" not in raw):
         return _load_contexts(path, raw, kb_path)
-    expect(path, raw, list)
+    raw = expect(path, raw, list)
     dialogs, examples = [], []
     for index, dialog in enumerate(raw):
         expect(path, dialog, dict, record=index)
@@ -134,7 +140,7 @@ def _load_contexts(path: Path, raw: Any, kb_path: str | Path | None) -> Dataset:
     return Dataset("kdconv", "test", "zh", kb, dialogs, examples, str(path))
 
 
-def result_record(kb: KnowledgeBase, example: Example) -> dict[str, Any]:
+def result_record(kb: KnowledgeBase, example: Example) -> JSONDict:
     """One ``result.json`` entry: the generated message and, where knowledge was selected, its triples."""
     record: dict[str, Any] = {"message": example.response or ""}
     if example.knowledge_ids:

@@ -35,6 +35,7 @@ from typing import Any
 from ragdial.datasets import mobilecs2_rules as rules_mod
 from ragdial.errors import DataFormatError, OptionError
 from ragdial.io import expect, field, read_json, write_json
+from ragdial.jsontypes import JSONDict, as_object, as_text, as_text_or_none
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 GLOBAL_KB_FILES = ("global_kb.json", "global_kb_en.json")
@@ -319,8 +320,9 @@ class _GoldIndex:
                 self.products.setdefault(item.text, item.id)
             else:
                 self.faq_texts.setdefault(item.text, item.id)
-                self.faq_answers.setdefault(item.fields["answer"], item.id)
-                self.faq_answers_loose.setdefault(loose_text(item.fields["answer"]), item.id)
+                answer = as_text(item.fields["answer"])
+                self.faq_answers.setdefault(answer, item.id)
+                self.faq_answers_loose.setdefault(loose_text(answer), item.id)
         self.kb = kb
 
     def local(self, dialog_id: str) -> dict[str, str]:
@@ -515,7 +517,7 @@ def _faq_answer_turns(
 # ---------------------------------------------------------------------------------------------- writing the data
 
 
-def dialogs_record(dataset: Dataset) -> dict[str, Any]:
+def dialogs_record(dataset: Dataset) -> JSONDict:
     """The dialogs file content for a dataset (the inverse of :func:`load`)."""
     examples = {(e.dialog_id, e.meta.get("turn_num")): e for e in dataset.examples}
     out: dict[str, Any] = {}
@@ -530,7 +532,7 @@ def dialogs_record(dataset: Dataset) -> dict[str, Any]:
                 record["api_result"] = system.api_result
             example = examples.get((dialog.id, turn_num))
             if example is not None:
-                record.update(example.meta.get("turn_extra") or {})
+                record.update(as_object(example.meta.get("turn_extra")))
             log.append(record)
         if dialog.meta.get("bare_log"):
             out[dialog.id] = log
@@ -538,7 +540,7 @@ def dialogs_record(dataset: Dataset) -> dict[str, Any]:
         value: dict[str, Any] = {"log": log}
         if not dialog.meta.get("no_local_kb"):
             value["local_kb"] = [item.text for item in dataset.kb.local_items(dialog.id)]
-        value.update(dialog.meta.get("extra") or {})
+        value.update(as_object(dialog.meta.get("extra")))
         out[dialog.id] = value
     return out
 
@@ -598,7 +600,7 @@ class Track1Index:
 
 def _turn_num(example: Example) -> int:
     turn_num = example.meta.get("turn_num")
-    return int(turn_num) if turn_num is not None else (example.turn_index - 1) // 2
+    return int(as_text(turn_num)) if turn_num is not None else (example.turn_index - 1) // 2
 
 
 def write_track1(
@@ -680,13 +682,13 @@ def gold_fields(kb: KnowledgeBase, example: Example) -> dict[str, str]:
     ``问题：{history}, 答案：{reply}``, spaces removed). ``faq-answer`` rules: the raw texts, ``查询结果`` being the
     ``api_result`` or the gold FAQ string."""
     if "track2_gold" in example.meta:
-        return dict(example.meta["track2_gold"])
+        return {key: as_text(value) for key, value in as_object(example.meta["track2_gold"]).items()}
     api_result = example.meta.get("api_result")
     knowledge = str(api_result) if api_result else ""
     if not knowledge:
         faq = [kb.get(i).text for i in example.knowledge_ids if i in kb and kb.get(i).source == SourceKind.FAQ]
         knowledge = faq[0] if faq else ""
-    response = example.meta.get("gold_response", example.response)
+    response = as_text_or_none(example.meta.get("gold_response", example.response))
     return {
         "用户": example.last_user_text,
         "客服": response or "",
@@ -710,9 +712,7 @@ def gold_response(kb: KnowledgeBase, example: Example) -> str:
     return gold_fields(kb, example)["客服"]
 
 
-def track2_record(
-    kb: KnowledgeBase, example: Example, generated: str, generated_query: str | None = None
-) -> dict[str, Any]:
+def track2_record(kb: KnowledgeBase, example: Example, generated: str, generated_query: str | None = None) -> JSONDict:
     """One track-2 turn: the official result keys, gold (as loaded) beside generated."""
     return {
         "id": example.dialog_id,

@@ -4,9 +4,10 @@ and called with a model; it returns an :class:`EvaluationResult`."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ragdial.evaluation.latency import Latency
 from ragdial.metrics.result import ChallengeScores
@@ -26,7 +27,7 @@ class EvaluationResult:
     counts: dict[str, int] = field(default_factory=dict)
     challenge_scores: list[ChallengeScores] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    predictions: dict[str, Any] = field(default_factory=dict, repr=False)  # Any: each evaluator's own kind
+    predictions: Mapping[str, object] = field(default_factory=dict, repr=False)  # each evaluator's own kind
     seconds: float = 0.0
     checks: list[str] = field(default_factory=list)  # official-format checks of files written for unlabelled input
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragdial.challenges import Benchmark, Challenge, Prediction, ScoreOptions, benchmark
 from ragdial.challenges.base import DEFAULT_SCORING
+from ragdial.datasets import FileOptions
 from ragdial.errors import RagdialError
 from ragdial.evaluation.base import EvaluationResult, Evaluator
 from ragdial.evaluation.latency import Latency
 from ragdial.io import write_json
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Dataset, Example, Knowledge
 
 if TYPE_CHECKING:
@@ -157,7 +159,7 @@ class BenchmarkResult:
     benchmark: str
     split: str
     fold: int | None
-    config: dict[str, Any]
+    config: JSONDict
     components: dict[str, str]
     result: EvaluationResult
     speed: dict[str, float] = field(default_factory=dict)
@@ -228,7 +230,7 @@ def run_benchmark(
     options: ScoreOptions = DEFAULT_SCORING,
     knowledge: Iterable[Knowledge] = (),
     tracks: Sequence[str] | None = None,
-    load_options: Mapping[str, Any] | None = None,
+    load_options: FileOptions | None = None,
     any_fold: bool = False,
 ) -> BenchmarkResult:
     """Build the system over the benchmark split, answer every selected example, write the official files and
@@ -243,9 +245,10 @@ def run_benchmark(
     """
     from ragdial.pipeline.components import build_system
     from ragdial.pipeline.config import ComponentSpec
+    from ragdial.pipeline.turn import Reply
 
     bench = benchmark(name)
-    dataset = bench.load(path, split, language, **dict(load_options or {}))
+    dataset = bench.load(path, split, language, **(load_options or FileOptions()))
     for item in knowledge:
         dataset.kb.add(item)
     config.languages = [dataset.language]
@@ -267,7 +270,7 @@ def run_benchmark(
         config.to_data(),
         {k: type(getattr(system, k)).__name__ for k in ("detector", "retriever", "generator")},
         result,
-        speed(list(result.predictions.values())),
+        speed([r for r in result.predictions.values() if isinstance(r, Reply)]),
     )
     write_json(folder / "scores.json", run.summary())
     result.files.append(folder / "scores.json")

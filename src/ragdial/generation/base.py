@@ -6,8 +6,8 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, Turn
 
 
@@ -73,6 +73,6 @@ class Generator(ABC):
         """Release what the backend holds (a model, a connection); a no-op by default."""
         return None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         """The component as plain config data; the import path of its class by default."""
         return {"name": f"{type(self).__module__}:{type(self).__name__}"}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from ragdial.generation.base import GenerationRequest, Generator
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.understanding.policy import asks_own_services
 
@@ -124,7 +124,7 @@ class ExtractiveGenerator(Generator):
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         yield extractive_reply(request)
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": "extractive"}
 
 

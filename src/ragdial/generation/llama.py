@@ -21,6 +21,7 @@ from ragdial.generation.locking import locked_stream
 from ragdial.generation.lookup import GreedyDecoder
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages
+from ragdial.jsontypes import JSONDict
 
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
 THREADS_ENV = "RAGDIAL_LLM_THREADS"
@@ -188,7 +189,7 @@ class LlamaCppGenerator(Generator):
         if held:
             yield held
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         model = str(self.model_name) if self.model_name is not None else None
         return {
             "name": "llama",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.paths import cache_dir
 
 PACKAGED_VERSION = "0.9.0"
@@ -167,7 +168,7 @@ def _value(handle: BinaryIO, kind: int, skip_arrays: bool) -> Any:
     return _read(handle, _SCALARS[kind])
 
 
-def gguf_metadata(path: str | Path, skip_arrays: bool = True) -> dict[str, Any]:
+def gguf_metadata(path: str | Path, skip_arrays: bool = True) -> JSONDict:
     """The key/value header of a GGUF file (architecture, name, chat template ...); arrays summarised."""
     with open(path, "rb") as handle:
         if handle.read(4) != GGUF_MAGIC:

@@ -21,6 +21,7 @@ import httpx
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.prompts import fit_messages
+from ragdial.jsontypes import JSONDict
 
 _CJK = re.compile(r"[\u3000-\u9fff\uf900-\uffef]")
 PROMPT_MARGIN = 32
@@ -78,7 +79,7 @@ class OpenAICompatibleGenerator(Generator):
     def url(self) -> str:
         return f"{self.base_url}/v1/chat/completions"
 
-    def payload(self, request: GenerationRequest) -> dict[str, Any]:
+    def payload(self, request: GenerationRequest) -> JSONDict:
         max_tokens = max(1, min(request.max_tokens, self.context_tokens // 2))
         messages, _ = fit_messages(request, approx_tokens, self.context_tokens - max_tokens - PROMPT_MARGIN)
         body: dict[str, Any] = {
@@ -147,7 +148,7 @@ class OpenAICompatibleGenerator(Generator):
                 raise
             raise _Retry(f"{type(err).__name__}: {err}") from None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         """Without the API key (a config is shown and stored)."""
         return {
             "name": "openai",

@@ -28,6 +28,7 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.extractive import is_service_item
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker
 from ragdial.text.tokenize import words
 from ragdial.understanding.policy import asks_own_services
@@ -59,7 +60,7 @@ class TemplateModel:
     fallback: str = ""
     trained_on: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"format": FORMAT, **asdict(self)}
 
     @classmethod
@@ -285,7 +286,7 @@ class TemplateGenerator(Generator):
     def save(self, path: str | Path) -> Path:
         return self.model.save(path)
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": "template", "model": self.path, "max_items": self.max_items}
 
     def reply(self, request: GenerationRequest) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import signature
 
 
@@ -17,7 +17,7 @@ def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 
 def classification_report(
     gold: Sequence[Hashable], predicted: Sequence[Hashable], labels: Sequence[Hashable] | None = None
-) -> dict[str, Any]:
+) -> JSONDict:
     """Single-label scores. ``labels`` (default: every label seen in gold or predictions, sorted) fixes the classes
     macro averages run over and the confusion-matrix order; a class with no gold and no prediction scores 0.
     Macro F1 is the mean of per-class F1 (as scikit-learn's ``f1_score(average="macro")``)."""

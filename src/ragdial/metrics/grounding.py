@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import Score, signature
 from ragdial.schema import Knowledge, SourceKind
 
@@ -125,7 +125,7 @@ class Claim:
     supported: bool
     evidence: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"kind": self.kind, "text": self.text, "supported": self.supported, "evidence": self.evidence}
 
 
@@ -145,7 +145,7 @@ class GroundingCheck:
     def ok(self) -> bool:
         return self.degenerate is None and not self.unsupported
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "claims": [c.to_dict() for c in self.claims],
             "unsupported": [c.to_dict() for c in self.unsupported],
@@ -249,10 +249,12 @@ def _unit_class(unit: str | None) -> str | None:
 
 def _numbers(text: str) -> list[tuple[float, str | None, str]]:
     """(value, unit class, text) of each number in ``text`` (dates and times included as plain numbers)."""
+    data = {m.start(): m for m in re.finditer(r"(\d+(?:\.\d+)?)\s*个?\s*G(?:B)?\b", text)}  # "10个G", "20GB"
     found = []
     for match in _NUMBER.finditer(text):
-        found.append((_value(match.group(1)), _unit_class(match.group(2)), match.group(0)))
-    for match in re.finditer(r"(\d+(?:\.\d+)?)\s*个?\s*G(?:B)?\b", text):  # "10个G"
+        if match.start() not in data:  # the same number read as an amount of data below: one claim
+            found.append((_value(match.group(1)), _unit_class(match.group(2)), match.group(0)))
+    for match in data.values():
         found.append((float(match.group(1)), "data", match.group(0)))
     return found
 
@@ -394,7 +396,7 @@ class GroundingTotals:
     degenerate: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "replies": self.replies,
             "claims": self.claims,

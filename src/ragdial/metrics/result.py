@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ragdial import __version__
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 
 
-def signature(name: str, **choices: Any) -> str:
+def signature(name: str, **choices: object) -> str:
     """``name|key:value|...|ragdial:VERSION`` in the order given (sacrebleu style); booleans as yes/no."""
     parts = [name]
     for key, value in choices.items():
@@ -35,7 +36,7 @@ class Score:
     def __float__(self) -> float:
         return float(self.value)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"name": self.name, "value": self.value, "signature": self.signature}
 
 
@@ -50,16 +51,16 @@ class ChallengeScores:
     """A challenge's scores in the organisers' JSON shape, with a signature per metric family."""
 
     challenge: str
-    scores: dict[str, Any]
+    scores: JSONObject
     signatures: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
+    extra: JSONDict = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
 
     def flat(self) -> dict[str, float]:
         """``{"detection.f1": 0.9, ...}`` for tables."""
         return dict(_flatten(self.scores))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "challenge": self.challenge,
             "scores": self.scores,
@@ -68,10 +69,12 @@ class ChallengeScores:
         }
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, float]]:
+def _flatten(data: Mapping[str, JSONValue], prefix: str = "") -> Iterator[tuple[str, float]]:
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             yield from _flatten(value, f"{name}.")
-        else:
+        elif isinstance(value, int | float | str):
             yield name, float(value)
+        else:
+            raise TypeError(f"score {name!r} is not a number: {value!r}")

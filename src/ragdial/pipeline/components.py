@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, Unpack, cast
 
 from ragdial.components import BuildContext, ConfigError, Registry, close
 from ragdial.errors import RagdialError
 from ragdial.generation.exemplars import EXEMPLARS, Exemplars
 from ragdial.generation.registry import GENERATORS, SHARED
+from ragdial.jsontypes import JSONValue
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 from ragdial.pipeline.knowledge import KnowledgeSource
 from ragdial.pipeline.system import DialogSystem
@@ -21,6 +22,7 @@ from ragdial.retrieval.registry import RETRIEVERS
 from ragdial.understanding.registry import DETECTORS
 
 if TYPE_CHECKING:
+    from ragdial.datasets import FileOptions
     from ragdial.task.manager import TaskBranch
 
 T = TypeVar("T")
@@ -51,7 +53,7 @@ def demo_knowledge(language: str) -> KnowledgeSource:
 
 
 def dataset_knowledge(
-    language: str, format: str, path: str, split: str | None = None, **options: Any
+    language: str, format: str, path: str, split: str | None = None, **options: Unpack[FileOptions]
 ) -> KnowledgeSource:
     """Any dataset ragdial reads (``ragdial.datasets.load``), e.g. a MobileCS2 dialogs file."""
     from ragdial import datasets
@@ -78,13 +80,13 @@ class ComponentCache:
     ``close()`` closes every component built, once."""
 
     def __init__(self) -> None:
-        self._built: dict[str, Any] = {}
+        self._built: dict[str, object] = {}
 
-    def get(self, kind: str, key: Any, build: Callable[[], T]) -> T:
+    def get(self, kind: str, key: JSONValue, build: Callable[[], T]) -> T:
         token = f"{kind}:{json.dumps(key, sort_keys=True, default=str, ensure_ascii=False)}"
         if token not in self._built:
             self._built[token] = build()
-        return self._built[token]
+        return cast(T, self._built[token])  # the token names the kind and spec: what build() made for it
 
     def close(self) -> None:
         for component in self._built.values():
@@ -137,7 +139,7 @@ def build_system(
     exemplars: Exemplars | None = None
     if config.exemplars is not None:
         spec = config.exemplars
-        key = [spec.name, spec.params, ctx.language]
+        key: JSONValue = [spec.name, spec.params, ctx.language]
         exemplars = cache.get("exemplars", key, lambda: EXEMPLARS.build(spec.name, ctx, **spec.params))
     task = None
     if config.task is not None:  # one per process, shared by the languages
@@ -164,6 +166,8 @@ def prepare_milvus(
     would race); returns the rows per collection. A milvus-lite file can be opened by one process only, so
     ``processes`` > 1 with a file URI is refused. ``progress(language, items)`` gives a callback told of each batch
     indexed."""
+    from ragdial.retrieval.milvus import MilvusRetriever
+
     spec = config.retriever
     if spec.name != "milvus":
         raise ConfigError(f"the retriever is {spec.name!r}, not milvus")
@@ -177,10 +181,15 @@ def prepare_milvus(
     ks = config.knowledge
     for language in config.languages:
         knowledge = KNOWLEDGE.build(ks.name, **{"language": language, **ks.params})
-        params = {**spec.params, "build": "always" if rebuild else spec.params.get("build", "missing")}
+        params: dict[str, object] = {
+            **spec.params,
+            "build": "always" if rebuild else spec.params.get("build", "missing"),
+        }
         if progress is not None:
             params["progress"] = progress(language, len(knowledge.dataset.kb))
-        retriever: Any = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
+        retriever = RETRIEVERS.build("milvus", BuildContext(knowledge.dataset, language), **params)
+        if not isinstance(retriever, MilvusRetriever):
+            raise ConfigError(f"retriever 'milvus' built a {type(retriever).__name__}")
         rows[retriever.collection] = retriever.count()
         retriever.close()
     return rows

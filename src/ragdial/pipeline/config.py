@@ -10,7 +10,7 @@ retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
-min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
+min_relevance: 0.1             # the relevance cut: items covering less of the query are not cited
 exemplars: null                # in-context examples for the generator: {name: dataset, format: F, path: P, k: 2}
 task: null                     # the task branch: {name: travel, db: PATH or sqlite:/// URL, today: YYYY-MM-DD}
 ```
@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import yaml
 
 from ragdial.components import ConfigError
+from ragdial.jsontypes import JSONDict
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,10 @@ class ComponentSpec:
     """A component by name with its parameters."""
 
     name: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: JSONDict = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> ComponentSpec:
+    def parse(cls, value: object, where: str) -> ComponentSpec:
         if isinstance(value, ComponentSpec):
             return value
         if isinstance(value, str) and value:
@@ -50,7 +51,7 @@ class ComponentSpec:
             return cls(name, params)
         raise ConfigError(f"{where}: expected a component name or a mapping with 'name', got {value!r}")
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         return {"name": self.name, **self.params}
 
 
@@ -81,14 +82,14 @@ class SystemConfig:
     seed: int = 0
     max_message_chars: int = 4000
     grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
-    min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
+    min_relevance: float = 0.1  # the relevance cut of the grounded path (idf-weighted share of the query covered)
     # the nearest labelled examples shown to the generator in context (``ragdial.generation.exemplars.EXEMPLARS``)
     exemplars: ComponentSpec | None = None
     # the task branch (flight/train/hotel booking, ``ragdial.task.TASKS``), claiming travel turns first; None = off
     task: ComponentSpec | None = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any] | None, where: str = "config") -> SystemConfig:
+    def from_data(cls, data: object, where: str = "config") -> SystemConfig:
         """Build from plain data (a parsed YAML/JSON mapping); unknown keys and wrong types are errors."""
         if data is None:
             data = {}
@@ -102,7 +103,7 @@ class SystemConfig:
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, value in data.items():
             if key in _COMPONENTS:
                 values[key] = ComponentSpec.parse(value, f"{where}, field {key!r}")
@@ -125,7 +126,9 @@ class SystemConfig:
                 values[key] = _number(value, float, where, key)
             else:
                 values[key] = _number(value, int, where, key)
-        config = cls(**values)
+        config = cls()
+        for key, value in values.items():  # each value checked above
+            setattr(config, key, value)
         config.check(where)
         return config
 
@@ -136,7 +139,7 @@ class SystemConfig:
         if self.top_k > self.retrieve_k:
             raise ConfigError(f"{where}, field 'top_k': {self.top_k} is more than retrieve_k {self.retrieve_k}")
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self) -> JSONDict:
         data = asdict(self)
         for key in (*_COMPONENTS, *_OPTIONAL):
             spec = getattr(self, key)
@@ -147,7 +150,10 @@ class SystemConfig:
         return yaml.safe_dump(self.to_data(), allow_unicode=True, sort_keys=False)
 
 
-def _number(value: Any, kind: type, where: str, key: str) -> Any:
+N = TypeVar("N", int, float)
+
+
+def _number(value: object, kind: type[N], where: str, key: str) -> N:
     if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
         raise ConfigError(f"{where}, field {key!r}: expected {kind.__name__}, got {value!r}")
     return kind(value)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Dataset, Knowledge
 
 
@@ -17,7 +17,7 @@ class UserProfile:
     summary: str
     items: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"id": self.id, "name": self.name, "summary": self.summary, "items": self.items}
 
 

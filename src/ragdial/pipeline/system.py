@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragdial.components import close, warm_up
 from ragdial.generation.base import Generator
 from ragdial.generation.exemplars import Exemplars
+from ragdial.jsontypes import JSONObject
 from ragdial.pipeline.branch import Branch, KnowledgeBranch, Settings, TaskDialogBranch, TurnInput
 from ragdial.pipeline.config import SystemConfig
 from ragdial.pipeline.knowledge import KnowledgeSource, UserProfile
@@ -136,7 +137,7 @@ class DialogSystem:
         recent = list(history[-self.config.history_turns :]) if self.config.history_turns else []
         return [*recent, Turn(Speaker.USER, user_text)]
 
-    def branch_for(self, state: dict[str, Any], turn: Turn) -> Branch:
+    def branch_for(self, state: JSONObject, turn: Turn) -> Branch:
         """The first branch that claims ``turn`` (the knowledge branch claims every turn)."""
         return next(b for b in self.branches if b.claims(state, turn))
 
@@ -146,7 +147,7 @@ class DialogSystem:
         user: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        state: dict[str, Any] | None = None,
+        state: JSONObject | None = None,
         cancel: threading.Event | None = None,
         dialog_id: str | None = None,
     ) -> Iterator[Event]:
@@ -161,11 +162,25 @@ class DialogSystem:
         """The reply to the turn after ``context`` (batch use: no session; ``dialog_id``: the example's dialog)."""
         return last_reply(self.stream_context(context, user, dialog_id=dialog_id))
 
-    def stream(self, session: Session, user_text: str, **options: Any) -> Iterator[Event]:
+    def stream(
+        self,
+        session: Session,
+        user_text: str,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Event]:
         """Stream the answer to ``user_text`` in ``session`` (which is not changed: keep ``reply.record``)."""
         context = self.context_for(session.history, user_text)
-        yield from self.stream_context(context, session.user, state=session.state, **options)
+        yield from self.stream_context(context, session.user, max_tokens, temperature, session.state, cancel)
 
-    def respond(self, session: Session, user_text: str, **options: Any) -> Reply:
+    def respond(
+        self,
+        session: Session,
+        user_text: str,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Reply:
         """Answer ``user_text`` in ``session``; ``session.add(reply.record)`` keeps the turn."""
-        return last_reply(self.stream(session, user_text, **options))
+        return last_reply(self.stream(session, user_text, max_tokens, temperature, cancel))

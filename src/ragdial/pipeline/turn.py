@@ -6,13 +6,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol, TypedDict
 
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Turn
 from ragdial.understanding.decision import Decision
 
 Citation = ScoredKnowledge  # a knowledge item an answer cites, with its retrieval score
+
+
+class GroundingRecord(Protocol):
+    """What a branch's grounding verdict offers the record (``ragdial.pipeline.grounded.Grounding``)."""
+
+    def to_dict(self) -> JSONDict: ...
 
 
 @dataclass(frozen=True)
@@ -25,19 +32,19 @@ class TurnRecord:
     system: Turn
     citations: list[ScoredKnowledge]
     decision: Decision
-    state: dict[str, Any]
-    grounding: Any | None = None
+    state: JSONDict
+    grounding: GroundingRecord | None = None
     branch: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     tokens: int = 0
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONDict:
         """The per-turn metadata stored beside the system turn."""
-        meta: dict[str, Any] = {"decision": self.decision.to_dict(), "timings": self.timings, "tokens": self.tokens}
+        meta: JSONDict = {"decision": self.decision.to_dict(), "timings": self.timings, "tokens": self.tokens}
         if self.branch:
             meta["branch"] = self.branch
         if self.grounding is not None:
-            meta["grounding"] = self.grounding.to_dict() if hasattr(self.grounding, "to_dict") else self.grounding
+            meta["grounding"] = self.grounding.to_dict()
         return meta
 
 
@@ -51,7 +58,7 @@ class Session:
     user: str | None = None
     language: str = "zh"
     history: list[Turn] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)
+    state: JSONDict = field(default_factory=dict)
 
     @classmethod
     def new(cls, user: str | None = None, language: str = "zh") -> Session:
@@ -63,6 +70,15 @@ class Session:
         self.state = dict(record.state)
 
 
+class Usage(TypedDict, total=False):
+    """A turn's token counts: ``prompt_tokens`` read, ``completion_tokens`` written, ``counted`` by the model's
+    tokenizer (``"model"``) or as words (``"words"``); empty where nothing was counted."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    counted: str
+
+
 @dataclass
 class Prepared:
     """First streaming event: the decision and the knowledge, before any text. ``usage`` is what the turn has
@@ -72,7 +88,7 @@ class Prepared:
     decision: Decision
     knowledge: list[ScoredKnowledge]
     timings: dict[str, float]
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage())
 
 
 @dataclass
@@ -98,10 +114,10 @@ class Reply:
     language: str
     ranking: list[ScoredKnowledge] = field(repr=False)
     record: TurnRecord = field(repr=False)
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage())
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {
+    def to_dict(self) -> JSONDict:
+        data: JSONDict = {
             "text": self.text,
             "knowledge": [c.to_dict() for c in self.knowledge],
             "decision": self.decision.to_dict(),
@@ -111,7 +127,7 @@ class Reply:
         }
         grounding = self.record.grounding
         if grounding is not None:
-            data["grounding"] = grounding.to_dict() if hasattr(grounding, "to_dict") else grounding
+            data["grounding"] = grounding.to_dict()
         return data
 
 

@@ -16,18 +16,23 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, RouteBody, as_array, as_object
 from ragdial.rating.store import RatingStore
 
+if TYPE_CHECKING:
+    from ragdial.pipeline.system import DialogSystem
+
 STATIC = Path(__file__).parent / "static"
-Responder = Callable[[dict[str, Any] | None, str], Any]
-GoalSampler = Callable[[int], tuple[dict[str, Any], str]]
+# the system's reply, its new state and what happened (``booked``: the booking made, if any)
+Responder = Callable[[JSONDict | None, str], tuple[str, JSONDict, JSONDict]]
+GoalSampler = Callable[[int], tuple[JSONDict, str]]
 
 
 class NewTest(BaseModel):
@@ -39,12 +44,12 @@ class Message(BaseModel):
 
 
 class Items(BaseModel):
-    items: list[dict[str, Any]] = Field(min_length=1)
+    items: list[dict[str, Any]] = Field(min_length=1)  # Any: pydantic (no model of the recursive JSONValue)
 
 
 class ItemRating(BaseModel):
     rater: str = Field(min_length=1, max_length=64)
-    scores: dict[str, Any]
+    scores: dict[str, Any]  # Any: pydantic (no model of the recursive JSONValue)
 
 
 def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
@@ -57,17 +62,22 @@ def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, Go
     branch = TaskBranch(db)
     today = branch.today
 
-    def respond(state: dict[str, Any] | None, text: str) -> Any:
-        return tuple(branch.respond(state, text))
+    def respond(state: JSONDict | None, text: str) -> tuple[str, JSONDict, JSONDict]:
+        turn = branch.respond(state, text)
+        return (
+            turn.reply,
+            turn.state,
+            {"done": turn.done, "booked": turn.booked, "in_scope": turn.in_scope, "acts": turn.acts},
+        )
 
-    def goal(test_number: int) -> tuple[dict[str, Any], str]:
+    def goal(test_number: int) -> tuple[JSONDict, str]:
         g = sample_goal(db, test_number, today, random.Random())
         return {**g.to_dict(), "today": today.isoformat()}, f"（今天是{today.month}月{today.day}日）" + g.describe()
 
     return respond, goal
 
 
-def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
+def system_backend(system: DialogSystem, db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
     """The whole dialog system under test (task branch, knowledge branch, chit-chat), goals from the travel
     database: for the service to mount the rating pages over the system it serves. The rating store keeps the
     test's history and the system's session state."""
@@ -76,13 +86,18 @@ def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Respo
 
     _, goal = task_branch_backend(db_url)
 
-    def respond(state: dict[str, Any] | None, text: str) -> Any:
+    def respond(state: JSONDict | None, text: str) -> tuple[str, JSONDict, JSONDict]:
         state = state or {}
-        history = [Turn(Speaker(speaker), said) for speaker, said in state.get("history", [])]
-        session = Session("rating", None, system.language, history, dict(state.get("session", {})))
+        history = [
+            Turn(Speaker(str(speaker)), str(said)) for speaker, said in map(as_array, as_array(state.get("history")))
+        ]
+        session = Session("rating", None, system.language, history, dict(as_object(state.get("session"))))
         reply = system.respond(session, text)
         session.add(reply.record)
-        new_state = {"history": [[t.speaker.value, t.text] for t in session.history], "session": session.state}
+        new_state: JSONDict = {
+            "history": [[t.speaker.value, t.text] for t in session.history],
+            "session": session.state,
+        }
         return reply.text, new_state, {"decision": reply.decision.to_dict()}
 
     return respond, goal
@@ -115,26 +130,26 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return FileResponse(STATIC / name)
 
     @router.post("/api/tests", status_code=201)
-    def new_test(body: NewTest) -> dict[str, Any]:
+    def new_test(body: NewTest) -> RouteBody:
         number = store.conn.execute("SELECT COUNT(*) FROM online_tests").fetchone()[0]
         goal, text = goal_sampler(number)
         test_id = store.new_test(body.rater, goal, text)
         return {"test_id": test_id, "goal": goal, "goal_text": text}
 
     @router.post("/api/tests/{test_id}/messages")
-    def message(test_id: int, body: Message) -> dict[str, Any]:
+    def message(test_id: int, body: Message) -> RouteBody:
         try:
             test = store.test(test_id)
         except KeyError as err:
             raise HTTPException(404, f"no test {test_id}") from err
         if test["rated"] is not None:
             raise HTTPException(409, f"test {test_id} is already rated")
-        reply, state, info = responder(test["state"], body.text)
+        reply, state, info = responder(dict(as_object(test["state"])) or None, body.text)
         store.save_turn(test_id, state, body.text, reply, (info or {}).get("booked"))
         return {"reply": reply, **(info or {})}
 
     @router.post("/api/tests/{test_id}/rating")
-    def rate_test(test_id: int, scores: dict[str, Any]) -> dict[str, Any]:
+    def rate_test(test_id: int, scores: dict[str, Any]) -> RouteBody:  # Any: pydantic (as above)
         try:
             store.rate_test(test_id, scores)
         except KeyError as err:
@@ -144,18 +159,18 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return {"ok": True}
 
     @router.post("/api/items", status_code=201)
-    def add_items(body: Items) -> dict[str, Any]:
+    def add_items(body: Items) -> RouteBody:
         try:
             return {"ids": store.add_items(body.items)}
         except RagdialError as err:
             raise HTTPException(422, str(err)) from err
 
     @router.get("/api/items/next")
-    def next_item(rater: str) -> dict[str, Any]:
+    def next_item(rater: str) -> RouteBody:
         return {"item": store.next_item(rater)}
 
     @router.post("/api/items/{item_id}/rating")
-    def rate_item(item_id: int, body: ItemRating) -> dict[str, Any]:
+    def rate_item(item_id: int, body: ItemRating) -> RouteBody:
         try:
             store.rate_item(item_id, body.rater, body.scores)
         except KeyError as err:
@@ -165,7 +180,7 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return {"ok": True}
 
     @router.get("/export.json")
-    def export_json() -> dict[str, Any]:
+    def export_json() -> RouteBody:
         return store.export_json()
 
     @router.get("/export.csv")

@@ -11,9 +11,9 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONValue, as_array
 from ragdial.metrics.agreement import krippendorff_alpha
 
 ONLINE_SCALES = {"satisfaction": (-2, 2), "fluency": (-1, 1), "guidance": (0, 1), "completed": (0, 1)}
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS offline_ratings (
 """
 
 
-def check_scores(scores: dict[str, Any], scales: dict[str, tuple[int, int]]) -> dict[str, int]:
+def check_scores(scores: JSONDict, scales: dict[str, tuple[int, int]]) -> dict[str, int]:
     """Every scale present and an integer in range; names the field that is wrong."""
     out = {}
     for name, (lo, hi) in scales.items():
@@ -63,7 +63,7 @@ class RatingStore:
             self.conn.executescript(SCHEMA)
 
     # -------------------------------------------------------------- online tests
-    def new_test(self, rater: str, goal: dict[str, Any], goal_text: str) -> int:
+    def new_test(self, rater: str, goal: JSONDict, goal_text: str) -> int:
         with self.lock, self.conn:
             cur = self.conn.execute(
                 "INSERT INTO online_tests (rater, goal, goal_text, created) VALUES (?, ?, ?, ?)",
@@ -71,7 +71,7 @@ class RatingStore:
             )
         return int(cur.lastrowid or 0)
 
-    def test(self, test_id: int) -> dict[str, Any]:
+    def test(self, test_id: int) -> JSONDict:
         row = self.conn.execute("SELECT * FROM online_tests WHERE id = ?", (test_id,)).fetchone()
         if row is None:
             raise KeyError(test_id)
@@ -80,10 +80,11 @@ class RatingStore:
             out[key] = json.loads(out[key]) if out[key] else None
         return out
 
-    def save_turn(self, test_id: int, state: dict[str, Any], user: str, system: str, booked: dict | None) -> None:
+    def save_turn(self, test_id: int, state: JSONDict, user: str, system: str, booked: JSONValue) -> None:
+        """Keep one exchange of an online test; ``booked``: the booking the turn made (falsy: none)."""
         test = self.test(test_id)
-        log = [*test["log"], {"user": user, "system": system}]
-        bookings = [*test["booked"], booked] if booked else test["booked"]
+        log = [*as_array(test["log"]), {"user": user, "system": system}]
+        bookings = [*as_array(test["booked"]), booked] if booked else test["booked"]
         with self.lock, self.conn:
             self.conn.execute(
                 "UPDATE online_tests SET state = ?, log = ?, booked = ? WHERE id = ?",
@@ -95,7 +96,7 @@ class RatingStore:
                 ),
             )
 
-    def rate_test(self, test_id: int, scores: dict[str, Any]) -> None:
+    def rate_test(self, test_id: int, scores: JSONDict) -> None:
         values = check_scores(scores, ONLINE_SCALES)
         self.test(test_id)
         with self.lock, self.conn:
@@ -113,12 +114,13 @@ class RatingStore:
             )
 
     # -------------------------------------------------------------- offline ratings
-    def add_items(self, items: list[dict[str, Any]]) -> list[int]:
+    def add_items(self, items: list[JSONDict]) -> list[int]:
         ids = []
         with self.lock, self.conn:
             for index, item in enumerate(items):
                 for key in ("context", "response"):
-                    if not isinstance(item.get(key), str) or not item[key].strip():
+                    value = item.get(key)
+                    if not isinstance(value, str) or not value.strip():
                         raise RagdialError(f"item {index}, field {key!r}: a non-empty string is required")
                 cur = self.conn.execute(
                     "INSERT INTO offline_items (source, system, context, response, knowledge, created)"
@@ -135,7 +137,7 @@ class RatingStore:
                 ids.append(int(cur.lastrowid or 0))
         return ids
 
-    def next_item(self, rater: str) -> dict[str, Any] | None:
+    def next_item(self, rater: str) -> JSONDict | None:
         row = self.conn.execute(
             "SELECT * FROM offline_items WHERE id NOT IN (SELECT item_id FROM offline_ratings WHERE rater = ?)"
             " ORDER BY id LIMIT 1",
@@ -143,7 +145,7 @@ class RatingStore:
         ).fetchone()
         return dict(row) if row else None
 
-    def rate_item(self, item_id: int, rater: str, scores: dict[str, Any]) -> None:
+    def rate_item(self, item_id: int, rater: str, scores: JSONDict) -> None:
         values = check_scores(scores, OFFLINE_SCALES)
         if not rater.strip():
             raise RagdialError("field 'rater': a rater name is required")
@@ -156,14 +158,14 @@ class RatingStore:
             )
 
     # -------------------------------------------------------------- export
-    def online_rows(self) -> list[dict[str, Any]]:
+    def online_rows(self) -> list[JSONDict]:
         rows = self.conn.execute(
             "SELECT id, rater, goal_text, satisfaction, fluency, guidance, completed, log FROM online_tests"
             " WHERE rated IS NOT NULL ORDER BY id"
         )
         return [{**dict(r), "turns": len(json.loads(r["log"]))} for r in rows]
 
-    def offline_rows(self) -> list[dict[str, Any]]:
+    def offline_rows(self) -> list[JSONDict]:
         rows = self.conn.execute(
             "SELECT r.item_id, i.source, i.system, r.rater, "
             + ", ".join(f"r.{k}" for k in OFFLINE_SCALES)
@@ -171,19 +173,21 @@ class RatingStore:
         )
         return [dict(r) for r in rows]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JSONDict:
         """Means per scale (online and offline) and Krippendorff's alpha (interval) per offline scale."""
         online, offline = self.online_rows(), self.offline_rows()
 
-        def mean(rows: list[dict[str, Any]], key: str) -> float | None:
-            values = [r[key] for r in rows if r[key] is not None]
+        def mean(rows: list[JSONDict], key: str) -> float | None:
+            values = [float(v) for r in rows if isinstance(v := r[key], int | float)]
             return sum(values) / len(values) if values else None
 
         agreement = {}
         for key in OFFLINE_SCALES:
             units: dict[object, list[float]] = {}
             for r in offline:
-                units.setdefault(r["item_id"], []).append(r[key])
+                value = r[key]
+                if isinstance(value, int | float):
+                    units.setdefault(r["item_id"], []).append(float(value))
             agreement[key] = krippendorff_alpha(units, "interval")
         return {
             "online": {"tests": len(online), "means": {k: mean(online, k) for k in (*ONLINE_SCALES, "turns")}},
@@ -196,7 +200,7 @@ class RatingStore:
             },
         }
 
-    def export_json(self) -> dict[str, Any]:
+    def export_json(self) -> JSONDict:
         online = [{k: v for k, v in r.items() if k != "log"} for r in self.online_rows()]
         return {"summary": self.summary(), "online": online, "offline": self.offline_rows()}
 

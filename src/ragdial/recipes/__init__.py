@@ -9,11 +9,14 @@ A recipe (``src/ragdial/recipes/<name>.yaml``; every key can be overridden with 
     benchmark: huawei           # the ``ragdial run`` benchmark: the test data's format, challenge, official files
     train: [huawei:huawei_kdsd/valid.json, kdconv:kdconv/film]   # FORMAT:PATH[@SPLIT], under $RAGDIAL_DATA
     exclude_fold: null          # leave this dev fold of the training data out (to score it held out)
+    knowledge_data: [kdconv:kdconv/film]        # files whose knowledge (not dialogs) joins the knowledge base
     knowledge: train            # train: the training files' knowledge; test: the test data's own
     test: {options: {}}         # loader options of the test data (DSTC9: {knowledge: knowledge_eval.json})
     index: {query: recent, encoder: use}         # RetrieverConfig fields; null: no index
     detector: {task: detector, embedding: use}   # detector (knowledge-seeking) or api_query; null: always look up
+    #   name: zero_shot  (issue 20: KB match + act cues, matched against the test KB at run time; one encoder)
     reranker: {depth: 100, rounds: 300}          # ``rerank.train`` options; null: none
+    #   name: transfer (``retrieval.transfer.train``, for KBs never trained on); path: DIR (a trained one, copied)
     generator: {name: template}                  # template: learned from the training replies; else as given
     intent: null                                 # SMP2017: {embedding: use+e5}
     system: {top_k: 3, grounded: false}          # SystemConfig fields
@@ -32,6 +35,7 @@ from typing import Any
 import yaml
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.paths import data_root
 
 KEYS = (
@@ -41,6 +45,7 @@ KEYS = (
     "language",
     "train",
     "exclude_fold",
+    "knowledge_data",
     "knowledge",
     "test",
     "index",
@@ -51,7 +56,16 @@ KEYS = (
     "system",
     "outputs",
 )
-TRAINED = ("train", "exclude_fold", "knowledge", "index", "detector", "reranker", "intent")  # fixed once trained
+TRAINED = (
+    "train",
+    "exclude_fold",
+    "knowledge_data",
+    "knowledge",
+    "index",
+    "detector",
+    "reranker",
+    "intent",
+)  # fixed once trained
 
 
 def names() -> list[str]:
@@ -125,6 +139,21 @@ class Recipe:
             )
         return specs
 
+    def knowledge_specs(self, given: Iterable[str] = ()) -> list[DataSpec]:
+        """The ``knowledge_data`` inputs: their knowledge joins the knowledge base, their dialogs are not learned
+        from. None when training data is ``given`` on the command line (it replaces the recipe's own data; add
+        knowledge files with ``--set knowledge_data=[…]``)."""
+        if list(given):
+            return []
+        specs = [DataSpec.parse(str(item), self.format()) for item in self.data.get("knowledge_data") or []]
+        missing = [s for s in specs if not s.path.exists()]
+        if missing:
+            raise RagdialError(
+                f"recipe {self.name}: knowledge_data not found: {', '.join(str(s.path) for s in missing)} "
+                f"(paths are taken under $RAGDIAL_DATA={data_root()} unless they exist here)"
+            )
+        return specs
+
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.data, allow_unicode=True, sort_keys=False)
 
@@ -155,7 +184,7 @@ def load_recipe(name: str | Path, overrides: Iterable[str] = ()) -> Recipe:
     return Recipe(data)
 
 
-def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> JSONDict:
     """A copy of ``data`` with each ``KEY.SUB=VALUE`` set (VALUE read as YAML)."""
     out = copy.deepcopy(dict(data))
     for override in overrides:
@@ -193,8 +222,9 @@ def check(data: Mapping[str, Any], where: str) -> None:
     for key in ("test", "index", "detector", "reranker", "generator", "intent", "system"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise RagdialError(f"{where}: {key!r} must be a mapping or null, not {data[key]!r}")
-    if not isinstance(data.get("train") or [], list):
-        raise RagdialError(f"{where}: 'train' must be a list of FORMAT:PATH[@SPLIT]")
+    for key in ("train", "knowledge_data"):
+        if not isinstance(data.get(key) or [], list):
+            raise RagdialError(f"{where}: {key!r} must be a list of FORMAT:PATH[@SPLIT]")
     fold = data.get("exclude_fold")
     if fold is not None and (not isinstance(fold, int) or not 0 <= fold < 5):
         raise RagdialError(f"{where}: exclude_fold must be 0-4 or null, not {fold!r}")

@@ -18,7 +18,7 @@ from ragdial.errors import RagdialError
 from ragdial.evaluation import BenchmarkResult, EvaluationResult, run_benchmark
 from ragdial.io import write_json
 from ragdial.recipes import TRAINED, DataSpec, Recipe, apply_overrides, check
-from ragdial.recipes.training import RECIPE, SYSTEM
+from ragdial.recipes.training import ALWAYS, RECIPE, SYSTEM
 from ragdial.schema import Dataset, Example
 
 SYSTEMS = Path("systems")  # default folder of trained systems: systems/<recipe>
@@ -41,7 +41,7 @@ def trained_recipe(system: Path, name: str | None = None, overrides: Iterable[st
     if name is not None and Path(name).stem != data.get("name"):
         raise RagdialError(f"{system} was trained with recipe {data.get('name')!r}, not {Path(name).stem!r}")
     overrides = list(overrides)
-    fixed = [o for o in overrides if o.partition("=")[0].split(".")[0] in TRAINED]
+    fixed = [o for o in overrides if o.partition("=")[0].split(".")[0] in TRAINED and not _no_detector(o)]
     if fixed:
         raise RagdialError(
             f"--set {fixed[0]}: a training option; train again with `ragdial train ... --set {fixed[0]}`"
@@ -49,6 +49,12 @@ def trained_recipe(system: Path, name: str | None = None, overrides: Iterable[st
     data = apply_overrides(data, overrides)
     check(data, str(path))
     return Recipe(data)
+
+
+def _no_detector(override: str) -> bool:
+    """``detector=null``: every turn looks knowledge up, which needs no training (the trained detector is not used)."""
+    key, _, value = override.partition("=")
+    return key.strip() == "detector" and value.strip() in ("", "null", "~", "none", "None")
 
 
 def run_recipe(
@@ -82,12 +88,14 @@ def run_recipe(
         if not hasattr(config, key):
             raise RagdialError(f"recipe {recipe.name}: system has no field {key!r}")
         setattr(config, key, value)
+    if recipe.get("detector") is None:  # run-time `--set detector=null`: every turn looks up
+        config.detector = ComponentSpec.parse(ALWAYS, "detector")
     generator = recipe.get("generator")
     if generator and config.generator.name != generator.get("name"):  # another generator than the one trained
         config.generator = ComponentSpec.parse(generator, "generator")
     config.check(f"recipe {recipe.name}")
     if recipe.benchmark == "smp2017":
-        return _run_intent(recipe, Path(system), Path(path), folder, split, fold, limit, seed, on_start)
+        return _run_intent(recipe, Path(system), Path(path), folder, split, fold, limit, seed, on_start, on_reply)
     items = []
     if recipe.get("knowledge") == "train":
         from ragdial.retrieval.index import read_items
@@ -129,8 +137,11 @@ def _run_intent(
     limit: int | None,
     seed: int,
     on_start: Callable[[Dataset, list[Example]], None] | None,
+    on_reply: Callable[[Example, Any], None] | None = None,
+    batch: int = 32,
 ) -> BenchmarkResult:
-    """SMP2017: the trained intent classifier over the test split; ``predictions.json``, scored where labelled."""
+    """SMP2017: the trained intent classifier over the test split; ``predictions.json``, scored where labelled.
+    ``on_reply(example, None)`` is called for every utterance as its batch of ``batch`` is classified."""
     import random
 
     from ragdial.evaluation import Latency
@@ -144,7 +155,13 @@ def _run_intent(
         on_start(dataset, examples)
     model = TextClassifier.load(system / "intent")
     started = time.perf_counter()
-    labels = model.predict([e.context for e in examples])
+    labels: list[Any] = []
+    for first in range(0, len(examples), batch):
+        part = examples[first : first + batch]
+        labels.extend(model.predict([e.context for e in part]))
+        if on_reply is not None:
+            for example in part:
+                on_reply(example, None)
     seconds = time.perf_counter() - started
     predictions = {e.id: Prediction(intent=str(label)) for e, label in zip(examples, labels, strict=True)}
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,26 +12,34 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdial import challenges
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
+from ragdial.jsontypes import JSONDict
 from ragdial.recipes import DataSpec, Recipe
 from ragdial.schema import Dataset, KnowledgeBase
+
+if TYPE_CHECKING:
+    from ragdial.retrieval.hybrid import HybridRetriever
 
 SYSTEM = "system.yaml"
 RECIPE = "recipe.yaml"
 TRAIN_INFO = "train.json"
 
 Step = Callable[[str], None]  # told the name of each step as it starts
+DETECTORS = {"detector": ("knowledge_seeking", "zero_shot"), "api_query": ("api_query",), "intent": ("intent",)}
+"""The ``detector.name`` values a recipe may give per ``detector.task`` (``intent`` is not a detector)."""
 
 
-def load_training(specs: Sequence[DataSpec]) -> Dataset:
+def load_training(specs: Sequence[DataSpec], knowledge: Sequence[DataSpec] = ()) -> Dataset:
     """The training inputs as one dataset: the union of their knowledge, their dialogs and examples (ids prefixed
-    ``<n>/`` when there is more than one input, so dialogs of different files never merge)."""
+    ``<n>/`` when there is more than one input, so dialogs of different files never merge), plus the knowledge (only)
+    of the ``knowledge`` inputs."""
     loaded = [challenges.for_format(s.format).load(s.path, s.split, s.format) for s in specs]
-    if len(loaded) == 1:
+    extra = [challenges.for_format(s.format).load(s.path, s.split, s.format) for s in knowledge]
+    if len(loaded) == 1 and not extra:
         return loaded[0]
     kb = KnowledgeBase()
     dialogs, examples = [], []
@@ -40,17 +48,23 @@ def load_training(specs: Sequence[DataSpec]) -> Dataset:
             kb.add(item if item.is_global else dataclasses.replace(item, scope=f"{n}/{item.scope}"))
         dialogs += [dataclasses.replace(d, id=f"{n}/{d.id}") for d in dataset.dialogs]
         examples += [dataclasses.replace(e, id=f"{n}/{e.id}", dialog_id=f"{n}/{e.dialog_id}") for e in dataset.examples]
+    for n, dataset in enumerate(extra):
+        for item in dataset.kb:
+            if item.id not in kb:
+                kb.add(item if item.is_global else dataclasses.replace(item, scope=f"kb{n}/{item.scope}"))
     first = loaded[0]
     return Dataset(first.format, "+".join(d.split for d in loaded), first.language, kb, dialogs, examples, "")
 
 
 def train_recipe(
     recipe: Recipe, out: Path, data: Iterable[str] = (), on_step: Step | None = None, seed: int = 0
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train ``recipe`` (on ``data`` instead of its own training inputs when given) into the folder ``out``;
     returns what ``train.json`` holds. The folder is written beside ``out`` and renamed into place at the end."""
     step = on_step or (lambda name: None)
+    data = list(data)
     specs = recipe.train_specs(data)
+    knowledge_specs = recipe.knowledge_specs(data)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -60,7 +74,7 @@ def train_recipe(
     try:
         started = time.perf_counter()
         step("loading the training data")
-        dataset = load_training(specs)
+        dataset = load_training(specs, knowledge_specs)
         challenge = challenges.for_format(specs[0].format)
         fold = recipe.get("exclude_fold")
         examples = challenge.examples(dataset, fold, keep=False)
@@ -75,6 +89,7 @@ def train_recipe(
         info = {
             "recipe": recipe.name,
             "data": [str(s) for s in specs],
+            "knowledge_data": [str(s) for s in knowledge_specs],
             "exclude_fold": fold,
             "language": dataset.language,
             "knowledge_items": len(dataset.kb),
@@ -84,7 +99,9 @@ def train_recipe(
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         (tmp / SYSTEM).write_text(config.to_yaml(), encoding="utf-8")
-        trained = Recipe({**recipe.data, "train": [str(s) for s in specs]})
+        trained = Recipe(
+            {**recipe.data, "train": [str(s) for s in specs], "knowledge_data": [str(s) for s in knowledge_specs]}
+        )
         (tmp / RECIPE).write_text(trained.to_yaml(), encoding="utf-8")
         write_json(tmp / TRAIN_INFO, info)
         if out.exists():
@@ -98,7 +115,7 @@ def train_recipe(
 
 def _train_parts(
     recipe: Recipe, learn: Dataset, tmp: Path, final: Path, step: Step, seconds: dict[str, float], seed: int
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train each part into ``tmp``; return the ``SystemConfig`` fields naming them (paths under ``final``)."""
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
@@ -123,21 +140,13 @@ def _train_parts(
     if detector is not None:
         parts["detector"] = _classifier(dict(detector), learn, tmp / "detector", final / "detector", step, seconds)
     else:
-        parts["detector"] = {"name": "always", "lookups": ["user_profile", "global"]}
+        parts["detector"] = dict(ALWAYS)
     reranker = recipe.get("reranker")
     if reranker is not None:
         if retriever is None:
             raise RagdialError(f"recipe {recipe.name}: a reranker needs an index (set index)")
-        from ragdial.retrieval import rerank
-
-        seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
-        step(f"training the reranker on {seeking} knowledge-seeking turns")
-        started = time.perf_counter()
-        model = rerank.train(retriever, learn.examples, seed=seed, **dict(reranker))
-        model.info.update({"recipe": recipe.name})
-        model.save(tmp / "reranker")
+        _reranker(recipe.name, dict(reranker), retriever, learn, tmp / "reranker", step, seconds, seed)
         parts["retriever"]["reranker"] = str(final / "reranker")
-        seconds["reranker"] = time.perf_counter() - started
     generator = dict(recipe.get("generator") or {"name": "template"})
     if recipe.get("generator") and generator.get("name") == "template" and "model" not in generator:
         from ragdial.generation.template import TemplateGenerator
@@ -154,25 +163,89 @@ def _train_parts(
     return parts
 
 
+RERANKERS = ("in_domain", "transfer")
+ALWAYS = {"name": "always", "lookups": ["user_profile", "global"]}  # the detector of a recipe naming none
+
+
+def _reranker(
+    name: str,
+    options: dict[str, Any],
+    retriever: HybridRetriever,
+    learn: Dataset,
+    folder: Path,
+    step: Step,
+    seconds: dict[str, float],
+    seed: int,
+) -> None:
+    """Train the reranker into ``folder``: ``name: in_domain`` (default, ``rerank.train``), ``name: transfer``
+    (``retrieval.transfer.train``, for knowledge bases never trained on), or ``path: DIR``, a reranker of either kind
+    trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied."""
+    from ragdial.retrieval import rerank, transfer
+
+    kind = options.pop("name", "in_domain")
+    path = options.pop("path", None)
+    started = time.perf_counter()
+    if path is not None:
+        step(f"copying the reranker {path}")
+        try:
+            rerank.load_reranker(path)
+            shutil.copytree(path, folder)
+        except RagdialError as err:
+            raise RagdialError(f"recipe {name}: reranker.path: {err}") from None
+        except OSError as err:
+            raise RagdialError(f"recipe {name}: reranker.path {path}: {err.strerror or err}") from None
+        seconds["reranker"] = time.perf_counter() - started
+        return
+    if kind not in RERANKERS:
+        raise RagdialError(
+            f"recipe {name}: reranker.name must be one of {', '.join(RERANKERS)} (or give path), not {kind!r}"
+        )
+    train = transfer.train if kind == "transfer" else rerank.train
+    seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
+    step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
+    try:
+        model = train(retriever, learn.examples, seed=seed, **options)
+    except TypeError as err:  # an option the trainer does not take
+        raise RagdialError(f"recipe {name}: reranker ({kind}): {err}") from None
+    model.info.update({"recipe": name})
+    model.save(folder)
+    seconds["reranker"] = time.perf_counter() - started
+
+
 def _classifier(
     options: dict[str, Any], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
-) -> dict[str, Any]:
+) -> JSONDict:
     """Train a detector / api_query / intent classifier into ``folder``; its detector spec (intent: none)."""
     from ragdial.understanding import new_classifier, training_data
+    from ragdial.understanding.tasks import zero_shot_detector
 
     task = options.pop("task", "detector")
+    if task not in DETECTORS:
+        raise RagdialError(f"detector.task must be one of {', '.join(DETECTORS)}, not {task!r}")
+    name = options.pop("name", DETECTORS[task][0])
     embedding = options.pop("embedding", "default")
     knowledge = options.pop("knowledge", True)
     threshold = options.pop("threshold", 0.5)
     if options:
-        raise RagdialError(f"{task}: unknown option(s) {', '.join(options)} (task, embedding, knowledge, threshold)")
+        raise RagdialError(
+            f"{task}: unknown option(s) {', '.join(options)} (name, task, embedding, knowledge, threshold)"
+        )
+    if name not in DETECTORS[task]:
+        raise RagdialError(f"{task}: name must be one of {', '.join(DETECTORS[task])}, not {name!r}")
     contexts, targets = training_data(task, learn)
-    step(f"training the {task} classifier on {len(contexts)} turns")
     started = time.perf_counter()
-    model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
+    if name == "zero_shot":  # knowledge cues + act n-grams; matched against the deployment KB at run time
+        embedding = "use" if embedding == "default" else embedding
+        if embedding == "none" or "+" in str(embedding):
+            raise RagdialError(f"detector (zero_shot): embedding must name one encoder (use, hash), not {embedding!r}")
+        step(f"training the zero-shot detector on {len(contexts)} turns")
+        model = zero_shot_detector(list(learn.kb), encoder=embedding, threshold=threshold)
+    else:
+        step(f"training the {task} classifier on {len(contexts)} turns")
+        model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
     model.fit(contexts, targets)
     model.save(folder)
     seconds[task] = time.perf_counter() - started
     if task == "api_query":
         return {"name": "api_query", "model": str(final)}
-    return {"name": "knowledge_seeking", "model": str(final), "threshold": threshold}
+    return {"name": name, "model": str(final), "threshold": threshold}

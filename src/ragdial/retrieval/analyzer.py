@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.text.tokenize import detect_language, words
 
 PINYIN_PREFIX = "py:"
@@ -54,7 +55,7 @@ class Analyzer:
             tokens = tokens + pinyin_bigrams(text)
         return tokens
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return asdict(self)
 
     @classmethod

@@ -4,10 +4,10 @@ it gets back (``Retrieval``: the full ranking and the selected items, both as th
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ragdial.jsontypes import JSONDict, JSONObject, as_text
 from ragdial.schema import GLOBAL_SCOPE, Knowledge, SourceKind, Turn
 
 
@@ -34,16 +34,18 @@ class ScoredKnowledge:
     def scope(self) -> str:
         return self.item.scope
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """The cited form (id, source kind, text, score, scope), as the API returns and the session store keeps."""
         item = self.item
         return {"id": item.id, "source": item.source.value, "text": item.text, "score": self.score, "scope": item.scope}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ScoredKnowledge:
+    def from_dict(cls, data: JSONObject) -> ScoredKnowledge:
         """Read back :meth:`to_dict` (the item's structured ``fields`` are not part of the cited form)."""
-        item = Knowledge(str(data["id"]), str(data["text"]), SourceKind(data["source"]), {}, str(data.get("scope", "")))
-        return cls(item, float(data.get("score", 0.0)))
+        source = SourceKind(as_text(data["source"]))
+        item = Knowledge(as_text(data["id"]), as_text(data["text"]), source, {}, as_text(data.get("scope", "")))
+        score = data.get("score", 0.0)
+        return cls(item, float(score) if isinstance(score, int | float) else 0.0)
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class Retriever(ABC):
         """Release what the retriever holds (a connection); a no-op by default."""
         return None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         """The component as plain config data (``{"name": ..., **params}``); the class name by default."""
         return {"name": f"{type(self).__module__}:{type(self).__name__}"}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragdial.jsontypes import JSONDict, RouteBody
 from ragdial.pipeline.turn import Session
 from ragdial.serve import openai_format as oai
 from ragdial.serve.chat import Chat
@@ -94,11 +95,11 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/v1/models")
-    def models(caller: CallerDep) -> dict[str, Any]:
+    def models(caller: CallerDep) -> RouteBody:
         return {"object": "list", "data": [{"id": service.settings.model, "object": "model", "owned_by": "ragdial"}]}
 
     @app.get("/v1/profiles")
-    def profiles(caller: CallerDep, language: str | None = None) -> dict[str, Any]:
+    def profiles(caller: CallerDep, language: str | None = None) -> RouteBody:
         system = service.system(checked_language(service, language))
         return {"language": system.language, "profiles": [u.to_dict() for u in system.users]}
 
@@ -107,13 +108,13 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         return await chat.complete(request, body, caller)
 
     @app.post("/v1/chat/completions/{stream_id}/stop")
-    async def stop(stream_id: str, caller: CallerDep) -> dict[str, Any]:
+    async def stop(stream_id: str, caller: CallerDep) -> RouteBody:
         """Stop a streaming completion (its id is every chunk's ``id``); the partial reply is stored marked
         interrupted. 404 for a completion that is not running (finished, unknown, another caller's)."""
         return await chat.stop(stream_id, caller)
 
     @app.post("/v1/retrieve")
-    def retrieve(body: RetrieveRequest, caller: CallerDep) -> dict[str, Any]:
+    def retrieve(body: RetrieveRequest, caller: CallerDep) -> RouteBody:
         check_length(service, body.query, "query")
         if body.session_id:
             session = load_session(service, body.session_id, caller, body.profile)
@@ -134,7 +135,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         }
 
     @app.get("/v1/sessions")
-    def list_sessions(caller: CallerDep, limit: int = 100, profile: str | None = None) -> dict[str, Any]:
+    def list_sessions(caller: CallerDep, limit: int = 100, profile: str | None = None) -> RouteBody:
         """The caller's sessions, latest first; ``profile`` keeps only that profile's (``profile=`` those
         without one)."""
         if not 1 <= limit <= 1000:
@@ -143,7 +144,7 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         return {"sessions": [s.to_dict() for s in service.store.list(limit, owner=caller.owner, user=user)]}
 
     @app.post("/v1/sessions", status_code=201)
-    def create_session(caller: CallerDep, body: SessionRequest | None = None) -> dict[str, Any]:
+    def create_session(caller: CallerDep, body: SessionRequest | None = None) -> RouteBody:
         body = body or SessionRequest()
         language = checked_language(service, body.language)
         session = Session.new(checked_profile(service, language, body.profile), language)
@@ -151,11 +152,11 @@ def create_app(service: Service, routers: Sequence[tuple[str, APIRouter]] = ()) 
         return _session_body(service, session.id, caller)
 
     @app.get("/v1/sessions/{session_id}")
-    def get_session(session_id: str, caller: CallerDep, profile: str | None = None) -> dict[str, Any]:
+    def get_session(session_id: str, caller: CallerDep, profile: str | None = None) -> RouteBody:
         return _session_body(service, session_id, caller, profile)
 
     @app.delete("/v1/sessions/{session_id}")
-    def delete_session(session_id: str, caller: CallerDep, profile: str | None = None) -> dict[str, Any]:
+    def delete_session(session_id: str, caller: CallerDep, profile: str | None = None) -> RouteBody:
         load_session(service, session_id, caller, profile)
         try:
             service.store.delete(session_id, owner=caller.owner)
@@ -180,7 +181,7 @@ def _rating_pages(service: Service) -> APIRouter:
     return rating_router(RatingStore(service.settings.ratings_path or ":memory:"), responder, goal_sampler)
 
 
-def _session_body(service: Service, session_id: str, caller: Caller, profile: str | None = None) -> dict[str, Any]:
+def _session_body(service: Service, session_id: str, caller: Caller, profile: str | None = None) -> JSONDict:
     load_session(service, session_id, caller, profile)
     try:
         summary = service.store.summary(session_id, owner=caller.owner)

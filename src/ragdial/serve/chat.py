@@ -23,14 +23,15 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from types import FrameType
 
 from fastapi import HTTPException, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
-from ragdial.pipeline.turn import Piece, Prepared, Session
+from ragdial.jsontypes import JSONDict, as_text_or_none
+from ragdial.pipeline.turn import Piece, Prepared, Session, Usage
 from ragdial.schema import Speaker, Turn
 from ragdial.serve import openai_format as oai
 from ragdial.serve.admission import GenerationQueue, Refused, Ticket
@@ -51,6 +52,8 @@ from ragdial.serve.service import Service
 from ragdial.serve.stores import StoredTurn, StoreUnavailableError, UnknownSessionError, record_turns
 from ragdial.serve.streams import Streams
 from ragdial.serve.turns import REASONS, Abandoned, Ended, Heartbeat, Outcome, TurnRun
+
+SignalHandler = Callable[[int, FrameType | None], object]
 
 HEARTBEAT_S = 15.0  # a keep-alive comment on a stream that is silent this long
 PREVIOUS_TURN_WAIT_S = 5.0  # a turn waits this long for the same session's previous turn to be stored
@@ -109,7 +112,7 @@ class Chat:
             if not callable(previous):
                 continue
 
-            def handler(number: int, frame: Any, previous: Callable[..., Any] = previous) -> None:
+            def handler(number: int, frame: FrameType | None, previous: SignalHandler = previous) -> None:
                 self.stopping.set()
                 previous(number, frame)
 
@@ -162,7 +165,7 @@ class Chat:
 
     # ---- POST /v1/chat/completions/{id}/stop
 
-    async def stop(self, stream_id: str, caller: Caller) -> dict[str, Any]:
+    async def stop(self, stream_id: str, caller: Caller) -> JSONDict:
         """End a running turn of this caller (stored as interrupted if its reply had begun); 404 when unknown."""
         owner = caller.owner or ""
         run = self.streams.local(stream_id, owner)
@@ -196,7 +199,7 @@ class Chat:
         while any(not run.ended.is_set() for run in runs) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> JSONDict:
         """The queue as ``/healthz`` shows it, and whether this worker is ``ok``, ``saturated`` or ``stuck``."""
         queue, limits = self.queue, self.queue.limits
         oldest_turn = queue.oldest_turn_s()
@@ -284,11 +287,11 @@ class Chat:
         """In the turn's thread, once it has ended: count its tokens, store it. The counts are the turn's own:
         the reply's usage, or for a turn that ended early what its ``Prepared`` had read and the pieces sent."""
         if outcome.reply is not None and outcome.reply.usage:
-            outcome.usage = dict(outcome.reply.usage)
+            outcome.usage = outcome.reply.usage.copy()
         else:
-            read = outcome.prepared.usage if outcome.prepared is not None else {}
+            read = outcome.prepared.usage if outcome.prepared is not None else Usage()
             pieces = outcome.reply.tokens if outcome.reply is not None else len(outcome.pieces)
-            prompt = int(read.get("prompt_tokens", 0))
+            prompt = read.get("prompt_tokens", 0)
             outcome.usage = {"prompt_tokens": prompt, "completion_tokens": pieces, "counted": "words"}
         self._store(opened, text, caller, outcome)
 
@@ -328,7 +331,7 @@ class Chat:
         for task in watcher:
             task.cancel()
         usage = outcome.usage
-        prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
         self.metrics.turn(outcome.kind, time.monotonic() - ticket.started, prompt, completion)
 
     # ---- responses
@@ -347,7 +350,7 @@ class Chat:
             if isinstance(item, Heartbeat):
                 yield ": keep-alive\n\n"
             elif isinstance(item, Prepared):
-                extension: dict[str, Any] = {
+                extension: JSONDict = {
                     "session_id": session.id,
                     "language": session.language,
                     "knowledge": [c.to_dict() for c in item.knowledge],
@@ -364,7 +367,9 @@ class Chat:
                     yield oai.sse(oai.error_body(message, ERROR_KINDS.get(status, "error"), status))
                 else:
                     final = _final(item.outcome, session, max_tokens)
-                    yield oai.sse(oai.chunk(cid, model, {}, final.pop("finish"), final, _usage(item.outcome)))
+                    yield oai.sse(
+                        oai.chunk(cid, model, {}, as_text_or_none(final.pop("finish")), final, _usage(item.outcome))
+                    )
             elif isinstance(item, Abandoned):
                 status, message = _abandoned(item, self.queue.limits.time_limit_s)
                 yield oai.sse(oai.error_body(message, ERROR_KINDS.get(status, "error"), status))
@@ -421,7 +426,7 @@ def _interrupted(outcome: Outcome, text: str) -> list[StoredTurn]:
     assert prepared is not None
     partial_text = "".join(outcome.pieces).strip()
     reply = Turn(Speaker.SYSTEM, partial_text, knowledge_ids=[c.id for c in prepared.knowledge])
-    meta = {
+    meta: JSONDict = {
         "decision": prepared.decision.to_dict(),
         "timings": prepared.timings,
         "tokens": len(outcome.pieces),
@@ -463,10 +468,10 @@ def _abandoned(item: Abandoned, time_limit_s: float) -> tuple[int, str]:
 
 def _usage(outcome: Outcome) -> dict[str, int]:
     usage = outcome.usage
-    return oai.usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+    return oai.usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
 
 
-def _final(outcome: Outcome, session: Session, max_tokens: int) -> dict[str, Any]:
+def _final(outcome: Outcome, session: Session, max_tokens: int) -> JSONDict:
     """The ``ragdial`` extension of the last chunk (and ``finish`` and ``tokens``) of a completed or stopped turn."""
     if outcome.reply is not None:
         reply = outcome.reply

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragdial.serve.openai_format import error_body
-
-Scope = dict[str, Any]
 
 
 class _TooLarge(Exception):
@@ -17,11 +16,11 @@ class _TooLarge(Exception):
 class BodyLimit:
     """Refuse bodies larger than ``max_bytes`` (by Content-Length, or by counting a chunked body)."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -32,7 +31,7 @@ class BodyLimit:
         seen = 0
         started = False
 
-        async def counting_receive() -> Any:
+        async def counting_receive() -> Message:
             nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
@@ -41,7 +40,7 @@ class BodyLimit:
                     raise _TooLarge
             return message
 
-        async def tracking_send(message: Any) -> None:
+        async def tracking_send(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
@@ -53,7 +52,7 @@ class BodyLimit:
             if not started:
                 await self._refuse(send)
 
-    async def _refuse(self, send: Any) -> None:
+    async def _refuse(self, send: Send) -> None:
         message = f"request body is larger than {self.max_bytes} bytes"
         body = json.dumps(error_body(message, "request_too_large", 413)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

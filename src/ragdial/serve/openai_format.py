@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any
 
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.pipeline.system import Reply
 
 
@@ -27,8 +27,8 @@ def finish_reason(reply: Reply, max_tokens: int) -> str:
 
 
 def completion(
-    cid: str, model: str, reply: Reply, extension: dict[str, Any], prompt_tokens: int, max_tokens: int
-) -> dict[str, Any]:
+    cid: str, model: str, reply: Reply, extension: JSONObject, prompt_tokens: int, max_tokens: int
+) -> JSONDict:
     """A ``chat.completion`` object."""
     return {
         "id": cid,
@@ -50,13 +50,13 @@ def completion(
 def chunk(
     cid: str,
     model: str,
-    delta: dict[str, Any],
+    delta: JSONObject,
     finish: str | None = None,
-    extension: dict[str, Any] | None = None,
+    extension: JSONObject | None = None,
     usage_: dict[str, int] | None = None,
-) -> dict[str, Any]:
+) -> JSONDict:
     """A ``chat.completion.chunk`` object."""
-    body: dict[str, Any] = {
+    body: JSONDict = {
         "id": cid,
         "object": "chat.completion.chunk",
         "created": int(time.time()),
@@ -70,12 +70,12 @@ def chunk(
     return body
 
 
-def sse(data: dict[str, Any] | str) -> str:
+def sse(data: JSONObject | str) -> str:
     """One server-sent event carrying ``data`` (JSON, or a literal like ``[DONE]``)."""
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     return f"data: {payload}\n\n"
 
 
-def error_body(message: str, kind: str, status: int, param: str | None = None) -> dict[str, Any]:
+def error_body(message: str, kind: str, status: int, param: str | None = None) -> JSONDict:
     """The OpenAI error shape: ``{"error": {"message", "type", "param", "code"}}``."""
     return {"error": {"message": message, "type": kind, "param": param, "code": status}}

@@ -16,7 +16,6 @@ import threading
 import time
 import urllib.request
 from dataclasses import replace
-from typing import Any
 
 from ragdial.errors import RagdialError
 from ragdial.serve.service import SETTINGS_ENV, Service, ServiceSettings
@@ -76,13 +75,20 @@ def serve(
     check_port(host, port)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}/"
-    options: dict[str, Any] = {"host": host, "port": port, "log_level": log_level, "timeout_graceful_shutdown": 5}
     if workers <= 1:
         app = create_app(service or Service(settings))
         announce_when_healthy(url)
-        uvicorn.run(app, **options)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
         return
     with tempfile.TemporaryDirectory(prefix="ragdial-run-") as run_dir:  # the workers' shared running turns
         os.environ[SETTINGS_ENV] = replace(settings, run_dir=settings.run_dir or run_dir).to_json()
         announce_when_healthy(url)
-        uvicorn.run("ragdial.serve.app:app_from_env", factory=True, workers=workers, **options)
+        uvicorn.run(
+            "ragdial.serve.app:app_from_env",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=5,
+        )

@@ -6,10 +6,10 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ragdial.components import close
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import SystemConfig
 from ragdial.pipeline.system import DialogSystem, last_reply
@@ -122,7 +122,7 @@ class Service:
     def system(self, language: str) -> DialogSystem:
         return self.systems[language]
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> JSONDict:
         sessions = self.store.health()
         return {
             "status": "ok",

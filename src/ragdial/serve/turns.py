@@ -15,9 +15,12 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
-from ragdial.pipeline.system import Piece, Prepared, Reply
+from ragdial.pipeline.system import Event, Piece, Prepared, Reply
+from ragdial.pipeline.turn import Usage
+
+T = TypeVar("T")
 
 REASONS = ("stopped", "disconnected", "timeout", "shutdown")
 
@@ -33,7 +36,7 @@ class Outcome:
     error: BaseException | None = None
     seconds: float = 0.0
     stored: bool = False  # set by the app's ``finish`` when it stored the turn
-    usage: dict[str, Any] = field(default_factory=dict)  # prompt and completion tokens, set by ``finish``
+    usage: Usage = field(default_factory=lambda: Usage())  # prompt and completion tokens, set by ``finish``
 
     @property
     def text(self) -> str:
@@ -65,7 +68,7 @@ class TurnRun:
 
     def __init__(
         self,
-        events: Iterator[Any],
+        events: Iterator[Event],
         finish: Callable[[Outcome], None],
         loop: asyncio.AbstractEventLoop,
         on_exit: Callable[[Outcome], None] | None = None,
@@ -78,7 +81,7 @@ class TurnRun:
         self._finish = finish
         self._on_exit = on_exit
         self._loop = loop
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[Prepared | Piece | Ended] = asyncio.Queue()
         self._cancel = cancel if cancel is not None else threading.Event()
         self.reason: str | None = None
         self.ended = threading.Event()
@@ -120,7 +123,7 @@ class TurnRun:
         check: Callable[[], None] | None = None,
         grace: float = 2.0,
         heartbeat: float | None = None,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[Prepared | Piece | Ended | Abandoned | Heartbeat]:
         """The turn's ``Prepared`` and ``Piece`` events, then one ``Ended``; ``check()`` runs before each item and
         at least every ``poll`` seconds (it may cancel the turn: the time limit, a stop from another worker).
         A turn still busy ``grace`` seconds after it was cancelled (a component blocked in one long call) ends
@@ -204,9 +207,9 @@ class TurnRun:
         if self._on_exit is not None:
             self._on_exit(outcome)
 
-    def _post(self, item: Any) -> None:
+    def _post(self, item: Prepared | Piece | Ended) -> None:
         self._call_soon(self._queue.put_nowait, item)
 
-    def _call_soon(self, function: Callable[..., Any], *args: Any) -> None:
+    def _call_soon(self, function: Callable[[T], object], arg: T) -> None:
         with contextlib.suppress(RuntimeError):  # a closed loop (the server stopped): nobody reads any more
-            self._loop.call_soon_threadsafe(function, *args)
+            self._loop.call_soon_threadsafe(function, arg)

@@ -692,15 +692,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         return [Act("out_of_scope")]
     english = _is_english(text)
     clauses = [_Clause(t, q) for t, q in _clauses(text)]
-    whole_domain = _domain_named(text, english)
-    hotelish = whole_domain == "hotel" or (
-        whole_domain is None
-        and (
-            (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
-            or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
-            or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
-        )
-    )
+    hotelish = _hotelish(text, ctx, gaz, english)
     fresh = ctx.open_question in (None, "anything_else") or not ctx.domain
     whole = parse(text, gaz, today)
     negated = list(whole.negated_cities)
@@ -740,6 +732,49 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
+    """Whether constraints without a domain word are about a hotel."""
+    whole_domain = _domain_named(text, english)
+    return whole_domain == "hotel" or (
+        whole_domain is None
+        and (
+            (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
+            or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
+            or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
+        )
+    )
+
+
+def slots_for(
+    act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+) -> dict[str, Any]:
+    """The slots ``act`` would carry for the whole of ``text`` (when another reader than the cue words decided
+    the act, e.g. ``ragdial.task.act_model``): constraints for inform/modify, reference slots for select, the
+    attribute asked for request, the domain for a booking question, none for the others."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        text = _normalise(text, gaz)
+        english = _is_english(text)
+        body = FILLER.sub("", text).strip() or text
+        if act == "ask_about_booking":
+            return _booking_domain(body)
+        if act == "cancel_booking":
+            return _cancel_slots(body, context) or {}
+        if act == "request":
+            return _request_slots(body, context, gaz, english) or {}
+        if act == "select":
+            return _reference(body, context, gaz, english) if context.offers else {}
+        if act in ("inform", "modify"):
+            slots = _constraints(body, context, gaz, today, english, _hotelish(body, context, gaz, english))
+            fresh = context.open_question in (None, "anything_else") or not context.domain
+            inform, modify = _split_changes(slots, context, fresh)
+            mine, other = (inform, modify) if act == "inform" else (modify, inform)
+            return mine or other
+        return {}
+    finally:
+        _BY_SOUND.reset(token)
 
 
 def _classify(

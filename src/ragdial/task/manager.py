@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdial.task import replies as R
+from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, understand
 from ragdial.task.db import TravelDB
 
@@ -116,7 +117,9 @@ class TaskBranch:
 
     ``today`` is the date relative dates count from (default: the database's first day). ``intent`` optionally
     maps an utterance to an SMP2017 label (``flight``/``train``/...), asked only before a task has started.
-    ``by_sound`` is kept for the ablation of pinyin matching in the slot parser.
+    ``by_sound`` is kept for the ablation of pinyin matching in the slot parser. ``acts``: ``learned`` (default)
+    reads a turn's acts with the learned model combined with the rules (``ragdial.task.act_model``; rules only
+    where the utterance banks are not there), ``rules`` with the rule layer alone.
     """
 
     def __init__(
@@ -125,12 +128,23 @@ class TaskBranch:
         today: dt.date | None = None,
         intent: IntentClassifier | None = None,
         by_sound: bool = True,
+        acts: str = "learned",
     ) -> None:
+        if acts not in ("learned", "rules"):
+            raise ValueError(f"acts must be 'learned' or 'rules', not {acts!r}")
         self.by_sound = by_sound
         self.db = db
         self.gazetteer = db.gazetteer()
         self.today = today or dt.date.fromisoformat(db.meta.get("start", dt.date.today().isoformat()))
         self.intent = intent
+        self.reader = reader_for(self.gazetteer, self.today) if acts == "learned" else None
+        self.acts = "learned" if self.reader is not None else "rules"
+
+    def understand(self, text: str, context: Context) -> list[Act]:
+        """The acts of one user turn in ``context``: the one place this branch decides what a turn does."""
+        if self.reader is not None:
+            return self.reader(text, context, self.by_sound)
+        return understand(text, context, self.gazetteer, self.today, self.by_sound)
 
     # ------------------------------------------------------------------ component contract
     def warm_up(self) -> None:
@@ -141,7 +155,7 @@ class TaskBranch:
         return None
 
     def to_config(self) -> dict[str, Any]:
-        return {"name": "travel", "db": str(self.db.url), "today": self.today.isoformat()}
+        return {"name": "travel", "db": str(self.db.url), "today": self.today.isoformat(), "acts": self.acts}
 
     # ------------------------------------------------------------------ routing
     def claims(self, state: dict[str, Any] | None, text: str) -> bool:
@@ -160,14 +174,14 @@ class TaskBranch:
         if self.understands(text):
             return True
         if state and state.get("bookings"):
-            acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
+            acts = self.understand(text, self.context(state))
             return any(a.act in ("ask_about_booking", "cancel_booking") for a in acts)
         return False
 
     def understands(self, text: str) -> bool:
         """Whether an utterance asks for travel (a pipeline deciding where a new request goes): a domain named,
         the classifier's flight/train, a route (北京到上海), or a city with a role and a date (明天去上海)."""
-        acts = understand(text, Context(), self.gazetteer, self.today, self.by_sound)
+        acts = self.understand(text, Context())
         for act in acts:
             if act.act == "inform" and (
                 act.slots.get("domain")
@@ -208,7 +222,7 @@ class TaskBranch:
             state = {**new_state(), "bookings": list(state.get("bookings") or [])}
         state["turns"] += 1
         state["language"] = self._language(text, state["language"])
-        acts = understand(text, self.context(state), self.gazetteer, self.today, self.by_sound)
+        acts = self.understand(text, self.context(state))
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:

@@ -12,9 +12,12 @@ from ragdial.task.manager import TaskBranch
 TASKS: Registry[TaskBranch] = Registry("task")
 
 
-def travel(ctx: BuildContext | None, db: str | None = None, today: str | None = None) -> TaskBranch:
+def travel(
+    ctx: BuildContext | None, db: str | None = None, today: str | None = None, acts: str = "learned"
+) -> TaskBranch:
     """The travel booking dialog over ``db`` (a path or ``sqlite:///`` URL; default: the cache's travel database);
-    ``today`` (YYYY-MM-DD) is the date relative dates count from (default: the database's first day)."""
+    ``today`` (YYYY-MM-DD) is the date relative dates count from (default: the database's first day); ``acts``
+    is ``learned`` (the learned act model with the rules) or ``rules`` (the rule layer alone)."""
     from ragdial.task.db import TravelDB, ensure_travel_db
 
     day = None
@@ -23,7 +26,9 @@ def travel(ctx: BuildContext | None, db: str | None = None, today: str | None = 
             day = dt.date.fromisoformat(today)
         except ValueError as err:
             raise ConfigError(f"task 'travel', field 'today': {today!r} is not a date YYYY-MM-DD") from err
-    return TaskBranch(TravelDB(ensure_travel_db(db)), today=day)
+    if acts not in ("learned", "rules"):
+        raise ConfigError(f"task 'travel', field 'acts': {acts!r} is not 'learned' or 'rules'")
+    return TaskBranch(TravelDB(ensure_travel_db(db)), today=day, acts=acts)
 
 
-TASKS.register("travel", travel, "flight/train/hotel booking over a travel database: {name: travel, db, today}")
+TASKS.register("travel", travel, "flight/train/hotel booking over a travel database: {name: travel, db, today, acts}")

@@ -23,6 +23,7 @@ def simulate(
     channel_factory: Callable[[TravelDB], Channel] | None = None,
     today: dt.date | None = None,
     by_sound: bool = True,
+    acts: str = "learned",
 ) -> Iterator[DialogResult]:
     """Yield one result per goal. By default the system is an in-process ``TaskBranch`` on a scratch copy of
     the database (bookings do not touch the file); ``channel_factory`` plugs in another system (HTTP)."""
@@ -31,7 +32,9 @@ def simulate(
     start = today or dt.date.fromisoformat(db.meta["start"])
     goals = sample_goals(db, n_goals, seed, start)
     channel = (
-        channel_factory(db) if channel_factory else InProcessChannel(TaskBranch(db, today=start, by_sound=by_sound))
+        channel_factory(db)
+        if channel_factory
+        else InProcessChannel(TaskBranch(db, today=start, by_sound=by_sound, acts=acts))
     )
     for goal in goals:
         yield run_dialog(

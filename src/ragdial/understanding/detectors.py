@@ -88,6 +88,23 @@ class ZeroShotDetector(KnowledgeSeekingDetector):
 
     name = "zero_shot"
 
+    def __init__(
+        self, classifier: Any, threshold: float = 0.5, model: str | None = None, calibrate: bool = True
+    ) -> None:
+        super().__init__(classifier, threshold, model)
+        self.trained_threshold = threshold
+        self.calibrate = calibrate
+
     def set_knowledge(self, items: Sequence[Knowledge]) -> None:
-        """Match turns against ``items`` from now on."""
+        """Match turns against ``items`` from now on; with ``calibrate``, move the threshold to the one that accepts
+        this KB's own questions at the rate the configured threshold accepts the training KB's
+        (:func:`ragdial.understanding.kb_calibration.kb_threshold`; kept when the model or the KB gives no
+        reference)."""
+        from ragdial.understanding.kb_calibration import kb_threshold
+
         self.classifier.set_knowledge(list(items))
+        calibrated = kb_threshold(self.classifier, list(items), self.trained_threshold) if self.calibrate else None
+        self.threshold = self.trained_threshold if calibrated is None else calibrated
+
+    def to_config(self) -> dict[str, Any]:
+        return {**super().to_config(), "threshold": self.trained_threshold, "calibrate": self.calibrate}

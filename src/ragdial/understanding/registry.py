@@ -41,14 +41,15 @@ def knowledge_seeking(ctx: BuildContext, model: str | None = None, threshold: fl
     return KnowledgeSeekingDetector(_load("knowledge_seeking", model, "ragdial train detector"), threshold, model)
 
 
-def zero_shot(ctx: BuildContext, model: str | None = None, threshold: float = 0.5) -> Detector:
-    """A saved zero-shot (knowledge-conditioned) detector, matched against the system's own knowledge items."""
+def zero_shot(ctx: BuildContext, model: str | None = None, threshold: float = 0.5, calibrate: bool = True) -> Detector:
+    """A saved zero-shot (knowledge-conditioned) detector, matched against the system's own knowledge items;
+    ``calibrate`` moves ``threshold`` to the system's KB from the KB's own questions (``kb_calibration``)."""
     from ragdial.understanding.detectors import ZeroShotDetector
 
     classifier: Any = _load("zero_shot", model, "ragdial train detector --zero-shot")
     if not any(block.kind == "knowledge_cues" for block in classifier.blocks):
         raise ConfigError(f"detector 'zero_shot': {model} is not a zero-shot detector (no knowledge cues)")
-    detector = ZeroShotDetector(classifier, threshold, model)
+    detector = ZeroShotDetector(classifier, threshold, model, calibrate)
     detector.set_knowledge(list(ctx.kb))
     return detector
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragdial.jsontypes import as_text
 from ragdial.metrics.classification import classification_report
 from ragdial.metrics.result import ChallengeScores
 
@@ -20,4 +21,6 @@ def score_smp2017(
         "per_class": report["per_class"],
     }
     extra = {"labels": report["labels"], "confusion": report["confusion"]}
-    return ChallengeScores("smp2017", result, {"classification": report["signature"]}, {"utterances": len(gold)}, extra)
+    return ChallengeScores(
+        "smp2017", result, {"classification": as_text(report["signature"])}, {"utterances": len(gold)}, extra
+    )

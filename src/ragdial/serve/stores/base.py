@@ -17,9 +17,10 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject, as_object
 from ragdial.pipeline.turn import Session, TurnRecord
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Speaker, Turn
@@ -92,10 +93,10 @@ class StoredTurn:
 
     turn: Turn
     knowledge: list[ScoredKnowledge] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONDict = field(default_factory=dict)
     created: float = 0.0
 
-    def to_message(self) -> dict[str, Any]:
+    def to_message(self) -> JSONDict:
         role = "user" if self.turn.speaker == Speaker.USER else "assistant"
         return {
             "role": role,
@@ -107,11 +108,11 @@ class StoredTurn:
 
     @classmethod
     def from_row(
-        cls, speaker: str, text: str, knowledge: str | list[Any], meta: str | dict[str, Any], created: float
+        cls, speaker: str, text: str, knowledge: str | list[JSONObject], meta: str | JSONObject, created: float
     ) -> StoredTurn:
         """A stored row back (``knowledge`` and ``meta`` as JSON text or already decoded)."""
         cited = json.loads(knowledge) if isinstance(knowledge, str) else knowledge
-        citations = [ScoredKnowledge.from_dict(c) for c in cited]
+        citations = [ScoredKnowledge.from_dict(as_object(c)) for c in cited]
         turn = Turn(Speaker(speaker), text, knowledge_ids=[c.id for c in citations])
         return cls(turn, citations, json.loads(meta) if isinstance(meta, str) else dict(meta), float(created))
 
@@ -131,7 +132,7 @@ class SessionSummary:
     created: float
     updated: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "id": self.id,
             "user": self.user,
@@ -162,7 +163,9 @@ class SessionStore(Protocol):
 
     def summary(self, session_id: str, owner: str | None = None) -> SessionSummary: ...
 
-    def list(self, limit: int = 100, owner: str | None = None, user: Any = ANY) -> builtins.list[SessionSummary]: ...
+    def list(
+        self, limit: int = 100, owner: str | None = None, user: str | _Any | None = ANY
+    ) -> builtins.list[SessionSummary]: ...
 
     def delete(self, session_id: str, owner: str | None = None) -> None: ...
 
@@ -170,11 +173,11 @@ class SessionStore(Protocol):
         self,
         session_id: str,
         turns: Sequence[StoredTurn],
-        state: dict[str, Any] | None = None,
+        state: JSONObject | None = None,
         owner: str | None = None,
     ) -> int: ...
 
-    def health(self) -> dict[str, Any]: ...
+    def health(self) -> JSONDict: ...
 
     def close(self) -> None: ...
 

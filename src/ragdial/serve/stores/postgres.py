@@ -13,9 +13,10 @@ from __future__ import annotations
 import builtins
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.pipeline import Session
 from ragdial.schema import Speaker
 from ragdial.serve.stores.base import (
@@ -32,6 +33,11 @@ from ragdial.serve.stores.base import (
 )
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from psycopg import Cursor
+
+SQLValue = str | int | float | None  # a query parameter
 LOCK_KEY = 0x7261_6764  # pg_advisory_xact_lock key taken while migrating ("ragd")
 
 # The schema, as an ordered list of idempotent steps: (version, what it does, SQL). Never edit a released step;
@@ -107,7 +113,7 @@ class PostgresSessionStore:
 
     # ---- transactions
 
-    def _run(self, work: Callable[[Any], T], write: bool = True) -> T:
+    def _run(self, work: Callable[[Cursor], T], write: bool = True) -> T:
         """Run ``work(cursor)`` in one transaction; retried once on a fresh connection if the connection broke
         before the commit was sent."""
         from psycopg_pool import PoolTimeout
@@ -129,7 +135,7 @@ class PostgresSessionStore:
         raise AssertionError("unreachable")
 
     def _migrate(self) -> int:
-        def work(cursor: Any) -> int:
+        def work(cursor: Cursor) -> int:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
             cursor.execute(
                 "CREATE TABLE IF NOT EXISTS ragdial_schema "
@@ -161,7 +167,7 @@ class PostgresSessionStore:
 
         now = time.time()
 
-        def work(cursor: Any) -> None:
+        def work(cursor: Cursor) -> None:
             exists = cursor.execute("SELECT 1 FROM ragdial_sessions WHERE id = %s", (session.id,)).fetchone()
             if exists is not None:
                 raise SessionExistsError(f"session {session.id!r} exists already")
@@ -182,7 +188,7 @@ class PostgresSessionStore:
     def get(self, session_id: str, owner: str | None = None) -> Session:
         """The session with its whole history; ``UnknownSessionError`` if there is none (for this owner)."""
 
-        def work(cursor: Any) -> Session:
+        def work(cursor: Cursor) -> Session:
             row = cursor.execute(
                 'SELECT "user", language, state, owner FROM ragdial_sessions WHERE id = %s', (session_id,)
             ).fetchone()
@@ -194,7 +200,7 @@ class PostgresSessionStore:
         return self._run(work, write=False)
 
     def turns(self, session_id: str, owner: str | None = None) -> builtins.list[StoredTurn]:
-        def work(cursor: Any) -> builtins.list[StoredTurn]:
+        def work(cursor: Cursor) -> builtins.list[StoredTurn]:
             if not _owned(cursor, session_id, owner, lock=False):
                 raise UnknownSessionError(session_id)
             return _turns(cursor, session_id)
@@ -217,7 +223,7 @@ class PostgresSessionStore:
         return self._run(lambda cursor: _summaries(cursor, where, args, limit), write=False)
 
     def delete(self, session_id: str, owner: str | None = None) -> None:
-        def work(cursor: Any) -> None:
+        def work(cursor: Cursor) -> None:
             if not _owned(cursor, session_id, owner, lock=True):
                 raise UnknownSessionError(session_id)
             cursor.execute("DELETE FROM ragdial_sessions WHERE id = %s", (session_id,))  # turns: ON DELETE CASCADE
@@ -228,14 +234,14 @@ class PostgresSessionStore:
         self,
         session_id: str,
         turns: Sequence[StoredTurn],
-        state: dict[str, Any] | None = None,
+        state: JSONObject | None = None,
         owner: str | None = None,
     ) -> int:
         """Append ``turns`` after the session's last turn in one transaction (with the session's new ``state``,
         if given); returns the new number of turns."""
         from psycopg.types.json import Jsonb
 
-        def work(cursor: Any) -> int:
+        def work(cursor: Cursor) -> int:
             if not _owned(cursor, session_id, owner, lock=True):  # the row lock serialises appends to this session
                 raise UnknownSessionError(session_id)
             if state is not None:
@@ -246,9 +252,9 @@ class PostgresSessionStore:
 
     # ---- service
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> JSONDict:
         stats = self.pool.get_stats()
-        ok = self._run(lambda cursor: cursor.execute("SELECT 1").fetchone()[0] == 1, write=False)
+        ok = self._run(lambda cursor: cursor.execute("SELECT 1").fetchone() == (1,), write=False)
         return {
             "backend": "postgresql",
             "url": self.shown,
@@ -270,19 +276,19 @@ class PostgresSessionStore:
 # ---- SQL helpers (one cursor, inside a transaction)
 
 
-def _owned(cursor: Any, session_id: str, owner: str | None, lock: bool) -> bool:
+def _owned(cursor: Cursor, session_id: str, owner: str | None, lock: bool) -> bool:
     sql = "SELECT owner FROM ragdial_sessions WHERE id = %s" + (" FOR UPDATE" if lock else "")
     row = cursor.execute(sql, (session_id,)).fetchone()
     return row is not None and (owner is None or row[0] == owner)
 
 
-def _append(cursor: Any, session_id: str, turns: Sequence[StoredTurn], now: float) -> int:
+def _append(cursor: Cursor, session_id: str, turns: Sequence[StoredTurn], now: float) -> int:
     from psycopg.types.json import Jsonb
 
     start = cursor.execute(
         "SELECT COALESCE(MAX(idx) + 1, 0) FROM ragdial_turns WHERE session_id = %s", (session_id,)
     ).fetchone()
-    index = int(start[0])
+    index = int(start[0]) if start is not None else 0
     cursor.executemany(
         "INSERT INTO ragdial_turns (session_id, idx, speaker, text, knowledge, meta, created) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -307,7 +313,7 @@ def _append(cursor: Any, session_id: str, turns: Sequence[StoredTurn], now: floa
     return index + len(turns)
 
 
-def _turns(cursor: Any, session_id: str) -> list[StoredTurn]:
+def _turns(cursor: Cursor, session_id: str) -> list[StoredTurn]:
     rows = cursor.execute(
         "SELECT speaker, text, knowledge, meta, created FROM ragdial_turns WHERE session_id = %s ORDER BY idx",
         (session_id,),
@@ -315,7 +321,7 @@ def _turns(cursor: Any, session_id: str) -> list[StoredTurn]:
     return [StoredTurn.from_row(*row) for row in rows]
 
 
-def _summaries(cursor: Any, where: str, args: list[Any], limit: int) -> list[SessionSummary]:
+def _summaries(cursor: Cursor, where: str, args: Sequence[SQLValue], limit: int) -> list[SessionSummary]:
     rows = cursor.execute(
         'SELECT s.id, s."user", s.language, s.title, '
         "(SELECT COUNT(*) FROM ragdial_turns t WHERE t.session_id = s.id), s.created, s.updated "

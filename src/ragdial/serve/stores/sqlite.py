@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.pipeline.turn import Session
 from ragdial.schema import Speaker
 from ragdial.serve.stores.base import (
@@ -158,7 +158,7 @@ class SQLiteSessionStore:
         with self._transaction(write=False) as db:
             return str(db.execute("PRAGMA journal_mode").fetchone()[0])
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> JSONDict:
         return {
             "backend": "sqlite",
             "path": self.path,
@@ -246,7 +246,7 @@ class SQLiteSessionStore:
         self,
         session_id: str,
         turns: Sequence[StoredTurn],
-        state: dict[str, Any] | None = None,
+        state: JSONObject | None = None,
         owner: str | None = None,
     ) -> int:
         """Append ``turns`` after the session's last turn in one transaction (with the session's new ``state``,
@@ -301,7 +301,7 @@ class SQLiteSessionStore:
 
     @staticmethod
     def _summaries(
-        db: sqlite3.Connection, where: str, args: tuple[Any, ...], limit: int = 1
+        db: sqlite3.Connection, where: str, args: tuple[str | int | float | None, ...], limit: int = 1
     ) -> builtins.list[SessionSummary]:
         rows = db.execute(
             "SELECT s.id, s.user, s.language, s.title, "
