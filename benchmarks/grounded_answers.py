@@ -40,9 +40,16 @@ from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 
 SET = Path(__file__).parent / "data" / "demo_conversations.jsonl"
+TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  # split "train", written separately
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
-POLICY_OF_KIND = {"not_in_knowledge": "not_in_knowledge", "account_action": "action", "small_talk": "small_talk"}
+# the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
+# either (the other_language reply says so and names the languages it answers in)
+ACCEPTED = {
+    "not_in_knowledge": ("not_in_knowledge", "other_language"),
+    "account_action": ("action",),
+    "small_talk": ("small_talk",),
+}
 
 
 @dataclass
@@ -86,8 +93,10 @@ def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def load_set(split: str, sample: int | None, seed: int) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
+    """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set)."""
+    path = TRAIN_SET if split == "train" else SET
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
         rng = random.Random(seed)
@@ -99,8 +108,19 @@ def load_set(split: str, sample: int | None, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def run(generator: str, grounded: bool, rows: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Tally]:
+def run(
+    generator: str,
+    grounded: bool,
+    rows: list[dict[str, Any]],
+    params: dict[str, Any],
+    failures: bool = False,
+    min_relevance: float | None = None,
+) -> dict[str, Tally]:
+    """Each conversation asked turn by turn; per kind tallies. ``failures`` prints every turn that is not
+    grounded-correct, has the wrong policy or a wrong first citation (never used on the test split)."""
     config = SystemConfig(generator=ComponentSpec(generator, dict(params)), grounded=grounded)
+    if min_relevance is not None:
+        config.min_relevance = min_relevance
     tallies: dict[str, Tally] = defaultdict(Tally)
     systems = {}
     for row in rows:
@@ -142,26 +162,42 @@ def run(generator: str, grounded: bool, rows: list[dict[str, Any]], params: dict
                 tally.unsupported += bool(check.unsupported)
                 tally.degenerate += degenerate_reason(reply.text) is not None
                 tally.fallbacks += grounding is not None and grounding.fallback is not None
-                if kind in POLICY_OF_KIND:
+                if kind in ACCEPTED:
                     tally.policy_turns += 1
                     if grounded:
-                        ok = clean and policy == POLICY_OF_KIND[kind]
+                        ok = clean and policy in ACCEPTED[kind]
                     else:  # no policy: an action must not be claimed; the others must cite nothing
                         ok = clean and (kind == "account_action" or not reply.knowledge)
                     tally.policy_ok += ok
+            first_ok = not (turn["gold"] and kind in ANSWERABLE) or (
+                bool(reply.knowledge) and reply.knowledge[0].id in turn["gold"]
+            )
+            policy_ok = kind not in ACCEPTED or policy in ACCEPTED[kind]
+            if failures and not (contains and clean and check.ok and first_ok and policy_ok):
+                rewrite = grounding.rewrite.text if grounding is not None and grounding.rewrite else ""
+                print(
+                    f"FAIL {row['id']} [{kind}] {turn['user']!r} policy={policy} rewrite={rewrite!r}\n"
+                    f"     gold={turn['gold']} cited={[c.id for c in reply.knowledge]} need={turn['must_contain']}\n"
+                    f"     reply={reply.text[:160]!r}",
+                    file=sys.stderr,
+                )
     return tallies
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--param", action="append", default=[], help="generator option key=value (e.g. model=...)")
     parser.add_argument("--json", type=Path, help="write the table as JSON here")
+    parser.add_argument("--failures", action="store_true", help="print each failed turn (train/dev only)")
+    parser.add_argument("--min-relevance", type=float, help="the relevance cut (default: the config's)")
     args = parser.parse_args(argv)
+    if args.failures and args.split == "test":
+        parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
     params: dict[str, Any] = {}
     for option in args.param:
         key, _, value = option.partition("=")
@@ -178,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             options[key] = int(value) if value.lstrip("-").isdigit() else value
         for grounded in (True, False) if args.baseline else (True,):
             name = f"{spec}{'' if grounded else ' (baseline: grounded off)'}"
-            tallies = run(generator, grounded, rows, options)
+            tallies = run(generator, grounded, rows, options, args.failures, args.min_relevance)
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     header = f"{'generator':38} {'kind':17} {'n':>4} {'1st-gold':>8} {'correct':>8} {'unsupp':>7} {'policy':>7} "
     print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8} {'tok/s':>6} {'1st p50':>8}")

@@ -34,7 +34,17 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=data_root())
     parser.add_argument("--depth", type=int, default=20, help="ranking depth kept per query")
     parser.add_argument("--relative-cut", action="store_true", help="also tune a relative-to-best selection cut")
+    parser.add_argument(
+        "--shortlist",
+        type=int,
+        default=None,
+        help="force the large-KB path on this KB (prune_above 0: BM25/dense top-N shortlist, faiss dense index); "
+        "results go to retrieval_dstc11_shortlist.json, the figure is not redrawn",
+    )
     args = parser.parse_args()
+    if args.shortlist is not None:
+        for config in SYSTEMS.values():
+            config.shortlist, config.prune_above = args.shortlist, 0
     dataset = DSTC11.load(args.data / "dstc11_track5", "val")
     seeking = {e.id for e in dataset.examples if e.needs_knowledge and e.knowledge_ids}
     train = [e for e in DSTC11.examples(dataset, 0, keep=False) if e.id in seeking]
@@ -65,6 +75,9 @@ def main() -> None:
     rows.append(row(name, f"p>={hybrid.reranker.threshold:.3f}, >={hybrid.reranker.relative:.1f}xbest", result.scores))
     table = markdown_table(rows)
     print(table)
+    if args.shortlist is not None:
+        (DOCS / "retrieval_dstc11_shortlist.json").write_text(json.dumps(rows, indent=2))
+        return
     plot_recall(curves, "DSTC11 val fold 0: recall@k", DOCS / "retrieval_dstc11_recall.png")
     (DOCS / "retrieval_dstc11.json").write_text(json.dumps(rows, indent=2))
 

@@ -12,15 +12,19 @@ Vectors: copy 0 has its text's USE embedding; copy ``c >= 1`` has that embedding
 on this shared machine: the measured encoding rate and the time it would take are reported instead, and a flat
 (brute-force) dense search costs the same whatever the vectors hold. Result quality is not measured here.
 
-Queries: ``--queries`` seeded base-item titles asked as one-turn contexts that name no entity, so every item is
-scored (the worst case, as in ``benchmarks/retrieval_speed.py``); top 20; p50/p95 over all queries after 5 warm-up
-queries, one query at a time.
+Queries: ``--queries`` seeded base-item titles asked as one-turn contexts (most name no entity, so every item is
+a candidate: the worst case, as in ``benchmarks/retrieval_speed.py``); top 20; p50/p95 over all queries after 5
+warm-up queries, one query at a time. The hybrid retriever answers them twice: first as new texts (USE encodes each
+query), then again with the query vectors cached (``cached_*``: retrieval alone). Above ``prune_above`` items it
+shortlists (see ``RetrieverConfig``); ``--agreement`` queries are then also ranked with every candidate scored, and
+the share of the exact top 20 the shortlisted ranking keeps is reported.
 
 Systems, each in its own process (so its peak memory is its own):
 - ``bm25s``: plain ``bm25s`` (Lucene BM25) over the same analyzer tokens, ``retrieve(k=20, n_threads=1)``.
-- ``hybrid``: ragdial's in-process ``HybridRetriever`` (BM25 + USE, RRF). Built (tokenise, BM25, vectors) and saved
-  as an index directory by one process; served by another that loads it memory-mapped (``load_index``, what
-  ``retriever: {name: index, path: …}`` serves) and answers the queries.
+- ``hybrid``: ragdial's in-process ``HybridRetriever`` (BM25 + USE, RRF). Written as an index directory by one
+  process with ``write_index`` from the stream of synthetic items (never all in memory: items to ``items.jsonl``,
+  BM25 from token ids, the vectors, the faiss dense index above ``prune_above`` items); served by another that loads
+  it memory-mapped (``load_index``, what ``retriever: {name: index, path: …}`` serves) and answers the queries.
 - ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file): BM25 by Milvus' analyzer, FLAT inner
   product on the same vectors, RRF by ``hybrid_search``. Peak memory adds the milvus-lite server process.
 Build steps stream the items in chunks with a text progress bar on stderr; vectors go straight into a memory-mapped
@@ -212,6 +216,27 @@ def latencies(fn, queries: Sequence[str], budget: float | None = None) -> dict[s
     }
 
 
+def agreement(retriever, queries: Sequence[str]) -> dict[str, float]:
+    """How far the shortlisted ranking departs from scoring every candidate: mean share of the top 20 in common,
+    and how often the first item is the same (the exact ranking costs a full BM25 and dense pass per query)."""
+    shared, first = [], []
+    for text in queries:
+        pruned = [r.item.id for r in _ranked(retriever.retrieve(_turn(text), None, 20))]
+        keep = retriever.config.shortlist
+        retriever.config.shortlist = 0
+        try:
+            exact = [r.item.id for r in _ranked(retriever.retrieve(_turn(text), None, 20))]
+        finally:
+            retriever.config.shortlist = keep
+        shared.append(len(set(pruned) & set(exact)) / max(len(exact), 1))
+        first.append(float(bool(exact) and bool(pruned) and exact[0] == pruned[0]))
+    return {
+        "agreement_queries": len(queries),
+        "top20_overlap": round(float(np.mean(shared)), 4) if shared else 0.0,
+        "top1_same": round(float(np.mean(first)), 4) if first else 0.0,
+    }
+
+
 def load_average() -> float:
     return round(os.getloadavg()[0], 1)
 
@@ -299,32 +324,17 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         row.update(latencies(query, queries, args.budget))
 
     elif args.system == "hybrid-build":
-        import bm25s
-
         from ragdial.retrieval.config import RetrieverConfig
-        from ragdial.retrieval.hybrid import HybridRetriever
-        from ragdial.retrieval.index import save_index
-        from ragdial.retrieval.lexical import LexicalIndex
+        from ragdial.retrieval.index import write_index
 
-        start = time.perf_counter()
-        tokens, items = _tokens(synthetic_items(base, args.size, args.seed), args.size, analyzer, label)
-        build["items + tokenise"] = time.perf_counter() - start
-        start = time.perf_counter()
-        model = bm25s.BM25(method="lucene")
-        model.index(tokens, show_progress=False)
-        del tokens
-        build["bm25s index"] = time.perf_counter() - start
         start = time.perf_counter()
         vectors = _vectors(work / "vectors.npy", base_vectors, args.size, args.seed, label)
         build["vectors (synthetic)"] = time.perf_counter() - start
+        bars = {"items": Bar(f"{label}: items + tokens", args.size), "ann index": Bar(f"{label}: ann", args.size)}
         start = time.perf_counter()
-        retriever = HybridRetriever(
-            KnowledgeBase(items), RetrieverConfig(fusion="rrf"), LexicalIndex(model, analyzer, len(items)), vectors
-        )
-        build["retriever"] = time.perf_counter() - start
-        start = time.perf_counter()
-        save_index(retriever, work / "index")
-        build["save index"] = time.perf_counter() - start
+        items = synthetic_items(base, args.size, args.seed)  # a generator: streamed to disk, never held
+        write_index(items, work / "index", RetrieverConfig(fusion="rrf"), vectors, lambda step, n: bars[step](n))
+        build["write_index (items, BM25, vectors, ann)"] = time.perf_counter() - start
 
     elif args.system == "hybrid":
         from ragdial.retrieval.index import load_index
@@ -333,6 +343,13 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         retriever = load_index(work / "index", mmap=True)
         build["load index (mmap)"] = time.perf_counter() - start
         row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
+        # the same queries again: their vectors are now in the query cache, so this is retrieval without the USE
+        # query encoding (a fixed cost per new text, whatever the knowledge base's size)
+        again = latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget)
+        row.update({f"cached_{key}": value for key, value in again.items()})
+        row["pruned"] = bool(retriever.config.shortlist) and args.size > retriever.config.prune_above
+        if row["pruned"]:
+            row.update(agreement(retriever, queries[: args.agreement]))
 
     elif args.system == "milvus":
         from ragdial.retrieval.config import RetrieverConfig
@@ -395,6 +412,7 @@ def main() -> None:
     parser.add_argument("--child-timeout", type=float, default=3600.0, help="seconds one system may take at one size")
     parser.add_argument("--keep", action="store_true", help="keep the built indexes in --work")
     parser.add_argument("--budget", type=float, default=None, help="seconds of queries per system and size (>= 10)")
+    parser.add_argument("--agreement", type=int, default=30, help="queries also ranked exactly, to compare")
     parser.add_argument("--out", type=Path, default=DOCS / "retrieval_scaling.json")
     parser.add_argument("--child", dest="system", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -436,6 +454,7 @@ def main() -> None:
             print(f"== {system} at {size:,} items (load average {before})", file=sys.stderr, flush=True)
             command = [sys.executable, __file__, "--child", system, "--size", str(size), "--work", str(args.work)]
             command += ["--data", str(args.data), "--seed", str(args.seed)]
+            command += ["--agreement", str(args.agreement)]
             if args.budget is not None:
                 command += ["--budget", str(args.budget)]
             start = time.perf_counter()

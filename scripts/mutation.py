@@ -43,7 +43,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "task": (["src/ragdial/task/*"], ["test_task_*.py", "test_boundaries.py"]),
-    "retrieval": (["src/ragdial/retrieval/*"], ["test_retrieval_*.py", "test_boundaries.py"]),
+    "retrieval": (["src/ragdial/retrieval/*"], ["test_retrieval_*.py", "test_zero_shot*.py", "test_boundaries.py"]),
 }
 EXCLUDED = {"test_metrics_cli.py", "test_understanding_cli.py", "test_task_cli.py", "test_retrieval_milvus.py"}
 """Tests that drive the CLI in a child process (mutmut cannot see what a child ran) or need a Milvus server."""

@@ -67,3 +67,44 @@ def test_empty_query_and_reconnect(milvus):
     assert again.retrieve([user("Sunrise Lodge pets")], k=1).ranked[0].item.id == "h1:faq:2"
     missing = MilvusRetriever(uri, "nothing_here", RetrieverConfig(encoder=None, fusion="bm25"))
     assert missing.retrieve([user("parking")]) == Retrieval()
+
+
+def test_the_trained_reranker_ranks_and_cuts_after_milvus_as_after_the_in_process_retriever(tmp_path):
+    """One code path: Milvus shortlists and scores, then ``KnowledgePool.rank`` applies the same trained reranker
+    and cut as for ``HybridRetriever``; a config names it as ``reranker`` and ``to_config`` keeps it."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial import datasets
+    from ragdial.components import BuildContext
+    from ragdial.retrieval import rerank
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.registry import RETRIEVERS
+
+    dstc = datasets.load("dstc11", FIXTURE.parent / "dstc")
+    local = HybridRetriever(dstc.kb, RetrieverConfig(encoder="hash"))
+    local.reranker = rerank.train(local, dstc.examples, rounds=40)
+    folder = local.reranker.save(tmp_path / "reranker")
+    uri = str(tmp_path / "kb.db")
+    try:
+        remote = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, reranker=str(folder), encoder="hash")
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    assert remote.to_config()["reranker"] == str(folder)
+    plain = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", encoder="hash")
+    seeking = [e for e in dstc.examples if e.needs_knowledge]
+    hits = total = same_first = 0
+    sizes = set()
+    for example in seeking:
+        got = remote.retrieve(example.context, k=5, select=5)
+        assert got.ranked and got.selected == local.reranker.cut(got.ranked, 5)
+        assert all(0.0 <= r.score <= 1.0 for r in got.selected)  # the model's probabilities, not RRF sums
+        sizes.add(len(got.selected))
+        hits += len({r.item.id for r in got.selected} & set(example.knowledge_ids))
+        total += len(example.knowledge_ids)
+        same_first += got.ranked[0].item.id == local.retrieve(example.context, k=5).ranked[0].item.id
+        assert len(plain.retrieve(example.context, k=5, select=5).selected) == 5  # no reranker: no cut
+    assert hits / total > 0.8
+    assert len(sizes) > 1  # the threshold cut selects one item for some turns, several for others
+    assert same_first / len(seeking) >= 0.8
+    remote.close()
+    plain.close()

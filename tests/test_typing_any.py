@@ -21,6 +21,10 @@ TYPED = [
     "schema.py",
     "serve",
     "text",
+    "rating",
+    "cli",
+    "challenges",
+    "metrics",
 ]
 
 

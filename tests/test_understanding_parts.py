@@ -54,9 +54,10 @@ def test_the_number_cue_is_a_number_in_a_statement_only():
     assert act_cues(said("thanks a lot"))[number] == 0.0
 
 
-def test_a_turn_of_twelve_characters_inherits_the_previous_route_and_a_longer_one_does_not():
-    assert classify_turn("就这样吧我们继续往下说吧", ["怎么查话费"]).route == "faq"  # 12 characters
-    assert classify_turn("就这样吧我们继续往下说吧好", ["怎么查话费"]).route == ""  # 13
+def test_a_follow_up_cue_counts_only_in_a_turn_of_forty_characters_or_fewer():
+    # the route is the answer model's now (tests/test_grounded_path.py); the cue left is the follow-up flag
+    assert classify_turn("那个" + "好" * 38, ["怎么查话费"]).follow_up  # 40 characters
+    assert not classify_turn("那个" + "好" * 39, ["怎么查话费"]).follow_up  # 41
 
 
 def test_a_label_on_every_row_is_always_predicted_and_one_on_none_never():

@@ -1,6 +1,6 @@
-"""The answer policy on hand-written turns: pinned policy, route and follow-up flag; the route a short follow-up
-inherits; the rewrite of a follow-up (from the user's last two turns, the item cited in the last reply, the user's
-last question, in that order); the routed decision; ``Decision.allows`` and its scope."""
+"""The cues before the answer model on hand-written turns: another language, the follow-up and services flags;
+the rewrite of a follow-up (from the user's last two turns, the item cited in the last reply, the user's
+last question, in that order); ``Decision.allows`` and its scope."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.understanding.decision import GLOBAL, USER_PROFILE, Decision
-from ragdial.understanding.policy import TurnIntent, classify_turn, rewrite_turn, route_decision
+from ragdial.understanding.policy import TurnIntent, classify_turn, rewrite_turn
 
 NAMES = ["夜间流量包", "Night Pack", "青禾畅享套餐"]
 KB = {
@@ -29,20 +29,13 @@ def system(text: str, *ids: str) -> Turn:
 @pytest.mark.parametrize(
     ("text", "previous", "expected"),
     [
-        ("我的余额还剩多少", (), ("answer", "profile", False)),
-        ("怎么查话费", (), ("answer", "faq", False)),
-        ("夜间流量包多少钱", (), ("answer", "product", False)),
-        ("有什么套餐", (), ("answer", "product", False)),
-        ("漫游怎么开通", (), ("answer", "faq", False)),
-        ("今天天气不错", (), ("answer", "", False)),
-        ("帮我开通夜间流量包", (), ("action", "product", False)),
-        ("好的谢谢", (), ("small_talk", "", False)),
+        # the cues only: the policy and route are the answer model's (tests/test_grounded_path.py)
+        ("我的余额还剩多少", (), ("answer", "", False)),
+        ("帮我开通夜间流量包", (), ("answer", "", False)),
         ("bonjour, quel est mon solde ?", (), ("other_language", "", False)),
-        ("what about that one?", ("how much is the night pack",), ("answer", "product", True)),
-        # a short follow-up without a cue of its own takes the route of the previous user turn
-        ("还有吗", ("怎么查话费",), ("answer", "faq", True)),
-        ("这个呢", ("我的余额还剩多少",), ("answer", "profile", True)),
-        # a long turn does not
+        ("what about that one?", ("how much is the night pack",), ("answer", "", True)),
+        ("这个呢", ("我的余额还剩多少",), ("answer", "", True)),
+        # a long turn is not a follow-up whatever it says
         (
             "我想问一个很长的问题，今天天气不错我们出去走走吧，顺便聊聊天好不好呀朋友",
             ("怎么查话费",),
@@ -50,9 +43,17 @@ def system(text: str, *ids: str) -> Turn:
         ),
     ],
 )
-def test_policy_route_and_follow_up(text, previous, expected):
+def test_the_cues_before_the_model(text, previous, expected):
     intent = classify_turn(text, previous)
     assert (intent.policy, intent.route, intent.follow_up) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "services"),
+    [("我现在都开了哪些业务", True), ("which plans do I have?", True), ("怎么查询已办理的业务", False)],
+)
+def test_asking_which_services_one_has_but_not_how_to_look_them_up(text, services):
+    assert classify_turn(text).services is services
 
 
 def rewrite(*context: Turn) -> tuple[str, tuple[str, ...]]:
@@ -76,7 +77,7 @@ def test_a_follow_up_carries_the_name_the_user_said_in_the_last_two_turns():
         user("我想问话费"),
         system("嗯"),
         user("还有"),
-        system("嗯"),
+        system("嗯", "faq"),  # a reply that cited something: "还有" was a question
         user("那这个多少钱？"),
     )
     assert rewrite(*context) == ("还有 那这个多少钱？", ("还有",))
@@ -89,9 +90,14 @@ def test_else_the_global_item_cited_in_the_last_reply():
         "夜间流量包 那这个多少钱？",
         ("夜间流量包",),
     )
-    # an item without a name field, or the user's own item: nothing carried (small talk is not a question to carry)
-    assert rewrite(user("你好"), system("您好", "faq"), user("那这个多少钱？")) == ("那这个多少钱？", ())
-    assert rewrite(user("hi"), system("sure", "mine"), user("how much is it?")) == ("how much is it?", ())
+    # an item without a name field: the user's last question; the user's own item: nothing to carry but a greeting
+    # whose reply cited nothing is no question to carry either
+    assert rewrite(user("怎么查话费"), system("发送CXHF", "faq"), user("那这个多少钱？")) == (
+        "怎么查话费 那这个多少钱？",
+        ("怎么查话费",),
+    )
+    assert rewrite(user("你好"), system("您好"), user("那这个多少钱？")) == ("那这个多少钱？", ())
+    assert rewrite(user("hi"), system("hello"), user("how much is it?")) == ("how much is it?", ())
 
 
 def test_what_is_not_rewritten():
@@ -107,27 +113,10 @@ def test_what_is_not_rewritten():
 
 
 def test_an_action_is_about_the_thing_talked_about():
-    assert rewrite(user("我想了解夜间流量包"), system("好的"), user("帮我办了")) == (
-        "夜间流量包 帮我办了",
+    assert rewrite(user("我想了解夜间流量包"), system("好的"), user("那帮我办这个")) == (
+        "夜间流量包 那帮我办这个",
         ("夜间流量包",),
     )
-
-
-def test_the_route_narrows_only_a_decision_without_a_model():
-    always = Decision(True, detector="always")
-    assert route_decision(always, "faq") == Decision(
-        True, (GLOBAL,), (SourceKind.FAQ,), label="[QA]", detector="policy"
-    )
-    assert route_decision(always, "profile") == Decision(
-        True, (USER_PROFILE,), (), label="查询用户已办理的业务", detector="policy"
-    )
-    assert route_decision(always, "product").sources == (SourceKind.PRODUCT,)
-    assert route_decision(Decision(True), "faq").detector == "policy"  # "" is a decision without a model too
-    assert route_decision(always, "") is always
-    model = Decision(True, detector="api_query")
-    assert route_decision(model, "faq") is model
-    nothing = Decision(False, detector="always")
-    assert route_decision(nothing, "faq") is nothing
 
 
 def test_turn_intent_to_dict():

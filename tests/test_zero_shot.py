@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragdial.retrieval.entities import EntityTracker, partial_names
-from ragdial.retrieval.hybrid import CandidateScores
+from ragdial.retrieval.pool import CandidateScores
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.understanding import TextClassifier
 from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues, act_cues

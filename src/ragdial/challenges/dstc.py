@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ragdial import datasets
 from ragdial.challenges.base import (
@@ -20,6 +20,10 @@ from ragdial.challenges.base import (
 from ragdial.errors import RagdialError
 from ragdial.metrics.result import ChallengeScores
 from ragdial.schema import Dataset, Example
+
+if TYPE_CHECKING:
+    from ragdial.datasets.dstc import LabelRecord
+    from ragdial.jsontypes import JSONDict
 
 LABELS = Track("labels", "labels.json", "selection")
 
@@ -68,7 +72,7 @@ class DstcChallenge(Challenge):
         return [self.score_records(gold, checked, options.meteor)]
 
     def score_records(
-        self, gold: list[dict[str, Any]], predicted: list[dict[str, Any]], meteor: bool = True
+        self, gold: list[LabelRecord], predicted: list[LabelRecord], meteor: bool = True
     ) -> ChallengeScores:
         """The official scores of checked ``labels.json`` records against the gold ones."""
         from ragdial.metrics.challenges.dstc import score_dstc9, score_dstc11
@@ -113,7 +117,7 @@ class DstcChallenge(Challenge):
         predicted = [{**p, "response": p.get("response") or ""} if p["target"] else p for p in predicted]
         return dstc_metrics.selection_only(self.score_records(gold_labels, predicted, meteor=False))
 
-    def _grounding(self, root: Path, split: str, predicted: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _grounding(self, root: Path, split: str, predicted: list[LabelRecord]) -> JSONDict | None:
         """The unsupported-claim rate of the responses, when the dataset (knowledge and logs) is beside the labels."""
         from ragdial.datasets.dstc import knowledge_id
 

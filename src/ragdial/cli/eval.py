@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from rich.console import Console
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from ragdial.challenges import DSTC9, DSTC11, FUTUREDIAL, KDSD, SMP2017
 from ragdial.io import write_json
+from ragdial.jsontypes import as_object
 from ragdial.metrics.result import ChallengeScores
 
 app = typer.Typer(no_args_is_help=True, help="Score predictions as the challenge organisers do.")
@@ -33,7 +35,7 @@ def report(scores: ChallengeScores, json_: bool, out: Path | None) -> None:
     """A table on screen (or JSON), the official-shape scores on disk."""
     if out is not None:
         write_json(out, scores.scores)
-    grounding = scores.extra.get("grounding")
+    grounding = as_object(scores.extra["grounding"]) if "grounding" in scores.extra else None
     if json_:
         data = scores.to_dict()
         if grounding is not None:
@@ -176,5 +178,6 @@ def smp2017(
 
     scores = SMP2017.score_file(pred, gold, split)
     if confusion_png is not None:
-        plot_confusion(scores.extra["confusion"], scores.extra["labels"], confusion_png, f"SMP2017 {split}")
+        matrix = cast(Sequence[Sequence[int]], scores.extra["confusion"])  # as smp2017.score wrote it
+        plot_confusion(matrix, cast(Sequence[str], scores.extra["labels"]), confusion_png, f"SMP2017 {split}")
     report(scores, json_, out)

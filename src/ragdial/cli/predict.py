@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -13,10 +13,11 @@ from ragdial import challenges
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
 from ragdial.understanding import TextClassifier, training_data
+from ragdial.understanding.model import Input
 from ragdial.understanding.tasks import display
 
 
-def _confidence(model: TextClassifier, row: Any) -> float | list[float]:
+def _confidence(model: TextClassifier, row: np.ndarray) -> float | list[float]:
     if model.head.mode == "binary":
         return round(float(row[0]), 6)
     if model.head.mode == "multiclass":
@@ -39,14 +40,14 @@ def predict(
     if (data is None) == (not texts):
         raise RagdialError("give either utterances or --format and --data")
     ids: list[str]
-    gold: list[Any] | None = None
+    gold: list[object] | None = None
     if data is not None:
         if format is None:
             raise RagdialError("--data needs --format")
         challenge = challenges.for_format(format)
         dataset = challenge.load(data, split, format)
         dataset.examples = challenge.examples(dataset, fold, k=folds)
-        inputs: list[Any] = [e.context for e in dataset.examples]
+        inputs: list[Input] = [e.context for e in dataset.examples]
         ids = [e.id for e in dataset.examples]
         try:
             contexts, gold = training_data(model.task, dataset)

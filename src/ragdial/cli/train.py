@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, TypedDict
 
 import typer
 
@@ -21,6 +21,16 @@ app.command("detector")(train_understanding.detector)
 app.command("intent")(train_understanding.intent)
 app.command("api-query")(train_understanding.api_query)
 recipes_cli.register(app)
+
+
+class _TrainOptions(TypedDict):
+    """The options ``rerank.train`` and ``transfer.train`` share."""
+
+    depth: int
+    max_select: int
+    rounds: int
+    seed: int
+    relative_cut: bool
 
 
 @app.command()
@@ -46,7 +56,7 @@ def retriever(
     base.reranker = None
     examples = challenge.examples(dataset, exclude_fold, keep=False)
     start = time.perf_counter()
-    options: dict[str, Any] = {
+    options: _TrainOptions = {
         "depth": depth,
         "max_select": max_select,
         "rounds": rounds,

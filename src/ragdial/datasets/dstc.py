@@ -9,18 +9,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict, cast
 
 from ragdial.errors import DataFormatError
 from ragdial.io import expect, field, read_json, write_json
-from ragdial.jsontypes import JSONDict, as_object
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue, as_object
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 SPEAKERS = {"U": Speaker.USER, "S": Speaker.SYSTEM}
 LABEL_KEYS = ("target", "knowledge", "response")
 
 
-def knowledge_id(ref: Mapping[str, Any]) -> str:
+class KnowledgeRef(TypedDict, total=False):
+    """A knowledge reference of a ``labels.json`` entry (``doc_type``: DSTC11; ``sent_id``: DSTC11 reviews)."""
+
+    domain: Required[str]
+    entity_id: Required[int | str]
+    doc_type: str
+    doc_id: Required[int]
+    sent_id: int
+
+
+class LabelRecord(TypedDict, total=False):
+    """A checked ``labels.json`` entry (gold or predicted): ``knowledge`` and ``response`` for targets; a file may
+    carry further keys, which are kept as they are."""
+
+    target: Required[bool]
+    knowledge: list[KnowledgeRef]
+    response: str
+
+
+def knowledge_id(ref: Mapping[str, object]) -> str:
     """The stable id of an official knowledge reference (a ``labels.json`` knowledge entry)."""
     head = f"{ref['domain']}:{ref['entity_id']}"
     doc_type = ref.get("doc_type")
@@ -33,7 +52,7 @@ def knowledge_id(ref: Mapping[str, Any]) -> str:
 
 def knowledge_ref(item: Knowledge) -> JSONDict:
     """The official reference of a knowledge item, keys in the organisers' order."""
-    ref: dict[str, Any] = {"domain": item.fields["domain"], "entity_id": item.fields["entity_id"]}
+    ref: JSONDict = {"domain": item.fields["domain"], "entity_id": item.fields["entity_id"]}
     if "doc_type" in item.fields:
         ref["doc_type"] = item.fields["doc_type"]
     ref["doc_id"] = item.fields["doc_id"]
@@ -117,7 +136,7 @@ def read_logs(path: str | Path) -> list[list[Turn]]:
     return instances
 
 
-def read_labels(path: str | Path, kb: KnowledgeBase | None = None) -> list[dict[str, Any]]:
+def read_labels(path: str | Path, kb: KnowledgeBase | None = None) -> list[LabelRecord]:
     """Read and check ``labels.json`` (gold or predicted): every knowledge reference must exist in ``kb``."""
     labels = expect(path, read_json(path), list)
     for index, label in enumerate(labels):
@@ -135,7 +154,7 @@ def read_labels(path: str | Path, kb: KnowledgeBase | None = None) -> list[dict[
                 raise DataFormatError(path, f"unknown knowledge {knowledge_id(ref)!r}", record, "knowledge")
         if "response" in label:
             field(path, index, label, "response", str)
-    return labels
+    return cast(list[LabelRecord], labels)  # checked above
 
 
 def version_of(kb: KnowledgeBase) -> str:
@@ -171,7 +190,8 @@ def load(root: str | Path, split: str = "val", knowledge: str | Path | None = No
             example.needs_knowledge = bool(label["target"])
             example.knowledge_ids = [knowledge_id(ref) for ref in label.get("knowledge") or []]
             example.response = label.get("response")
-            extra = {k: v for k, v in label.items() if k not in LABEL_KEYS}
+            raw: JSONObject = cast(JSONObject, label)  # the record as read, with the keys the type does not name
+            extra = {k: v for k, v in raw.items() if k not in LABEL_KEYS}
             if extra:
                 example.meta["label_extra"] = extra
         examples.append(example)
@@ -183,10 +203,10 @@ def label_record(
     target: bool,
     knowledge_ids: Sequence[str] = (),
     response: str | None = None,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, JSONValue] | None = None,
 ) -> JSONDict:
     """One ``labels.json`` entry in the official format (ranked knowledge, most likely first)."""
-    record: dict[str, Any] = {"target": target}
+    record: JSONDict = {"target": target}
     if target:
         record["knowledge"] = [knowledge_ref(kb.get(item_id)) for item_id in knowledge_ids]
         if response is not None:

@@ -15,13 +15,14 @@ GenerateFn = Callable[[Example], str]
 
 def dstc_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     """DSTC11 generation scores with every turn detected (detection weighting 1): BLEU, METEOR 1.5, ROUGE-1/2/L."""
+    from ragdial.datasets.dstc import LabelRecord
     from ragdial.metrics.challenges.dstc import score_dstc11
 
-    gold = [{"target": True, "knowledge": [], "response": r} for r in references]
-    hyps = [{"target": True, "knowledge": [], "response": p} for p in predictions]
-    generation = score_dstc11(gold, hyps).scores["generation"]
+    gold: list[LabelRecord] = [{"target": True, "knowledge": [], "response": r} for r in references]
+    hyps: list[LabelRecord] = [{"target": True, "knowledge": [], "response": p} for p in predictions]
+    flat = score_dstc11(gold, hyps).flat()
     names = {"bleu": "BLEU", "meteor": "METEOR", "rouge_1": "ROUGE-1", "rouge_2": "ROUGE-2", "rouge_l": "ROUGE-L"}
-    return {names[k]: v for k, v in generation.items()}
+    return {names[k.removeprefix("generation.")]: v for k, v in flat.items() if k.startswith("generation.")}
 
 
 def char_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
@@ -29,15 +30,14 @@ def char_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[s
     from ragdial.metrics.challenges.kdsd import score_kdsd
 
     triples = [[str(i)] for i in range(len(references))]
-    scores = score_kdsd(triples, triples, list(references), list(predictions)).scores
-    generation = scores["generation"]
+    flat = score_kdsd(triples, triples, list(references), list(predictions)).flat()
     return {
-        "BLEU-1": generation["bleu-1"],
-        "BLEU-2": generation["bleu-2"],
-        "DISTINCT-1": generation["distinct-1"],
-        "DISTINCT-2": generation["distinct-2"],
-        "F1": generation["f1"],
-        "score (gold triples)": scores["score"],
+        "BLEU-1": flat["generation.bleu-1"],
+        "BLEU-2": flat["generation.bleu-2"],
+        "DISTINCT-1": flat["generation.distinct-1"],
+        "DISTINCT-2": flat["generation.distinct-2"],
+        "F1": flat["generation.f1"],
+        "score (gold triples)": flat["score"],
     }
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ragdial import __version__
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 
 
 def signature(name: str, **choices: object) -> str:
@@ -51,10 +51,10 @@ class ChallengeScores:
     """A challenge's scores in the organisers' JSON shape, with a signature per metric family."""
 
     challenge: str
-    scores: dict[str, Any]
+    scores: JSONObject
     signatures: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
+    extra: JSONDict = field(default_factory=dict)  # e.g. a confusion matrix; not part of the score file
 
     def flat(self) -> dict[str, float]:
         """``{"detection.f1": 0.9, ...}`` for tables."""
@@ -69,10 +69,12 @@ class ChallengeScores:
         }
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, float]]:
+def _flatten(data: Mapping[str, JSONValue], prefix: str = "") -> Iterator[tuple[str, float]]:
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             yield from _flatten(value, f"{name}.")
-        else:
+        elif isinstance(value, int | float | str):
             yield name, float(value)
+        else:
+            raise TypeError(f"score {name!r} is not a number: {value!r}")

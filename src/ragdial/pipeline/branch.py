@@ -17,22 +17,33 @@ from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from ragdial.generation.base import Exemplar, GenerationRequest, Generator
 from ragdial.generation.exemplars import Exemplars
 from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
+from ragdial.pipeline.answer_features import (
+    Candidates,
+    TurnView,
+    candidate_features,
+    item_name,
+    item_types,
+    ranked_numbers,
+    turn_numbers,
+    turn_terms,
+)
+from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
-    HARD_ROUTES,
+    Analysis,
+    Embeddings,
     Grounding,
     Relevance,
     Verified,
-    dense_of,
     evidence_for,
-    policy_of,
-    rank_for_turn,
+    select_cited,
     stream_verified,
-    user_turns,
 )
 from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord, Usage
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
@@ -40,14 +51,16 @@ from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
 from ragdial.understanding.policy import (
+    ANSWER,
     NOT_IN_KNOWLEDGE,
     OTHER_LANGUAGE,
+    PROFILE,
     ROUTE_LABELS,
-    SMALL_TALK,
     Rewrite,
+    TurnIntent,
     classify_turn,
+    other_language,
     rewrite_turn,
-    route_decision,
 )
 
 if TYPE_CHECKING:
@@ -121,6 +134,7 @@ class KnowledgeBranch:
         settings: Settings,
         items: Sequence[Knowledge] = (),
         exemplars: Exemplars | None = None,
+        answer_model: AnswerModel | None = None,
     ) -> None:
         self.detector = detector
         self.exemplars = exemplars
@@ -129,8 +143,22 @@ class KnowledgeBranch:
         self.language = language
         self.settings = settings
         self.items = {item.id: item for item in items}
+        self.profiles: dict[str, list[Knowledge]] = {}
+        for item in self.items.values():
+            if not item.is_global:
+                self.profiles.setdefault(item.scope, []).append(item)
         self.names = knowledge_names(self.items.values())
-        self.relevance = Relevance(self.items.values(), dense_of(retriever))
+        self.types = item_types(list(self.items.values()))
+        embeddings = Embeddings(ANSWER_ENCODER, retriever)
+        self.relevance = Relevance(self.items.values(), embeddings.cosines, embeddings.text)
+        self._answer_model = answer_model
+
+    @property
+    def answer_model(self) -> AnswerModel:
+        """The answer model of the grounded path (the packaged one unless given), loaded at first use."""
+        if self._answer_model is None:
+            self._answer_model = default_answer_model()
+        return self._answer_model
 
     def claims(self, state: JSONObject, turn: Turn) -> bool:
         return True
@@ -202,47 +230,105 @@ class KnowledgeBranch:
         usage = token_usage(generation, len(pieces))
         yield Reply(text, found.selected, decision, timings, len(pieces), self.language, found.ranked, record, usage)
 
+    def analyse(self, context: Sequence[Turn], user: str | None, score: bool = True) -> Analysis:
+        """The grounded path's view of the last turn of ``context``: the rewrite, the candidates (the retrieval of
+        the rewritten query and of the turn alone, the user's profile, the items cited in the last two replies)
+        with their features, and the answer model's route, ranking and policy (``ragdial.pipeline.answer_model``).
+        A turn in a third language gets ``other_language`` without retrieval. ``score=False`` stops before the
+        model (the candidates and features only, for training it)."""
+        text = context[-1].text
+        view = TurnView.of(context, user, self.language)
+        if other_language(text):
+            decision = Decision(False, (), label=OTHER_LANGUAGE, detector="policy")
+            return Analysis(view, TurnIntent(OTHER_LANGUAGE), None, decision, Candidates((), np.zeros((0, 0))), [])
+        cues = classify_turn(text, view.previous)
+        # a trained reranker decides the ranking and its cut from the dialog itself: no rewrite
+        trained = getattr(self.retriever, "reranker", None) is not None
+        rewrite = Rewrite(text, text) if trained else rewrite_turn(context, cues, self.items.get, self.names)
+        query_context = [*context[:-1], Turn(Speaker.USER, rewrite.text)]
+        decision = self.decide(query_context)
+        by_query = self.retrieve(query_context, user, decision)
+        by_turn = self.retrieve(context, user, decision).ranked if rewrite.changed else by_query.ranked
+        if trained:
+            empty = Candidates((), np.zeros((0, 0)))
+            selected = list(by_query.selected)
+            return Analysis(view, cues, rewrite, decision, empty, list(by_query.ranked), reranked=selected)
+        ranks = {c.id: (-1, i) for i, c in enumerate(by_query.ranked)}
+        for i, c in enumerate(by_turn):
+            ranks[c.id] = (i, ranks.get(c.id, (-1, -1))[1])
+        pool: dict[str, Knowledge] = {c.id: c.item for c in [*by_query.ranked, *by_turn]}
+        profile = self.profiles.get(user, []) if user is not None and decision.needs_knowledge else []
+        for item in profile:
+            pool.setdefault(item.id, item)
+        for ids in view.cited[-2:]:
+            for cited in ids:
+                if cited in self.items and (self.items[cited].is_global or self.items[cited].scope == user):
+                    pool.setdefault(cited, self.items[cited])
+        items = list(pool.values())
+        cited_names = [item_name(self.items[i]) for i in view.last_cited if i in self.items]
+        candidates = candidate_features(
+            view,
+            rewrite.text,
+            items,
+            ranks,
+            self.relevance.lexical,
+            self.relevance.dense,
+            profile,
+            self.types,
+            cited_names,
+        )
+        vector = self.relevance.embed(text) if self.relevance.embed is not None else None
+        if not score:
+            return Analysis(view, cues, rewrite, decision, candidates, [], vector=vector)
+        model = self.answer_model
+        terms = turn_terms(view)
+        numbers = turn_numbers(view, candidates)
+        route = model.route_probs(terms, numbers, vector)
+        scores = model.rank_probs(candidates, route)
+        numbers = policy_numbers(numbers, route, ranked_numbers(candidates, scores))
+        policies = model.policy_probs(terms, numbers, vector)
+        order = sorted(range(len(items)), key=lambda j: -scores[j])
+        asked = candidates.column("asked_attribute")
+        if order and not items[order[0]].is_global and not asked[order[0]]:
+            # one's own data: the profile item holding the figure asked for, if one does, comes first
+            holding = [j for j in order if not items[j].is_global and asked[j]]
+            if holding:
+                order = [holding[0], *(j for j in order if j != holding[0])]
+        ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
+        best_route = max(route, key=route.__getitem__)
+        policy = max(policies, key=policies.__getitem__)
+        if cues.services and profile:  # "which services do I have": the user's services answer it
+            best_route = PROFILE
+        if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):
+            policy = NOT_IN_KNOWLEDGE  # nothing to answer from, or a guest's account question: no account data
+        if (
+            policy == NOT_IN_KNOWLEDGE
+            and ranked
+            and decision.needs_knowledge
+            and decision.detector not in ("always", "")
+        ):
+            policy = ANSWER  # a trained detector decided the turn needs this knowledge (the model knows the demo KB)
+        intent = replace(cues, policy=policy, route=best_route)
+        return Analysis(view, intent, rewrite, decision, candidates, ranked, route, policies, vector=vector)
+
     def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
         start = time.perf_counter()
         timings: dict[str, float] = {}
         context = list(request.context)
-        intent = classify_turn(request.turn.text, user_turns(context[:-1]))
-        rewrite = None
-        ranked: list[ScoredKnowledge] = []
-        selected: list[ScoredKnowledge] = []
-        cut: list[str] = []
-        if intent.policy in (SMALL_TALK, OTHER_LANGUAGE):
-            decision = Decision(False, (), label=intent.policy, detector="policy")
-            timings["understand_ms"] = ms(start)
-            timings["retrieve_ms"] = 0.0
-        else:
-            # a trained reranker decides the ranking and its cut from the dialog itself: no rewrite, routing or cut
-            trained = getattr(self.retriever, "reranker", None) is not None
-            text = request.turn.text
-            rewrite = Rewrite(text, text) if trained else rewrite_turn(context, intent, self.items.get, self.names)
-            query_context = [*context[:-1], Turn(Speaker.USER, rewrite.text)]
-            decision = self.decide(query_context)
-            if intent.route and decision.detector == "always":
-                decision = replace(decision, label=ROUTE_LABELS[intent.route])
-            timings["understand_ms"] = ms(start)
-            stage = time.perf_counter()
-            found = self.retrieve(query_context, request.user, decision)
-            ranked = found.ranked
-            hard = intent.route in HARD_ROUTES and not trained
-            routed = route_decision(decision, intent.route) if hard else decision
-            if routed is not decision:  # the route's source searched on its own too, its items first
-                within = self.retrieve(query_context, request.user, routed).ranked
-                seen = {c.id for c in within}
-                ranked = [*within, *(c for c in ranked if c.id not in seen)]
-            settings = self.settings
-            if trained:
-                selected, cut = list(found.selected), []
-            else:
-                selected, cut = rank_for_turn(
-                    ranked, rewrite.text, intent, self.relevance, settings.top_k, settings.min_relevance
-                )
-            timings["retrieve_ms"] = ms(stage)
-        policy = policy_of(intent, selected, rewrite.text if rewrite else "", request.user)
+        analysis = self.analyse(context, request.user)
+        intent, rewrite, decision = analysis.intent, analysis.rewrite, analysis.decision
+        if intent.route and decision.detector == "always":
+            decision = replace(decision, label=ROUTE_LABELS[intent.route])
+        ranked = analysis.ranked
+        settings = self.settings
+        selected, cut = select_cited(
+            analysis, self.relevance, settings.top_k, settings.min_relevance, self.answer_model.cite_min
+        )
+        timings["understand_ms"] = ms(start)
+        timings["retrieve_ms"] = 0.0
+        policy = intent.policy
+        if policy == ANSWER and not selected:  # nothing relevant enough to answer from
+            policy = NOT_IN_KNOWLEDGE
         if policy == NOT_IN_KNOWLEDGE:
             selected = []
         settings = self.settings
@@ -269,7 +355,16 @@ class KnowledgeBranch:
         timings["generate_ms"] = ms(stage)
         timings.setdefault("first_token_ms", timings["generate_ms"])
         timings["total_ms"] = ms(start)
-        grounding = Grounding(policy, intent, rewrite, verified.check, verified.attempts, verified.fallback, tuple(cut))
+        grounding = Grounding(
+            policy,
+            intent,
+            rewrite,
+            verified.check,
+            verified.attempts,
+            verified.fallback,
+            tuple(cut),
+            analysis.policies,
+        )
         system = Turn(Speaker.SYSTEM, text, knowledge_ids=[c.id for c in selected])
         record = TurnRecord(
             request.turn, system, selected, decision, dict(request.state), grounding, self.name, timings, count

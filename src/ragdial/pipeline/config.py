@@ -10,7 +10,7 @@ retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
-min_relevance: 0.22            # the relevance cut: items covering less of the query are not cited
+min_relevance: 0.1             # the relevance cut: items covering less of the query are not cited
 exemplars: null                # in-context examples for the generator: {name: dataset, format: F, path: P, k: 2}
 task: null                     # the task branch: {name: travel, db: PATH or sqlite:/// URL, today: YYYY-MM-DD}
 ```
@@ -82,7 +82,7 @@ class SystemConfig:
     seed: int = 0
     max_message_chars: int = 4000
     grounded: bool = True  # answer policy, rewrite + routing + relevance cut, verified grounding with fallback
-    min_relevance: float = 0.22  # the relevance cut of the grounded path (idf-weighted share of the query covered)
+    min_relevance: float = 0.1  # the relevance cut of the grounded path (idf-weighted share of the query covered)
     # the nearest labelled examples shown to the generator in context (``ragdial.generation.exemplars.EXEMPLARS``)
     exemplars: ComponentSpec | None = None
     # the task branch (flight/train/hotel booking, ``ragdial.task.TASKS``), claiming travel turns first; None = off

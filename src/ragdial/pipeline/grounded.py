@@ -10,42 +10,44 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Generator as PieceStream
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.extractive import (
     ExtractiveGenerator,
-    asked_keys,
     extractive_reply,
     is_service_item,
-    item_fields,
 )
 from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
+from ragdial.pipeline.answer_features import Candidates, TurnView
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.understanding.decision import Decision
 from ragdial.understanding.policy import (
     ACTION,
     ANSWER,
-    FAQ,
     NOT_IN_KNOWLEDGE,
     OTHER_LANGUAGE,
-    PRODUCT,
-    PROFILE,
     SMALL_TALK,
     Rewrite,
     TurnIntent,
 )
 
+if TYPE_CHECKING:
+    from ragdial.text.encoders import Encoder
+
 logger = logging.getLogger(__name__)
-ROUTE_SOURCES = {PROFILE: SourceKind.USER_PROFILE, PRODUCT: SourceKind.PRODUCT, FAQ: SourceKind.FAQ}
-DEFAULT_MIN_RELEVANCE = 0.22
-CANDIDATES = 12  # the retriever's first items the relevance cut looks at
-HARD_ROUTES = (PROFILE,)  # routes whose source is searched on its own and put first (tuned on dev)
+DEFAULT_MIN_RELEVANCE = 0.1  # tuned on the dev half with the answer model trained on the train set
 INSTRUCTIONS = {
     "zh": {
         ANSWER: "只回答用户问的那一项，数字、价格、日期、名称必须与【知识】完全一致；知识里没有的不要说。",
@@ -77,6 +79,7 @@ class Grounding:
     attempts: tuple[GroundingCheck, ...] = ()
     fallback: str | None = None
     cut: tuple[str, ...] = ()
+    policies: dict[str, float] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -94,6 +97,7 @@ class Grounding:
             "fallback": self.fallback,
             "attempts": [a.to_dict() for a in self.attempts],
             "cut": list(self.cut),
+            "policy_scores": {k: round(v, 3) for k, v in self.policies.items()},
         }
 
 
@@ -181,7 +185,10 @@ class Relevance:
     and, where the retriever has a sentence encoder, the cosine of the query and the item (``dense``)."""
 
     def __init__(
-        self, items: Iterable[Knowledge], dense: Callable[[str, Sequence[Knowledge]], list[float]] | None = None
+        self,
+        items: Iterable[Knowledge],
+        dense: Callable[[str, Sequence[Knowledge]], list[float]] | None = None,
+        embed: Callable[[str], np.ndarray | None] | None = None,
     ) -> None:
         documents = [set(_terms(item.text)) for item in items]
         counts: Counter[str] = Counter()
@@ -190,12 +197,13 @@ class Relevance:
         self.n = max(1, len(documents))
         self.counts = counts
         self.dense = dense
+        self.embed = embed  # the retriever's sentence vector of a text
 
     def idf(self, term: str) -> float:
         return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
 
     def lexical(self, query: str, item: Knowledge) -> float:
-        terms = set(_terms(query))
+        terms = sorted(set(_terms(query)))  # a fixed order: the same sum in every process (hash seeds differ)
         if not terms:
             return 0.0
         have = set(_terms(item.text))
@@ -209,19 +217,58 @@ class Relevance:
         return [max(a, b) for a, b in zip(lexical, self.dense(query, items), strict=True)]
 
 
-def dense_of(retriever: object) -> Callable[[str, Sequence[Knowledge]], list[float]] | None:
-    """The query-item cosine of a retriever with a sentence encoder and item vectors (``HybridRetriever``)."""
-    queries = getattr(retriever, "_queries", None)
-    vectors = getattr(retriever, "vectors", None)
-    position = getattr(retriever, "position", None)
-    if queries is None or vectors is None or position is None:
-        return None
+class Embeddings:
+    """Sentence vectors under one encoder (the answer model's, ``use``): of a text (the process-wide query cache)
+    and cosines of a text with items (the retriever's item vectors when it uses the same encoder, else each item
+    encoded once and kept). The encoder is loaded at first use; where it cannot be, there are no vectors."""
 
-    def dense(query: str, items: Sequence[Knowledge]) -> list[float]:
-        vector = queries([query])[0]
-        return [float(vectors[position(item.id)] @ vector) for item in items]
+    def __init__(self, encoder: str, retriever: object = None) -> None:
+        self.name = encoder
+        self.retriever = retriever
+        self._queries: Callable[[Sequence[str]], np.ndarray] | None = None
+        self._encoder: Encoder | None = None
+        self._items: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._failed = False
 
-    return dense
+    def _load(self) -> bool:
+        if self._queries is not None or self._failed:
+            return not self._failed
+        from ragdial.text.encoders import QueryCache, get_encoder
+
+        try:
+            self._encoder = get_encoder(self.name)
+        except (ImportError, RagdialError, OSError) as err:
+            logger.warning("no sentence vectors for the answer model (%s): %s", self.name, err)
+            self._failed = True
+            return False
+        self._queries = QueryCache.shared(self._encoder)
+        return True
+
+    def text(self, text: str) -> np.ndarray | None:
+        if not self._load() or self._queries is None:
+            return None
+        return np.asarray(self._queries([text])[0], dtype=float)
+
+    def cosines(self, text: str, items: Sequence[Knowledge]) -> list[float]:
+        query = self.text(text)
+        if query is None:
+            return [0.0] * len(items)
+        return [float(self._vector(item) @ query) for item in items]
+
+    def _vector(self, item: Knowledge) -> np.ndarray:
+        retriever = self.retriever
+        if getattr(getattr(retriever, "encoder", None), "name", None) == self.name:
+            vectors, position = getattr(retriever, "vectors", None), getattr(retriever, "position", None)
+            if vectors is not None and position is not None:
+                try:
+                    return np.asarray(vectors[position(item.id)], dtype=float)
+                except KeyError:
+                    pass
+        with self._lock:
+            if item.id not in self._items and self._encoder is not None:
+                self._items[item.id] = np.asarray(self._encoder.encode([item.text])[0], dtype=float)
+            return self._items.get(item.id, np.zeros(0))
 
 
 def _terms(text: str) -> list[str]:
@@ -239,59 +286,54 @@ def _terms(text: str) -> list[str]:
     return terms
 
 
-def rank_for_turn(
-    ranked: Sequence[ScoredKnowledge],
-    query: str,
-    intent: TurnIntent,
-    relevance: Relevance,
-    top_k: int,
-    min_relevance: float,
+@dataclass(frozen=True)
+class Analysis:
+    """What the grounded path decided about a turn before generating: the turn's view, its intent (policy and
+    route from the answer model; ``follow_up``/``services`` cues), the rewrite, the detector's decision, the
+    candidates with their features, the candidates ranked by the answer model (score: the probability of being the
+    item to cite first), and the route and policy probabilities."""
+
+    view: TurnView
+    intent: TurnIntent
+    rewrite: Rewrite | None
+    decision: Decision
+    candidates: Candidates
+    ranked: list[ScoredKnowledge]
+    routes: dict[str, float] = field(default_factory=dict)
+    policies: dict[str, float] = field(default_factory=dict)
+    reranked: list[ScoredKnowledge] | None = None  # a trained reranker's selection, cited as it is
+    vector: np.ndarray | None = None  # the turn's sentence vector (the retriever's encoder), if it has one
+
+
+def select_cited(
+    analysis: Analysis, relevance: Relevance, top_k: int, min_relevance: float, cite_min: float
 ) -> tuple[list[ScoredKnowledge], list[str]]:
-    """The candidates (the route's source first, then the retriever's order) cut by relevance: items under
-    ``min_relevance`` are dropped, so a turn can cite nothing. On a question about one's own data, the profile item
-    holding the figure asked for comes first."""
-    candidates = list(ranked[:CANDIDATES])
-    scores = relevance.scores(query, [c.item for c in candidates])
-    if intent.route == PROFILE:
-        # one's own data: the profile items first, the one holding the figure asked for, then by relevance; they
-        # stay whatever their wording (the user asked about their account)
-        def key(index: int) -> tuple[int, float]:
-            item = candidates[index].item
-            if item.source != SourceKind.USER_PROFILE:
-                return (2, 0.0)
-            asked = asked_keys(query, item_fields(item), first_match=True)
-            return (0 if asked else 1, -scores[index])
-
-        order = sorted(range(len(candidates)), key=key)
-        profile = {i for i in order if candidates[i].item.source == SourceKind.USER_PROFILE}
-        services = [i for i in order if i in profile and is_service_item(candidates[i].item)]
-        if services and intent.services:  # "which plans do I have": their services, in profile order
-            order = sorted(services, key=lambda i: str(candidates[i].item.fields.get("index", "")).zfill(6))
-        candidates = [candidates[i] for i in order]
-        scores = [max(scores[i], min_relevance) if i in profile else scores[i] for i in order]
-    kept = [c for c, s in zip(candidates, scores, strict=True) if s >= min_relevance][:top_k]
-    cut = [c.id for c, s in zip(candidates[:top_k], scores[:top_k], strict=True) if s < min_relevance]
-    return kept, cut
-
-
-_PAST_PERIOD = re.compile(r"上个?月|上期|去年|last (?:month|year)|previous month", re.IGNORECASE)
-
-
-def policy_of(intent: TurnIntent, selected: Sequence[ScoredKnowledge], query: str = "", user: str | None = "") -> str:
-    """The answer policy: small talk and actions as the turn asks; an answerable turn with nothing relevant is
-    ``not_in_knowledge``, and so is a question about one's own account without an account (a guest) or about a
-    past period the cited items do not cover."""
-    if intent.policy in (SMALL_TALK, ACTION, OTHER_LANGUAGE):
-        return intent.policy
-    if intent.route == PROFILE and user is None:
-        return NOT_IN_KNOWLEDGE
-    if (
-        intent.route == PROFILE
-        and _PAST_PERIOD.search(query)
-        and not any(_PAST_PERIOD.search(c.item.text) for c in selected)
-    ):
-        return NOT_IN_KNOWLEDGE
-    return ANSWER if selected else NOT_IN_KNOWLEDGE
+    """The items to cite: nothing for small talk, another language or nothing in the knowledge; else the model's
+    first item (if a global item, only when its relevance to the query, ``Relevance``, reaches ``min_relevance``:
+    else nothing), then the next ones whose probability reaches ``cite_min`` and whose relevance reaches
+    ``min_relevance``, up to ``top_k``. A question about which services the user has cites
+    all their services. Returns (cited, ids dropped from the first ``top_k``)."""
+    ranked = analysis.ranked
+    if analysis.intent.policy in (SMALL_TALK, OTHER_LANGUAGE, NOT_IN_KNOWLEDGE) or not ranked:
+        return [], [c.id for c in ranked[:top_k]]
+    if analysis.reranked is not None:
+        return list(analysis.reranked), []
+    query = analysis.rewrite.text if analysis.rewrite else analysis.view.text
+    if analysis.intent.policy == ACTION:  # how to do it oneself: an FAQ or a product's channels, not the profile
+        ranked = [c for c in ranked if c.item.is_global] or ranked
+    services = [c for c in ranked if not c.item.is_global and is_service_item(c.item)]
+    if analysis.intent.services and services:
+        services.sort(key=lambda c: str(c.item.fields.get("index", "")).zfill(6))
+        return services, []
+    first = ranked[0]
+    if first.item.is_global and relevance.scores(query, [first.item])[0] < min_relevance:
+        return [], [c.id for c in ranked[:top_k]]  # nothing relevant enough (a profile item answers as it is)
+    kept = [first]
+    cut: list[ScoredKnowledge] = []
+    for candidate in ranked[1:top_k]:
+        close = relevance.scores(query, [candidate.item])[0] >= min_relevance
+        (kept if candidate.score >= cite_min and close else cut).append(candidate)
+    return kept, [c.id for c in cut]
 
 
 def evidence_for(items: Sequence[Knowledge], context: Sequence[Turn], names: Sequence[str]) -> Evidence:

@@ -16,19 +16,23 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from ragdial.errors import RagdialError
-from ragdial.jsontypes import RouteBody, as_object
+from ragdial.jsontypes import JSONDict, RouteBody, as_array, as_object
 from ragdial.rating.store import RatingStore
 
+if TYPE_CHECKING:
+    from ragdial.pipeline.system import DialogSystem
+
 STATIC = Path(__file__).parent / "static"
-Responder = Callable[[dict[str, Any] | None, str], Any]
-GoalSampler = Callable[[int], tuple[dict[str, Any], str]]
+# the system's reply, its new state and what happened (``booked``: the booking made, if any)
+Responder = Callable[[JSONDict | None, str], tuple[str, JSONDict, JSONDict]]
+GoalSampler = Callable[[int], tuple[JSONDict, str]]
 
 
 class NewTest(BaseModel):
@@ -40,12 +44,12 @@ class Message(BaseModel):
 
 
 class Items(BaseModel):
-    items: list[dict[str, Any]] = Field(min_length=1)
+    items: list[dict[str, Any]] = Field(min_length=1)  # Any: pydantic (no model of the recursive JSONValue)
 
 
 class ItemRating(BaseModel):
     rater: str = Field(min_length=1, max_length=64)
-    scores: dict[str, Any]
+    scores: dict[str, Any]  # Any: pydantic (no model of the recursive JSONValue)
 
 
 def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
@@ -58,17 +62,22 @@ def task_branch_backend(db_url: str | Path | None = None) -> tuple[Responder, Go
     branch = TaskBranch(db)
     today = branch.today
 
-    def respond(state: dict[str, Any] | None, text: str) -> Any:
-        return tuple(branch.respond(state, text))
+    def respond(state: JSONDict | None, text: str) -> tuple[str, JSONDict, JSONDict]:
+        turn = branch.respond(state, text)
+        return (
+            turn.reply,
+            turn.state,
+            {"done": turn.done, "booked": turn.booked, "in_scope": turn.in_scope, "acts": turn.acts},
+        )
 
-    def goal(test_number: int) -> tuple[dict[str, Any], str]:
+    def goal(test_number: int) -> tuple[JSONDict, str]:
         g = sample_goal(db, test_number, today, random.Random())
         return {**g.to_dict(), "today": today.isoformat()}, f"（今天是{today.month}月{today.day}日）" + g.describe()
 
     return respond, goal
 
 
-def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
+def system_backend(system: DialogSystem, db_url: str | Path | None = None) -> tuple[Responder, GoalSampler]:
     """The whole dialog system under test (task branch, knowledge branch, chit-chat), goals from the travel
     database: for the service to mount the rating pages over the system it serves. The rating store keeps the
     test's history and the system's session state."""
@@ -77,13 +86,18 @@ def system_backend(system: Any, db_url: str | Path | None = None) -> tuple[Respo
 
     _, goal = task_branch_backend(db_url)
 
-    def respond(state: dict[str, Any] | None, text: str) -> Any:
+    def respond(state: JSONDict | None, text: str) -> tuple[str, JSONDict, JSONDict]:
         state = state or {}
-        history = [Turn(Speaker(speaker), said) for speaker, said in state.get("history", [])]
-        session = Session("rating", None, system.language, history, dict(state.get("session", {})))
+        history = [
+            Turn(Speaker(str(speaker)), str(said)) for speaker, said in map(as_array, as_array(state.get("history")))
+        ]
+        session = Session("rating", None, system.language, history, dict(as_object(state.get("session"))))
         reply = system.respond(session, text)
         session.add(reply.record)
-        new_state = {"history": [[t.speaker.value, t.text] for t in session.history], "session": session.state}
+        new_state: JSONDict = {
+            "history": [[t.speaker.value, t.text] for t in session.history],
+            "session": session.state,
+        }
         return reply.text, new_state, {"decision": reply.decision.to_dict()}
 
     return respond, goal
@@ -135,7 +149,7 @@ def rating_router(store: RatingStore, responder: Responder, goal_sampler: GoalSa
         return {"reply": reply, **(info or {})}
 
     @router.post("/api/tests/{test_id}/rating")
-    def rate_test(test_id: int, scores: dict[str, Any]) -> RouteBody:
+    def rate_test(test_id: int, scores: dict[str, Any]) -> RouteBody:  # Any: pydantic (as above)
         try:
             store.rate_test(test_id, scores)
         except KeyError as err:

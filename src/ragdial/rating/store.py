@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from ragdial.errors import RagdialError
-from ragdial.jsontypes import JSONDict, as_array
+from ragdial.jsontypes import JSONDict, JSONValue, as_array
 from ragdial.metrics.agreement import krippendorff_alpha
 
 ONLINE_SCALES = {"satisfaction": (-2, 2), "fluency": (-1, 1), "guidance": (0, 1), "completed": (0, 1)}
@@ -80,7 +80,8 @@ class RatingStore:
             out[key] = json.loads(out[key]) if out[key] else None
         return out
 
-    def save_turn(self, test_id: int, state: JSONDict, user: str, system: str, booked: dict | None) -> None:
+    def save_turn(self, test_id: int, state: JSONDict, user: str, system: str, booked: JSONValue) -> None:
+        """Keep one exchange of an online test; ``booked``: the booking the turn made (falsy: none)."""
         test = self.test(test_id)
         log = [*as_array(test["log"]), {"user": user, "system": system}]
         bookings = [*as_array(test["booked"]), booked] if booked else test["booked"]

@@ -1,7 +1,9 @@
 """Knowledge retrieval: which knowledge does this turn need (ranking and selection).
 
 ``HybridRetriever(kb, RetrieverConfig(...))`` is the in-process retriever (entity-scoped candidates, BM25 + dense,
-fusion, optional learned ``Reranker`` whose cut selects); ``save_index``/``load_index`` persist it;
+fusion, optional learned ``Reranker`` whose cut selects); ``save_index``/``load_index`` persist it and
+``write_index`` writes one from a stream of items; above ``prune_above`` candidates it shortlists (exact BM25 top-k,
+a faiss dense index) before fusing;
 ``MilvusRetriever`` (in ``ragdial.retrieval.milvus``, needs the ``milvus`` extra) answers the same interface from
 Milvus. ``retrieve(context, scope, k, filter)`` returns a ``Retrieval`` (``ranked`` and ``selected`` items);
 ``RETRIEVERS`` builds them from a config.
@@ -10,7 +12,7 @@ Milvus. ``retrieve(context, scope, k, filter)`` returns a ``Retrieval`` (``ranke
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
-from ragdial.retrieval.index import load_index, save_index
+from ragdial.retrieval.index import load_index, save_index, write_index
 from ragdial.retrieval.registry import RETRIEVERS
 from ragdial.retrieval.rerank import Reranker
 
@@ -26,4 +28,5 @@ __all__ = [
     "ScoredKnowledge",
     "load_index",
     "save_index",
+    "write_index",
 ]

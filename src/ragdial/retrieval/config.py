@@ -26,6 +26,10 @@ class RetrieverConfig:
     - ``fusion``: ``bm25``, ``dense``, ``rrf`` (reciprocal rank, constant ``rrf_k``) or ``weighted``
       (``lexical_weight`` x min-max BM25 + (1 - ``lexical_weight``) x cosine).
     - ``select``: how many of the ranked items are selected without a reranker (with one, its cut selects).
+    - ``shortlist``, ``prune_above``: a candidate pool of more than ``prune_above`` items is first cut to the
+      union of its ``shortlist`` best by BM25 (exact top-k that skips postings) and by dense similarity (an
+      approximate index when the retriever has one, ``ann_nprobe`` lists probed), and only that union is scored
+      and fused; ``shortlist: 0`` always scores every candidate.
     """
 
     query: str = "recent"
@@ -39,6 +43,9 @@ class RetrieverConfig:
     lexical_weight: float = 0.5
     encoder: str | None = "use"
     select: int = 1
+    shortlist: int = 200
+    prune_above: int = 50_000
+    ann_nprobe: int = 16
     analyzer: Analyzer = field(default_factory=Analyzer)
 
     def __post_init__(self) -> None:
@@ -48,6 +55,8 @@ class RetrieverConfig:
             raise RagdialError(f"fusion must be one of {', '.join(FUSIONS)}, not {self.fusion!r}")
         if self.select < 1:
             raise RagdialError(f"select must be at least 1, not {self.select!r}")
+        if self.shortlist < 0 or self.prune_above < 0 or self.ann_nprobe < 1:
+            raise RagdialError("shortlist and prune_above must be at least 0 and ann_nprobe at least 1")
         if self.fusion in ("dense", "rrf", "weighted") and not self.encoder:
             self.fusion = "bm25"
         if isinstance(self.analyzer, dict):

@@ -97,9 +97,18 @@ def partial_names(items: Sequence[Knowledge], max_other_items: int = 2) -> dict[
     if not candidates:
         return {}
     used: dict[tuple[str, ...], int] = {}
+    firsts_of = {span[0] for span in candidates}
+    longest = max(len(span) for span in candidates)
     for item in items:
         entity = item.fields.get("entity")
-        present = _spans(normalise(item.text).split()) & candidates.keys()
+        words = normalise(item.text).split()
+        present = {
+            span
+            for i, word in enumerate(words)
+            if word in firsts_of
+            for n in range(1, longest + 1)
+            if i + n <= len(words) and (span := tuple(words[i : i + n])) in candidates
+        }
         for span in present:
             if candidates[span] != entity:
                 used[span] = used.get(span, 0) + 1
@@ -133,6 +142,27 @@ def _near(word: str, target: str) -> bool:
     if word == target:
         return True
     return len(target) >= 5 and len(word) >= 4 and word[0] == target[0] and _one_edit(word, target)
+
+
+def _fuzzy_keys(words: Sequence[str]) -> list[tuple[str | int, ...]]:
+    """The fuzzy-index keys of the names that may start at ``words`` (the turn's next one or two words)."""
+    first = [(words[0][0], len(words[0]) + d) for d in (-1, 0, 1)]
+    if len(words) < 2:
+        return list(first)
+    second = [(words[1][0], len(words[1]) + d) for d in (-1, 0, 1)]
+    return [*first, *(a + b for a in first for b in second)]
+
+
+def _word_spans(padded: str, table: dict[str, int], longest: int) -> set[int]:
+    """The values of ``table`` whose key (space-padded words) is a run of words of ``padded``."""
+    words = padded.split()
+    found = set()
+    for start in range(len(words)):
+        for stop in range(start + 1, min(len(words), start + longest) + 1):
+            order = table.get(f" {' '.join(words[start:stop])} ")
+            if order is not None:
+                found.add(order)
+    return found
 
 
 @dataclass(frozen=True)
@@ -169,17 +199,26 @@ class EntityTracker:
             for alias, names in sorted(table.items(), key=lambda kv: -len(kv[0]))
             if learn and not _CJK.search(alias) and (len(alias.split()) > 1 or len(alias.strip()) >= 6)
         ]
-        # a name's first word, by (first letter, length): a typing error keeps the first letter and changes the
-        # length by at most one, so a turn's word only needs comparing with names indexed under its neighbours
-        self._fuzzy_by_key: dict[tuple[str, int], list[int]] = {}
+        # a name by the (first letter, length) of its first two words: a typing error keeps the first letter and
+        # changes the length by at most one, so a turn's words only need comparing with names indexed under their
+        # neighbours (the second word keeps "Avalon North 3" and "Avalon Quay 7" in separate lists)
+        self._fuzzy_by_key: dict[tuple[str | int, ...], list[int]] = {}
         for order, (alias_words, _) in enumerate(self._fuzzy):
-            self._fuzzy_by_key.setdefault((alias_words[0][0], len(alias_words[0])), []).append(order)
+            key = tuple(part for word in alias_words[:2] for part in (word[0], len(word)))
+            self._fuzzy_by_key.setdefault(key, []).append(order)
         if learn:
             for alias, names in partial_names(items).items():
                 if alias not in table:
                     table[alias] = names
         # longest first, so a longer name claims its span before a name it contains
         self._aliases = sorted(table.items(), key=lambda kv: -len(kv[0]))
+        # where each alias is in that order, by its words (a Latin turn is matched word by word) and by its text
+        # without padding (in a Chinese turn any substring may be a name): a turn looks up its own spans instead of
+        # scanning every alias, so finding names costs the same for 600 or 60,000 entities
+        self._by_words = {alias: order for order, (alias, _) in enumerate(self._aliases)}
+        self._by_text = {alias.strip(): order for order, (alias, _) in enumerate(self._aliases)}
+        self._longest_words = max((len(alias.split()) for alias in self._by_words), default=0)
+        self._text_lengths = sorted({len(text) for text in self._by_text if text})
         self.entities = sorted({e for names in table.values() for e in names})
         self._memo: dict[str, list[str]] = {}
         self._pinyin: list[tuple[str, set[str]]] = []
@@ -190,6 +229,8 @@ class EntityTracker:
                 if len(chars) >= 3 and len(chars) == len(alias.strip()):
                     by_sound.setdefault(_pinyin_line(alias), set()).update(names)
             self._pinyin = sorted(by_sound.items(), key=lambda kv: -len(kv[0]))
+        self._by_sound = {syllables: order for order, (syllables, _) in enumerate(self._pinyin)}
+        self._longest_sound = max((len(syllables.split()) for syllables in self._by_sound), default=0)
 
     def __len__(self) -> int:
         return len(self.entities)
@@ -210,7 +251,8 @@ class EntityTracker:
         cjk = bool(_CJK.search(norm))
         hits: list[tuple[int, str]] = []
         taken: list[tuple[int, int]] = []
-        for alias, names in self._aliases:
+        for order in self._present(norm, cjk):
+            alias, names = self._aliases[order]
             needle = alias if not cjk else alias.strip()
             if not needle.strip() or len(needle) > len(norm):
                 continue
@@ -230,11 +272,25 @@ class EntityTracker:
             seen.setdefault(name, None)
         if self._pinyin and cjk:
             sound = _pinyin_line(text)
-            for syllables, names in self._pinyin:
-                if syllables in sound:
-                    for name in sorted(names):
-                        seen.setdefault(name, None)
+            for order in sorted(_word_spans(sound, self._by_sound, self._longest_sound)):
+                for name in sorted(self._pinyin[order][1]):
+                    seen.setdefault(name, None)
         return list(seen)
+
+    def _present(self, norm: str, cjk: bool) -> list[int]:
+        """The order positions of the aliases that occur in ``norm`` (padded words for a Latin turn, any substring
+        for a Chinese one), in the longest-first order ``_find`` claims them in."""
+        if not cjk:
+            return sorted(_word_spans(norm, self._by_words, self._longest_words))
+        found = set()
+        for length in self._text_lengths:
+            if length > len(norm):
+                break
+            for start in range(len(norm) - length + 1):
+                order = self._by_text.get(norm[start : start + length])
+                if order is not None:
+                    found.add(order)
+        return sorted(found)
 
     def _address(self, alias: str, norm: str, end: int) -> bool:
         """A one-word alias that is part of a name, followed by an address word ("Bridge Street")."""
@@ -253,11 +309,11 @@ class EntityTracker:
             position += len(word)
         free = [not any(s <= p < e for s, e in taken) for p, _ in words_at]
         matches = []
-        for i, (_, word) in enumerate(words_at):
+        for i in range(len(words_at)):
             if not free[i]:
                 continue
-            for length in (len(word) - 1, len(word), len(word) + 1):
-                for order in self._fuzzy_by_key.get((word[0], length), ()):
+            for key in _fuzzy_keys([w for _, w in words_at[i : i + 2]]):
+                for order in self._fuzzy_by_key.get(key, ()):
                     alias_words = self._fuzzy[order][0]
                     window = [w for _, w in words_at[i : i + len(alias_words)]]
                     if (

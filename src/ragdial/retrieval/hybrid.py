@@ -4,51 +4,26 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragdial.jsontypes import JSONDict
-from ragdial.retrieval import fusion
-from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
+from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.entities import EntityTracker
+from ragdial.retrieval.dense import DenseIndex
+from ragdial.retrieval.fusion import top_k
 from ragdial.retrieval.lexical import LexicalIndex
+from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 from ragdial.retrieval.query import query_texts
-from ragdial.schema import Knowledge, KnowledgeBase, Turn
+from ragdial.schema import KnowledgeBase, Turn
 from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 
 if TYPE_CHECKING:
     from ragdial.retrieval.rerank import RerankerModel
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` highest scores, best first (ties by position)."""
-    if len(scores) > 4 * k:
-        kth = -np.partition(-scores, k - 1)[k - 1]
-        above = np.flatnonzero(scores > kth)
-        part = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
-        return part[np.lexsort((part, -scores[part]))]
-    return np.argsort(-scores, kind="stable")[:k]
-
-
-@dataclass
-class CandidateScores:
-    """Scores of one query over its candidates (parallel arrays, indices into the retriever's items)."""
-
-    indices: np.ndarray
-    bm25: np.ndarray
-    dense: np.ndarray
-    fused: np.ndarray
-    bm25_last: np.ndarray
-    dense_last: np.ndarray
-    focus: list[str] = field(default_factory=list)
-    mention_age: dict[str, int] = field(default_factory=dict)
-    query: str = ""
-
-
-class HybridRetriever(Retriever):
+class HybridRetriever(KnowledgePool, Retriever):
     """BM25 + dense retrieval over a knowledge base, with entity-scoped candidates and an optional reranker."""
 
     def __init__(
@@ -58,23 +33,21 @@ class HybridRetriever(Retriever):
         lexical: LexicalIndex | None = None,
         vectors: np.ndarray | None = None,
         reranker: RerankerModel | None = None,
+        ann: DenseIndex | None = None,
     ) -> None:
-        self.kb = kb
-        self.config = config or RetrieverConfig()
-        self.items: list[Knowledge] = list(kb)
-        texts = [item.text or "" for item in self.items]
-        self.lexical = lexical or LexicalIndex.build(texts, self.config.analyzer)
-        self.encoder = get_encoder(self.config.encoder) if self.config.encoder and self.config.uses_dense else None
-        if self.encoder is not None and vectors is None:
-            vectors = encode_cached(self.encoder, texts) if texts else np.zeros((0, self.encoder.dim), np.float32)
-        self.vectors = vectors
-        self._queries = QueryCache.shared(self.encoder) if self.encoder is not None else None
-        self.reranker = reranker
+        config = config or RetrieverConfig()
+        texts = [item.text or "" for item in kb]
+        encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
+        if encoder is not None and vectors is None:
+            vectors = encode_cached(encoder, texts) if texts else np.zeros((0, encoder.dim), np.float32)
+        super().__init__(kb, config, encoder, vectors, reranker)
+        self.lexical = lexical or LexicalIndex.build(texts, config.analyzer)
+        self._queries = QueryCache.shared(encoder) if encoder is not None else None
+        if ann is None and self.wants_ann():
+            ann = DenseIndex.build(self.vectors, config.ann_nprobe)  # type: ignore[arg-type]
+        self.ann = ann
         self.spec: dict[str, Any] | None = None  # how a registry built it (``to_config``)
         self._lock = threading.Lock()
-        self.tracker = EntityTracker(self.items, pinyin=self.config.analyzer.pinyin)
-        self._tokens: dict[int, set[str]] = {}
-        self._position = {item.id: i for i, item in enumerate(self.items)}
         self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)
         self._sources = np.array([item.source.value for item in self.items], dtype=object)
         self._local: dict[str, list[int]] = {}
@@ -90,18 +63,10 @@ class HybridRetriever(Retriever):
                 no_entity.append(i)
         self._no_entity = np.array(no_entity, dtype=np.int64)
 
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def item_tokens(self, index: int) -> set[str]:
-        """The analyzer tokens of one item (computed once)."""
-        tokens = self._tokens.get(index)
-        if tokens is None:
-            tokens = self._tokens[index] = set(self.config.analyzer(self.items[index].text or ""))
-        return tokens
-
-    def position(self, item_id: str) -> int:
-        return self._position[item_id]
+    def wants_ann(self) -> bool:
+        """Whether this retriever shortlists dense candidates with an approximate index (a large knowledge base)."""
+        config = self.config
+        return self.vectors is not None and bool(config.shortlist) and len(self.items) > config.prune_above
 
     def candidates(
         self, context: Sequence[Turn], scope: Scope | str | None = None, filter: KnowledgeFilter | None = None
@@ -128,6 +93,13 @@ class HybridRetriever(Retriever):
         """Every candidate's lexical, dense and fused scores for the context."""
         indices, focus = self.candidates(context, scope, filter)
         pairs = query_texts(context, self.config, focus, scoped=self.config.entity_scope and bool(focus))
+        queries = None
+        if pairs and self._queries is not None and self.vectors is not None:
+            queries = self._queries([t for t, _ in pairs])
+        depth = None
+        if pairs and self.config.shortlist and len(indices) > max(self.config.prune_above, self.config.shortlist):
+            indices = self.shortlist(indices, pairs, queries)
+            depth = self.config.shortlist
         n = len(indices)
         bm25 = np.zeros(n, np.float32)
         bm25_last = np.zeros(n, np.float32)
@@ -135,12 +107,11 @@ class HybridRetriever(Retriever):
         dense_last = np.zeros(n, np.float32)
         if n and pairs:
             for rank, (text, weight) in enumerate(pairs):
-                row = self.lexical.scores(text)[indices]
+                row = self.lexical.scores_of(text, indices)
                 bm25 += weight * row
                 if rank == 0:
                     bm25_last = row
-            if self._queries is not None and self.vectors is not None:
-                queries = self._queries([t for t, _ in pairs])
+            if queries is not None and self.vectors is not None:
                 with blas_threads():
                     if n * 4 >= len(self.items):  # most items: one matrix product beats gathering rows
                         sims = np.asarray(self.vectors @ queries.T, dtype=np.float32)[indices]
@@ -149,7 +120,7 @@ class HybridRetriever(Retriever):
                 weights = np.array([w for _, w in pairs], dtype=np.float32)
                 dense = sims @ weights / weights.sum()
                 dense_last = sims[:, 0]
-        fused = self._fuse(bm25, dense)
+        fused = self.fuse(bm25, dense, depth)
         return CandidateScores(
             indices,
             bm25,
@@ -162,15 +133,29 @@ class HybridRetriever(Retriever):
             pairs[0][0] if pairs else "",
         )
 
-    def _fuse(self, bm25: np.ndarray, dense: np.ndarray) -> np.ndarray:
-        config = self.config
-        if len(bm25) == 0 or config.fusion == "bm25":
-            return bm25
-        if config.fusion == "dense":
-            return dense
-        if config.fusion == "rrf":
-            return fusion.rrf([bm25, dense], config.rrf_k)
-        return fusion.weighted([bm25, dense], [config.lexical_weight, 1.0 - config.lexical_weight])
+    def shortlist(
+        self, indices: np.ndarray, pairs: Sequence[tuple[str, float]], queries: np.ndarray | None
+    ) -> np.ndarray:
+        """The candidates among ``indices`` worth scoring: the union of the ``config.shortlist`` best by BM25 (exact)
+        and by dense similarity to the weighted query (the approximate index when there is one), ascending."""
+        size = self.config.shortlist
+        allowed = None
+        if len(indices) < len(self.items):
+            allowed = np.zeros(len(self.items), bool)
+            allowed[indices] = True
+        lexical, _ = self.lexical.top(self.lexical.query_terms(pairs), size, allowed)
+        parts = [lexical]
+        if queries is not None and self.vectors is not None:
+            weights = np.array([w for _, w in pairs], dtype=np.float32)
+            query = weights @ queries / weights.sum()
+            if self.ann is not None and len(indices) * 2 > len(self.items):
+                found = self.ann.search(query, size if allowed is None else 2 * size)
+                parts.append(found if allowed is None else found[allowed[found]][:size])
+            else:
+                with blas_threads():
+                    sims = np.asarray(self.vectors[indices] @ query, dtype=np.float32)
+                parts.append(indices[top_k(sims, size)])
+        return np.unique(np.concatenate(parts))
 
     def retrieve(
         self,
@@ -187,18 +172,7 @@ class HybridRetriever(Retriever):
             return Retrieval()
         with self._lock:
             scores = self.score(context, scope, filter)
-            final = self.reranker.predict(self, context, scores) if self.reranker is not None else scores.fused
-        ranked = [ScoredKnowledge(self.items[int(scores.indices[i])], float(final[i])) for i in top_k(final, k)]
-        if filter is not None and filter.min_score is not None:
-            ranked = take(ranked, filter, k)
-        return Retrieval(ranked, self.selection(ranked, select))
-
-    def selection(self, ranked: Sequence[ScoredKnowledge], select: int | None = None) -> list[ScoredKnowledge]:
-        """The items to use from ``ranked``: the reranker's cut (several where its threshold keeps them), or the
-        first ``select``."""
-        if self.reranker is not None:
-            return self.reranker.cut(ranked, select) if ranked else []
-        return list(ranked[: self.config.select if select is None else select])
+            return self.rank(context, scores, k, filter, select)
 
     def warm_up(self) -> None:
         if self.encoder is not None and self._queries is not None:

@@ -2,7 +2,8 @@
 
 Layout: ``index.json`` (format version, retriever config, item count, encoder), ``items.jsonl`` (the knowledge
 items in index order), ``bm25/`` (``bm25s`` save), ``vectors.npy`` (float32, L2-normalised rows) where the
-config uses a dense encoder, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
+config uses a dense encoder, ``ann.faiss`` (``ragdial.retrieval.dense``) for a knowledge base large enough to
+shortlist dense candidates approximately, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict, as_object
 from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.dense import DenseIndex
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.rerank import load_reranker
@@ -29,7 +32,9 @@ META = "index.json"
 ITEMS = "items.jsonl"
 BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
+ANN = "ann.faiss"
 RERANKER_DIR = "reranker"
+CHUNK = 20_000
 
 
 def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
@@ -45,6 +50,8 @@ def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[st
         retriever.lexical.save(tmp / BM25_DIR)
         if retriever.vectors is not None:
             np.save(tmp / VECTORS, np.asarray(retriever.vectors, dtype=np.float32), allow_pickle=False)
+        if retriever.ann is not None:
+            retriever.ann.save(tmp / ANN)
         if retriever.reranker is not None:
             retriever.reranker.save(tmp / RERANKER_DIR)
         meta = {
@@ -52,6 +59,92 @@ def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[st
             "items": len(retriever.items),
             "config": retriever.config.to_dict(),
             "encoder": retriever.encoder.name if retriever.encoder is not None else None,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **(extra or {}),
+        }
+        (tmp / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def write_index(
+    items: Iterable[Knowledge],
+    directory: str | Path,
+    config: RetrieverConfig | None = None,
+    vectors: np.ndarray | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write an index directory from a stream of items without holding them: each item goes to ``items.jsonl`` and
+    its BM25 token ids are kept as it comes, then BM25 is built from the ids; the vectors (``vectors``: one row per
+    item, e.g. a memory-mapped ``.npy``; without them the config's encoder encodes chunk by chunk) are written
+    into the directory, and the approximate dense index is built from them when the items are more than
+    ``prune_above``. What ``load_index`` builds in memory (the items, the entity tracker) is built when it loads.
+    ``progress(step, n)`` hears of each chunk of ``n`` items. The directory is replaced whole, as ``save_index``."""
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    from ragdial.text.encoders import get_encoder
+
+    config = config or RetrieverConfig()
+    directory = Path(directory)
+    tmp = directory.with_name(f".{directory.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
+    try:
+        vocab: dict[str, int] = {}
+        ids: list[list[int]] = []
+        texts: list[str] = []
+        count = 0
+        with open(tmp / ITEMS, "w", encoding="utf-8") as handle, open(tmp / "vectors.raw", "wb") as raw:
+            for item in items:
+                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+                ids.append([vocab.setdefault(token, len(vocab)) for token in config.analyzer(item.text or "")])
+                count += 1
+                if encoder is not None and vectors is None:
+                    texts.append(item.text or "")
+                    if len(texts) == CHUNK:
+                        raw.write(encoder.encode(texts).astype(np.float32).tobytes())
+                        texts = []
+                if progress is not None and count % CHUNK == 0:
+                    progress("items", CHUNK)
+            if encoder is not None and vectors is None and texts:
+                raw.write(encoder.encode(texts).astype(np.float32).tobytes())
+        if progress is not None and count % CHUNK:
+            progress("items", count % CHUNK)
+        lexical = bm25s.BM25(method="lucene")
+        if count:
+            lexical.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+            lexical.save(str(tmp / BM25_DIR))
+        del ids, lexical
+        if encoder is not None:
+            if vectors is not None and len(vectors) != count:
+                raise RagdialError(f"{len(vectors)} vectors for {count} knowledge items")
+            matrix = np.lib.format.open_memmap(tmp / VECTORS, mode="w+", dtype=np.float32, shape=(count, encoder.dim))
+            source = vectors
+            if source is None:
+                source = np.memmap(tmp / "vectors.raw", dtype=np.float32, mode="r", shape=(count, encoder.dim))
+            for start in range(0, count, CHUNK):
+                matrix[start : start + CHUNK] = source[start : start + CHUNK]
+            matrix.flush()
+            del matrix, source
+            stored = np.load(tmp / VECTORS, mmap_mode="r")
+            if config.shortlist and count > config.prune_above:
+                step = (lambda n: progress("ann index", n)) if progress is not None else None
+                ann = DenseIndex.build(stored, config.ann_nprobe, progress=step)
+                ann.save(tmp / ANN)
+        (tmp / "vectors.raw").unlink()
+        meta = {
+            "version": INDEX_VERSION,
+            "items": count,
+            "config": config.to_dict(),
+            "encoder": encoder.name if encoder is not None else None,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **(extra or {}),
         }
@@ -104,4 +197,7 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
     if reranker is None and (directory / RERANKER_DIR).exists():
         reranker = directory / RERANKER_DIR
     model = load_reranker(reranker) if reranker is not None else None
-    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model)
+    # the approximate index is read into memory (a quarter of the vectors' size): memory-mapped, each probe of a
+    # list not yet paged in costs page faults on the first queries
+    ann = DenseIndex.load(directory / ANN, config.ann_nprobe, mmap=False) if (directory / ANN).exists() else None
+    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model, ann=ann)

@@ -3,6 +3,11 @@ for English) and dense vectors, fused with RRF by ``hybrid_search``; dialog scop
 
 ``uri`` is a local file for the embedded milvus-lite (``"kb.db"``) or a server/cluster address
 (``"http://host:19530"``); nothing else changes. Needs the ``milvus`` extra (``pymilvus``, ``milvus-lite``).
+
+With a learned reranker (and the system's knowledge base, which the collection holds), Milvus shortlists: the
+reranker's ``depth`` best by BM25 and by dense similarity, each scored by both (per query turn, as the in-process
+retriever does), fused, then reranked and cut by the same ``KnowledgePool.rank`` as ``HybridRetriever``. BM25 is
+Milvus' own (its analyzer), so the lexical features differ from those the reranker was trained on in-process.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,10 +24,14 @@ from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope, ScoredKnowledge, take
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import EntityTracker
+from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 from ragdial.retrieval.query import query_texts
 from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Turn
-from ragdial.text.encoders import encode_cached, get_encoder
+from ragdial.text.encoders import QueryCache, encode_cached, get_encoder
 from ragdial.text.tokenize import detect_language
+
+if TYPE_CHECKING:
+    from ragdial.retrieval.rerank import RerankerModel
 
 MAX_TEXT = 65535
 ANALYZERS = {
@@ -54,6 +63,8 @@ class MilvusRetriever(Retriever):
         language: str = "en",
         token: str = "",
         timeout: float = 10.0,
+        kb: KnowledgeBase | None = None,
+        reranker: RerankerModel | None = None,
     ) -> None:
         try:
             from pymilvus import MilvusClient
@@ -73,7 +84,14 @@ class MilvusRetriever(Retriever):
         self.uri = uri
         self.tracker = EntityTracker(())
         self._lock = threading.Lock()
-        if self.client.has_collection(collection):
+        self.reranker_path: str | None = None  # how a config named the reranker (``to_config``)
+        self.pool: KnowledgePool | None = None
+        if reranker is not None:
+            if kb is None:
+                raise RagdialError("a reranker after Milvus needs the knowledge base the collection holds")
+            self.pool = KnowledgePool(kb, self.config, self.encoder, reranker=reranker)
+            self.tracker = self.pool.tracker
+        elif self.client.has_collection(collection):
             self._load_entities()
 
     def count(self) -> int:
@@ -156,7 +174,8 @@ class MilvusRetriever(Retriever):
             client.insert(self.collection, rows)
             if progress is not None:
                 progress(len(rows))
-        self.tracker = EntityTracker(items)
+        if self.pool is None:
+            self.tracker = EntityTracker(items)
 
     def _filter(self, scope: Scope, filter: KnowledgeFilter | None, focus: Sequence[str]) -> str:
         parts = []
@@ -183,6 +202,9 @@ class MilvusRetriever(Retriever):
         the first ``select`` (default ``config.select``) are selected. Empty for a missing collection or a context
         without text."""
         with self._lock:
+            if self.pool is not None:
+                scores = self._candidate_scores(context, Scope.of(scope), k, filter)
+                return self.pool.rank(context, scores, k, filter, select) if scores is not None else Retrieval()
             ranked = self._search(context, Scope.of(scope), k, filter)
         if filter is not None and filter.min_score is not None:
             ranked = take(ranked, filter, k)
@@ -193,17 +215,10 @@ class MilvusRetriever(Retriever):
     ) -> list[ScoredKnowledge]:
         from pymilvus import AnnSearchRequest, RRFRanker
 
-        if k <= 0 or not (scope.include_global or scope.local is not None):
+        query = self._query(context, scope, k, filter)
+        if query is None:
             return []
-        if not self.client.has_collection(self.collection):
-            return []
-        focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
-        scoped = self.config.entity_scope and bool(focus)
-        pairs = query_texts(context, self.config, focus, scoped=scoped)
-        text = " ".join(t for t, _ in pairs).strip()
-        if not text:
-            return []
-        expr = self._filter(scope, filter, focus)
+        _, pairs, text, expr = query
         if self.encoder is None or self.config.fusion == "bm25":
             hits = self.client.search(
                 self.collection, data=[text], anns_field="sparse", limit=k, filter=expr, output_fields=FIELDS
@@ -225,8 +240,97 @@ class MilvusRetriever(Retriever):
         )[0]
         return [self._scored(hit, float(hit["distance"])) for hit in hits]
 
+    def _query(
+        self, context: Sequence[Turn], scope: Scope, k: int, filter: KnowledgeFilter | None
+    ) -> tuple[list[str], list[tuple[str, float]], str, str] | None:
+        """(entities in focus, weighted query texts, their joined text, the Milvus filter expression); ``None`` when
+        there is nothing to search."""
+        if k <= 0 or not (scope.include_global or scope.local is not None):
+            return None
+        if not self.client.has_collection(self.collection):
+            return None
+        focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
+        pairs = query_texts(context, self.config, focus, scoped=self.config.entity_scope and bool(focus))
+        text = " ".join(t for t, _ in pairs).strip()
+        if not text:
+            return None
+        return focus, pairs, text, self._filter(scope, filter, focus)
+
+    def _candidate_scores(
+        self, context: Sequence[Turn], scope: Scope, k: int, filter: KnowledgeFilter | None
+    ) -> CandidateScores | None:
+        """The shortlist (the reranker's ``depth`` best by BM25 and by dense similarity) with every candidate's
+        BM25 and dense scores per query turn, weighted and fused as ``HybridRetriever.score`` does."""
+        pool = self.pool
+        assert pool is not None
+        query = self._query(context, scope, k, filter)
+        if query is None:
+            return None
+        focus, pairs, text, expr = query
+        depth = max(k, int(getattr(pool.reranker, "depth", 100)))
+        hits = self.client.search(
+            self.collection, data=[text], anns_field="sparse", limit=depth, filter=expr, output_fields=["pk"]
+        )[0]
+        keys = [str(hit["pk"] if "pk" in hit else hit["entity"]["pk"]) for hit in hits]
+        weights = np.array([w for _, w in pairs], dtype=np.float32)
+        queries = None
+        if self.encoder is not None and self.config.fusion != "bm25":
+            queries = QueryCache.shared(self.encoder)([t for t, _ in pairs])
+            combined = (weights @ queries / weights.sum()).tolist()
+            hits = self.client.search(
+                self.collection, data=[combined], anns_field="dense", limit=depth, filter=expr, output_fields=["pk"]
+            )[0]
+            keys += [str(hit["pk"] if "pk" in hit else hit["entity"]["pk"]) for hit in hits]
+        keys = list(dict.fromkeys(keys))
+        try:
+            indices = np.array([pool.position(key) for key in keys], dtype=np.int64)
+        except KeyError as err:
+            raise RagdialError(
+                f"Milvus collection {self.collection!r} holds item {err.args[0]!r}, which is not in the system's "
+                "knowledge base: rebuild it (build: always)"
+            ) from None
+        n = len(keys)
+        among = f"pk in [{', '.join(_quote(key) for key in keys)}]"
+        bm25 = np.zeros(n, np.float32)
+        bm25_last = np.zeros(n, np.float32)
+        dense = np.zeros(n, np.float32)
+        dense_last = np.zeros(n, np.float32)
+        if n:
+            row_of = {key: i for i, key in enumerate(keys)}
+            for rank, (turn_text, weight) in enumerate(pairs):
+                row = np.zeros(n, np.float32)
+                found = self.client.search(
+                    self.collection, data=[turn_text], anns_field="sparse", limit=n, filter=among, output_fields=["pk"]
+                )[0]
+                for hit in found:
+                    key = str(hit["pk"] if "pk" in hit else hit["entity"]["pk"])
+                    row[row_of[key]] = abs(float(hit["distance"]))
+                bm25 += weight * row
+                if rank == 0:
+                    bm25_last = row
+            if queries is not None:
+                stored = self.client.get(self.collection, ids=keys, output_fields=["dense"])
+                vectors = np.zeros((n, queries.shape[1]), np.float32)
+                for entry in stored:
+                    vectors[row_of[str(entry["pk"])]] = entry["dense"]
+                sims = vectors @ queries.T
+                dense = sims @ weights / weights.sum()
+                dense_last = sims[:, 0]
+        return CandidateScores(
+            indices,
+            bm25,
+            dense,
+            pool.fuse(bm25, dense, depth),
+            bm25_last,
+            dense_last,
+            focus,
+            self.tracker.last_mention(context) if len(self.tracker) else {},
+            pairs[0][0],
+        )
+
     def to_config(self) -> JSONDict:
-        return {"name": "milvus", "uri": self.uri, "collection": self.collection, **self.config.to_dict()}
+        reranker = {"reranker": self.reranker_path} if self.reranker_path else {}
+        return {"name": "milvus", "uri": self.uri, "collection": self.collection, **reranker, **self.config.to_dict()}
 
     @staticmethod
     def _scored(hit: dict[str, Any], score: float) -> ScoredKnowledge:

@@ -7,6 +7,7 @@ retriever: {name: bm25}                               # BM25 only
 retriever: {name: index, path: idx/, reranker: rr/}   # a directory written by `ragdial index build`
 retriever: {name: hybrid, reranker: tr/}              # either reranker kind (`ragdial train retriever --transfer`)
 retriever: {name: milvus, uri: kb.db}                 # milvus-lite file or http://host:19530; indexed if absent
+retriever: {name: milvus, uri: kb.db, reranker: rr/}  # the same reranker, applied after Milvus
 ```
 """
 
@@ -61,12 +62,14 @@ def milvus(
     build: str = "missing",
     timeout: float = 10.0,
     progress: Callable[[int], None] | None = None,
+    reranker: str | None = None,
     **params: Any,
 ) -> Retriever:
     """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
     ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge
     base into it when the collection is absent or holds another number of items), ``always``, or ``never`` (it must
-    exist). Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
+    exist). ``reranker``: a trained reranker folder, applied after Milvus as after the in-process retriever.
+    Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
     ``progress(n)`` (from code, not a config) hears of each batch of ``n`` items indexed."""
     import sys
 
@@ -76,7 +79,12 @@ def milvus(
     if build not in BUILD_MODES:
         raise ConfigError(f"retriever 'milvus': build must be one of {', '.join(BUILD_MODES)}, not {build!r}")
     name = collection or f"ragdial_{ctx.language}"
-    retriever = MilvusRetriever(uri, name, RetrieverConfig.from_dict(params), ctx.language, token, timeout)
+    from ragdial.retrieval.rerank import load_reranker
+
+    model = load_reranker(reranker) if reranker else None
+    config = RetrieverConfig.from_dict(params)
+    retriever = MilvusRetriever(uri, name, config, ctx.language, token, timeout, kb=ctx.kb, reranker=model)
+    retriever.reranker_path = reranker
     rows = retriever.count()
     if build == "always" or (build == "missing" and rows != len(ctx.kb)):
         print(f"ragdial: indexing {len(ctx.kb)} items into Milvus {uri} ({name}) ...", file=sys.stderr, flush=True)

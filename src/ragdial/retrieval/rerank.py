@@ -24,7 +24,8 @@ from ragdial.retrieval.interaction import InteractionModel, pair_features
 from ragdial.schema import Example, SourceKind, Turn
 
 if TYPE_CHECKING:
-    from ragdial.retrieval.hybrid import CandidateScores, HybridRetriever
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 
 SOURCES = list(SourceKind)
 FEATURES = [
@@ -64,7 +65,7 @@ class RerankerModel(Protocol):
     """What ``HybridRetriever`` needs of a trained reranker: this module's ``Reranker`` or a
     ``ragdial.retrieval.transfer.TransferReranker``."""
 
-    def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray: ...
+    def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray: ...
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]: ...
 
@@ -93,7 +94,7 @@ def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(b) if b else 0.0
 
 
-def pair_rows(retriever: HybridRetriever, scores: CandidateScores) -> list[list[str]]:
+def pair_rows(retriever: KnowledgePool, scores: CandidateScores) -> list[list[str]]:
     """The word-pair features of each candidate, for the interaction model."""
     query_tokens = retriever.config.analyzer(scores.query)
     return [
@@ -103,7 +104,7 @@ def pair_rows(retriever: HybridRetriever, scores: CandidateScores) -> list[list[
 
 
 def features(
-    retriever: HybridRetriever,
+    retriever: KnowledgePool,
     context: Sequence[Turn],
     scores: CandidateScores,
     interaction: InteractionModel | None = None,
@@ -181,7 +182,7 @@ class Reranker:
     info: dict[str, Any] = field(default_factory=dict)
     relative: float = 0.0
 
-    def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+    def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones, below 0 for the rest."""
         n = len(scores.indices)
         final = -1.0 - ranks(scores.fused).astype(np.float32) / max(n, 1)
@@ -252,7 +253,7 @@ def cut_by_score(
 
 def subset_scores(scores: CandidateScores, rows: np.ndarray) -> CandidateScores:
     """The candidate scores of ``rows`` only."""
-    from ragdial.retrieval.hybrid import CandidateScores
+    from ragdial.retrieval.pool import CandidateScores
 
     return CandidateScores(
         scores.indices[rows],

@@ -46,7 +46,8 @@ from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
 if TYPE_CHECKING:
-    from ragdial.retrieval.hybrid import CandidateScores, HybridRetriever
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 
 DOC_TYPES = ("qa", "statement", "triple", "profile")
 """Document types that carry across formats: a question with its answer (FAQ, DSTC9 snippet), a statement
@@ -104,7 +105,7 @@ def _answer(item) -> str:
 class _KbView:
     """What the features need of a retriever's knowledge base, computed once per retriever."""
 
-    def __init__(self, retriever: HybridRetriever) -> None:
+    def __init__(self, retriever: KnowledgePool) -> None:
         from ragdial.text.encoders import encode_cached
 
         items = retriever.items
@@ -167,14 +168,14 @@ def _domain_aliases(domain: str) -> set[str]:
 _VIEWS: weakref.WeakKeyDictionary[Any, _KbView] = weakref.WeakKeyDictionary()
 
 
-def kb_view(retriever: HybridRetriever) -> _KbView:
+def kb_view(retriever: KnowledgePool) -> _KbView:
     view = _VIEWS.get(retriever)
     if view is None:
         view = _VIEWS[retriever] = _KbView(retriever)
     return view
 
 
-def _dialog_vector(retriever: HybridRetriever, context: Sequence[Turn], turns: int = 6) -> np.ndarray | None:
+def _dialog_vector(retriever: KnowledgePool, context: Sequence[Turn], turns: int = 6) -> np.ndarray | None:
     """A decayed mean of the recent turns' vectors (the newest weighted most)."""
     if retriever.encoder is None:
         return None
@@ -204,7 +205,7 @@ def _age(recency: float) -> float:
     return math.log2(1 / recency) if recency > 0 else math.inf
 
 
-def features(retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+def features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
     """One row per candidate, columns in ``FEATURES`` order."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
@@ -301,13 +302,13 @@ class TransferReranker:
     fallback: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
-    def probabilities(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores):
+    def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
         top = np.argsort(-scores.fused, kind="stable")[: self.depth]
         sub = subset_scores(scores, top)
         return top, self.booster.predict(features(retriever, context, sub))
 
-    def predict(self, retriever: HybridRetriever, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+    def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones (or, below the
         fallback confidence, the fused order scaled under the best probability), below 0 for the rest."""
         n = len(scores.indices)

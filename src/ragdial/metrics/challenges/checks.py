@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
-from typing import Any
 
 from ragdial.errors import DataFormatError
 
 
-def require_all(path: str | Path, predictions: Mapping[Any, Any], keys: Sequence[Any], what: str) -> None:
+def require_all(path: str | Path, predictions: Container[object], keys: Sequence[object], what: str) -> None:
     """Every gold key must have a prediction; name how many are missing and the first few."""
     missing = [k for k in keys if k not in predictions]
     if missing:

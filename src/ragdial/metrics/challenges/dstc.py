@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from ragdial.errors import DataFormatError
 from ragdial.metrics import bleu, meteor, rouge
@@ -31,15 +31,18 @@ from ragdial.metrics.result import ChallengeScores, signature
 from ragdial.metrics.retrieval import hit_at_k, reciprocal_rank
 from ragdial.metrics.tokenizers import dstc9_normalize
 
+if TYPE_CHECKING:
+    from ragdial.datasets.dstc import KnowledgeRef, LabelRecord
+
 
 def check_predictions(
     path: str | Path,
-    predictions: Any,
-    gold: Sequence[dict[str, Any]],
+    predictions: object,
+    gold: Sequence[object],
     version: str,
     kb_ids: set[str] | None = None,
     need_response: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[LabelRecord]:
     """What ``check_results.py`` checks, plus what ``scores.py`` needs: one entry per gold instance, a boolean
     ``target``, and for targets a knowledge list (DSTC11: with ``doc_type``; reviews with ``sent_id``) whose items
     exist, and a ``response``."""
@@ -78,13 +81,13 @@ def check_predictions(
                 index,
                 "response",
             )
-    return predictions
+    return cast("list[LabelRecord]", predictions)  # checked above
 
 
 # --- DSTC9 -------------------------------------------------------------------------------------------------------
 
 
-def _dstc9_key(ref: dict[str, Any]) -> tuple:
+def _dstc9_key(ref: KnowledgeRef) -> tuple[object, ...]:
     return (ref.get("domain"), ref.get("entity_id"), ref.get("doc_id"))
 
 
@@ -92,7 +95,7 @@ METEOR_SEMANTICS = ("nltk-3.5", "installed")
 
 
 def score_dstc9(
-    gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, Any]], meteor_semantics: str = "nltk-3.5"
+    gold: Sequence[LabelRecord], predictions: Sequence[LabelRecord], meteor_semantics: str = "nltk-3.5"
 ) -> ChallengeScores:
     """DSTC9 track 1 scores, keys as in the official score file. METEOR: ``nltk-3.5`` (default) reproduces the
     official ``scores.py`` as it was run (nltk 3.5, :func:`ragdial.metrics.meteor.nltk35_single_meteor`);
@@ -147,7 +150,7 @@ def score_dstc9(
 # --- DSTC11 ------------------------------------------------------------------------------------------------------
 
 
-def _dstc11_key(ref: dict[str, Any]) -> tuple | None:
+def _dstc11_key(ref: KnowledgeRef) -> tuple[object, ...] | None:
     """The identity DSTC11 matches on; ``None`` for a doc_type it never matches."""
     doc_type = ref.get("doc_type")
     if doc_type == "review":
@@ -157,8 +160,8 @@ def _dstc11_key(ref: dict[str, Any]) -> tuple | None:
     return None
 
 
-def _dedup(refs: Sequence[dict[str, Any]]) -> list[tuple | None]:
-    kept: list[tuple | None] = []
+def _dedup(refs: Sequence[KnowledgeRef]) -> list[tuple[object, ...] | None]:
+    kept: list[tuple[object, ...] | None] = []
     for ref in refs:
         key = _dstc11_key(ref)
         if key is None or key not in kept:
@@ -167,7 +170,7 @@ def _dedup(refs: Sequence[dict[str, Any]]) -> list[tuple | None]:
 
 
 def score_dstc11(
-    gold: Sequence[dict[str, Any]], predictions: Sequence[dict[str, Any]], with_meteor: bool = True
+    gold: Sequence[LabelRecord], predictions: Sequence[LabelRecord], with_meteor: bool = True
 ) -> ChallengeScores:
     """DSTC11 track 5 scores, keys as in the official score file (METEOR 1.5 needs Java; ``with_meteor=False``
     reports it as 0 and says so in the signature)."""

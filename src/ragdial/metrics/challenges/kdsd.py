@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from ragdial.jsontypes import JSONDict
 from ragdial.metrics import bleu, overlap
 from ragdial.metrics.result import ChallengeScores
 from ragdial.metrics.retrieval import set_prf
@@ -32,7 +33,7 @@ def score_kdsd(
     distinct2 = overlap.distinct(generated, 2, TOKENS)
     f1 = overlap.generation_f1(generated, gold_responses, TOKENS)
     p, r, tf = triples["precision"].value, triples["recall"].value, triples["f1"].value
-    result = {
+    result: JSONDict = {
         "knowledge": {"precision": p, "recall": r, "f1": tf},
         "generation": {
             "bleu-1": bleu1.value,

@@ -1,0 +1,338 @@
+"""Features of a customer-service turn for the learned answer model (``ragdial.understanding.answer_model``):
+what the turn says (character and word n-grams), where the conversation stands (earlier turns, the items cited
+before, whether the session has an account), and how well each candidate item matches (retrieval rank, lexical
+cover and dense cosine of the turn and of the turn before, the asked attribute present in the item, the item named
+or cited before). The same functions serve the pipeline and the model's training, so both see the same numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from ragdial.generation.extractive import asked_keys, is_service_item, item_fields
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+
+PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
+SOURCES = (PROFILE, PRODUCT, FAQ)
+Dense = Callable[[str, Sequence[Knowledge]], list[float]]
+Lexical = Callable[[str, Knowledge], float]
+
+
+def source_of(item: Knowledge) -> str:
+    """``profile`` (the user's own data), ``product`` or ``faq`` (anything else global counts as a product)."""
+    if not item.is_global:
+        return PROFILE
+    return FAQ if item.source == SourceKind.FAQ else PRODUCT
+
+
+def item_name(item: Knowledge) -> str:
+    """The item's plan/product/service name, or an FAQ's question ("" if it has neither)."""
+    fields = item_fields(item) if item.source != SourceKind.FAQ else {}
+    name = fields.get("业务名称") or fields.get("Service name") or item.fields.get("name")
+    if not name and item.source == SourceKind.FAQ:
+        name = item.fields.get("question")
+    return str(name or "")
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """The turn to answer and what came before it: earlier user turns (newest last), the ids each earlier system
+    turn cited (newest last), whether the session has an account (``guest``: none), and the language."""
+
+    text: str
+    previous: tuple[str, ...] = ()
+    cited: tuple[tuple[str, ...], ...] = ()
+    guest: bool = False
+    language: str = "zh"
+
+    @classmethod
+    def of(cls, context: Sequence[Turn], user: str | None, language: str) -> TurnView:
+        earlier = context[:-1]
+        return cls(
+            context[-1].text,
+            tuple(t.text for t in earlier if t.speaker == Speaker.USER),
+            tuple(tuple(t.knowledge_ids) for t in earlier if t.speaker == Speaker.SYSTEM),
+            user is None,
+            language,
+        )
+
+    @property
+    def short(self) -> bool:
+        """A short turn (≤ 12 Chinese characters or ≤ 6 words) usually leans on what came before."""
+        if re.search(r"[a-zA-Z]{2}", self.text):
+            return len(self.text.split()) <= 6
+        return len(self.text.strip()) <= 12
+
+    @property
+    def last_cited(self) -> tuple[str, ...]:
+        return self.cited[-1] if self.cited else ()
+
+
+def turn_terms(view: TurnView) -> list[str]:
+    """The turn's n-grams: characters 1-3 of the lowercased text (spaces as boundaries), English words and word
+    pairs, and character bigrams of the previous user turn (prefixed ``p:``), for the policy and route heads."""
+    text = _normal(view.text)
+    terms = [f"c:{g}" for g in _char_ngrams(text, (1, 2, 3))]
+    words = re.findall(r"[a-z0-9']+", text)
+    terms += [f"w:{w}" for w in words] + [f"w:{a}_{b}" for a, b in pairwise(words)]
+    if words:
+        terms.append(f"w0:{words[0]}")
+    if view.previous:
+        terms += [f"p:{g}" for g in _char_ngrams(_normal(view.previous[-1]), (2,))]
+    return sorted(set(terms))
+
+
+def _normal(text: str) -> str:
+    return " " + re.sub(r"\s+", " ", text.lower()).strip() + " "
+
+
+def _char_ngrams(text: str, sizes: Sequence[int]) -> list[str]:
+    return [text[i : i + n] for n in sizes for i in range(len(text) - n + 1) if text[i : i + n].strip()]
+
+
+# dialog acts: small lexicons of the two languages whose weights the policy head learns (a cue alone decides
+# nothing); each is a feature, ``act_request_change`` their conjunction
+_ACTS = {
+    "request": re.compile(
+        r"帮我|给我|替我|帮忙|麻烦|请你|你(?:直接|现在|先|帮)|直接|马上|现在就|我要|我想要?|"
+        r"\b(?:can|could|would|will) you\b|\bplease\b|\bfor me\b|\bi want (?:you|to)\b|\bi'?d like\b|\bjust\b|"
+        r"\bgo ahead\b|\blet'?s\b",
+        re.I,
+    ),
+    "change": re.compile(
+        r"开通|开|办理|办|订|退订|退|取消|关掉|关闭|停|充值|充|缴|交|改|换|升|降|注销|挂失|复机|预约|加|装|转|恢复|重置|"
+        r"\b(?:cancel|activate|subscribe|unsubscribe|sign (?:me )?up|add|book|change|switch|top (?:it )?up|"
+        r"turn (?:on|off)|"
+        r"enable|disable|upgrade|downgrade|close|reset|schedule|renew|remove|stop|port|block|unblock|open|pay|order|"
+        r"buy|get me|set (?:it|that|me) up|move|drop|put)\b",
+        re.I,
+    ),
+    "question": re.compile(
+        r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|是不是|有没有|能不能|可不可以|"
+        r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b",
+        re.I,
+    ),
+    "greeting": re.compile(r"你好|您好|在吗|在不在|哈喽|\b(?:hi|hello|hey|morning|evening|afternoon)\b", re.I),
+    "thanks": re.compile(r"谢|感谢|辛苦|\b(?:thanks?|thx|cheers|appreciate)\b", re.I),
+    "bye": re.compile(r"再见|拜拜|回头见|没事了|没有了|就这些|\b(?:bye|goodbye|that'?s all|see you)\b", re.I),
+    "ack": re.compile(
+        r"^\s*(?:好的?|行|嗯+|哦+|ok(?:ay)?|明白|知道了|了解|great|perfect|cool|got it|alright|sure)", re.I
+    ),
+    "look_up": re.compile(r"查|看看|看一下|告诉|\b(?:check|show|tell|look up|find out)\b", re.I),
+    "own": re.compile(r"我的|我家|我还|我这|我现在|我目前|我是|\bmy\b|\bdo i\b|\bam i\b|\bi have\b|\bi'?m\b", re.I),
+    "past": re.compile(r"上个?月|上期|去年|以前|之前|\blast (?:month|year|week)\b|\bprevious\b|\bago\b", re.I),
+}
+ACTS = (*(f"act_{a}" for a in _ACTS), "act_request_change", "act_len_short", "act_len_long")
+
+
+def dialog_acts(text: str) -> dict[str, float]:
+    """The turn's dialog-act features (``ACTS``)."""
+    acts = {f"act_{name}": float(bool(pattern.search(text))) for name, pattern in _ACTS.items()}
+    acts["act_request_change"] = acts["act_request"] * acts["act_change"]
+    size = len(text.split()) if re.search(r"[a-zA-Z]{2}", text) else len(text.strip()) / 2
+    acts["act_len_short"] = float(size <= 3)
+    acts["act_len_long"] = float(size >= 10)
+    return acts
+
+
+CANDIDATE_FEATURES = (
+    "rank_turn",
+    "rank_query",
+    "lex_turn",
+    "lex_turn_gap",
+    "dense_turn",
+    "dense_turn_gap",
+    "lex_prev",
+    "dense_prev",
+    "lex_query",
+    "name_cover",
+    "name_cover_prev",
+    "named_turn",
+    "named_prev",
+    "cited_last_first",
+    "cited_last",
+    "cited_before",
+    "asked_attribute",
+    "own_service",
+    "same_name_as_cited",
+    "service_item",
+    "main_plan",
+    "type_cover",
+    "short_x_cited_last",
+    "short_x_named_prev",
+    "short_x_lex_prev",
+    "src_profile",
+    "src_product",
+    "src_faq",
+    "guest_x_profile",
+)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The items considered for a turn and their feature rows (``CANDIDATE_FEATURES`` order)."""
+
+    items: tuple[Knowledge, ...]
+    features: np.ndarray
+
+    def column(self, name: str) -> np.ndarray:
+        return self.features[:, CANDIDATE_FEATURES.index(name)]
+
+
+def candidate_features(
+    view: TurnView,
+    query: str,
+    items: Sequence[Knowledge],
+    ranks: dict[str, tuple[int, int]],
+    lexical: Lexical,
+    dense: Dense | None,
+    profile: Sequence[Knowledge] = (),
+    types: Mapping[str, str] | None = None,
+    cited_names: Sequence[str] = (),
+) -> Candidates:
+    """Feature rows of ``items`` for ``view`` (``query``: the rewritten turn retrieval was asked; ``ranks``: each
+    item's 0-based rank in the retrieval of the turn alone and of the query, -1 where absent; ``profile``: the
+    user's own items, whose service names tell which products the user has; ``types``: product name (lowercased)
+    → its type (``item_types``), which also types the user's services; ``cited_names``: names of the items the
+    last reply cited)."""
+    n = len(items)
+    if not n:
+        return Candidates((), np.zeros((0, len(CANDIDATE_FEATURES))))
+    text = view.text
+    previous = view.previous[-1] if view.previous else ""
+    lex_turn = np.array([lexical(text, item) for item in items])
+    lex_prev = np.array([lexical(previous, item) if previous else 0.0 for item in items])
+    lex_query = np.array([lexical(query, item) for item in items])
+    dense_turn = np.array(dense(text, items)) if dense is not None else np.zeros(n)
+    dense_prev = np.array(dense(previous, items)) if dense is not None and previous else np.zeros(n)
+    lowered = text.lower()
+    recent = " ".join(view.previous[-2:]).lower()
+    last = view.last_cited
+    before = {i for ids in view.cited[:-1] for i in ids}
+    own = {item_name(p).lower() for p in profile if is_service_item(p)}
+    types = types or {}
+    cited = {c.lower() for c in cited_names if c}
+    rows = np.zeros((n, len(CANDIDATE_FEATURES)))
+    for j, item in enumerate(items):
+        source = source_of(item)
+        name = item_name(item).lower()
+        turn_rank, query_rank = ranks.get(item.id, (-1, -1))
+        asked = source != FAQ and bool(asked_keys(text, item_fields(item), first_match=True))
+        named_turn = bool(name) and source != FAQ and name in lowered
+        named_prev = bool(name) and source != FAQ and name in recent
+        kind = types.get(name, "") if source != FAQ else ""
+        values = {
+            "rank_turn": 1.0 / (1 + turn_rank) if turn_rank >= 0 else 0.0,
+            "rank_query": 1.0 / (1 + query_rank) if query_rank >= 0 else 0.0,
+            "lex_turn": lex_turn[j],
+            "lex_turn_gap": lex_turn[j] - lex_turn.max(),
+            "dense_turn": dense_turn[j],
+            "dense_turn_gap": dense_turn[j] - dense_turn.max(),
+            "lex_prev": lex_prev[j],
+            "dense_prev": dense_prev[j],
+            "lex_query": lex_query[j],
+            "name_cover": _name_cover(name, lowered) if source != FAQ else 0.0,
+            "name_cover_prev": _name_cover(name, recent) if source != FAQ else 0.0,
+            "named_turn": float(named_turn),
+            "named_prev": float(named_prev),
+            "cited_last_first": float(bool(last) and last[0] == item.id),
+            "cited_last": float(item.id in last),
+            "cited_before": float(item.id in before),
+            "asked_attribute": float(asked),
+            "own_service": float(source == PRODUCT and name in own),
+            "same_name_as_cited": float(bool(name) and name in cited and item.id not in last),
+            "main_plan": float(kind.lower() in MAIN_PLAN),
+            "type_cover": _name_cover(kind.lower(), lowered),
+            "service_item": float(source == PROFILE and is_service_item(item)),
+            "short_x_cited_last": float(view.short and item.id in last),
+            "short_x_named_prev": float(view.short and named_prev),
+            "short_x_lex_prev": lex_prev[j] if view.short else 0.0,
+            "src_profile": float(source == PROFILE),
+            "src_product": float(source == PRODUCT),
+            "src_faq": float(source == FAQ),
+            "guest_x_profile": float(view.guest and source == PROFILE),
+        }
+        rows[j] = [values[k] for k in CANDIDATE_FEATURES]
+    return Candidates(tuple(items), np.round(rows, 9))
+
+
+MAIN_PLAN = ("主套餐", "main plan")
+
+
+def item_types(items: Sequence[Knowledge]) -> dict[str, str]:
+    """Product name (lowercased) → its type (``业务类型`` / ``Type``), for the products that state one."""
+    types = {}
+    for item in items:
+        if item.is_global and item.source != SourceKind.FAQ:
+            fields = item_fields(item)
+            kind = fields.get("业务类型") or fields.get("Type")
+            if kind and item_name(item):
+                types[item_name(item).lower()] = str(kind)
+    return types
+
+
+def _name_cover(name: str, text: str) -> float:
+    """Share of the name's character bigrams (Chinese) or words (English) found in ``text``."""
+    if not name:
+        return 0.0
+    if re.search(r"[\u4e00-\u9fff]", name):
+        grams = {name[i : i + 2] for i in range(len(name) - 1)}
+    else:
+        grams = {w for w in re.findall(r"[a-z0-9]+", name) if len(w) > 1 and w not in ("the", "pack", "plan")}
+    return sum(g in text for g in grams) / len(grams) if grams else 0.0
+
+
+def turn_numbers(view: TurnView, candidates: Candidates) -> dict[str, float]:
+    """Turn-level numbers for the route head: the best lexical cover and dense cosine of the turn per source, the
+    margin of the best item over the second, which source was cited last, short turn, guest, question mark."""
+    numbers: dict[str, float] = {
+        "short": float(view.short),
+        "guest": float(view.guest),
+        "question": float(bool(re.search(r"[?？吗呢]\s*$", view.text))),
+        "first_turn": float(not view.previous),
+        **dialog_acts(view.text),
+    }
+    lexical, dense = candidates.column("lex_turn"), candidates.column("dense_turn")
+    sources = [source_of(item) for item in candidates.items]
+    last = set(view.last_cited)
+    asked, named = candidates.column("asked_attribute"), candidates.column("named_turn")
+    for source in SOURCES:
+        mask = np.array([s == source for s in sources], dtype=bool)
+        numbers[f"lex_{source}"] = float(lexical[mask].max()) if mask.any() else 0.0
+        numbers[f"dense_{source}"] = float(dense[mask].max()) if mask.any() else 0.0
+        cited = [i.id in last for i, s in zip(candidates.items, sources, strict=True) if s == source]
+        numbers[f"cited_{source}"] = float(any(cited))
+        numbers[f"asked_{source}"] = float(asked[mask].max()) if mask.any() else 0.0
+        numbers[f"named_{source}"] = float(named[mask].max()) if mask.any() else 0.0
+    ordered = np.sort(lexical)[::-1]
+    numbers["lex_margin"] = (
+        float(ordered[0] - ordered[1]) if len(ordered) > 1 else float(ordered[0] if len(ordered) else 0)
+    )
+    return numbers
+
+
+def ranked_numbers(candidates: Candidates, scores: np.ndarray) -> dict[str, float]:
+    """Numbers of the ranking for the policy head: the best item's score and margin, its source, its lexical cover
+    and cosine, whether it holds the attribute asked for, and the best score per source."""
+    numbers: dict[str, float] = {}
+    if not len(scores):
+        return {"top_score": 0.0, "no_candidates": 1.0}
+    order = np.argsort(-scores, kind="stable")
+    top = int(order[0])
+    numbers["top_score"] = float(scores[top])
+    numbers["top_margin"] = float(scores[top] - scores[order[1]]) if len(order) > 1 else float(scores[top])
+    numbers["top_lex"] = float(candidates.column("lex_turn")[top])
+    numbers["top_dense"] = float(candidates.column("dense_turn")[top])
+    numbers["top_asked"] = float(candidates.column("asked_attribute")[top])
+    numbers["top_named"] = float(candidates.column("named_turn")[top] or candidates.column("named_prev")[top])
+    sources = [source_of(item) for item in candidates.items]
+    for source in SOURCES:
+        numbers[f"top_is_{source}"] = float(sources[top] == source)
+        within = [scores[j] for j in range(len(scores)) if sources[j] == source]
+        numbers[f"best_{source}"] = float(max(within)) if within else 0.0
+    return numbers

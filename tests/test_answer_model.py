@@ -1,0 +1,84 @@
+"""The learned answer model (ragdial.pipeline.answer_model): trained deterministically on our own small fixture,
+saved and loaded as JSON, and a file it cannot use is one clear error naming it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragdial.pipeline.answer_features import CANDIDATE_FEATURES, Candidates, TurnView, dialog_acts, turn_terms
+from ragdial.pipeline.answer_model import AnswerModel, AnswerModelError, Example, default_answer_model, fit_answer_model
+from ragdial.schema import Knowledge, SourceKind
+
+ITEMS = (
+    Knowledge("product:0", "Service name: Day Pass, Fee: 2 yuan per day", SourceKind.PRODUCT),
+    Knowledge("faq:0", "Question: How do I top up, Answer: In the app.", SourceKind.FAQ),
+)
+TURNS = [
+    ("how much is the day pass", "answer", "product:0"),
+    ("what does the day pass cost", "answer", "product:0"),
+    ("how do I top up", "answer", "faq:0"),
+    ("where can I top up my phone", "answer", "faq:0"),
+    ("please cancel my day pass for me", "action", "product:0"),
+    ("can you top it up for me now", "action", "faq:0"),
+    ("hello there", "small_talk", None),
+    ("thanks a lot", "small_talk", None),
+    ("what's the weather tomorrow", "not_in_knowledge", None),
+    ("who won the football", "not_in_knowledge", None),
+]
+
+
+def _examples(copies: int = 3) -> list[Example]:
+    examples = []
+    for n in range(copies):
+        for i, (text, policy, gold) in enumerate(TURNS):
+            view = TurnView(text, language="en")
+            features = np.zeros((2, len(CANDIDATE_FEATURES)))
+            for j, item in enumerate(ITEMS):  # the gold item covers the turn, the other does not
+                features[j, CANDIDATE_FEATURES.index("lex_turn")] = 0.8 if item.id == gold else 0.1
+                features[j, CANDIDATE_FEATURES.index("src_product" if j == 0 else "src_faq")] = 1.0
+            numbers = {**dialog_acts(text), "lex_product": 0.8 if gold == "product:0" else 0.1}
+            route = None if gold is None else ("product" if gold.startswith("product") else "faq")
+            examples.append(
+                Example(
+                    f"c{n}-{i}",
+                    turn_terms(view),
+                    numbers,
+                    Candidates(ITEMS, features),
+                    frozenset([gold] if gold else []),
+                    route,
+                    policy,
+                )
+            )
+    return examples
+
+
+def test_training_is_deterministic_and_the_model_round_trips(tmp_path):
+    first = fit_answer_model(_examples(), folds=3, rank_grid=((20, 4),))
+    second = fit_answer_model(_examples(), folds=3, rank_grid=((20, 4),))
+    assert json.dumps(first.to_data(), sort_keys=True) == json.dumps(second.to_data(), sort_keys=True)
+    loaded = AnswerModel.load(first.save(tmp_path / "model.json"))
+    example = _examples(1)[4]
+    route = loaded.route_probs(example.terms, example.numbers)
+    assert max(route, key=route.get) == "product"
+    scores = loaded.rank_probs(example.candidates, route)
+    assert scores.shape == (2,) and abs(scores.sum() - 1.0) < 1e-9 and scores[0] > scores[1]
+
+
+def test_a_file_that_is_no_answer_model_is_one_error_naming_it(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text('{"format": "something else"}', encoding="utf-8")
+    with pytest.raises(AnswerModelError, match=r"model\.json"):
+        AnswerModel.load(path)
+    data = default_answer_model().to_data()
+    data["features"]["rank"] = ["other"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(AnswerModelError, match="retrain"):
+        AnswerModel.load(path)
+
+
+def test_the_packaged_model_was_trained_on_train_and_dev_only():
+    meta = default_answer_model().meta
+    assert meta["splits"] == ["train", "dev"] and "test" not in meta["splits"]
