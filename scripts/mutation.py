@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "metrics": (
         ["src/ragdial/metrics/*"],
-        ["test_metrics_*.py", "test_challenges_*.py", "test_grounding_check.py", "test_task_agreement.py"],
+        ["test_metrics_*.py", "test_challenges_*.py", "test_grounding_*.py", "test_task_agreement.py"],
     ),
     "understanding": (
         ["src/ragdial/understanding/*"],

@@ -96,6 +96,12 @@ def test_dates_and_times_with_their_text_and_evidence():
     ]
 
 
+def test_a_month_and_day_is_supported_by_an_iso_date_with_the_same_month_and_day():
+    iso = Knowledge("u3", "开始时间：2025-03-01", SourceKind.USER_PROFILE, {}, scope="u")
+    assert claims("从3月1日开始。", [iso]) == [("date", "3月1日", True, "u3")]
+    assert claims("从3月2日开始。", [iso]) == [("date", "3月2日", False, "")]
+
+
 def test_dial_codes_and_phone_numbers_are_number_claims():
     assert claims("拨打*#21*8#开通，或者拨打400 123 4567。", [PACK_EN]) == [
         ("number", "*#21*8#", True, "e1"),
