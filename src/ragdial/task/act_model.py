@@ -19,9 +19,10 @@ the acts it drops by ``margin``; a ``confirm`` the rules did not hear needs 0.8 
 since a yes books), the acts are rebuilt: acts both agree on keep their rule slots and order; an act only the
 model found gets its slots from the rule layer's slot finders for that act (none for confirm, deny,
 out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancellations are the rules' alone (the
-banks have none). Everything is deterministic. Training (``reader_for``) takes about 7 s on a quiet machine,
-most of it the rules reading the training lines; it happens once per process, bank and code version, and the
-fitted model is kept in the cache folder for the next process.
+banks have none), and so is a choice of another offer during a read-back (第二个). Whatever was combined then
+passes ``acts.no_yes_in_questions``: a question is never a yes. Everything is deterministic. Training
+(``reader_for``) takes about 7 s on a quiet machine, most of it the rules reading the training lines; it happens
+once per process, bank and code version, and the fitted model is kept in the cache folder for the next process.
 """
 
 from __future__ import annotations
@@ -301,9 +302,12 @@ class ActReader:
     def __call__(self, text: str, context: A.Context | dict[str, Any] | None, by_sound: bool = True) -> list[A.Act]:
         ctx = context if isinstance(context, A.Context) else A.Context.from_dict(context)
         rule_acts = A.understand(text, ctx, self.gaz, self.today, by_sound)
+        if ctx.open_question == "confirm_booking" and any(a.act == "select" for a in rule_acts):
+            return rule_acts  # another listed offer picked during a read-back (the banks have none): the rules'
         probs = self.model.probabilities([(text, ctx, [a.act for a in rule_acts])])[0]
         margin = self.model.config.margin
-        return combine(rule_acts, probs, margin, lambda name: self._fill(name, text, ctx, by_sound), text)
+        acts = combine(rule_acts, probs, margin, lambda name: self._fill(name, text, ctx, by_sound), text)
+        return A.no_yes_in_questions(acts, text)  # a question is never a yes, whatever the model heard
 
     def _fill(self, name: str, text: str, ctx: A.Context, by_sound: bool) -> dict[str, Any]:
         return A.slots_for(name, text, ctx, self.gaz, self.today, by_sound)

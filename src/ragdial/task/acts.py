@@ -232,6 +232,19 @@ DENY_START = re.compile(
     re.I,
 )
 CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
+# a question that checks rather than agrees (确定吗 / 对吧 / 好不好 / is that right?): never a yes (a yes books)
+ASKS = re.compile(
+    r"([吗么][\s。.~～]*$|(好|行|可|对|是|确定|确认|要|订)不(好|行|可|对|是|确定|确认|要|订)|(确定|确认|行|好|可以|对)不$|"
+    r"(对|是|没错|没问题|没搞错|是这个|是这样)吧$|真的|没搞错|^(is|are|am|was|does|did|can|could|should|would|shall|"
+    r"really)\b|you sure)",
+    re.I,
+)
+# 第二个 / 换第三趟 / the second one: an ordinal picking one of the offers listed before the read-back
+ORDINAL = re.compile(
+    rf"第\s*({NUM})\s*(?:个|趟|班|家|张)|^(?:换|就|要|订|选)?\s*第\s*({NUM})\s*(?:吧|的)?$|"
+    r"\b(?:the\s+)?(first|second|third|fourth|fifth)\s+one\b",
+    re.I,
+)
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
 CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
 BOOKED_MARK = re.compile(
@@ -675,9 +688,31 @@ def understand(
     ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
     token = _BY_SOUND.set(by_sound)
     try:
-        return _understand(text, context, gaz, today)
+        return no_yes_in_questions(_understand(text, context, gaz, today), text)
     finally:
         _BY_SOUND.reset(token)
+
+
+def _asks(clause: str, marked: bool) -> bool:
+    """Whether a clause is a question (a question mark after it, 吗/么 at its end, 好不好, 对吧, is that …)."""
+    return marked or bool(ASKS.search(FILLER.sub("", clause).strip() or clause))
+
+
+def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
+    """A question is never a confirmation (a yes books): in a turn holding a question, ``confirm`` stays only
+    when some other clause says yes as a statement ("几点到？好，订吧"); otherwise it is dropped, and a turn left
+    with nothing is a question about the offer as a whole, ``request{}`` ("确定吗？" / "对吧" / "is that
+    right?"), answered by saying nothing is done yet and reading the offer back. Every reader's acts end here."""
+    if not any(a.act == "confirm" for a in acts):
+        return acts
+    clauses = _clauses(text.strip())
+    if not any(_asks(c, q) for c, q in clauses):
+        return acts
+    for clause, marked in clauses:
+        body = FILLER.sub("", clause).strip()
+        if body and not _asks(clause, marked) and (CONFIRM.fullmatch(body) or CONFIRM_START.match(body)):
+            return acts
+    return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
 
 def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
@@ -833,6 +868,15 @@ def _classify(
         return "deny", {}
     if CORRECTION.fullmatch(text.strip("，,。 ")):
         return "deny", {}
+    asking = _asks(text, clause.question)
+    if oq == "confirm_booking":  # 第二个 during a read-back: another listed offer is read back (no yes yet)
+        m = ORDINAL.search(text)
+        word = m and (m.group(1) or m.group(2) or m.group(3))
+        ordinal = word and (
+            {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}.get(word.lower()) or cn_number(word)
+        )
+        if ordinal:
+            return "select", {"ordinal": ordinal}
     if oq in ("choose_offer", "offer_alternative") and ctx.offers:
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
@@ -842,20 +886,29 @@ def _classify(
     if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
         CONFIRM.fullmatch(text) or (oq == "offer_alternative" and CONFIRM_START.match(text))
     ):
+        if asking:  # "确定？" / "ok?" / "好不好": a question about the offer, not a yes
+            return ("request" if oq != "choose_offer" else None), {}
         if oq == "choose_offer":
             if re.search(r"(订吧|确定|确认|订$|book it|就订)", text):
                 return "confirm", {}
             return None, {}
         return "confirm", {}
-    if oq == "choose_offer" and re.search(r"(订吧|确定|确认|book it)", text) and CONFIRM.fullmatch(text):
+    if oq == "choose_offer" and re.search(r"(订吧|确定|确认|book it)", text) and CONFIRM.fullmatch(text) and not asking:
         return "confirm", {}
-    if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text):
+    if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
     if slots:
         return "inform", slots
-    if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not clause.question:
+    if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not asking:
         return "confirm", {}
+    if (
+        oq in ("confirm_booking", "offer_alternative")
+        and asking
+        and len(text) <= 16
+        and re.match(r"(好|行|可|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错|就|真|sure|right|correct|is|are)", lower)
+    ):
+        return "request", {}  # 是吗 / 就这个吗 / 真的吗 / is that right?: checked, not agreed
     # no cue word known: a short clause with no slots read by its polarity where a yes/no is expected
     if oq in ("confirm_booking", "offer_alternative", "anything_else") and len(text) <= 8 and not clause.question:
         numbers = re.search(r"[0-9零一二两三四五六七八九十间张晚号点]", text)
@@ -865,6 +918,7 @@ def _classify(
             oq != "anything_else"
             and len(text) <= 4
             and not numbers
+            and not asking
             and re.match(r"(好|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
         ):
             return "confirm", {}

@@ -391,6 +391,12 @@ class TaskBranch:
         pending = self._pending_item(state) if state.get("pending") else None
         ref = {k: v for k, v in act.slots.items() if v != "?"}
         asked = [k for k, v in act.slots.items() if v == "?"]
+        if not asked:  # "确定吗？" / "is that right?": nothing is done on a question; the read-back follows
+            if state["open"] == "confirm_booking" and state.get("pending"):
+                turn.parts.append("还没有为您预订。" if lang == "zh" else "Nothing is booked yet.")
+            elif state["open"] == "confirm_cancel":
+                turn.parts.append("还没有取消。" if lang == "zh" else "Nothing is cancelled yet.")
+            return
         if ref and rows and domain:
             found = self._resolve(domain, rows, ref)
             targets = found if found else []
@@ -485,7 +491,7 @@ class TaskBranch:
             else:
                 head = "列出的结果里没有您说的这个，" if zh else "None of the listed options is that one; "
             if state["open"] != "offer_alternative":  # an alternative stays on offer while the user picks
-                state["open"] = "choose_offer"
+                state["open"], state["pending"] = "choose_offer", None
             turn.parts.append(
                 R.options(domain, rows, head + ("请问是哪一个？" if zh else "which one do you mean?"), lang).rsplit(
                     "\n", 1
