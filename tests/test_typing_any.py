@@ -25,6 +25,7 @@ TYPED = [
     "cli",
     "challenges",
     "metrics",
+    "retrieval",
 ]
 
 
