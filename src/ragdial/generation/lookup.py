@@ -5,8 +5,9 @@ tokens can often be read off the prompt: find the most recent earlier occurrence
 to one) in the prompt and the reply so far, and propose the tokens that followed it. One ``llama_decode`` call
 evaluates the token just chosen and the draft together, with logits computed only for those positions (the prompt
 is evaluated with logits for its last token only); the draft is accepted up to the first token that greedy decoding
-would not have chosen, and that position's argmax is the next token. The result is the plain greedy reply; the
-draft only saves decode calls. The draft length adapts: it grows after a fully accepted draft and shrinks after a
+would not have chosen, and that position's argmax is the next token. The result is the greedy reply (a batch runs
+other matrix kernels than a one-token decode, so a near tie between two tokens can rarely flip); the draft only
+saves decode calls. The draft length adapts: it grows after a fully accepted draft and shrinks after a
 rejected one.
 
 The model's key/value cache is reused across calls: a prompt sharing a prefix with the tokens already in the cache
