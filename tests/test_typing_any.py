@@ -26,6 +26,7 @@ TYPED = [
     "challenges",
     "metrics",
     "retrieval",
+    "generation",
 ]
 
 
