@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from ragdial.errors import DataFormatError, OptionError
 from ragdial.io import expect, field, read_json, write_json
@@ -21,6 +21,43 @@ from ragdial.jsontypes import JSONDict, as_text
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 TEST_CONTEXTS = "test_contexts.json"
+
+
+class Attr(TypedDict):
+    """One triple a message uses (``attrvalue`` a number in some KdConv files; ``result.json`` wants a string)."""
+
+    name: str
+    attrname: str
+    attrvalue: str | int | float
+
+
+class Message(TypedDict, total=False):
+    """One message of a dialog."""
+
+    message: Required[str]
+    attrs: list[Attr]
+
+
+class DialogRecord(TypedDict, total=False):
+    """One dialog of a KdConv/Huawei dialogs file."""
+
+    name: str
+    messages: Required[list[Message]]
+
+
+class ResultAttr(TypedDict):
+    """One triple a ``result.json`` reply cites (all strings)."""
+
+    name: str
+    attrname: str
+    attrvalue: str
+
+
+class ResultRecord(TypedDict, total=False):
+    """One ``result.json`` record."""
+
+    message: Required[str]
+    attrs: list[ResultAttr]
 
 
 def triple_id(entity: str, attribute: str, value: str) -> str:
@@ -57,8 +94,8 @@ def load_kb_file(path: str | Path) -> KnowledgeBase:
     return kb
 
 
-def _read_messages(path: Path, record: str, messages: Any) -> list[Turn]:
-    expect(path, messages, list, record=record)
+def _read_messages(path: Path, record: str, messages: object) -> list[Turn]:
+    messages = expect(path, messages, list, record=record)
     turns = []
     for index, message in enumerate(messages):
         where = f"{record}, message {index}"
@@ -77,7 +114,7 @@ def _read_messages(path: Path, record: str, messages: Any) -> list[Turn]:
     return turns
 
 
-def _triples_in(path: Path, raw: list[Any]) -> Iterable[Knowledge]:
+def _triples_in(path: Path, raw: list[DialogRecord]) -> Iterable[Knowledge]:
     for dialog in raw:
         for message in dialog.get("messages") or []:
             for attr in message.get("attrs") or []:
@@ -127,8 +164,8 @@ def load(path: str | Path, kb_path: str | Path | None = None, targets: str = "sy
     return Dataset("kdconv", split or path.stem, "zh", kb, dialogs, examples, str(path))
 
 
-def _load_contexts(path: Path, raw: Any, kb_path: str | Path | None) -> Dataset:
-    expect(path, raw, dict)
+def _load_contexts(path: Path, raw: object, kb_path: str | Path | None) -> Dataset:
+    raw = expect(path, raw, dict)
     dialogs, examples = [], []
     for key, messages in raw.items():
         turns = _read_messages(path, key, messages)
@@ -142,7 +179,7 @@ def _load_contexts(path: Path, raw: Any, kb_path: str | Path | None) -> Dataset:
 
 def result_record(kb: KnowledgeBase, example: Example) -> JSONDict:
     """One ``result.json`` entry: the generated message and, where knowledge was selected, its triples."""
-    record: dict[str, Any] = {"message": example.response or ""}
+    record: JSONDict = {"message": example.response or ""}
     if example.knowledge_ids:
         record["attrs"] = [attrs_of(kb.get(item_id)) for item_id in example.knowledge_ids]
     return record
@@ -153,9 +190,9 @@ def write_result(path: str | Path, kb: KnowledgeBase, examples: Iterable[Example
     return write_json(path, {e.id: result_record(kb, e) for e in examples})
 
 
-def read_result(path: str | Path) -> dict[str, dict[str, Any]]:
+def read_result(path: str | Path) -> dict[str, ResultRecord]:
     """Read and check a Huawei ``result.json``."""
-    data: Mapping[str, Any] = expect(path, read_json(path), dict)
+    data: Mapping[str, ResultRecord] = expect(path, read_json(path), dict)  # each record checked below
     for key, record in data.items():
         field(path, key, record, "message", str)
         for index, attr in enumerate(record.get("attrs") or []):

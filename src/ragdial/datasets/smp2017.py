@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from ragdial.errors import DataFormatError
 from ragdial.io import expect, field, read_json, write_json
@@ -60,7 +59,7 @@ def write_predictions(path: str | Path, examples: Iterable[Example]) -> Path:
 def read_predictions(path: str | Path) -> dict[str, str]:
     """Read a predictions JSON into ``{id: label}``: the official ``label`` key, or ``prediction`` as ``ragdial
     predict`` writes it."""
-    data: Any = expect(path, read_json(path), list)
+    data = expect(path, read_json(path), list)
     result = {}
     for index, record in enumerate(data):
         key = (
