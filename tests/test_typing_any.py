@@ -25,6 +25,8 @@ TYPED = [
     "cli",
     "challenges",
     "metrics",
+    "retrieval",
+    "generation",
 ]
 
 

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TypedDict, Unpack
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.exemplars import Exemplars
 from ragdial.schema import Dataset, Example
+
+
+class RequestOptions(TypedDict, total=False):
+    """``request_for``'s options, as ``generate_all`` passes them on."""
+
+    max_tokens: int
+    seed: int
+    exemplars: Exemplars | None
 
 
 def request_for(
@@ -37,7 +45,7 @@ def generate_all(
     dataset: Dataset,
     examples: Iterable[Example],
     on_done: Callable[[Example], None] | None = None,
-    **request_options: Any,
+    **request_options: Unpack[RequestOptions],
 ) -> list[Example]:
     """Set ``response`` on each example (DSTC: only knowledge-seeking ones) and return them."""
     done = []

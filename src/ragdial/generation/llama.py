@@ -44,7 +44,7 @@ class LlamaCppGenerator(Generator):
         n_threads: int | None = None,
         n_batch: int = 256,
         prompt_lookup: int = 0,
-        **llama_options: Any,
+        **llama_options: Any,  # Any: llama_cpp (Llama's own keyword options pass through)
     ) -> None:
         self.model_name = model
         self.n_ctx = n_ctx
@@ -52,9 +52,9 @@ class LlamaCppGenerator(Generator):
         self.n_batch = n_batch
         self.prompt_lookup = int(prompt_lookup)
         self.llama_options = llama_options
-        self._llm: Any = None
+        self._llm: Any = None  # Any: llama_cpp (untyped Llama)
         self._decoder: GreedyDecoder | None = None
-        self._format: Any = None
+        self._format: Any = None  # Any: llama_cpp (Jinja2ChatFormatter)
         self._lock = threading.Lock()
         self.model_path: Path | None = None
 
@@ -98,7 +98,7 @@ class LlamaCppGenerator(Generator):
         self._llm = llm
 
     @property
-    def llm(self) -> Any:
+    def llm(self) -> Any:  # Any: llama_cpp (untyped Llama)
         self.warm_up()
         return self._llm
 

@@ -73,7 +73,7 @@ class GreedyDecoder:
     """Greedy decoding of token ids on a ``llama_cpp.Llama`` (``logits_all`` off), with optional prompt-lookup drafts
     of at most ``draft`` tokens. One decoder per model; the caller serialises calls."""
 
-    def __init__(self, llm: Any, draft: int = 0) -> None:
+    def __init__(self, llm: Any, draft: int = 0) -> None:  # Any: llama_cpp (untyped Llama)
         import llama_cpp
 
         self.llm = llm

@@ -14,10 +14,10 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from ragdial.errors import RagdialError
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONValue
 from ragdial.paths import cache_dir
 
 PACKAGED_VERSION = "0.9.0"
@@ -153,16 +153,22 @@ def resolve_model(model: str | Path | None = None) -> Path:
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
 
-def _read(handle: BinaryIO, fmt: str) -> Any:
+def _read(handle: BinaryIO, fmt: str) -> int | float | bool:
     size = struct.calcsize(fmt)
-    return struct.unpack(fmt, handle.read(size))[0]
+    value: int | float | bool = struct.unpack(fmt, handle.read(size))[0]
+    return value
 
 
-def _value(handle: BinaryIO, kind: int, skip_arrays: bool) -> Any:
+def _count(handle: BinaryIO, fmt: str) -> int:
+    """An unsigned integer field (a length, a count, a kind)."""
+    return int(_read(handle, fmt))
+
+
+def _value(handle: BinaryIO, kind: int, skip_arrays: bool) -> JSONValue:
     if kind == 8:
-        return handle.read(_read(handle, "<Q")).decode("utf-8", "replace")
+        return handle.read(_count(handle, "<Q")).decode("utf-8", "replace")
     if kind == 9:
-        item_kind, count = _read(handle, "<I"), _read(handle, "<Q")
+        item_kind, count = _count(handle, "<I"), _count(handle, "<Q")
         items = [_value(handle, item_kind, skip_arrays) for _ in range(count)]
         return f"<array of {count}>" if skip_arrays else items
     return _read(handle, _SCALARS[kind])
@@ -175,9 +181,9 @@ def gguf_metadata(path: str | Path, skip_arrays: bool = True) -> JSONDict:
             raise ModelFileError(f"model file {path} is not a GGUF file (no GGUF magic)")
         version = _read(handle, "<I")
         _read(handle, "<Q")  # tensor count
-        count = _read(handle, "<Q")
-        meta: dict[str, Any] = {"gguf.version": version}
+        count = _count(handle, "<Q")
+        meta: JSONDict = {"gguf.version": version}
         for _ in range(count):
-            key = handle.read(_read(handle, "<Q")).decode("utf-8")
-            meta[key] = _value(handle, _read(handle, "<I"), skip_arrays)
+            key = handle.read(_count(handle, "<Q")).decode("utf-8")
+            meta[key] = _value(handle, _count(handle, "<I"), skip_arrays)
     return meta

@@ -14,14 +14,14 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TypedDict
 
 import httpx
 
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.prompts import fit_messages
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONObject
 
 _CJK = re.compile(r"[\u3000-\u9fff\uf900-\uffef]")
 PROMPT_MARGIN = 32
@@ -43,6 +43,20 @@ def approx_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + 2) // 3
 
 
+class OpenAIOptions(TypedDict, total=False):
+    """``OpenAICompatibleGenerator``'s options as a config gives them (``base_url`` is required)."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    context_tokens: int
+    timeout: float
+    extra_body: JSONObject | None
+    connect_timeout: float
+    retries: int
+    backoff: float
+
+
 class OpenAICompatibleGenerator(Generator):
     """Streams ``/v1/chat/completions`` from ``base_url`` (e.g. ``http://127.0.0.1:8000``).
 
@@ -57,7 +71,7 @@ class OpenAICompatibleGenerator(Generator):
         api_key: str | None = None,
         context_tokens: int = 2048,
         timeout: float = 120.0,
-        extra_body: dict[str, Any] | None = None,
+        extra_body: JSONObject | None = None,
         connect_timeout: float = 5.0,
         retries: int = 2,
         backoff: float = 0.5,
@@ -82,7 +96,7 @@ class OpenAICompatibleGenerator(Generator):
     def payload(self, request: GenerationRequest) -> JSONDict:
         max_tokens = max(1, min(request.max_tokens, self.context_tokens // 2))
         messages, _ = fit_messages(request, approx_tokens, self.context_tokens - max_tokens - PROMPT_MARGIN)
-        body: dict[str, Any] = {
+        body: JSONDict = {
             "model": self.model,
             "messages": messages,
             "max_tokens": max_tokens,
@@ -113,7 +127,7 @@ class OpenAICompatibleGenerator(Generator):
                     raise RagdialError(f"{self.url}: the stream broke: {type(err).__name__}: {err}") from None
                 raise RagdialError(f"{self.url}: {type(err).__name__}: {err}") from None
 
-    def _attempt(self, payload: dict[str, Any], request: GenerationRequest) -> Iterator[str]:
+    def _attempt(self, payload: JSONDict, request: GenerationRequest) -> Iterator[str]:
         """One request: its pieces; ``_Retry`` for a failure before the first piece that a retry may cure."""
         started = False
         try:

@@ -3,12 +3,15 @@ load: a template model comes from ``ragdial generate train``-style training save
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ragdial.components import BuildContext, Registry
 from ragdial.errors import RagdialError
 from ragdial.generation.base import Generator
 from ragdial.schema import Dataset, KnowledgeBase
+
+if TYPE_CHECKING:
+    from ragdial.generation.openai_http import OpenAIOptions
 
 GENERATORS: Registry[Generator] = Registry("generator")
 
@@ -30,7 +33,7 @@ def extractive(ctx: BuildContext) -> Generator:
     return ExtractiveGenerator()
 
 
-def llama(ctx: BuildContext, **params: Any) -> Generator:
+def llama(ctx: BuildContext, **params: Any) -> Generator:  # Any: llama_cpp (Llama's options pass through)
     """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one), loaded now."""
     from ragdial.generation.llama import LlamaCppGenerator
 
@@ -39,8 +42,8 @@ def llama(ctx: BuildContext, **params: Any) -> Generator:
     return generator
 
 
-def openai(ctx: BuildContext, **params: Any) -> Generator:
-    """Any OpenAI-compatible server (``base_url``, ``model``, ``api_key``)."""
+def openai(ctx: BuildContext, **params: Unpack[OpenAIOptions]) -> Generator:
+    """An OpenAI-compatible server (``base_url``, ``model``, ``api_key``)."""
     from ragdial.generation.openai_http import OpenAICompatibleGenerator
 
     if not params.get("base_url"):
@@ -55,7 +58,7 @@ GENERATORS.register("openai", openai, "an OpenAI-compatible server (vLLM, llama.
 SHARED = ("llama", "openai")  # language-independent: one instance serves every language
 
 
-def create(name: str, **options: Any) -> Generator:
+def create(name: str, **options: object) -> Generator:
     """A generator by registry name outside a dialog system (batch generation, benchmarks); ``None`` options are
     left at the generator's defaults; ``language`` (default zh) is the untrained template's language,
     ``template_model`` the template generator's ``model``."""

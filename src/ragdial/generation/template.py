@@ -17,10 +17,9 @@ import json
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ragdial.datasets._io import write_json
 from ragdial.errors import DataFormatError, RagdialError
@@ -64,14 +63,15 @@ class TemplateModel:
         return {"format": FORMAT, **asdict(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], path: str | Path = "<template model>") -> TemplateModel:
+    def from_dict(cls, data: Mapping[str, object], path: str | Path = "<template model>") -> TemplateModel:
         if data.get("format") != FORMAT:
             raise DataFormatError(path, f"not a template model (expected format {FORMAT!r})", field="format")
         known = {k: v for k, v in data.items() if k != "format"}
         if "language" not in known:
             raise DataFormatError(path, "required field is missing", field="language")
+        build: Callable[..., TemplateModel] = cls  # the fields are checked here: a TypeError names the bad one
         try:
-            return cls(**known)
+            return build(**known)
         except TypeError as err:
             raise DataFormatError(path, f"unexpected content: {err}") from None
 
@@ -276,12 +276,14 @@ class TemplateGenerator(Generator):
         self.path = path  # where the model was loaded from (``to_config``)
 
     @classmethod
-    def train(cls, examples: Iterable[Example], kb: KnowledgeBase, language: str, **options: Any) -> TemplateGenerator:
-        return cls(learn(examples, kb, language), **options)
+    def train(
+        cls, examples: Iterable[Example], kb: KnowledgeBase, language: str, max_items: int = 3
+    ) -> TemplateGenerator:
+        return cls(learn(examples, kb, language), max_items=max_items)
 
     @classmethod
-    def load(cls, path: str | Path, **options: Any) -> TemplateGenerator:
-        return cls(TemplateModel.load(path), path=str(path), **options)
+    def load(cls, path: str | Path, max_items: int = 3) -> TemplateGenerator:
+        return cls(TemplateModel.load(path), max_items, path=str(path))
 
     def save(self, path: str | Path) -> Path:
         return self.model.save(path)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TypedDict, cast
 
 from ragdial.jsontypes import JSONDict
 from ragdial.text.tokenize import detect_language, words
@@ -34,6 +35,15 @@ def pinyin_bigrams(text: str) -> list[str]:
     return out
 
 
+class AnalyzerOptions(TypedDict, total=False):
+    """An ``Analyzer``'s fields as a config gives them."""
+
+    language: str | None
+    stem: bool
+    drop_stopwords: bool
+    pinyin: bool
+
+
 @dataclass(frozen=True)
 class Analyzer:
     """How texts become BM25 tokens. ``language=None`` detects per text, so a mixed KB works.
@@ -59,5 +69,6 @@ class Analyzer:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Analyzer:
-        return cls(**{k: data[k] for k in ("language", "stem", "drop_stopwords", "pinyin") if k in data})
+    def from_dict(cls, data: Mapping[str, object]) -> Analyzer:
+        options = {k: data[k] for k in ("language", "stem", "drop_stopwords", "pinyin") if k in data}
+        return cls(**cast(AnalyzerOptions, options))

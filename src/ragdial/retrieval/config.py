@@ -2,15 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TypedDict, cast
 
 from ragdial.errors import RagdialError
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.retrieval.analyzer import Analyzer
 
 QUERY_MODES = ("last_user", "recent")
 FUSIONS = ("bm25", "dense", "rrf", "weighted")
+
+
+class _ScalarOptions(TypedDict, total=False):
+    """``RetrieverConfig``'s fields but ``analyzer``."""
+
+    query: str
+    turns: int
+    decay: float
+    entity_carry: bool
+    entity_scope: bool
+    carry_turns: int
+    fusion: str
+    rrf_k: int
+    lexical_weight: float
+    encoder: str | None
+    select: int
+    shortlist: int
+    prune_above: int
+    ann_nprobe: int
+
+
+class RetrieverOptions(_ScalarOptions, total=False):
+    """``RetrieverConfig``'s fields as a config gives them (``analyzer`` as its mapping)."""
+
+    analyzer: JSONObject
+
+
+class HybridOptions(RetrieverOptions, total=False):
+    """The options of the ``bm25`` and ``hybrid`` retriever factories: the config's and a ``reranker`` folder."""
+
+    reranker: str
 
 
 @dataclass
@@ -72,9 +104,19 @@ class RetrieverConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RetrieverConfig:
+    def from_dict(cls, data: Mapping[str, object]) -> RetrieverConfig:
+        """The config of ``data`` (``RetrieverOptions``); an unknown option is an error naming it."""
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise RagdialError(f"unknown retriever option(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
+        options = dict(data)
+        analyzer = options.pop("analyzer", None)
+        config = cls(**cast(_ScalarOptions, options))
+        if isinstance(analyzer, Mapping):
+            config.analyzer = Analyzer.from_dict(analyzer)
+        elif isinstance(analyzer, Analyzer):
+            config.analyzer = analyzer
+        elif "analyzer" in data:
+            raise RagdialError(f"analyzer must be a mapping of Analyzer fields, not {analyzer!r}")
+        return config

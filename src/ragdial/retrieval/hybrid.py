@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class HybridRetriever(KnowledgePool, Retriever):
         if ann is None and self.wants_ann():
             ann = DenseIndex.build(self.vectors, config.ann_nprobe)  # type: ignore[arg-type]
         self.ann = ann
-        self.spec: dict[str, Any] | None = None  # how a registry built it (``to_config``)
+        self.spec: JSONDict | None = None  # how a registry built it (``to_config``)
         self._lock = threading.Lock()
         self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)
         self._sources = np.array([item.source.value for item in self.items], dtype=object)

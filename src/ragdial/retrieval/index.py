@@ -14,7 +14,6 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,7 @@ RERANKER_DIR = "reranker"
 CHUNK = 20_000
 
 
-def save_index(retriever: HybridRetriever, directory: str | Path, extra: dict[str, Any] | None = None) -> Path:
+def save_index(retriever: HybridRetriever, directory: str | Path, extra: JSONDict | None = None) -> Path:
     """Write ``retriever`` to ``directory`` (replaced whole: written beside it, then renamed into place)."""
     directory = Path(directory)
     tmp = directory.with_name(f".{directory.name}.tmp{os.getpid()}")
@@ -78,7 +77,7 @@ def write_index(
     config: RetrieverConfig | None = None,
     vectors: np.ndarray | None = None,
     progress: Callable[[str, int], None] | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: JSONDict | None = None,
 ) -> Path:
     """Write an index directory from a stream of items without holding them: each item goes to ``items.jsonl`` and
     its BM25 token ids are kept as it comes, then BM25 is built from the ids; the vectors (``vectors``: one row per

@@ -333,7 +333,7 @@ class MilvusRetriever(Retriever):
         return {"name": "milvus", "uri": self.uri, "collection": self.collection, **reranker, **self.config.to_dict()}
 
     @staticmethod
-    def _scored(hit: dict[str, Any], score: float) -> ScoredKnowledge:
+    def _scored(hit: dict[str, Any], score: float) -> ScoredKnowledge:  # Any: pymilvus (untyped hit)
         row = hit.get("entity") or hit
         item = Knowledge(
             id=row["pk"] if "pk" in row else hit["pk"],

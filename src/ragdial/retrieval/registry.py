@@ -14,33 +14,37 @@ retriever: {name: milvus, uri: kb.db, reranker: rr/}  # the same reranker, appli
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Unpack, cast
 
 from ragdial.components import BuildContext, ConfigError, Registry
 from ragdial.retrieval.base import Retriever
 
+if TYPE_CHECKING:
+    from ragdial.jsontypes import JSONObject
+    from ragdial.retrieval.config import HybridOptions, RetrieverOptions
+
 RETRIEVERS: Registry[Retriever] = Registry("retriever")
 
 
-def _hybrid(ctx: BuildContext, name: str, defaults: dict[str, Any], params: dict[str, Any]) -> Retriever:
+def _hybrid(ctx: BuildContext, name: str, defaults: RetrieverOptions, params: HybridOptions) -> Retriever:
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
     from ragdial.retrieval.rerank import load_reranker
 
-    options = dict(params)
-    reranker = options.pop("reranker", None)  # a folder of `ragdial train retriever [--transfer]`
+    reranker = params.get("reranker")  # a folder of `ragdial train retriever [--transfer]`
+    options = {key: value for key, value in params.items() if key != "reranker"}
     config = RetrieverConfig.from_dict({**defaults, **options})
     retriever = HybridRetriever(ctx.kb, config, reranker=load_reranker(reranker) if reranker else None)
-    retriever.spec = {"name": name, **params}
+    retriever.spec = {"name": name, **cast("JSONObject", params)}  # every option is a JSON value
     return retriever
 
 
-def bm25(ctx: BuildContext, **params: Any) -> Retriever:
+def bm25(ctx: BuildContext, **params: Unpack[HybridOptions]) -> Retriever:
     """BM25 over the shared tokens (no dense encoder); parameters are ``RetrieverConfig`` fields and ``reranker``."""
     return _hybrid(ctx, "bm25", {"fusion": "bm25", "encoder": None}, params)
 
 
-def hybrid(ctx: BuildContext, **params: Any) -> Retriever:
+def hybrid(ctx: BuildContext, **params: Unpack[HybridOptions]) -> Retriever:
     """BM25 + dense (USE multilingual) fused by reciprocal rank; ``reranker``: a trained reranker folder."""
     return _hybrid(ctx, "hybrid", {"fusion": "rrf"}, params)
 
@@ -63,7 +67,7 @@ def milvus(
     timeout: float = 10.0,
     progress: Callable[[int], None] | None = None,
     reranker: str | None = None,
-    **params: Any,
+    **params: Unpack[RetrieverOptions],
 ) -> Retriever:
     """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
     ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge

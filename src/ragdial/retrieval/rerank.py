@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
 from ragdial.retrieval.interaction import InteractionModel, pair_features
@@ -174,12 +175,12 @@ def features(
 class Reranker:
     """A LightGBM model scoring candidates, and the cut that turns scores into a selection."""
 
-    booster: Any
+    booster: Any  # Any: lightgbm (untyped Booster)
     interaction: InteractionModel | None = None
     threshold: float = 0.5
     max_select: int = 10
     depth: int = 100
-    info: dict[str, Any] = field(default_factory=dict)
+    info: JSONDict = field(default_factory=dict)
     relative: float = 0.0
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
@@ -409,5 +410,10 @@ def train(
         cuts = RELATIVE_CUTS if relative_cut else (0.0,)
         threshold, relative = best_threshold(probs, cand, gold, max_select, cuts)
     booster = _fit(data.x, data.y, seed, rounds)
-    info = {"queries": len(data.groups), "rows": len(data.y), "positives": int(data.y.sum()), "rounds": rounds}
+    info: JSONDict = {
+        "queries": len(data.groups),
+        "rows": len(data.y),
+        "positives": int(data.y.sum()),
+        "rounds": rounds,
+    }
     return Reranker(booster, model, threshold, max_select, depth, info, relative)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
 from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
@@ -165,7 +166,7 @@ def _domain_aliases(domain: str) -> set[str]:
     return {base, f"{base}s", base.rstrip("s")} - {""}
 
 
-_VIEWS: weakref.WeakKeyDictionary[Any, _KbView] = weakref.WeakKeyDictionary()
+_VIEWS: weakref.WeakKeyDictionary[KnowledgePool, _KbView] = weakref.WeakKeyDictionary()
 
 
 def kb_view(retriever: KnowledgePool) -> _KbView:
@@ -294,13 +295,13 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
 class TransferReranker:
     """LightGBM over transferable features, a selection cut and a fallback to the fused ranking."""
 
-    booster: Any
+    booster: Any  # Any: lightgbm (untyped Booster)
     threshold: float = 0.5
     max_select: int = 10
     depth: int = 50
     relative: float = 0.0
     fallback: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
+    info: JSONDict = field(default_factory=dict)
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
@@ -479,5 +480,11 @@ def train(
         wide = _rows(twin, examples, depth)
         x, y = np.concatenate([x, wide.x]), np.concatenate([y, wide.y])
     booster = _fit(x, y, seed, rounds)
-    info = {"queries": len(data.groups), "rows": len(y), "positives": int(y.sum()), "rounds": rounds, "widen": widen}
+    info: JSONDict = {
+        "queries": len(data.groups),
+        "rows": len(y),
+        "positives": int(y.sum()),
+        "rounds": rounds,
+        "widen": widen,
+    }
     return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info)
