@@ -27,6 +27,7 @@ TYPED = [
     "metrics",
     "retrieval",
     "generation",
+    "datasets",
 ]
 
 

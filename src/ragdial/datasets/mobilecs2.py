@@ -28,14 +28,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict, cast
 
 from ragdial.datasets import mobilecs2_rules as rules_mod
 from ragdial.errors import DataFormatError, OptionError
 from ragdial.io import expect, field, read_json, write_json
-from ragdial.jsontypes import JSONDict, as_object, as_text, as_text_or_none
+from ragdial.jsontypes import JSONDict, JSONValue, as_object, as_text, as_text_or_none
 from ragdial.schema import Dataset, Dialog, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 GLOBAL_KB_FILES = ("global_kb.json", "global_kb_en.json")
@@ -184,16 +185,42 @@ def read_faq(path: str | Path) -> list[tuple[str, str]]:
     return list(data.items())
 
 
+class LogTurn(TypedDict, total=False):
+    """One turn of a dialog's ``log`` as ``read_dialogs`` checked it (other keys are kept as they are)."""
+
+    user: Required[str]
+    system: Required[str]
+    api_query: str
+    api_result: str
+
+
+# a track-2 record as ``read_track2`` checked it: ``客服-生成`` and, where present, the other TRACK2_KEYS are strings
+Track2Record = TypedDict(
+    "Track2Record",
+    {
+        "id": str,
+        "turn_num": str | int,
+        "用户": str,
+        "客服": str,
+        "查询": str,
+        "查询结果": str,
+        "查询-生成": str,
+        "客服-生成": Required[str],
+    },
+    total=False,
+)
+
+
 @dataclass
 class RawDialog:
     """One dialog as it stands in the file."""
 
     id: str
-    log: list[dict[str, Any]]
+    log: list[LogTurn]
     local_kb: list[str]
     bare: bool = False  # the file gives the log alone (unlabelled data)
     has_local_kb: bool = True  # False where the dialog object has no "local_kb" key
-    extra: dict[str, Any] | None = None
+    extra: JSONDict | None = None
 
 
 def read_dialogs(path: str | Path) -> list[RawDialog]:
@@ -284,7 +311,7 @@ def build_kb(
     markers = MARKERS[language]
     kb = KnowledgeBase()
     for index, text in enumerate(products):
-        fields: dict[str, Any] = {"index": index, "attributes": text_fields(text)}
+        fields: JSONDict = {"index": index, "attributes": text_fields(text)}
         name = _name_of(text, language)
         if name:
             fields["name"] = name
@@ -398,25 +425,23 @@ def load(
     products = read_global_kb(global_kb or _beside(path, GLOBAL_KB_FILES, "global KB", "global_kb"))
     faq_entries = read_faq(faq or _beside(path, FAQ_FILES, "FAQ file", "faq"))
     out_dialogs, examples = [], []
-    read: Callable[..., tuple[list[Turn], list[Example]]]
+    read: Callable[[RawDialog], tuple[list[Turn], list[Example]]]
     if rules == "organisers":
-        qa_pairs: list[tuple[str, list[dict[str, Any]]]] = []
+        qa_pairs: list[tuple[str, list[LogTurn]]] = []
         for file in _qa_dialog_files(path, qa_dialogs):
             source = dialogs if file.resolve() == path.resolve() else read_dialogs(file)
             qa_pairs.extend((d.id, d.log) for d in source)
         corpus = rules_mod.retrieval_corpus(products, faq_entries, qa_pairs)
         kb = build_kb(products, faq_entries, dialogs, language, corpus.synthetic, organisers=True)
-        read = _organisers_turns
-        context: Any = (corpus, Track1Index(kb))
+        read = partial(_organisers_turns, kb=kb, context=(corpus, Track1Index(kb)), language=language)
     else:
         kb = build_kb(products, faq_entries, dialogs, language)
-        read = _faq_answer_turns
-        context = _GoldIndex(kb)
+        read = partial(_faq_answer_turns, kb=kb, gold=_GoldIndex(kb), language=language)
     for raw in dialogs:
-        turns, dialog_examples = read(raw, kb, context, language)
+        turns, dialog_examples = read(raw)
         for example in dialog_examples:
             example.meta["rules"] = rules
-        meta: dict[str, Any] = {"bare_log": True} if raw.bare else {}
+        meta: JSONDict = {"bare_log": True} if raw.bare else {}
         if not raw.has_local_kb:
             meta["no_local_kb"] = True
         if raw.extra:
@@ -427,10 +452,10 @@ def load(
     return Dataset("mobilecs2", name, language, kb, out_dialogs, examples, str(path))
 
 
-def _example(raw: RawDialog, turn_num: int, turns: list[Turn], ids: list[str], meta: dict[str, Any]) -> Example:
+def _example(raw: RawDialog, turn_num: int, turns: list[Turn], ids: list[str], meta: JSONDict) -> Example:
     record = raw.log[turn_num]
     api_query = record.get("api_query")
-    extra = {k: v for k, v in record.items() if k not in TURN_KEYS}
+    extra: JSONDict = {k: cast(JSONValue, v) for k, v in record.items() if k not in TURN_KEYS}  # read from JSON
     if extra:
         meta["turn_extra"] = extra
     meta["turn_num"] = turn_num
@@ -461,7 +486,7 @@ def _organisers_turns(
     for turn_num, record in enumerate(raw.log):
         api_query = record.get("api_query")
         api_result = record.get("api_result")
-        meta: dict[str, Any] = {"api_result": api_result}
+        meta: JSONDict = {"api_result": api_result}
         ids: list[str] = []
         if api_query is not None:
             label, gold, missing = rules_mod.track1_gold(record, raw.local_kb, corpus)
@@ -508,7 +533,7 @@ def _faq_answer_turns(
                 ids.append(item_id)
         turns.append(Turn(Speaker.USER, record["user"]))
         turns.append(Turn(Speaker.SYSTEM, record["system"], ids, api_query, api_result))
-        meta: dict[str, Any] = {"api_result": api_result, "gold_pieces": pieces, "unmatched_gold": unmatched}
+        meta: JSONDict = {"api_result": api_result, "gold_pieces": pieces, "unmatched_gold": unmatched}
         meta["scored_source"] = source.value if source else None
         examples.append(_example(raw, turn_num, turns, ids, meta))
     return turns, examples
@@ -520,12 +545,12 @@ def _faq_answer_turns(
 def dialogs_record(dataset: Dataset) -> JSONDict:
     """The dialogs file content for a dataset (the inverse of :func:`load`)."""
     examples = {(e.dialog_id, e.meta.get("turn_num")): e for e in dataset.examples}
-    out: dict[str, Any] = {}
+    out: JSONDict = {}
     for dialog in dataset.dialogs:
         log = []
         for turn_num in range(len(dialog.turns) // 2):
             user, system = dialog.turns[2 * turn_num], dialog.turns[2 * turn_num + 1]
-            record: dict[str, Any] = {"user": user.text, "system": system.text}
+            record: JSONDict = {"user": user.text, "system": system.text}
             if system.api_query is not None:
                 record["api_query"] = system.api_query
             if system.api_result is not None:
@@ -537,7 +562,7 @@ def dialogs_record(dataset: Dataset) -> JSONDict:
         if dialog.meta.get("bare_log"):
             out[dialog.id] = log
             continue
-        value: dict[str, Any] = {"log": log}
+        value: JSONDict = {"log": log}
         if not dialog.meta.get("no_local_kb"):
             value["local_kb"] = [item.text for item in dataset.kb.local_items(dialog.id)]
         value.update(as_object(dialog.meta.get("extra")))
@@ -626,7 +651,7 @@ def write_track1(
     return write_json(path, records)
 
 
-def _turn_number(path: str | Path, index: int, record: Any) -> int:
+def _turn_number(path: str | Path, index: int, record: object) -> int:
     value = field(path, index, record, "turn_num", (str, int))
     if isinstance(value, str) and not value.isdigit():
         raise DataFormatError(path, f"expected a turn number, found {value!r}", index, "turn_num")
@@ -740,14 +765,17 @@ def write_track2(
     return write_json(path, records)
 
 
-def _check_track2_values(path: str | Path, record_name: str | int, record: Any) -> None:
+def _check_track2_values(path: str | Path, record_name: str | int, record: object) -> Track2Record:
+    """``record`` as a ``Track2Record`` (a copy) once its values are checked."""
     field(path, record_name, record, "客服-生成", str)
+    checked = expect(path, record, dict, record_name)
     for key in TRACK2_KEYS:
-        if key in record and not isinstance(record[key], str):
-            raise DataFormatError(path, f"expected str, found {type(record[key]).__name__}", record_name, key)
+        if key in checked and not isinstance(checked[key], str):
+            raise DataFormatError(path, f"expected str, found {type(checked[key]).__name__}", record_name, key)
+    return cast(Track2Record, dict(checked))
 
 
-def read_track2(path: str | Path, dataset: Dataset | None = None) -> dict[str, dict[str, Any]]:
+def read_track2(path: str | Path, dataset: Dataset | None = None) -> dict[str, Track2Record]:
     """Read a track-2 file into ``{example id: record}``; each record needs ``id``, ``turn_num`` and ``客服-生成``.
 
     The organisers' own ``result.json`` (a list of dialogs, each a list of turns without ids) is read too; its
@@ -757,26 +785,27 @@ def read_track2(path: str | Path, dataset: Dataset | None = None) -> dict[str, d
     if data and all(isinstance(dialog, list) for dialog in data):
         return _read_result_dialogs(path, data)
     examples = {e.id for e in dataset.examples} if dataset is not None else None
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, Track2Record] = {}
     for index, record in enumerate(data):
         dial_id = field(path, index, record, "id", str)
         turn_num = _turn_number(path, index, record)
-        _check_track2_values(path, index, record)
+        checked = _check_track2_values(path, index, record)
         example_id = f"{dial_id}:{turn_num}"
         if examples is not None and example_id not in examples:
             raise DataFormatError(path, f"no turn {turn_num} in dialog {dial_id!r}", index, "turn_num")
         if example_id in result:
             raise DataFormatError(path, f"turn {turn_num} of dialog {dial_id!r} appears twice", index, "turn_num")
-        result[example_id] = dict(record)
+        result[example_id] = checked
     return result
 
 
-def _read_result_dialogs(path: str | Path, data: list[Any]) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
+def _read_result_dialogs(path: str | Path, data: list[list[object]]) -> dict[str, Track2Record]:
+    result: dict[str, Track2Record] = {}
     for dialog_index, dialog in enumerate(data):
         for turn_index, record in enumerate(dialog):
-            _check_track2_values(path, f"{dialog_index}, turn {turn_index}", record)
-            result[f"{dialog_index}:{turn_index}"] = dict(record)
+            result[f"{dialog_index}:{turn_index}"] = _check_track2_values(
+                path, f"{dialog_index}, turn {turn_index}", record
+            )
     return result
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -208,7 +208,7 @@ class SyntheticEntry:
 
 
 def synthetic_entries(
-    dialogs: Iterable[tuple[str, Sequence[dict]]], window: int = HISTORY_WINDOW
+    dialogs: Iterable[tuple[str, Sequence[Mapping[str, object]]]], window: int = HISTORY_WINDOW
 ) -> list[SyntheticEntry]:
     """``get_new_qa``'s entries for the ``[QA]`` turns of ``(dialog id, log)`` pairs, in order."""
     entries = []
@@ -250,13 +250,17 @@ class RetrievalCorpus:
 
 
 def retrieval_corpus(
-    products: Sequence[str], faq: Sequence[tuple[str, str]], qa_dialogs: Iterable[tuple[str, Sequence[dict]]]
+    products: Sequence[str],
+    faq: Sequence[tuple[str, str]],
+    qa_dialogs: Iterable[tuple[str, Sequence[Mapping[str, object]]]],
 ) -> RetrievalCorpus:
     """Build ``ret_qa`` as ``get_new_qa`` does (``qa_dialogs``: the dev dialogs, then the train dialogs)."""
     return RetrievalCorpus(list(products), list(faq), synthetic_entries(qa_dialogs))
 
 
-def track1_gold(turn: dict, local_kb: Sequence[str], corpus: RetrievalCorpus) -> tuple[int, list[int], list[str]]:
+def track1_gold(
+    turn: Mapping[str, object], local_kb: Sequence[str], corpus: RetrievalCorpus
+) -> tuple[int, list[int], list[str]]:
     """``read_data_api(ret_train=True)`` for one turn: (label, gold indexes into ``ret_qa + local_kb``, pieces found
     nowhere). Local pieces missing from ``local_kb`` (their code would stop with a ValueError) are reported as missing.
     """
@@ -315,7 +319,7 @@ class Track2Gold:
     knowledge: str
 
 
-def track2_gold(log: Sequence[dict], window: int = HISTORY_WINDOW) -> list[Track2Gold]:
+def track2_gold(log: Sequence[Mapping[str, object]], window: int = HISTORY_WINDOW) -> list[Track2Gold]:
     """Gold ``用户``/``客服``/``查询``/``查询结果`` of every turn of one dialog, as in the organisers' result file."""
     history = SpokenHistory(window)
     out = []
