@@ -183,3 +183,20 @@ def test_dstc_knowledge_with_a_non_numeric_doc_id(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="expected a numeric id, found 'x'") as err:
         datasets.load("dstc11", tmp_path)
     assert (err.value.path, err.value.record) == (str(path), "hotel/1/faqs/x")
+
+
+def test_atomic_directory_replaces_whole_on_success_and_keeps_the_old_one_on_error(tmp_path):
+    from ragdial.io import atomic_directory
+
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "old.txt").write_text("old", encoding="utf-8")
+    with pytest.raises(RuntimeError), atomic_directory(target) as tmp:
+        (tmp / "new.txt").write_text("half", encoding="utf-8")
+        raise RuntimeError("stopped while writing")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+    assert sorted(p.name for p in target.iterdir()) == ["old.txt"]
+    with atomic_directory(target) as tmp:
+        (tmp / "new.txt").write_text("whole", encoding="utf-8")
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]

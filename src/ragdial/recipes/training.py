@@ -7,7 +7,6 @@ sub-folder per trained part. Nothing is written into the folder until every part
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragdial import challenges
 from ragdial.errors import RagdialError
-from ragdial.io import write_json
+from ragdial.io import atomic_directory, write_json
 from ragdial.jsontypes import JSONDict
 from ragdial.recipes import DataSpec, Recipe
 from ragdial.schema import Dataset, KnowledgeBase
@@ -66,12 +65,9 @@ def train_recipe(
     specs = recipe.train_specs(data)
     knowledge_specs = recipe.knowledge_specs(data)
     out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     final = out.resolve()
     seconds: dict[str, float] = {}
-    try:
+    with atomic_directory(out) as tmp:
         started = time.perf_counter()
         step("loading the training data")
         dataset = load_training(specs, knowledge_specs)
@@ -104,12 +100,6 @@ def train_recipe(
         )
         (tmp / RECIPE).write_text(trained.to_yaml(), encoding="utf-8")
         write_json(tmp / TRAIN_INFO, info)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return info
 
 

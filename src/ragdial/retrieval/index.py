@@ -9,15 +9,15 @@ shortlist dense candidates approximately, and optionally ``reranker/`` (see ``ra
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.io import atomic_directory
 from ragdial.jsontypes import JSONDict, as_object
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.dense import DenseIndex
@@ -25,6 +25,9 @@ from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.rerank import load_reranker
 from ragdial.schema import Knowledge, KnowledgeBase
+
+if TYPE_CHECKING:
+    from ragdial.text.encoders import Encoder
 
 INDEX_VERSION = 1
 META = "index.json"
@@ -39,10 +42,7 @@ CHUNK = 20_000
 def save_index(retriever: HybridRetriever, directory: str | Path, extra: JSONDict | None = None) -> Path:
     """Write ``retriever`` to ``directory`` (replaced whole: written beside it, then renamed into place)."""
     directory = Path(directory)
-    tmp = directory.with_name(f".{directory.name}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with atomic_directory(directory) as tmp:
         with open(tmp / ITEMS, "w", encoding="utf-8") as handle:
             for item in retriever.items:
                 handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
@@ -53,21 +53,8 @@ def save_index(retriever: HybridRetriever, directory: str | Path, extra: JSONDic
             retriever.ann.save(tmp / ANN)
         if retriever.reranker is not None:
             retriever.reranker.save(tmp / RERANKER_DIR)
-        meta = {
-            "version": INDEX_VERSION,
-            "items": len(retriever.items),
-            "config": retriever.config.to_dict(),
-            "encoder": retriever.encoder.name if retriever.encoder is not None else None,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **(extra or {}),
-        }
-        (tmp / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        meta = _meta(len(retriever.items), retriever.config, retriever.encoder, extra)
+        _write_meta(tmp, meta)
     return directory
 
 
@@ -92,11 +79,8 @@ def write_index(
 
     config = config or RetrieverConfig()
     directory = Path(directory)
-    tmp = directory.with_name(f".{directory.name}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
-    try:
+    with atomic_directory(directory) as tmp:
         vocab: dict[str, int] = {}
         ids: list[list[int]] = []
         texts: list[str] = []
@@ -139,22 +123,25 @@ def write_index(
                 ann = DenseIndex.build(stored, config.ann_nprobe, progress=step)
                 ann.save(tmp / ANN)
         (tmp / "vectors.raw").unlink()
-        meta = {
-            "version": INDEX_VERSION,
-            "items": count,
-            "config": config.to_dict(),
-            "encoder": encoder.name if encoder is not None else None,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **(extra or {}),
-        }
-        (tmp / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        meta = _meta(count, config, encoder, extra)
+        _write_meta(tmp, meta)
     return directory
+
+
+def _meta(items: int, config: RetrieverConfig, encoder: Encoder | None, extra: JSONDict | None) -> JSONDict:
+    """The index's ``meta.json``: format version, size, retriever config, encoder, time written, ``extra``."""
+    return {
+        "version": INDEX_VERSION,
+        "items": items,
+        "config": config.to_dict(),
+        "encoder": encoder.name if encoder is not None else None,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(extra or {}),
+    }
+
+
+def _write_meta(directory: Path, meta: JSONDict) -> None:
+    (directory / META).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
 def read_meta(directory: str | Path) -> JSONDict:
