@@ -3,9 +3,7 @@ unsatisfiable goals, out-of-scope guidance, JSON state, and the simulator on a f
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
-import json
 import re
 
 import pytest
@@ -16,30 +14,17 @@ from ragdial.task.dbgen import generate
 from ragdial.task.goals import sample_goals, satisfies
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import InProcessChannel, read_item, run_dialog, summarise
-
-TODAY = dt.date(2026, 12, 1)
+from task_dialogs import TODAY, small_travel_db, talk
 
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("db") / "travel.sqlite"
-    generate(path, seed=7, start=TODAY, days=5)
-    return path
+    return small_travel_db(tmp_path_factory.mktemp("db"))
 
 
 @pytest.fixture
 def branch(db_path):
     return TaskBranch(TravelDB(db_path, scratch=True))
-
-
-def talk(branch, *texts):
-    state, turns = None, []
-    for text in texts:
-        turn = branch.respond(state, text)
-        json.dumps(turn.state)  # the state must survive a JSON session store
-        state = turn.state
-        turns.append(turn)
-    return turns
 
 
 def test_generator_is_seeded(tmp_path):

@@ -5,8 +5,6 @@ switches the offer read back, and booking it needs a new yes. Dialogs are our ow
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -14,10 +12,9 @@ import pytest
 from ragdial.task import act_model as M
 from ragdial.task.acts import Act, Context, no_yes_in_questions
 from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
 from ragdial.task.manager import TaskBranch
+from task_dialogs import TODAY, small_travel_db, talk
 
-TODAY = dt.date(2026, 12, 1)
 QUESTIONS = [
     "嗯？",
     "确定吗",
@@ -64,24 +61,12 @@ YESES = [
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("db") / "travel.sqlite"
-    generate(path, seed=7, start=TODAY, days=5)
-    return path
+    return small_travel_db(tmp_path_factory.mktemp("db"))
 
 
 @pytest.fixture(params=["learned", "rules"])
 def branch(request, db_path):
     return TaskBranch(TravelDB(db_path, scratch=True), acts=request.param)
-
-
-def talk(branch, *texts, state=None):
-    turns = []
-    for text in texts:
-        turn = branch.respond(state, text)
-        json.dumps(turn.state)  # the state must survive a JSON session store
-        state = turn.state
-        turns.append(turn)
-    return turns
 
 
 def _read_back(branch):

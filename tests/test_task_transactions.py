@@ -4,39 +4,22 @@ generated database. Utterances are our own."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
 import pytest
 
 from ragdial.task.acts import Context, understand
 from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
 from ragdial.task.manager import TaskBranch
-
-TODAY = dt.date(2026, 12, 1)
+from task_dialogs import TODAY, small_travel_db, talk
 
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("db") / "travel.sqlite"
-    generate(path, seed=7, start=TODAY, days=5)
-    return path
+    return small_travel_db(tmp_path_factory.mktemp("db"))
 
 
 @pytest.fixture
 def branch(db_path):
     return TaskBranch(TravelDB(db_path, scratch=True))
-
-
-def talk(branch, *texts, state=None):
-    turns = []
-    for text in texts:
-        turn = branch.respond(state, text)
-        json.dumps(turn.state)  # the state must survive a JSON session store
-        state = turn.state
-        turns.append(turn)
-    return turns
 
 
 def _seats(branch, booking):
