@@ -28,6 +28,7 @@ TYPED = [
     "retrieval",
     "generation",
     "datasets",
+    "understanding",
 ]
 
 
