@@ -29,6 +29,7 @@ TYPED = [
     "generation",
     "datasets",
     "understanding",
+    "recipes",
 ]
 
 
