@@ -234,7 +234,7 @@ class ActModel:
 
     def probabilities(self, items: Sequence[tuple[str, A.Context, Sequence[str] | None]]) -> list[dict[str, float]]:
         probs = self.head.probabilities(self._matrix(items))
-        return [dict(zip(self.head.classes, map(float, row), strict=True)) for row in probs]
+        return [dict(zip(map(str, self.head.classes), map(float, row), strict=True)) for row in probs]
 
 
 def _entity_names(gaz: Gazetteer) -> list[tuple[list[str], str]]:
