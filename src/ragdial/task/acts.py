@@ -39,6 +39,7 @@ ACTS = (
     "modify",
     "ask_about_booking",
     "cancel_booking",
+    "change_booking",
     "out_of_scope",
     "greeting",
     "thanks",
@@ -154,7 +155,8 @@ DOMAIN_CUES = {
 DOMAIN_SOUNDS = {"flight": ["机票", "航班"], "train": ["火车", "高铁", "动车"], "hotel": ["酒店", "宾馆"]}
 GREETING = re.compile(
     r"^(您好|你好|hello|hi|hey|哈喽|哈罗|嗨喽|嗨|喂|在吗|在不在|有人吗|早上好|上午好|中午好|下午好|晚上好|早安|午安|哈啰|"
-    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
+    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|早啊|早|"
+    r"啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
     re.I,
 )
 THANKS = re.compile(
@@ -164,7 +166,8 @@ ASK_BOOKING = re.compile(
     r"(订上(?!海)|订好|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
     r"我订的|刚订的|刚才订的|之前订的|刚刚订|上午订的|下午订的|昨天订的|刚才那张|刚才那个|还在吗|还在吧|"
     r"订到了|订到没|买到了|买好了|买到没|订好没|预订成功|下单成功|订单号|预订号|确认号|单号|我的票|我的机票|我的火车票|"
-    r"我的酒店|我订了|都订了|订了几|booking|reservation|my order|my tickets?|confirmation number|booked)",
+    r"我的酒店|我订了|都订了|订了几|刚才那单|那单|成了没|booking|reservation|my order|order number|my tickets?|"
+    r"confirmation number|booked)",
     re.I,
 )
 OOS = re.compile(
@@ -172,7 +175,7 @@ OOS = re.compile(
     r"几号来着|今天几号|几月几号|周几|星期几|礼拜几|几点了|农历|阴历|限行|尾号|"
     r"股票|股市|大盘|指数|比特币|基金|涨了|跌了|涨停|跌停|"
     r"好吃|火锅|美食|小吃|好玩|景点|园林|好看|海拔|四季|去过|哪年|开通的|历史|"
-    r"去年|前年|昨天|前天|上周|上个月|小时候|以前|"
+    r"去年|前年|昨天|前天|上周|上个月|小时候|(?<![点午上晚早凌傍时钟])以前|"
     r"电影|唱歌|唱首|的歌|听歌|音乐|笑话|故事|外卖|写首诗|写诗|你叫什么|名字|你是谁|机器人|你好笨|笨|傻|"
     r"会说英语|英语吗|话费|流量|充值|余额|套餐|宽带|比赛|湖人|赢了|输了|新闻|彩票|"
     r"体育|球赛|足球|篮球|nba|世界杯|电视剧|综艺|明星|星座|翻译|作业|菜谱|做饭|怎么做|减肥|感冒|医院|淘宝|快递|打车|滴滴|"
@@ -185,8 +188,8 @@ OOS = re.compile(
 SERVICE_TOPICS = re.compile(r"(话费|流量|套餐|宽带|充值|余额|漫游|携号|营业厅|手机号|号码|信号|账单|积分|5G|4G)")
 REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (
-        r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|when does it (arrive|land)|"
-        r"what time does it (arrive|land)|arrival time",
+        r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|到站.{0,2}几点|"
+        r"when does it (arrive|land)|what time does it (arrive|land)|arrival time",
         "arr_time",
     ),
     (
@@ -213,7 +216,8 @@ CONFIRM = re.compile(
     r"^(确定|确认|确认预订|确定预订|好的|好哒|好啊|好嘞|好吧|好|嗯嗯|嗯|对的|对对对|对对|对|没错|是的|是|可以可以|可以|行行行|行|"
     r"没问题|没毛病|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|就这么办|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|"
     r"okay|yes|yep|yup|yeah|sure|alright|book it|go ahead|do it|confirm|妥|成|中|好滴|好呀|嗯呢|恩|嗯好|嗯对|"
-    r"对头|是的是的|"
+    r"对头|是的是的|麻烦订一下|麻烦订|订一下|帮我订一下|请帮我确认|帮我确认|请确认|就定这个|定这个|就这么着|这么着|直接订|直接下单|"
+    r"直接|下单吧|嗯哼|阔以|安排|安排吧|走起|"
     r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|"
     r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
@@ -222,7 +226,8 @@ CONFIRM_START = re.compile(r"^(确定|确认|好的|好|嗯|对|没问题|就这
 DENY = re.compile(
     r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
     r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
-    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|"
+    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|还是算了|"
+    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
@@ -251,6 +256,13 @@ BOOKED_MARK = re.compile(
     r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
     r"booking|reservation|order|ticket|hotel|flight|train)",
     re.I,
+)
+# changing a booking already made (改签): 改签/改期, or a change verb with a word for something booked
+REBOOK = re.compile(r"(改签|改期|\brebook|change my (booking|ticket|flight|train))", re.I)
+REBOOK_VERB = re.compile(r"(改|换|调)")
+BOOKED_THING = re.compile(
+    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|刚才那张|刚才那个|那张票|那张机票|那张火车票|那张车票|我的票|"
+    r"我的机票|我的火车票|我的车票|买的票|订的票|订的机票|订的火车票|订的酒店|订的房间|订的那)"
 )
 # during a read-back, only a word for something already booked makes 取消 a cancellation (取消预订 = do not book)
 MADE_MARK = re.compile(
@@ -338,6 +350,7 @@ def _normalise(text: str, gaz: Gazetteer) -> str:
 def _clauses(text: str) -> list[tuple[str, bool]]:
     """(clause, is a question) pieces of an utterance, in order."""
     english = _is_english(text)
+    text = re.sub(r"(?i)\b(between\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\s+and\s+", r"\1 to ", text)  # one window
     marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip(), text)
     if english:
         parts = re.split(r"([,.;!?|]+)", marked)
@@ -458,26 +471,72 @@ def _clock(hour: int, minute: int, period: str | None) -> str:
     return f"{min(hour, 23):02d}:{minute:02d}"
 
 
+CLOCK = rf"({NUM})\s*[点:：时]\s*(半|一刻|三刻|({NUM})\s*分?)?"
+PERIOD_SAID = r"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早|早晨|清早)"
+# a window between two clock times: 下午2点到5点之间 / 10点至12点 / 两点到四点
+CLOCK_RANGE = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:到|至|-|~|～|—)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:之间|以内|中间)?"
+)
+# a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
+PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
+NOON = {"中午": "12:00"}  # 中午前 / 中午以后: before or after noon itself, not the lunch window
+
+
+def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period: str | None) -> str:
+    hour = cn_number(hour_word) or 0
+    minute = {"半": 30, "一刻": 15, "三刻": 45}.get(extra or "")
+    if minute is None:
+        minute = (cn_number(minute_word) or 0) if minute_word else 0
+    return _clock(hour, minute, PERIOD_WORDS.get(period or "", period))
+
+
 def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
-    """(time_from, time_to) of '3点以后' / '10点前' / 'after 6pm' phrases."""
+    """(time_from, time_to) of a departure window said as clock times or a bound: 3点以后 / 10点前 /
+    下午2点到5点之间 / 中午前 / 晚上8点以后 / 十点左右 (an hour either side) / after 6pm / between 2 and 5 pm."""
     if english:
-        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", text.lower())
-        if not m:
-            return None, None
-        clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
-        return (clock, None) if m.group(1) == "after" else (None, clock)
+        lower = text.lower()
+        m = re.search(
+            r"\bbetween\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?\s+(?:and|to)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower
+        )
+        if m:
+            pm = "下午" if "pm" in (m.group(3), m.group(6)) else None
+            first = _clock(int(m.group(1)), int(m.group(2) or 0), pm if m.group(3) != "am" else None)
+            return first, _clock(int(m.group(4)), int(m.group(5) or 0), pm if m.group(6) != "am" else None)
+        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower)
+        if m:
+            clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
+            return (clock, None) if m.group(1) == "after" else (None, clock)
+        m = re.search(r"\bbefore\s+noon\b", lower)
+        return (None, "12:00") if m else (None, None)
+    m = CLOCK_RANGE.search(text)
+    if m:
+        first_period = m.group(1)
+        second_period = m.group(5) or first_period
+        start = _clock_of(m.group(2), m.group(3), m.group(4), first_period)
+        end = _clock_of(m.group(6), m.group(7), m.group(8), second_period)
+        if end <= start and not m.group(5) and first_period is None:
+            end = _clock_of(m.group(6), m.group(7), m.group(8), "下午")  # 10点到2点: the end is after noon
+        if end > start:
+            return start, end
     m = re.search(
-        rf"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早)?\s*({NUM})\s*[点:：]\s*(半|({NUM})分?)?\s*(?:钟)?\s*"
-        r"(以后|之后|后|以前|之前|前|以内)",
+        rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(以后|之后|后|以前|之前|前|以内|左右|上下)",
         text,
     )
-    if not m:
-        return None, None
-    hour = cn_number(m.group(2)) or 0
-    minute = 30 if m.group(3) == "半" else (cn_number(m.group(4)) or 0 if m.group(4) else 0)
-    said = PERIOD_WORDS.get(m.group(1) or "")
-    clock = _clock(hour, minute, said)
-    return (clock, None) if "后" in m.group(5) else (None, clock)
+    if m:
+        clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+        if m.group(5) in ("左右", "上下"):  # 十点左右: an hour either side
+            hour, minute = map(int, clock.split(":"))
+            return f"{max(hour - 1, 0):02d}:{minute:02d}", f"{min(hour + 1, 23):02d}:{minute:02d}"
+        return (clock, None) if "后" in m.group(5) else (None, clock)
+    m = PERIOD_BOUND.search(text)
+    if m:
+        period = PERIOD_WORDS.get(m.group(1), m.group(1))
+        if period in WINDOWS:
+            start, end = WINDOWS[period]
+            if "前" in m.group(2):
+                return None, NOON.get(period, start)
+            return NOON.get(period, start), None
+    return None, None
 
 
 def _period_of(text: str, english: bool) -> str | None:
@@ -750,6 +809,8 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
             slots = {**slots, **pending_ref}
         if kind is None:
+            if i == 0 and len(clauses) > 1 and not english and _says_else(FILLER.sub("", clause.text), gaz):
+                acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
             continue
         if kind in ("confirm", "select"):
             confirmed = True
@@ -797,6 +858,8 @@ def slots_for(
             return _booking_domain(body)
         if act == "cancel_booking":
             return _cancel_slots(body, context) or {}
+        if act == "change_booking":
+            return _change_slots(body, context, gaz, today, english) or {}
         if act == "request":
             return _request_slots(body, context, gaz, english) or {}
         if act == "select":
@@ -837,6 +900,7 @@ def _classify(
         and len(
             re.sub(
                 r"(谢谢|谢啦|谢了|感谢|多谢|辛苦了?|麻烦你了|麻烦了|拜拜|再见|回头见|好嘞|好的|好|嗯|ok|thanks?|thx|ty|you|bye|"
+                r"a lot|so much|very much|"
                 r"3q|886|88|非常|太|真是|真|你|您|啦|啊|呀|哈|哦|了|的|啦|小助手|没事了|就这样|!|！|~|，|,|。|\s)",
                 "",
                 lower,
@@ -848,6 +912,9 @@ def _classify(
     cancel = _cancel_slots(text, ctx)
     if cancel is not None:
         return "cancel_booking", cancel
+    change = _change_slots(text, ctx, gaz, today, english)
+    if change is not None:
+        return "change_booking", change
     if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
         return "ask_about_booking", _booking_domain(text)
     if OOS.search(text) and not _travel_request(text):
@@ -893,11 +960,15 @@ def _classify(
                 return "confirm", {}
             return None, {}
         return "confirm", {}
+    if oq == "choose_offer" and confirmed and CONFIRM.fullmatch(text) and not re.fullmatch(r"[嗯恩哦啊额呃]+", text):
+        return "confirm", {}  # 第一个，没问题，下单 / 就浦东那个，行: a yes after the choice
     if oq == "choose_offer" and re.search(r"(订吧|确定|确认|book it)", text) and CONFIRM.fullmatch(text) and not asking:
         return "confirm", {}
     if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+    if slots and not english and _aside(text, gaz):
+        return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots
     if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not asking:
@@ -944,6 +1015,43 @@ def _cancel_slots(text: str, ctx: Context) -> dict[str, Any] | None:
     if ctx.open_question in ("confirm_booking", "offer_alternative", "choose_offer"):
         return slots if (MADE_MARK.search(text) or order is not None) else None
     return slots if (BOOKED_MARK.search(text) or order is not None) else None
+
+
+def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, english: bool) -> dict[str, Any] | None:
+    """Slots of a request to change (改签) a booking made in this session: which one (``domain``, ``order_no``)
+    and the new values said with it (date, departure window, class, berth, nights, rooms), or None."""
+    live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+    if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
+        return None
+    said = bool(REBOOK.search(text)) or bool(REBOOK_VERB.search(text) and BOOKED_THING.search(text))
+    if not said and ctx.open_question == "anything_else":  # right after a booking: 改到后天吧 changes it
+        said = bool(re.match(r"^(能不能|能否|可以|可不可以|帮我|麻烦|那)?\s*(改|换|调)(到|成|为|一下)", text))
+    if not said or re.search(r"(不改|别改|不用改|不要改)", text):
+        return None
+    numbers = re.findall(r"\d+", text)
+    order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+    slots: dict[str, Any] = dict(_booking_domain(text))
+    if order is not None:
+        slots["order_no"] = order
+        text = text.replace(str(order), " ")
+    domain = slots.get("domain") or next(
+        (b["domain"] for b in reversed(live) if order is None or b["order_no"] == order), None
+    )
+    slots.update(_dates(text, today, english, {}))
+    time_from, time_to = _time_bounds(text, english)
+    if time_from or time_to:
+        slots.update({k: v for k, v in (("time_from", time_from), ("time_to", time_to)) if v})
+    elif domain != "hotel" and _period_of(text, english):
+        slots["period"] = _period_of(text, english)
+    value = _class_value(_classes_of(text, english), text, domain)
+    if value is not None:
+        slots["seat_class"] = value
+    berth = _berths_of(text, english)
+    if berth:
+        slots["berth"] = berth
+    if domain == "hotel":
+        slots.update({k: v for k, v in _hotel_numbers(text, english).items() if k in ("nights", "rooms")})
+    return slots
 
 
 def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, Any]] | None:
@@ -999,6 +1107,76 @@ def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
 
 def _travel_request(text: str) -> bool:
     return bool(re.search(r"(帮我(订|查|看|找)|我要订|我想订|订票|订张|买张|机票|火车票|车票|航班|酒店)", text))
+
+
+# words a travel request is made of (besides names, dates, times, numbers, classes): what is left of a clause
+# after removing them is the rest of what it talks about; a clause that says something else is an aside
+TRAVEL_WORDS = re.compile(
+    r"(帮我|给我|麻烦|请|我们|我|咱们|想要|想|要|需要|打算|准备|得|订|预订|预定|买|查|找|看看|看下|看一下|搜|安排|"
+    r"出发|出行|走|回来|回去|回|返回|去|到|飞往|飞|抵达|从|经|坐|乘|搭|住宿|入住|退房|住|待|晚上|晚|间|房|床|"
+    r"大床|双床|标间|单间|张|票|机票|火车|高铁|动车|车票|车次|航班|班机|飞机|酒店|宾馆|旅馆|座|铺|舱|等|位|人|个|"
+    r"出差|旅游|旅行|玩|探亲|回家|过去|过来|那边|这边|附近|周边|市区|区|一下|一点|一些|些|点|分|半|钟|左右|以后|之后|"
+    r"以前|之前|前|后|以内|之内|内|以上|以下|以下|之间|到|至|最好|最|便宜|实惠|贵|早|快|好|舒服|靠窗|靠过道|"
+    r"直飞|直达|中转|经停|往返|单程|返程|回程|多少|几|什么|哪|有没有|有|没有|还有|能|可以|行|就|也|还|再|都|改|换|成|"
+    r"变|调|提前|推迟|延后|是|在|的|了|吧|呢|啊|呀|吗|嘛|哦|哈|嗯|额|呃|那|这|个|一|两|和|跟|或者|或|还是|不|别|"
+    r"元|块|钱|预算|价格|价位|以内|不超过|超过|不高于|低于|控制|放宽|提高|降到|降低|加到|涨到|大概|差不多|尽量|随便|都行|均可|可|"
+    r"日期|时间|时候|开始|结束|上车|下车|落地|降落|起飞|发车|到达|站|机场|航空|公司|星级|星|级|档次|总共|一共|加|减|"
+    r"车|趟|班|家|那家|这家|同一|一样|算了|不用|不要|只要|行程|计划|全部|都要|谁|对|错|说|改为|太少|太多|少|多|"
+    r"太贵|太慢|太早|太晚|太远|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
+)
+DATE_WORDS = re.compile(
+    rf"(大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
+    rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
+    r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
+)
+# an aside that says something about the speaker, the past or the world, with a date/time/city in it: forms that
+# are asides whatever else the clause names, then topics that are asides unless the clause names a trip
+ASIDE_FORM = re.compile(
+    r"(^我(现在|人)?在[^的]{1,6}$|^(我|我们)(家|公司|单位|老家|学校)|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
+    r"(今天|明天|后天|这周.|下周.|周.|[号日])\s*是\s*(不是)?\s*(周|星期|礼拜|[0-9一二两三四五六七八九十]+\s*[月号日])|"
+    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年)"
+)
+ASIDE = re.compile(
+    r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"
+    r"刮.{0,2}风|带伞|雪|收了|收盘|涨到|跌到|黄金|值得|零下|[0-9一二两三四五六七八九十]\s*度|"
+    r"几岁|生日|纪念日|结婚|下班了|到家了|起床|吃饭|午饭|晚饭|早饭)"
+)
+
+
+def _aside(text: str, gaz: Gazetteer) -> bool:
+    """Whether a clause that names a date, time, city or number is an aside, not a constraint: a form that is
+    always an aside (我在武汉 / 明天是周三吧 / 上次…), a topic that is not travel in a clause naming no trip
+    (我后天要开会, but 我后天去上海开会 is a trip), or, with no travel verb, domain or route in it, words left
+    after the names, dates, numbers and travel words are taken away (我下周一要去体检)."""
+    lower = text.lower()
+    if ASIDE_FORM.search(lower):
+        return True
+    if any(role for _c, role in parse(text, gaz, dt.date(2026, 12, 1)).cities):
+        return False
+    return bool(ASIDE.search(lower)) or _says_else(text, gaz)
+
+
+def _says_else(text: str, gaz: Gazetteer) -> bool:
+    """Whether a clause with no travel verb, domain or route leaves words after names, dates, numbers and travel
+    words are taken away (刚开完会 / 我下周一要去体检)."""
+    if (
+        _travel_request(text)
+        or _domain_named(text, False)
+        or re.search(r"(从.{1,8}(到|去|飞|回)|(到|飞|去|回)$)", text)
+    ):
+        return False
+    rest = text
+    brands = {b for brand in gaz.brands for b in (brand, brand.replace("酒店", "").replace("快捷", ""))}
+    names = {*gaz.cities, *gaz.places, *gaz.districts, *brands, *(gaz.airlines or ()), *{b[:2] for b in brands}}
+    for name in sorted(names, key=len, reverse=True):
+        if len(name) >= 2 and name in rest:
+            rest = rest.replace(name, " ")
+    for word in (*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS):
+        rest = rest.replace(word, " ")
+    rest = DATE_WORDS.sub(" ", rest)
+    rest = re.sub(rf"{NUM}", " ", rest)
+    rest = TRAVEL_WORDS.sub(" ", rest)
+    return bool(re.search(r"[\u4e00-\u9fff]{2,}", rest))
 
 
 def _booking_domain(text: str) -> dict[str, Any]:
@@ -1340,6 +1518,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 "select",
                 "ask_about_booking",
                 "cancel_booking",
+                "change_booking",
             )
         ):
             clash = act.act == "inform" and (
@@ -1350,6 +1529,15 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     prev.slots.setdefault(key, value)
                 continue
         out.append(act)
+    # "我想改签，改到后天下午": the new values said next to a change of a booking belong to it
+    if any(a.act == "change_booking" for a in out):
+        change = next(a for a in out if a.act == "change_booking")
+        for a in out:
+            if a.act in ("inform", "modify"):
+                for key, value in a.slots.items():
+                    if key != "domain" or "domain" not in change.slots:
+                        change.slots.setdefault(key, value)
+        out = [a for a in out if a.act not in ("inform", "modify")]
     names = [a.act for a in out]
     # "不对，是从天津出发": a correction with its replacement is a modification, not a refusal
     if (

@@ -72,6 +72,7 @@ def new_state() -> dict[str, Any]:
         "bookings": [],
         "failures": {},
         "cancel": None,
+        "rebook": None,
         "turns": 0,
         "done": False,
     }
@@ -175,7 +176,7 @@ class TaskBranch:
             return True
         if state and state.get("bookings"):
             acts = self.understand(text, self.context(state))
-            return any(a.act in ("ask_about_booking", "cancel_booking") for a in acts)
+            return any(a.act in ("ask_about_booking", "cancel_booking", "change_booking") for a in acts)
         return False
 
     def understands(self, text: str) -> bool:
@@ -270,7 +271,8 @@ class TaskBranch:
         domain = act.slots.get("domain")
         mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
         made = [b for b in mine if b.get("status") != "cancelled"]
-        cancelled = [b for b in mine if b.get("status") == "cancelled"]
+        cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
+        changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
         if not mine:
             what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
             turn.parts.append(
@@ -284,6 +286,14 @@ class TaskBranch:
         if cancelled:
             head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
             parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in cancelled))
+        if changed:
+            head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
+            lines = [
+                self._booking_line(b, lang)
+                + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
+                for b in changed
+            ]
+            parts.append(head + "\n" + "\n".join(lines))
         turn.parts.append("\n".join(parts))
 
     @staticmethod
@@ -337,6 +347,67 @@ class TaskBranch:
         state["open"] = "confirm_cancel"
         turn.parts.append(self._cancel_question(booking, lang))
         turn.prompted = True
+
+    # ------------------------------------------------------------------ changing a booking (改签)
+    def _on_change_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
+        district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
+        replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
+        ones given back in one transaction)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        slots = dict(act.slots)
+        domain, order = slots.pop("domain", None), slots.pop("order_no", None)
+        fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
+        if not fits:
+            turn.parts.append(
+                ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
+                if zh
+                else ("I found no such booking." if live else "You have no booking to change in this session.")
+            )
+            return
+        booking = fits[-1]  # the latest one that fits (the one just made, or the one named)
+        item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
+        if booking["domain"] == "hotel":
+            base = {
+                "city": booking.get("city") or item.get("city"),
+                "district": item.get("district"),
+                "date": booking["date"],
+                "nights": int(booking.get("nights") or 1),
+                "rooms": int(booking.get("quantity") or 1),
+            }
+        else:
+            base = {
+                "dep_city": booking.get("dep_city") or item.get("dep_city"),
+                "arr_city": booking.get("arr_city") or item.get("arr_city"),
+                "date": booking["date"],
+                "seat_class": item.get("seat_class"),
+                "berth": item.get("berth"),
+            }
+            if int(booking.get("quantity") or 1) > 1:
+                base["passengers"] = int(booking["quantity"])
+        if "seat_class" in slots and "berth" not in slots:
+            base.pop("berth", None)
+        state["domain"] = booking["domain"]
+        state["slots"] = {k: v for k, v in base.items() if v}
+        state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
+        state["queue"], state["cancel"] = [], None
+        state["rebook"] = {"order_no": booking["order_no"]}
+        head = (
+            f"好的，为您改签订单{booking['order_no']}。"
+            if zh
+            else f"All right, changing booking {booking['order_no']}."
+        )
+        turn.parts.append(head)
+        if not slots:
+            state["open"] = "change"
+            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
+            turn.prompted = True
+            return
+        state["open"] = None
+        self._merge(state, slots)
+        turn.dirty = True
 
     @classmethod
     def _cancel_question(cls, booking: dict[str, Any], lang: str) -> str:
@@ -626,6 +697,8 @@ class TaskBranch:
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
+        if not switch:
+            state["rebook"] = None  # a new request: a change under way is dropped (the booking stays as it was)
         self._merge(state, slots)
 
     def _merge(self, state: dict[str, Any], slots: dict[str, Any]) -> None:
@@ -652,6 +725,9 @@ class TaskBranch:
             if not any(c in ("硬卧", "软卧") for c in classes):
                 current.pop("berth", None)
         current.update(slots)
+        if current.get("time_from") and current.get("time_to") and current["time_from"] >= current["time_to"]:
+            # 改成晚上8点以后 after 下午2点到5点: the bound said replaces the window it contradicts
+            current.pop("time_to" if "time_from" in slots else "time_from", None)
         current.pop("check_out", None) if "nights" in current else None
         if state["domain"] is None and self._guess_domain(current):
             state["domain"] = self._guess_domain(current)
@@ -824,8 +900,13 @@ class TaskBranch:
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(k, k) for k in slots["train_kinds"]))
-        if slots.get("time_from") or slots.get("time_to"):
-            parts.append(f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}")
+        start, end = slots.get("time_from"), slots.get("time_to")
+        if start and end:
+            parts.append(f"{start}–{end}")
+        elif start:
+            parts.append(f"{start}以后出发" if lang == "zh" else f"leaving after {start}")
+        elif end:
+            parts.append(f"{end}以前出发" if lang == "zh" else f"leaving before {end}")
         if slots.get("max_price"):
             parts.append(_price_text(slots["max_price"], lang))
         if slots.get("rooms") and int(slots["rooms"]) > 1:
@@ -978,7 +1059,21 @@ class TaskBranch:
         item, lang = self._pending_item(state), state["language"]
         if item is None:
             return "抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone."
-        return R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+        text = R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+        old = self._rebooked(state)
+        if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
+            if lang == "zh":
+                text = text.replace("为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
+                text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
+            else:
+                text = text.replace("I'll book:", f"Change: {self._booking_line(old, lang)} is cancelled for:", 1)
+        return text
+
+    @staticmethod
+    def _rebooked(state: dict[str, Any]) -> dict[str, Any] | None:
+        """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
+        order = (state.get("rebook") or {}).get("order_no")
+        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
 
     def _pending_item(self, state: dict[str, Any]) -> dict[str, Any] | None:
         pending = state.get("pending")
@@ -1103,7 +1198,15 @@ class TaskBranch:
             return
         details_zh = R.offer_details(domain, item, pending, "zh")
         quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
-        number = self.db.book(domain, item, pending["date"], details_zh, quantity, int(pending.get("nights") or 1))
+        nights = int(pending.get("nights") or 1)
+        old = self._rebooked(state)
+        if old is not None:
+            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
+            number = self.db.rebook(
+                int(old["number"]), given_back, domain, item, pending["date"], details_zh, quantity, nights
+            )
+        else:
+            number = self.db.book(domain, item, pending["date"], details_zh, quantity, nights)
         if number is None:
             state["pending"] = None
             state["open"] = "choose_offer" if state["offers"] else None
@@ -1130,6 +1233,15 @@ class TaskBranch:
             "summary": details_zh,
             "details": R.offer_details(domain, item, pending, lang),
         }
+        if old is not None:
+            old["status"], old["changed_to"] = "cancelled", number
+            booking["changed_from"] = old["order_no"]
+            turn.parts.append(
+                f"已为您改签，原订单{old['order_no']}已取消，座位或房间已释放。"
+                if lang == "zh"
+                else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
+            )
+        state["rebook"] = None
         state["bookings"].append(booking)
         turn.booked.append(booking)
         state["pending"], state["offers"], state["suggestion"] = None, [], None
@@ -1147,7 +1259,7 @@ class TaskBranch:
     def _close(self, state: dict[str, Any], turn: _Turn) -> None:
         lang = state["language"]
         state["open"], state["offers"], state["pending"], state["suggestion"] = None, [], None, None
-        state["domain"], state["slots"] = None, {}
+        state["domain"], state["slots"], state["rebook"] = None, {}, None
         turn.parts.append(R.BYE[lang])
         turn.prompted = True
 
