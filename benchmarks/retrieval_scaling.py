@@ -354,6 +354,8 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         again = latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget)
         row.update({f"cached_{key}": value for key, value in again.items()})
         row["pruned"] = bool(retriever.config.shortlist) and args.size > retriever.config.prune_above
+        # serving's own peak: the agreement check below scores every item (all the vectors through the mapping)
+        row["peak_mb_serving"] = peak_mb()["peak_mb"]
         if row["pruned"]:
             row.update(agreement(retriever, queries[: args.agreement]))
 
