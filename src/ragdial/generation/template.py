@@ -6,7 +6,9 @@ What is learned (and saved as JSON):
   long to repeat whole are cut to their clauses closest to the user's question, within the usual reply length;
 - for text knowledge (FAQ answers, review sentences, product and profile strings), the usual reply length and the
   most frequent opening and closing sentences that carry no knowledge ("Anything else I can help with?");
-- a fallback reply for turns without knowledge: the most frequent such reply in the data.
+- a fallback reply for turns without knowledge: the *central* such reply of the data, the one sharing most tokens
+  (characters in Chinese) with the others, i.e. the reply an unseen turn without knowledge most likely resembles
+  (in KdConv the most frequent one, "不客气！", shares almost nothing with the typical reply, a question back).
 
 Knowledge values are always copied verbatim. Generation is deterministic and streams its words.
 """
@@ -28,6 +30,7 @@ from ragdial.generation.extractive import is_service_item
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
 from ragdial.jsontypes import JSONDict
+from ragdial.metrics import tokenizers
 from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker
 from ragdial.text.tokenize import words
 from ragdial.understanding.policy import asks_own_services
@@ -41,6 +44,7 @@ FRAMING_OVERLAP = 0.3  # a reply sentence sharing less than this with the knowle
 MIN_FRAMING_SHARE = 0.2  # framing closers/openers are used when at least this share of replies have one
 MIN_LEAD_SHARE = 0.03
 MAX_LEAD_WORDS = 6
+CENTRAL_SAMPLE = 400  # replies compared when choosing the fallback
 
 
 @dataclass
@@ -129,7 +133,7 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
     closers: dict[str, Counter[str]] = defaultdict(Counter)
     kind_count: Counter[str] = Counter()
     leads: dict[str, Counter[str]] = defaultdict(Counter)
-    no_knowledge: Counter[str] = Counter()
+    no_knowledge: list[str] = []
     trained = 0
     for example in examples:
         response = (example.response or "").strip()
@@ -138,7 +142,7 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         trained += 1
         items = [kb.get(i) for i in example.knowledge_ids if i in kb]
         if not items:
-            no_knowledge[response] += 1
+            no_knowledge.append(response)
             continue
         reply_sentences = sentences(response, language)
         triples = [k for k in items if k.source == SourceKind.KG_TRIPLE and "value" in k.fields]
@@ -193,8 +197,34 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
             model.leads[kind] = max(frequent, key=lambda lead: (frequent[lead] * len(lead.split()), lead))
     model.openers = {k: v for k, v in model.openers.items() if v}
     model.closers = {k: v for k, v in model.closers.items() if v}
-    model.fallback = _most_common(no_knowledge, MIN_PATTERN_COUNT) or DEFAULT_FALLBACK.get(language, "")
+    model.fallback = central_reply(no_knowledge, language) or DEFAULT_FALLBACK.get(language, "")
     return model
+
+
+def central_reply(replies: Sequence[str], language: str, sample: int = CENTRAL_SAMPLE) -> str | None:
+    """The reply with the highest mean token-overlap F1 to the others (characters in Chinese, words otherwise),
+    over an evenly spaced sample of at most ``sample`` replies as references and as candidates; ties go to the
+    more frequent, then shorter reply. ``None`` when fewer than ``MIN_PATTERN_COUNT`` replies are given."""
+    if len(replies) < MIN_PATTERN_COUNT:
+        return None
+    tokenize = tokenizers.get("chars-nopunct" if language == "zh" else "words")
+    counts = Counter(replies)
+    step = max(1, len(replies) // sample)
+    references = [Counter(tokenize(r)) for r in replies[::step]]
+    unique = sorted(counts, key=lambda r: (-counts[r], len(r), r))
+    candidates = unique[:: max(1, len(unique) // sample)]
+
+    def mean_f1(reply: str) -> float:
+        tokens = Counter(tokenize(reply))
+        size = sum(tokens.values())
+        total = 0.0
+        for reference in references:
+            common = sum((tokens & reference).values())
+            if common:
+                total += 2 * common / (size + sum(reference.values()))
+        return total / len(references)
+
+    return max(candidates, key=lambda r: (mean_f1(r), counts[r], -len(r)))
 
 
 _LOWER_AFTER_LEAD = frozenset(
