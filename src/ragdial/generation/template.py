@@ -17,6 +17,7 @@ Knowledge values are always copied verbatim. Generation is deterministic and str
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -204,7 +205,7 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         frequent = {lead: n for lead, n in leads[kind].items() if n >= minimum}
         if frequent:  # the lead-in covering most reply words: frequency x length
             model.leads[kind] = max(frequent, key=lambda lead: (frequent[lead] * len(lead.split()), lead))
-    lead = _most_common(triple_leads, max(MIN_PATTERN_COUNT, MIN_LEAD_SHARE * triple_replies))
+    lead = _most_common(triple_leads, max(MIN_PATTERN_COUNT, math.ceil(MIN_LEAD_SHARE * triple_replies)))
     if lead:
         model.leads[SourceKind.KG_TRIPLE.value] = lead
     model.openers = {k: v for k, v in model.openers.items() if v}
