@@ -173,3 +173,8 @@ def test_an_aside_before_a_request_is_kept_apart(gaz):
     # the same words without the aside are a request, and a trip with a purpose is still a trip
     assert acts(gaz, "我后天要去上海开会，帮我订机票")[0][0] == "inform"
     assert acts(gaz, "后天下午的", **ASKING_DATE) == [("inform", {"date": "2026-12-03"})]
+
+
+@pytest.mark.parametrize("text", ["好困", "好累啊", "早上六点就得起床，好困", "好冷"])
+def test_an_exclamation_with_hao_is_no_yes(gaz, text):
+    assert "confirm" not in [a for a, _s in acts(gaz, text, **READ_BACK)]

@@ -272,6 +272,8 @@ def combine(
     rule_names = [a.act for a in rule_acts]
     if set(RULES_ONLY) & set(rule_names):  # the banks teach nothing about cancelling or changing: the rules decide
         return rule_acts
+    if any(v is None for a in rule_acts for v in a.slots.values()):
+        return rule_acts  # 不限预算 (a constraint taken back): the banks have none either
     wanted = {a for a, p in probs.items() if p >= 0.5}
     likeliest = max(probs, key=probs.__getitem__)
     if not wanted and probs[likeliest] >= FLOOR:

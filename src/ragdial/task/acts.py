@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +130,9 @@ CLASS_EN = {
     "soft sleeper": "软卧",
 }
 SLEEPERS = ["硬卧", "软卧"]
+NEGATED_CLASS = re.compile(
+    r"(不要|不是|别|不想要|不想坐|不想|不坐|不用|除了)\s*(经济舱|商务舱|头等舱|公务舱|二等座|一等座|商务座|硬座|硬卧|软卧|卧铺)"
+)
 BERTH_WORDS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
 KIND_WORDS = {
     "高铁": ["G"],
@@ -150,7 +154,7 @@ CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "�
 DOMAIN_CUES = {
     "flight": ("机票", "航班", "飞机", "坐飞机", "班机", "飞", "flight", "plane", "fly"),
     "train": ("火车", "高铁", "动车", "车票", "车次", "卧铺票", "坐车", "的车", "train", "列车"),
-    "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "房间", "订房", "hotel", "room", "住宿"),
+    "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "住处", "房间", "订房", "hotel", "room", "住宿"),
 }
 DOMAIN_SOUNDS = {"flight": ["机票", "航班"], "train": ["火车", "高铁", "动车"], "hotel": ["酒店", "宾馆"]}
 GREETING = re.compile(
@@ -212,25 +216,43 @@ REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (r"什么铺|哪个铺|上铺还是下铺|which berth", "berth"),
     (r"多少钱|多少|票价|价格|价钱|几块|how much|price|what does it cost", "price"),
 )
-CONFIRM = re.compile(
+CONFIRM_WORDS = re.compile(
     r"^(确定|确认|确认预订|确定预订|好的|好哒|好啊|好嘞|好吧|好|嗯嗯|嗯|对的|对对对|对对|对|没错|是的|是|可以可以|可以|行行行|行|"
     r"没问题|没毛病|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|就这么办|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|"
     r"okay|yes|yep|yup|yeah|sure|alright|book it|go ahead|do it|confirm|妥|成|中|好滴|好呀|嗯呢|恩|嗯好|嗯对|"
     r"对头|是的是的|麻烦订一下|麻烦订|订一下|帮我订一下|请帮我确认|帮我确认|请确认|就定这个|定这个|就这么着|这么着|直接订|直接下单|"
     r"直接|下单吧|嗯哼|阔以|安排|安排吧|走起|"
-    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|"
+    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|就订它|订它|就要它|"
+    r"就这么订|这么订|可|"
     r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
 )
-CONFIRM_START = re.compile(r"^(确定|确认|好的|好|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
-DENY = re.compile(
+FILLER_ONLY = re.compile(r"[吧了啊呀哒的呢哦嘛~,，。!！\s]*", re.I)
+
+
+class _Cue:
+    """A yes/no word list that matches a whole clause, but never a clause of fillers alone (啊？ / 了)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return None if FILLER_ONLY.fullmatch(text) else self.pattern.fullmatch(text)
+
+
+CONFIRM = _Cue(CONFIRM_WORDS)
+# 好困 / 好累 / 好冷: an exclamation, not 好 (a yes books)
+EXCLAIMED = r"(?!困|累|冷|热|烦|饿|忙|难|惨|远|麻烦|无聊|郁闷|开心|爽|晕|痛|疼|吵|挤|堵|贵|久|慢)"
+CONFIRM_START = re.compile(rf"^(确定|确认|好的|好{EXCLAIMED}|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
+DENY_WORDS = re.compile(
     r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
     r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
     r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|还是算了|"
-    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|"
+    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|我再考虑一下|再考虑一下|考虑一下|我考虑考虑|考虑考虑|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
+DENY = _Cue(DENY_WORDS)
 DENY_START = re.compile(
     r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
     r"no\b|nope|nah|cancel)",
@@ -244,6 +266,47 @@ ASKS = re.compile(
     r"really)\b|you sure)",
     re.I,
 )
+# taking a constraint back: 不限预算 / 预算不要了 / 多少钱都行 / 别的时间也行 / 时间放宽 / 全天的 / 几星都行
+DROP_CUE = re.compile(
+    r"(不限|不管|都行|都可以|都没关系|无所谓|随便|不要了|不用了|不要求|不讲究|放宽|去掉|不用管|全天|任何时间|什么时候都|"
+    r"多少钱都|贵点也|贵一点也|别的时间也|其他时间也|哪天都|几点都|几星都|哪个区都|哪家都|什么舱都|什么座都|"
+    r"any time|any price|no limit)",
+    re.I,
+)
+DROP_FAMILIES = (
+    (r"(预算|价格|价钱|价位|限价|多少钱|钱|贵|price|budget)", ("max_price", "min_price")),
+    (r"(时间|时段|几点|全天|早晚|什么时候|早上|上午|中午|下午|晚上|time)", ("period", "time_from", "time_to")),
+    (r"(星级|几星|星|档次)", ("stars", "min_stars")),
+    (r"(哪个区|区域|地段|位置|区)", ("district",)),
+    (r"(航空公司|航司|哪家航空)", ("airline",)),
+    (r"(舱位|座位|座次|等级|什么舱|什么座|舱)", ("seat_class", "berth")),
+    (r"(铺位|上下铺|铺)", ("berth",)),
+    (r"(车型|什么车|高铁动车|G字头|D字头)", ("train_kinds",)),
+    (r"(品牌|牌子|哪家酒店|哪家)", ("brand",)),
+)
+
+
+def _drops(
+    text: str, whole: str, ctx: Context, said: dict[str, Any], said_whole: Callable[[], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Constraints the user takes back (slot -> None) among those the task under way has: named by the clause's
+    own slot word, or the utterance's when the clause has none (预算，不限了); a family the clause gives a value
+    for is kept (五星级多少钱都行 keeps the stars). {} when the words take back something not set; None when
+    there is no such word."""
+    if not ctx.domain or not DROP_CUE.search(text):
+        return None
+    for source in (text, whole):
+        if source is whole:
+            said = said_whole()
+        families = [f for pattern, f in DROP_FAMILIES if re.search(pattern, source, re.I) and not set(f) & set(said)]
+        if families:
+            return {k: None for f in families for k in f if ctx.state.get(k) not in (None, "", [])}
+    return None
+
+
+# asking for another option (有没有更便宜的 / 还有别的吗 / 能不能换): after a yes, the yes is withdrawn
+OTHER_OPTION = re.compile(r"(有没有|还有没有|有别的|还有别的|能不能|能否|可不可以|可以.{0,6}吗|行不行|要不要)")
+RESERVATION = re.compile(r"^\s*(不过|但是|可是|只是|就是说|but\b|however)")
 # 第二个 / 换第三趟 / the second one: an ordinal picking one of the offers listed before the read-back
 ORDINAL = re.compile(
     rf"第\s*({NUM})\s*(?:个|趟|班|家|张)|^(?:换|就|要|订|选)?\s*第\s*({NUM})\s*(?:吧|的)?$|"
@@ -253,7 +316,7 @@ ORDINAL = re.compile(
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
 CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
 BOOKED_MARK = re.compile(
-    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
     r"booking|reservation|order|ticket|hotel|flight|train)",
     re.I,
 )
@@ -266,7 +329,7 @@ BOOKED_THING = re.compile(
 )
 # during a read-back, only a word for something already booked makes 取消 a cancellation (取消预订 = do not book)
 MADE_MARK = re.compile(
-    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|上一个|第一个订|退票|退订|退掉|退了|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|上一个|第一个订|退票|退订|退掉|退了|"
     r"my booking|reservation)",
     re.I,
 )
@@ -279,7 +342,7 @@ RELATIVE = (
 )
 RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
-    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先)+"
+    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
 )
 CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
 CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
@@ -330,6 +393,7 @@ def _is_english(text: str) -> bool:
 def _normalise(text: str, gaz: Gazetteer) -> str:
     """Typing slips and mixed-language words in a Chinese utterance, put into the words the parser knows."""
     text = text.strip()
+    text = text.replace("俩", "两个").replace("仨", "三个")  # colloquial numbers: 俩人 = 两个人
     text = re.sub(r"([上中下卧])辅", r"\1铺", text)
     text = text.replace("仓", "舱") if re.search(r"(经济|商务|头等|公务)仓", text) else text
     for nick, city in CITY_NICKNAMES.items():
@@ -433,6 +497,8 @@ def _class_value(found: list[str], text: str, domain: str | None) -> Any:
             values += SLEEPERS if f == "卧铺" else [f]
         return sorted(set(values), key=values.index)
     value = found[0]
+    if value == "卧铺" and any(f in SLEEPERS for f in found):  # 卧铺，软卧下铺: the sleeper named
+        value = next(f for f in found if f in SLEEPERS)
     if value == "卧铺":
         return list(SLEEPERS)
     if value == "business":
@@ -560,7 +626,8 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
         return int(m.group(1)) if m else None
     for source in (text, canonical(text)):
         m = re.search(
-            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)\s*({NUM})\s*(?:元|块)?"
+            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)"
+            rf"(?:提到|提高到|加到|放宽到|降到|调到|改成|改到|是|大概)?\s*({NUM})\s*(?:元|块)?"
             rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内|左右)",
             source,
         )
@@ -569,7 +636,7 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
             if value and 30 <= value <= 100_000:
                 return value
     if open_question == "max_price":
-        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*", text)
+        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*(?:吧|左右|的|呢|啊)?\s*", text)
         if m:
             return cn_number(m.group(1))
     return None
@@ -623,7 +690,11 @@ def _passengers(text: str, english: bool) -> int | None:
         return 3
     if re.search(r"一家四口", text):
         return 4
-    n = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"({NUM})\s*张")
+    n = (
+        _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
+        or _count(text, rf"({NUM})\s*张")
+        or _count(text, rf"(?:一共|总共|共)\s*({NUM})\s*(?:个|位)?$")
+    )
     return n if n and n > 1 else None
 
 
@@ -765,12 +836,20 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
     if not any(a.act == "confirm" for a in acts):
         return acts
     clauses = _clauses(text.strip())
-    if not any(_asks(c, q) for c, q in clauses):
+    asking = [i for i, (c, q) in enumerate(clauses) if _asks(c, q) or OTHER_OPTION.search(c)]
+    yes = [
+        i
+        for i, (clause, marked) in enumerate(clauses)
+        if (body := FILLER.sub("", clause).strip())
+        and not _asks(clause, marked)
+        and (CONFIRM.fullmatch(body) or CONFIRM_START.match(body))
+    ]
+    reservation = bool(yes) and bool(RESERVATION.search(" ".join(c for c, _q in clauses[yes[0] + 1 :])))
+    if not asking and not reservation:
         return acts
-    for clause, marked in clauses:
-        body = FILLER.sub("", clause).strip()
-        if body and not _asks(clause, marked) and (CONFIRM.fullmatch(body) or CONFIRM_START.match(body)):
-            return acts
+    if yes and not reservation and (not asking or max(asking) < max(yes)):
+        return acts  # 几点到？好，订吧: the yes comes after the question
+    # 好吧，不过有没有再便宜点的？ / 可以，不过这班是哪家航空的？: a yes followed by a question or a "but" is no yes
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
 
@@ -801,7 +880,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
     pending_ref: dict[str, Any] = {}
     for i, clause in enumerate(clauses):
         kind, slots = _classify(
-            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said)
+            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
         if kind == "reference":
             pending_ref = slots
@@ -809,7 +888,13 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
             slots = {**slots, **pending_ref}
         if kind is None:
-            if i == 0 and len(clauses) > 1 and not english and _says_else(FILLER.sub("", clause.text), gaz):
+            if (
+                i == 0
+                and len(clauses) > 1
+                and not english
+                and ctx.open_question not in ("confirm_booking", "offer_alternative", "confirm_cancel")
+                and _says_else(FILLER.sub("", clause.text), gaz)
+            ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
             continue
         if kind in ("confirm", "select"):
@@ -825,7 +910,8 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
-    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
+    said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
@@ -885,11 +971,12 @@ def _classify(
     confirmed: bool,
     first: bool,
     extra: tuple[list[str], str | None, bool] = ([], None, False),
+    whole: str = "",
 ) -> tuple[str | None, dict[str, Any]]:
     text = FILLER.sub("", clause.text).strip() or clause.text
     lower = text.lower()
     greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
-        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰)", lower
+        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰|早)", lower
     )
     if greeted or re.fullmatch(r"(hello|hi|hey|good (morning|afternoon|evening))( there)?[!.~]*", lower):
         return "greeting", {}
@@ -923,12 +1010,24 @@ def _classify(
         return "out_of_scope", {}
     relative = _relative(text, ctx, clause.question)
     if relative is not None:
-        return relative
+        kind, found = relative
+        if kind == "modify":  # 那晚上的有没有更便宜的: the window said comes with the bound
+            said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+            found = {**{k: v for k, v in said.items() if k not in found and k != "max_price"}, **found}
+        return kind, found
+    said = _constraints(text, ctx, gaz, today, english, hotelish, *extra) if DROP_CUE.search(text) else {}
+    drops = _drops(
+        text, whole or text, ctx, said, lambda: _constraints(whole or text, ctx, gaz, today, english, hotelish, *extra)
+    )
+    if drops is not None:  # 不限预算 / 别的时间也行 / 五星级多少钱都行: taken back, the others said are kept
+        return ("modify" if drops else "inform"), {**drops, **said}
     request = _request_slots(text, ctx, gaz, english)
     if request is not None:
         return "request", request
     oq = ctx.open_question
-    deny = DENY.fullmatch(text) or (DENY_START.match(text) and not _has_constraints(text, gaz, english))
+    deny = DENY.fullmatch(text) or (
+        DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
+    )
     if deny and oq == "choose_cancel":
         return "deny", {}
     if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
@@ -948,6 +1047,8 @@ def _classify(
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
             ref = {}  # naming a district or class again while an alternative is offered restates the request
+        if ref and re.search(r"(不要|不是|别要|不想要)", text) and not ORDINAL.search(text):
+            return None, {}  # 滨江那个不要: what is not wanted is no choice
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref
     if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
@@ -967,7 +1068,7 @@ def _classify(
     if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
-    if slots and not english and _aside(text, gaz):
+    if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
         return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots
@@ -983,14 +1084,16 @@ def _classify(
     # no cue word known: a short clause with no slots read by its polarity where a yes/no is expected
     if oq in ("confirm_booking", "offer_alternative", "anything_else") and len(text) <= 8 and not clause.question:
         numbers = re.search(r"[0-9零一二两三四五六七八九十间张晚号点]", text)
-        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower):
+        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower) and not (
+            NEGATED_CLASS.search(text)
+        ):
             return "deny", {}
         if (
             oq != "anything_else"
             and len(text) <= 4
             and not numbers
             and not asking
-            and re.match(r"(好|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+            and re.match(rf"(好{EXCLAIMED}|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
         ):
             return "confirm", {}
     return None, {}
@@ -1024,8 +1127,11 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
         return None
     said = bool(REBOOK.search(text)) or bool(REBOOK_VERB.search(text) and BOOKED_THING.search(text))
-    if not said and ctx.open_question == "anything_else":  # right after a booking: 改到后天吧 changes it
-        said = bool(re.match(r"^(能不能|能否|可以|可不可以|帮我|麻烦|那)?\s*(改|换|调)(到|成|为|一下)", text))
+    if not said and ctx.open_question in ("anything_else", None) and not _domain_named(text, english):
+        # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 changes it
+        said = bool(re.search(r"(改|换|调)\s*(到|成|为)", text)) and bool(
+            _dates(text, today, english, {}) or _time_bounds(text, english) != (None, None) or _period_of(text, english)
+        )
     if not said or re.search(r"(不改|别改|不用改|不要改)", text):
         return None
     numbers = re.findall(r"\d+", text)
@@ -1037,6 +1143,9 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     domain = slots.get("domain") or next(
         (b["domain"] for b in reversed(live) if order is None or b["order_no"] == order), None
     )
+    m = re.search(r"(改|换|调)\s*(到|成|为)", text)
+    if m and _dates(text[m.end() :], today, english, {}):  # 我8号去不了了，能改到9号吗: the date after the verb
+        text = text[m.end() :]
     slots.update(_dates(text, today, english, {}))
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
@@ -1097,12 +1206,13 @@ def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
     is a new constraint (换软卧), not a choice."""
     if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
         return True
-    if re.search(r"(换|改|还是|没有就|太贵|太慢)", text):
-        return False
+    if re.search(r"(换|改|还是|没有就|太贵|太慢|有没有|有吗|还有|有.{0,6}吗|[从到飞去](?=[\u4e00-\u9fff]{2}))", text):
+        return False  # 换软卧 / 成都飞上海的经济舱有没有: a request said again or changed, not a choice
     for key, value in ref.items():
         if not any(offer.get(key) == value for offer in ctx.offers):
             return key in ("airline", "district", "brand")
-    return True
+    # 高铁二等座 when every listed train is 二等座: the request said again, not a choice
+    return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
 
 
 def _travel_request(text: str) -> bool:
@@ -1122,19 +1232,34 @@ TRAVEL_WORDS = re.compile(
     r"元|块|钱|预算|价格|价位|以内|不超过|超过|不高于|低于|控制|放宽|提高|降到|降低|加到|涨到|大概|差不多|尽量|随便|都行|均可|可|"
     r"日期|时间|时候|开始|结束|上车|下车|落地|降落|起飞|发车|到达|站|机场|航空|公司|星级|星|级|档次|总共|一共|加|减|"
     r"车|趟|班|家|那家|这家|同一|一样|算了|不用|不要|只要|行程|计划|全部|都要|谁|对|错|说|改为|太少|太多|少|多|"
-    r"太贵|太慢|太早|太晚|太远|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
+    r"太贵|太慢|太早|太晚|太远|太差|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
 )
+# travel words of two or more characters, also matched by sound when the residue of a clause is computed
+# (该道7号 heard for 改到7号 says nothing else)
+TRAVEL_PHRASES = [
+    "改到", "改成", "换到", "换成", "改为", "帮我", "看看", "看下", "那个", "这个", "那班", "这班", "那趟", "这趟",
+    "那家", "这家", "出发", "回来", "酒店", "宾馆", "机票", "车票", "火车", "高铁", "动车", "航班", "飞机", "订票",
+    "预订", "住宿", "入住", "退房", "今天", "明天", "后天", "周末", "晚上", "上午", "下午", "早上", "中午", "以内",
+    "以后", "以前", "左右", "就行", "可以", "要求", "预算",
+]  # fmt: skip
 DATE_WORDS = re.compile(
     rf"(大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
     rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
     r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
 )
+# slots an aside may name in passing; a clause naming a class, berth, stars, district … talks about travel
+INCIDENTAL = {
+    "date", "period", "time_from", "time_to", "dep_city", "arr_city", "city", "dep_place", "arr_place",
+    "max_price", "passengers", "guests", "check_out",
+}  # fmt: skip
 # an aside that says something about the speaker, the past or the world, with a date/time/city in it: forms that
 # are asides whatever else the clause names, then topics that are asides unless the clause names a trip
 ASIDE_FORM = re.compile(
-    r"(^我(现在|人)?在[^的]{1,6}$|^(我|我们)(家|公司|单位|老家|学校)|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
+    r"(^我(现在|人)?(住)?在[^的]{1,6}$|^(我|我们)?(家|公司|单位|老家|学校)(在|就在)|^(我|我们)(家|老家)|"
+    r"离.{1,6}(挺|很|不|比较)?(近|远)|上礼拜|上星期|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
     r"(今天|明天|后天|这周.|下周.|周.|[号日])\s*是\s*(不是)?\s*(周|星期|礼拜|[0-9一二两三四五六七八九十]+\s*[月号日])|"
-    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年)"
+    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年|"
+    r"[号日天]\s*是\s*.{0,2}几\s*[？?]?$|充\s*\d+|充.{0,3}(块|元))"
 )
 ASIDE = re.compile(
     r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"
@@ -1143,7 +1268,7 @@ ASIDE = re.compile(
 )
 
 
-def _aside(text: str, gaz: Gazetteer) -> bool:
+def _aside(text: str, gaz: Gazetteer, incidental: bool = True) -> bool:
     """Whether a clause that names a date, time, city or number is an aside, not a constraint: a form that is
     always an aside (我在武汉 / 明天是周三吧 / 上次…), a topic that is not travel in a clause naming no trip
     (我后天要开会, but 我后天去上海开会 is a trip), or, with no travel verb, domain or route in it, words left
@@ -1153,10 +1278,10 @@ def _aside(text: str, gaz: Gazetteer) -> bool:
         return True
     if any(role for _c, role in parse(text, gaz, dt.date(2026, 12, 1)).cities):
         return False
-    return bool(ASIDE.search(lower)) or _says_else(text, gaz)
+    return bool(ASIDE.search(lower)) or (incidental and _says_else(text, gaz))
 
 
-def _says_else(text: str, gaz: Gazetteer) -> bool:
+def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
     """Whether a clause with no travel verb, domain or route leaves words after names, dates, numbers and travel
     words are taken away (刚开完会 / 我下周一要去体检)."""
     if (
@@ -1165,18 +1290,18 @@ def _says_else(text: str, gaz: Gazetteer) -> bool:
         or re.search(r"(从.{1,8}(到|去|飞|回)|(到|飞|去|回)$)", text)
     ):
         return False
-    rest = text
     brands = {b for brand in gaz.brands for b in (brand, brand.replace("酒店", "").replace("快捷", ""))}
     names = {*gaz.cities, *gaz.places, *gaz.districts, *brands, *(gaz.airlines or ()), *{b[:2] for b in brands}}
-    for name in sorted(names, key=len, reverse=True):
-        if len(name) >= 2 and name in rest:
-            rest = rest.replace(name, " ")
-    for word in (*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS):
-        rest = rest.replace(word, " ")
-    rest = DATE_WORDS.sub(" ", rest)
+    vocab = [n for n in names if len(n) >= 2] + [*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS]
+    vocab += TRAVEL_PHRASES
+    chars = list(text)
+    for start, end, _word in _find(text, vocab, fuzzy=_BY_SOUND.get()):  # names heard by sound too (被竞 = 北京)
+        chars[start:end] = " " * (end - start)
+    rest = "".join(chars)
+    rest = DATE_WORDS.sub(" ", canonical(rest))  # (cue words heard by sound too: 后田 = 后天)
     rest = re.sub(rf"{NUM}", " ", rest)
     rest = TRAVEL_WORDS.sub(" ", rest)
-    return bool(re.search(r"[\u4e00-\u9fff]{2,}", rest))
+    return bool(re.search(rf"[\u4e00-\u9fff]{{{least},}}", rest))
 
 
 def _booking_domain(text: str) -> dict[str, Any]:
@@ -1196,10 +1321,14 @@ def _has_constraints(text: str, gaz: Gazetteer, english: bool) -> bool:
 
 def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> dict[str, Any] | None:
     lower = text.lower()
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|差)", text) and not _asks(text, False):
+        return None  # 出发时间有点早: a comment on the offer, no question
     wanted: list[str] = []
     for pattern, slot in REQUEST_CUES:
         if re.search(pattern, lower):
-            if slot == "price" and (re.search(r"(多少度|多少钱以内)", text) or wanted):
+            if slot == "price" and (
+                re.search(r"(多少度|多少钱以内)", text) or wanted or _price_of(text, None, english) is not None
+            ):
                 continue
             if slot == "district" and not (
                 re.search(r"(哪个区|在哪|位置|which district|where)", lower) or _district_of(text, gaz, None)
@@ -1221,6 +1350,8 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> di
         )
     ):
         return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
+    if not ctx.offers and ctx.open_question in (None, "anything_else") and _has_constraints(text, gaz, english):
+        return None  # 明天武汉飞北京的机票多少钱: a search (the list shows the prices), not a question about an offer
     slots: dict[str, Any] = (
         {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
     )
@@ -1244,6 +1375,8 @@ def _reference(
         ref["ordinal"] = cn_number(m.group(1))
     elif re.search(r"(最后一个|最后那个|最后一家|最后那家|最后一趟|最后那趟|最后那班|最后一班|the last)", lower):
         ref["ordinal"] = -1
+    elif re.search(r"中间(那|的|一)(个|趟|班|家)", text) and len(ctx.offers) % 2 == 1:
+        ref["ordinal"] = (len(ctx.offers) + 1) // 2
     else:
         m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
             r"\b(first|second|third|fourth)\b(?! class)", lower
@@ -1273,7 +1406,7 @@ def _reference(
     if berth and "berth" not in asking and isinstance(berth, str):
         ref["berth"] = berth
     for pattern, feature in (
-        (r"最便宜|最低价|cheapest", "cheapest"),
+        (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
         (r"最贵|most expensive", "most_expensive"),
         (r"最早|earliest", "earliest"),
         (r"最晚|最迟|latest", "latest"),
@@ -1348,7 +1481,7 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: dict[str, Any] = {}
     p = parse(text, gaz, today)
-    if re.search(r"太(贵|慢|晚|早|远|累|麻烦|折腾)", text):
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
     if domain:
@@ -1419,9 +1552,14 @@ def _constraints(
             slots["time_to"] = time_to
     elif not hotel:
         period = _period_of(text, english)
-        if period:
+        said = {PERIOD_WORDS[w] for _s, _e, w in _find(text, list(PERIOD_WORDS))} if not english else set()
+        if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
+            # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
+            slots["time_from"] = min(WINDOWS[p][0] for p in said)
+            slots["time_to"] = max(WINDOWS[p][1] for p in said)
+        elif period:
             slots["period"] = period
-    classes = _classes_of(text, english)
+    classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
     if value is not None:
         slots["seat_class"] = value
@@ -1429,6 +1567,8 @@ def _constraints(
     if berth:
         slots["berth"] = berth
     kinds = _kinds_of(text)
+    if kinds and re.search(r"(也行|也可以|也成|也没问题)", text) and ctx.state.get("train_kinds"):
+        kinds = sorted({*ctx.state["train_kinds"], *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
     if kinds:
         slots["train_kinds"] = kinds
     airline = _airline_of(text, gaz)
@@ -1526,7 +1666,13 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             )
             if not clash:
                 for key, value in act.slots.items():
-                    prev.slots.setdefault(key, value)
+                    known = prev.slots.get(key)
+                    if isinstance(known, list) and not isinstance(value, list) and value in known:
+                        prev.slots[key] = value  # 卧铺，软卧下铺: the narrower value said after
+                    elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
+                        prev.slots[key] = sorted({*known, *value}, key="GDZTK".find)  # 动车也行…高铁有吗
+                    else:
+                        prev.slots.setdefault(key, value)
                 continue
         out.append(act)
     # "我想改签，改到后天下午": the new values said next to a change of a booking belong to it
@@ -1538,6 +1684,12 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     if key != "domain" or "domain" not in change.slots:
                         change.slots.setdefault(key, value)
         out = [a for a in out if a.act not in ("inform", "modify")]
+    # "明天去杭州，帮我订西湖区的酒店": the place one goes to is the hotel's city
+    for a in out:
+        if a.act == "inform" and a.slots.get("domain") == "hotel" and "city" not in a.slots and a.slots.get("arr_city"):
+            a.slots["city"] = a.slots.pop("arr_city")
+            for key in ("dep_city", "dep_place", "arr_place"):
+                a.slots.pop(key, None)
     names = [a.act for a in out]
     # "不对，是从天津出发": a correction with its replacement is a modification, not a refusal
     if (
@@ -1548,7 +1700,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
     ):
         out = [a for a in out if a.act != "deny"]
     # accepting a suggestion restates it: the restatement is not a new constraint
-    if ctx.open_question == "offer_alternative" and out and out[0].act in ("confirm", "deny"):
+    if ctx.open_question == "offer_alternative" and out and out[0].act == "confirm":
         out = [out[0]] + [a for a in out[1:] if a.act not in ("inform", "modify") or _beyond_suggestion(a, ctx)]
     # "哈尔滨的宾馆 道里附近，住两晚": a district, brand or class inside a request is a constraint, not a choice
     if any(a.act in ("inform", "modify") and a.slots for a in out):
@@ -1559,6 +1711,16 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 for key, value in a.slots.items():
                     target.slots.setdefault(key, value)
         out = [a for a in out if not (a.act == "select" and set(a.slots) <= attribute_only)]
+    # "早上那个，9点20的": a time of day said with a choice describes the choice, it is no new window
+    if ctx.open_question == "choose_offer" and any(a.act == "select" for a in out):
+        timing = {"period", "time_from", "time_to"}
+        out = [
+            a
+            for a in out
+            if a.act not in ("inform", "modify")
+            or not set(a.slots) <= timing
+            or any(v is None for v in a.slots.values())
+        ]
     # a select then a bare "this" select is one choice
     if len(out) > 1 and out[0].act == "select":
         merged = [out[0]]
@@ -1573,4 +1735,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
 
 def _beyond_suggestion(act: Act, ctx: Context) -> bool:
     sugg = ctx.suggestion or {}
-    return any(k not in sugg and k not in ("period", "max_price", "seat_class", "domain") for k in act.slots)
+    return any(
+        (k not in sugg and k not in ("period", "max_price", "seat_class", "domain")) or (v is None and k not in sugg)
+        for k, v in act.slots.items()
+    )

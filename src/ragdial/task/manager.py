@@ -30,7 +30,7 @@ from typing import Any
 
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
-from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, understand
+from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, slots_for, understand
 from ragdial.task.db import TravelDB
 
 REQUIRED = {
@@ -49,6 +49,10 @@ UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the tas
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 # words that keep a turn naming a service topic (积分, 号码 ...) in the travel dialog
+# 今天几号来着 / 今天星期几 / what's the date today: answered before the guidance
+TODAY_ASKED = re.compile(
+    r"(今天|今儿)\s*(是)?\s*(几号|几月几号|星期几|周几|礼拜几|什么日子)|what('s| is) (the )?date", re.I
+)
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -107,6 +111,10 @@ class _Turn:
         self.queued: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.relative: tuple[str, dict[str, Any]] | None = None  # (kind, state before) of 便宜点的 / 早一点的
+        self.deferred: Act | None = (
+            None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
+        )
+        self.text = ""  # what the user said (an out-of-scope date question is answered from it)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -183,13 +191,15 @@ class TaskBranch:
         """Whether an utterance asks for travel (a pipeline deciding where a new request goes): a domain named,
         the classifier's flight/train, a route (北京到上海), or a city with a role and a date (明天去上海)."""
         acts = self.understand(text, Context())
-        for act in acts:
-            if act.act == "inform" and (
-                act.slots.get("domain")
-                or {"dep_city", "arr_city"} <= set(act.slots)
-                or ({"dep_city", "arr_city"} & set(act.slots) and "date" in act.slots)
+        whole = slots_for("inform", text, Context(), self.gazetteer, self.today, self.by_sound)
+        for slots in [a.slots for a in acts if a.act == "inform"] + ([whole] if whole else []):
+            if (
+                slots.get("domain")
+                or {"dep_city", "arr_city"} <= set(slots)
+                or ({"dep_city", "arr_city"} & set(slots) and "date" in slots)
+                or ("city" in slots and {"date", "nights", "rooms", "check_out"} & set(slots))
             ):
-                return True
+                return True  # 明天武汉飞北京的机票多少钱 / 这周六我要在上海住两晚，一间房
         if self.intent is not None and SMP_TO_DOMAIN.get(self.intent(text)):
             return any(a.act == "inform" for a in acts)
         return False
@@ -230,12 +240,18 @@ class TaskBranch:
                 if act.act == "inform" and label and not act.slots.get("domain") and "city" not in act.slots:
                     act.slots["domain"] = label
         turn = _Turn()
+        turn.text = text
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
             getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
         if turn.dirty:
             self._advance(state, turn)
+            deferred, turn.deferred = turn.deferred, None
+            if deferred is not None and state["open"] == "choose_offer":
+                turn.parts.pop()  # the list is replaced by the read-back of the one chosen from it
+                turn.dirty = False
+                self._on_select(state, deferred, turn, [])
         elif not turn.prompted:
             self._reprompt(state, turn)
         done = names and set(names) <= {"thanks", "deny"} and state["open"] is None and bool(state["bookings"])
@@ -264,7 +280,15 @@ class TaskBranch:
     def _on_out_of_scope(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not
             return
-        turn.parts.append(R.GUIDE[state["language"]])
+        lang = state["language"]
+        if TODAY_ASKED.search(turn.text):  # 今天几号来着: the one fact of the world this branch knows
+            weekday = "一二三四五六日"[self.today.weekday()]
+            turn.parts.append(
+                f"今天是{R.date_text(self.today.isoformat(), 'zh')}，星期{weekday}。"
+                if lang == "zh"
+                else f"Today is {self.today.strftime('%A, %d %B %Y')}."
+            )
+        turn.parts.append(R.GUIDE[lang])
 
     def _on_ask_about_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
@@ -468,10 +492,10 @@ class TaskBranch:
             elif state["open"] == "confirm_cancel":
                 turn.parts.append("还没有取消。" if lang == "zh" else "Nothing is cancelled yet.")
             return
-        if ref and rows and domain:
+        if ref and rows and domain and not (pending is not None and set(ref) == {"ref"}):
             found = self._resolve(domain, rows, ref)
             targets = found if found else []
-        elif pending is not None:
+        elif pending is not None:  # 这班是哪个航空公司的 during a read-back: the offer read back
             targets = [pending]
         else:
             targets = rows
@@ -536,7 +560,8 @@ class TaskBranch:
             self._book(state, turn)
             return
         if state["open"] == "offer_alternative" and state.get("suggestion"):
-            if not any(a.act in ("select", "deny", "inform", "modify") for a in rest):  # "嗯…那就第1个" picks one
+            # "嗯…那就第1个" picks one; "动车也行，不过时间放宽" takes the suggestion and then changes more
+            if not any(a.act in ("select", "deny") for a in rest):
                 self._accept_suggestion(state, turn)
             return
         if state["open"] == "anything_else" and not rest:
@@ -545,6 +570,9 @@ class TaskBranch:
             turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
 
     def _on_select(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if turn.dirty and act.slots.get("feature"):  # 不限时间，要最便宜的: chosen among the offers found anew
+            turn.deferred = act
+            return
         lang = state["language"]
         domain = state["domain"]
         rows = self._offer_rows(state)
@@ -552,6 +580,8 @@ class TaskBranch:
             turn.parts.append("目前没有可选的结果。" if lang == "zh" else "There are no options to choose from.")
             return
         found = self._resolve(domain, rows, act.slots)
+        if not found and act.slots.get("code") and domain in ("flight", "train"):
+            found = self._by_code(state, domain, str(act.slots["code"]))  # 就D6912吧: on the route, not listed
         if len(found) != 1:
             zh = lang == "zh"
             if found:
@@ -590,6 +620,19 @@ class TaskBranch:
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
         turn.prompted = True
+
+    def _by_code(self, state: dict[str, Any], domain: str, code: str) -> list[dict[str, Any]]:
+        """The cheapest row of flight/train ``code`` on the route and date under way (whatever window, kind or
+        budget was asked), in the class asked for if it has one: a code the user names that is not listed."""
+        slots = state["slots"]
+        route = {k: slots[k] for k in ("dep_city", "arr_city", "date") if slots.get(k)}
+        if len(route) < 3:
+            return []
+        rows = [r for r in self.db.search(domain, route, limit=1000) if R.code_of(r).upper() == code.upper()]
+        classes = slots.get("seat_class")
+        wanted = set(classes) if isinstance(classes, list) else {classes} if classes else set()
+        fitting = [r for r in rows if r.get("seat_class") in wanted] or rows
+        return fitting[:1]
 
     def _on_inform(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         self._update(state, dict(act.slots), turn, modify=False)
@@ -712,7 +755,9 @@ class TaskBranch:
         if "time_from" in slots or "time_to" in slots:
             current.pop("period", None)
         if "city" in slots and slots["city"] != current.get("city"):
-            current.pop("district", None)
+            district = slots.get("district") or current.get("district")
+            if not district or slots["city"] not in self.gazetteer.districts.get(district, ()):
+                current.pop("district", None)  # (西湖区 said before 杭州 stays: it is a district of that city)
         if "check_out" in slots or ("date" in slots and current.get("check_out")):
             start = slots.get("date") or current.get("date")
             end = slots.get("check_out") or current.get("check_out")
@@ -725,6 +770,8 @@ class TaskBranch:
             if not any(c in ("硬卧", "软卧") for c in classes):
                 current.pop("berth", None)
         current.update(slots)
+        for key in [k for k, v in slots.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
+            current.pop(key, None)
         if current.get("time_from") and current.get("time_to") and current["time_from"] >= current["time_to"]:
             # 改成晚上8点以后 after 下午2点到5点: the bound said replaces the window it contradicts
             current.pop("time_to" if "time_from" in slots else "time_from", None)
@@ -812,7 +859,7 @@ class TaskBranch:
         if len(rows) == 1:
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
-            head = "只有一个符合条件：" if lang == "zh" else "One option matches: "
+            head = "只有一个符合条件，" if lang == "zh" else "One option matches: "
             turn.parts.append(head + self._read_back(state))
             return
         state["open"] = "choose_offer"
@@ -952,10 +999,14 @@ class TaskBranch:
                     blocking.append(k)
             together = not blocking  # each is possible alone, not all together
             blocking = blocking or list(optional)
-            names = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in blocking))
+            if together:  # one night, one room, one ticket is no condition worth naming
+                blocking = [
+                    k for k in blocking if not (k in ("nights", "rooms", "passengers") and int(slots.get(k) or 1) == 1)
+                ] or blocking
+            names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
             if together:
                 head = (
-                    f"抱歉，没有同时满足这些条件（{names}）的{name}，单独满足其中一个的有。"
+                    f"抱歉，没有同时满足{names}这几个条件的{name}（每个条件单独都能满足）。"
                     if zh
                     else f"Sorry, no {name} meet all of these together ({names}), though each alone can be met."
                 )
@@ -1040,6 +1091,24 @@ class TaskBranch:
         state["alternative"] = msg
         turn.parts.append(msg)
 
+    @staticmethod
+    def _named(key: str, slots: dict[str, Any], lang: str) -> str:
+        """A constraint's name with the value asked for (出发时段（上午）), so the user sees what was searched."""
+        name = R.SLOT_NAMES[lang].get(key, key)
+        if key in ("time_from", "time_to"):
+            value = f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}"
+        elif key == "max_price":
+            value = _price_text(int(slots[key]), lang)
+        elif key in ("stars", "min_stars"):
+            value = f"{slots[key]}星" + ("及以上" if key == "min_stars" else "") if lang == "zh" else f"{slots[key]}*"
+        elif key == "train_kinds":
+            value = "/".join({"G": "高铁", "D": "动车"}.get(k, k) for k in slots[key])
+        elif key in ("nights", "rooms"):
+            value = str(slots[key])
+        else:
+            value = "或".join(slots[key]) if isinstance(slots[key], list) else str(slots[key])
+        return f"{name}（{value}）" if lang == "zh" else f"{name} ({value})"
+
     # ------------------------------------------------------------------ offers and bookings
     def _offer_rows(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         domain = state.get("domain")
@@ -1063,7 +1132,7 @@ class TaskBranch:
         old = self._rebooked(state)
         if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
             if lang == "zh":
-                text = text.replace("为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
+                text = text.replace("即将为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
                 text = text.replace("I'll book:", f"Change: {self._booking_line(old, lang)} is cancelled for:", 1)
