@@ -4,7 +4,8 @@ For every gold item of the knowledge-seeking turns (gold detection) the stages a
 
 - ``linked``: the item's entity is in the tracked focus, or no entity is in focus (every item stays a candidate);
 - ``candidate``: the item is among the retriever's candidates (entity scope + items without an entity);
-- ``fed``: the item is among the reranker's input, the ``depth`` best candidates by the fused score;
+- ``fed``: the item is among the reranker's input, the ``depth`` best candidates by the fused score (the transfer
+  reranker with a second encoder: by the fusion of that score and the encoder's cosine);
 - ``R@1``/``R@5``/``R@10``/``R@20``: the item is in the reranked top k;
 - ``selected``: the reranker's cut keeps it.
 
@@ -53,7 +54,12 @@ def stages(retriever: HybridRetriever, examples: Sequence[Example], depth: int) 
         gold = set(example.knowledge_ids)
         scores = retriever.score(example.context, example.dialog_id)
         candidates = [retriever.items[int(i)].id for i in scores.indices]
-        fed = {candidates[i] for i in np.argsort(-scores.fused, kind="stable")[:depth]}
+        model = retriever.reranker
+        if isinstance(model, transfer.TransferReranker):  # its input may be ordered with its second encoder too
+            top = transfer.reranker_input(retriever, example.context, scores, depth, model.aux_encoder)
+        else:
+            top = np.argsort(-scores.fused, kind="stable")[:depth]
+        fed = {candidates[i] for i in top}
         found = retriever.rank(example.context, scores, max(KS))
         ranked = [r.item.id for r in found.ranked]
         focus = set(scores.focus)

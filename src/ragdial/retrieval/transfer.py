@@ -42,7 +42,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.retrieval.fusion import ranks
+from ragdial.retrieval.fusion import ranks, rrf
 from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
@@ -227,17 +227,39 @@ def aux_vectors(retriever: KnowledgePool, name: str) -> np.ndarray:
     return table[name]
 
 
-def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, name: str) -> np.ndarray:
-    """The ``AUX_FEATURES`` columns: the last user turn against the candidates under the second encoder."""
+def _aux_cosine(
+    retriever: KnowledgePool, context: Sequence[Turn], indices: np.ndarray, name: str
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the items' vectors, their cosine to the last user turn) under the encoder ``name``; None without a turn."""
     from ragdial.text.encoders import QueryCache, get_encoder
 
-    n = len(scores.indices)
-    out = np.zeros((n, len(AUX_FEATURES)), dtype=np.float32)
     last_user = next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
-    if n == 0 or not last_user.strip():
+    if len(indices) == 0 or not last_user.strip():
+        return None
+    vectors = aux_vectors(retriever, name)[indices.astype(np.int64)]
+    return vectors, vectors @ QueryCache.shared(get_encoder(name))([last_user])[0]
+
+
+def reranker_input(
+    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, depth: int, aux: str | None = None
+) -> np.ndarray:
+    """The candidates the model scores: the ``depth`` best by the fused score or, with a second encoder, by the
+    reciprocal-rank fusion of the fused score and that encoder's cosine to the last user turn (its aspect matching
+    brings up items the first stage ranks low)."""
+    order_by = scores.fused
+    found = _aux_cosine(retriever, context, scores.indices, aux) if aux else None
+    if found is not None:
+        order_by = rrf([scores.fused, found[1]])
+    return np.argsort(-order_by, kind="stable")[:depth]
+
+
+def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, name: str) -> np.ndarray:
+    """The ``AUX_FEATURES`` columns: the last user turn against the candidates under the second encoder."""
+    out = np.zeros((len(scores.indices), len(AUX_FEATURES)), dtype=np.float32)
+    found = _aux_cosine(retriever, context, scores.indices, name)
+    if found is None:
         return out
-    vectors = aux_vectors(retriever, name)[scores.indices.astype(np.int64)]
-    cos = vectors @ QueryCache.shared(get_encoder(name))([last_user])[0]
+    vectors, cos = found
     out[:, 0] = cos
     out[:, 1] = float(cos.max()) - cos
     out[:, 2] = np.log(ranks(cos))
@@ -352,7 +374,7 @@ class TransferReranker:
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
-        top = np.argsort(-scores.fused, kind="stable")[: self.depth]
+        top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder)
         sub = subset_scores(scores, top)
         return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder))
 
@@ -432,7 +454,7 @@ def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int, a
         scores = retriever.score(example.context, example.dialog_id)
         if len(scores.indices) == 0:
             continue
-        top = np.argsort(-scores.fused, kind="stable")[:depth]
+        top = reranker_input(retriever, example.context, scores, depth, aux)
         sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
         xs.append(features(retriever, example.context, sub, aux))
