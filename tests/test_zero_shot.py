@@ -211,6 +211,7 @@ def test_transfer_reranker_reads_a_second_encoder_and_keeps_it_when_saved(tmp_pa
     from ragdial.errors import RagdialError
     from ragdial.retrieval import transfer
     from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.fusion import rrf
     from ragdial.retrieval.hybrid import HybridRetriever
     from ragdial.schema import Example, KnowledgeBase
     from ragdial.text.encoders import get_encoder
@@ -238,6 +239,12 @@ def test_transfer_reranker_reads_a_second_encoder_and_keeps_it_when_saved(tmp_pa
     assert np.allclose(x[:, names.index("aux_cos")], expected, atol=1e-5)
     assert x[:, names.index("aux_log_rank")].min() == 0.0  # the best candidate under the second encoder
     assert transfer.features(retriever, context, scores).shape[1] == len(transfer.FEATURES)
+    # the reranker's input: the fused top without a second encoder, the fusion of fused score and cosine with one
+    fused_top = list(np.argsort(-scores.fused, kind="stable")[:3])
+    both = list(np.argsort(-rrf([scores.fused, expected.astype(np.float32)]), kind="stable")[:3])
+    assert fused_top != both  # the second encoder brings up another item here
+    assert list(transfer.reranker_input(retriever, context, scores, 3)) == fused_top
+    assert list(transfer.reranker_input(retriever, context, scores, 3, "hash")) == both
 
     model = transfer.train(retriever, examples, rounds=5, folds=3, aux_encoder="hash")
     folder = model.save(tmp_path / "aux")
