@@ -13,6 +13,7 @@ import typer
 
 from ragdial import datasets
 from ragdial.cli._retrieval_options import EncoderOpt, FusionOpt, PinyinOpt, QueryOpt, ScopeOpt, encoder_name
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
@@ -47,7 +48,7 @@ def build(
         entity_scope=entity_scope,
         analyzer=Analyzer(pinyin=pinyin),
     )
-    extra = {"format": format, "source": str(path), "split": dataset.split}
+    extra: JSONDict = {"format": format, "source": str(path), "split": dataset.split}
     if reranker:
         retriever = HybridRetriever(dataset.kb, config, reranker=Reranker.load(reranker))
         save_index(retriever, out, extra)
