@@ -49,6 +49,24 @@ def test_fallback_is_the_central_reply_not_the_most_frequent():
     assert central_reply(["不客气！"], "zh") is None  # too few to choose from
 
 
+def test_learns_an_opening_clause_for_triple_replies():
+    # three of four replies open with "是的，"; "60元，" carries the value, so it is no opening clause
+    items = [
+        kdconv.triple("红枫谷", "门票", "60元"),
+        kdconv.triple("白云寺", "地址", "山顶"),
+        kdconv.triple("湖", "电话", "123"),
+    ]
+    said = [("是的，门票60元。", 0), ("是的，在山顶。", 1), ("是的，电话是123。", 2), ("60元，不贵。", 0)]
+    examples = [
+        Example(f"d:{n}", "d", 1, ask("问"), needs_knowledge=True, knowledge_ids=[items[i].id], response=reply)
+        for n, (reply, i) in enumerate(said)
+    ]
+    generator = TemplateGenerator.train(examples, KnowledgeBase(items), "zh")
+    assert generator.model.leads["kg_triple"] == "是的，"
+    reply = generator.generate(GenerationRequest(ask("电话多少？"), [kdconv.triple("塔", "电话", "456")]))
+    assert reply.startswith("是的，") and "456" in reply
+
+
 def test_fills_pattern_with_value_verbatim(generator):
     item = kdconv.triple("红枫谷", "门票", "旺季60元，淡季40元")
     reply = generator.generate(GenerationRequest(ask("红枫谷门票多少钱？"), [item]))

@@ -38,7 +38,7 @@ def test_make_db_search_and_simulate(tmp_path):
     assert metrics == {
         "dialogs": 6,
         "completion_ratio": 1.0,
-        "mean_turns": 6.666666666666667,  # noisy yeses (没问体, 酒它了) read as a no cost turns
+        "mean_turns": 6.833333333333333,  # noisy yeses (没问体, 酒它了) read as a no cost turns
         "guidance_rate": 1.0,
         "off_topic_dialogs": 3,
         "integrity_errors": 0,

@@ -202,6 +202,34 @@ def test_transfer_reranker_trains_saves_and_loads(tmp_path):
     )
 
 
+def test_triple_features_read_the_asked_attribute_and_what_was_said():
+    from ragdial.datasets import kdconv
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    assert transfer._substring_share("代表作品", "他有什么代表作吗？") == 0.75
+    assert transfer._substring_share("Opening hours", "what are your opening times") == 8 / 13
+    items = [
+        kdconv.triple("白云寺", "开放时间", "8:00-17:00"),
+        kdconv.triple("白云寺", "门票", "20元"),
+        kdconv.triple("白云寺", "地址", "山顶路1号"),
+    ]
+    retriever = HybridRetriever(KnowledgeBase(items), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("白云寺门票20元是吗？"), system("对，20元。"), user("那开放时间呢？")]
+    scores = retriever.score(context)
+    rows = transfer.features(retriever, context, scores)
+    column = {name: rows[:, i] for i, name in enumerate(transfer.FEATURES)}
+    by_id = {retriever.items[int(i)].id: row for row, i in enumerate(scores.indices)}
+    opening, ticket, address = (by_id[i.id] for i in items)
+    assert column["attribute_match"][opening] == 1.0 and column["attribute_match_gap"][opening] == 0.0
+    assert column["attribute_match"][address] == 0.0 and column["attribute_match_gap"][address] == 1.0
+    assert column["value_in_context"][ticket] == 1.0 and column["value_in_context"][opening] == 0.0
+    assert column["value_in_last_turn"][ticket] == 0.0  # said two turns ago, not in the last one
+    assert column["log_turn"][opening] == pytest.approx(np.log1p(3))
+
+
 @pytest.mark.shared_data
 def test_written_test_set_reads_with_the_dstc9_kb(shared_data):
     """The locked written test (benchmarks/data/dstc9_written) is DSTC9 format over the DSTC9 KB's train and taxi

@@ -9,7 +9,10 @@ domain for a domain-wide item such as DSTC9 ``train:*:3``: in focus, named in th
 how well the dialog so far matches the item's scope and domain as a whole (the cosine of the recent turns to the
 centroid of that scope's / domain's items, minus the best such cosine). Training on DSTC11, where every item has
 an entity, thus teaches what carries to a KB of domain-wide items: a train question goes to the train snippets
-because the dialog is about trains.
+because the dialog is about trains. For knowledge-graph triples, the asked attribute and what was said: the
+longest run of the attribute's name found in the last user turn and the USE cosine of the two (each with its gap to
+the best candidate), whether the same entity's attribute or the value itself came up earlier in the dialog or in the
+last turn, and how far into the dialog the turn is.
 
 With an entity-scoped retriever every training candidate is in scope, so :func:`train` also adds the same turns'
 candidates without that narrowing (``widen``): the model then sees items outside the dialog's scope and learns
@@ -87,6 +90,14 @@ FEATURES = [
     "domain_dialog_gap",
     "used_before",
     "log_candidates",
+    "attribute_match",
+    "attribute_match_gap",
+    "attribute_cos",
+    "attribute_cos_gap",
+    "attribute_used_before",
+    "value_in_context",
+    "value_in_last_turn",
+    "log_turn",
 ]
 MODEL_FILE = "transfer.txt"
 META_FILE = "transfer.json"
@@ -139,12 +150,41 @@ class _KbView:
             self.entity_centroids = _centroids(self.entity_of, vectors)
             self.domain_centroids = _centroids(self.domain_of, vectors)
         self.domain_names = {d: _domain_aliases(d) for d in set(self.domain_of) if d}
+        # triples: the attribute's name (what a question asks for) and the value (what an answer says)
+        self.attribute_of = [_triple_field(i, "attribute") for i in items]
+        self.value_of = [_triple_field(i, "value") for i in items]
+        names = sorted({a for a in self.attribute_of if a})
+        self.attribute_vectors: dict[str, np.ndarray] = {}
+        if self.encoder is not None and names:
+            vectors = np.asarray(encode_cached(self.encoder, names))
+            self.attribute_vectors = dict(zip(names, vectors, strict=True))
 
     def coverage(self, query: set[str], tokens: set[str]) -> float:
         if not query:
             return 0.0
         total = sum(self.idf.get(t, self.max_idf) for t in query)
         return sum(self.idf.get(t, self.max_idf) for t in query & tokens) / total
+
+
+def _triple_field(item, name: str) -> str:
+    value = item.fields.get(name) if item.source == SourceKind.KG_TRIPLE else None
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _substring_share(name: str, text: str) -> float:
+    """The longest run of ``name``'s characters found in ``text``, as a share of ``name`` (case-insensitive):
+    "代表作品" in "他有什么代表作吗" is 0.75, "opening hours" in "what are your opening times" 8/13."""
+    name, text = name.lower(), text.lower()
+    best = 0
+    for start in range(len(name)):
+        size = best + 1
+        while start + size <= len(name) and name[start : start + size] in text:
+            best = size
+            size += 1
+    return best / len(name) if name else 0.0
+
+
+VALUE_SAID_MAX = 40  # characters: longer values (descriptions) are never repeated whole
 
 
 def _centroids(keys: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
@@ -227,6 +267,7 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
     out[:, cols["dense_gap"]] = float(scores.dense.max()) - scores.dense
     out[:, cols["dense_log_rank"]] = np.log(ranks(scores.dense))
     out[:, cols["dense_last_gap"]] = float(scores.dense_last.max()) - scores.dense_last
+    query = None
     if view.encoder is not None and last_user.strip():
         from ragdial.text.encoders import QueryCache
 
@@ -260,6 +301,13 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
     used = {i for t in context for i in t.knowledge_ids}
     used_entities = {retriever.kb.get(i).fields.get("entity") for i in used if i in retriever.kb}
     focus = set(scores.focus)
+    used_attributes = {
+        (retriever.kb.get(i).fields.get("entity"), retriever.kb.get(i).fields.get("attribute"))
+        for i in used
+        if i in retriever.kb
+    }
+    history = [t.text for t in context]
+    last_text = context[-1].text if context else ""
     out[:, cols["log_candidates"]] = math.log(n)
     for row, index in enumerate(idx):
         item = retriever.items[int(index)]
@@ -288,6 +336,20 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
         if domain in domain_cos:
             out[row, cols["domain_dialog_gap"]] = best_domain - domain_cos[domain]
         out[row, cols["used_before"]] = item.id in used
+        attribute, value = view.attribute_of[index], view.value_of[index]
+        if attribute:
+            out[row, cols["attribute_match"]] = _substring_share(attribute, last_user)
+            vector = view.attribute_vectors.get(attribute)
+            if vector is not None and query is not None:
+                out[row, cols["attribute_cos"]] = float(vector @ query)
+            out[row, cols["attribute_used_before"]] = (entity, attribute) in used_attributes
+        if value and len(value) <= VALUE_SAID_MAX:
+            out[row, cols["value_in_context"]] = any(value in text for text in history)
+            out[row, cols["value_in_last_turn"]] = value in last_text
+    for name in ("attribute_match", "attribute_cos"):
+        column = out[:, cols[name]]
+        out[:, cols[f"{name}_gap"]] = float(column.max()) - column
+    out[:, cols["log_turn"]] = math.log1p(len(context))
     return out
 
 

@@ -223,6 +223,7 @@ CONFIRM_WORDS = re.compile(
     r"对头|是的是的|麻烦订一下|麻烦订|订一下|帮我订一下|请帮我确认|帮我确认|请确认|就定这个|定这个|就这么着|这么着|直接订|直接下单|"
     r"直接|下单吧|嗯哼|阔以|安排|安排吧|走起|"
     r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|就订它|订它|就要它|"
+    r"就这么订|这么订|可|"
     r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
 )
@@ -247,7 +248,7 @@ DENY_WORDS = re.compile(
     r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
     r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
     r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|还是算了|"
-    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|"
+    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|我再考虑一下|再考虑一下|考虑一下|我考虑考虑|考虑考虑|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
@@ -392,6 +393,7 @@ def _is_english(text: str) -> bool:
 def _normalise(text: str, gaz: Gazetteer) -> str:
     """Typing slips and mixed-language words in a Chinese utterance, put into the words the parser knows."""
     text = text.strip()
+    text = text.replace("俩", "两个").replace("仨", "三个")  # colloquial numbers: 俩人 = 两个人
     text = re.sub(r"([上中下卧])辅", r"\1铺", text)
     text = text.replace("仓", "舱") if re.search(r"(经济|商务|头等|公务)仓", text) else text
     for nick, city in CITY_NICKNAMES.items():
@@ -634,7 +636,7 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
             if value and 30 <= value <= 100_000:
                 return value
     if open_question == "max_price":
-        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*", text)
+        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*(?:吧|左右|的|呢|啊)?\s*", text)
         if m:
             return cn_number(m.group(1))
     return None
@@ -688,7 +690,11 @@ def _passengers(text: str, english: bool) -> int | None:
         return 3
     if re.search(r"一家四口", text):
         return 4
-    n = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"({NUM})\s*张")
+    n = (
+        _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
+        or _count(text, rf"({NUM})\s*张")
+        or _count(text, rf"(?:一共|总共|共)\s*({NUM})\s*(?:个|位)?$")
+    )
     return n if n and n > 1 else None
 
 
@@ -882,7 +888,13 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
             slots = {**slots, **pending_ref}
         if kind is None:
-            if i == 0 and len(clauses) > 1 and not english and _says_else(FILLER.sub("", clause.text), gaz):
+            if (
+                i == 0
+                and len(clauses) > 1
+                and not english
+                and ctx.open_question not in ("confirm_booking", "offer_alternative", "confirm_cancel")
+                and _says_else(FILLER.sub("", clause.text), gaz)
+            ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
             continue
         if kind in ("confirm", "select"):
@@ -964,7 +976,7 @@ def _classify(
     text = FILLER.sub("", clause.text).strip() or clause.text
     lower = text.lower()
     greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
-        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰)", lower
+        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰|早)", lower
     )
     if greeted or re.fullmatch(r"(hello|hi|hey|good (morning|afternoon|evening))( there)?[!.~]*", lower):
         return "greeting", {}
@@ -1056,7 +1068,7 @@ def _classify(
     if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
-    if slots and not english and _aside(text, gaz):
+    if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
         return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots
@@ -1222,18 +1234,32 @@ TRAVEL_WORDS = re.compile(
     r"车|趟|班|家|那家|这家|同一|一样|算了|不用|不要|只要|行程|计划|全部|都要|谁|对|错|说|改为|太少|太多|少|多|"
     r"太贵|太慢|太早|太晚|太远|太差|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
 )
+# travel words of two or more characters, also matched by sound when the residue of a clause is computed
+# (该道7号 heard for 改到7号 says nothing else)
+TRAVEL_PHRASES = [
+    "改到", "改成", "换到", "换成", "改为", "帮我", "看看", "看下", "那个", "这个", "那班", "这班", "那趟", "这趟",
+    "那家", "这家", "出发", "回来", "酒店", "宾馆", "机票", "车票", "火车", "高铁", "动车", "航班", "飞机", "订票",
+    "预订", "住宿", "入住", "退房", "今天", "明天", "后天", "周末", "晚上", "上午", "下午", "早上", "中午", "以内",
+    "以后", "以前", "左右", "就行", "可以", "要求", "预算",
+]  # fmt: skip
 DATE_WORDS = re.compile(
     rf"(大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
     rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
     r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
 )
+# slots an aside may name in passing; a clause naming a class, berth, stars, district … talks about travel
+INCIDENTAL = {
+    "date", "period", "time_from", "time_to", "dep_city", "arr_city", "city", "dep_place", "arr_place",
+    "max_price", "passengers", "guests", "check_out",
+}  # fmt: skip
 # an aside that says something about the speaker, the past or the world, with a date/time/city in it: forms that
 # are asides whatever else the clause names, then topics that are asides unless the clause names a trip
 ASIDE_FORM = re.compile(
     r"(^我(现在|人)?(住)?在[^的]{1,6}$|^(我|我们)?(家|公司|单位|老家|学校)(在|就在)|^(我|我们)(家|老家)|"
     r"离.{1,6}(挺|很|不|比较)?(近|远)|上礼拜|上星期|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
     r"(今天|明天|后天|这周.|下周.|周.|[号日])\s*是\s*(不是)?\s*(周|星期|礼拜|[0-9一二两三四五六七八九十]+\s*[月号日])|"
-    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年)"
+    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年|"
+    r"[号日天]\s*是\s*.{0,2}几\s*[？?]?$|充\s*\d+|充.{0,3}(块|元))"
 )
 ASIDE = re.compile(
     r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"
@@ -1242,7 +1268,7 @@ ASIDE = re.compile(
 )
 
 
-def _aside(text: str, gaz: Gazetteer) -> bool:
+def _aside(text: str, gaz: Gazetteer, incidental: bool = True) -> bool:
     """Whether a clause that names a date, time, city or number is an aside, not a constraint: a form that is
     always an aside (我在武汉 / 明天是周三吧 / 上次…), a topic that is not travel in a clause naming no trip
     (我后天要开会, but 我后天去上海开会 is a trip), or, with no travel verb, domain or route in it, words left
@@ -1252,10 +1278,10 @@ def _aside(text: str, gaz: Gazetteer) -> bool:
         return True
     if any(role for _c, role in parse(text, gaz, dt.date(2026, 12, 1)).cities):
         return False
-    return bool(ASIDE.search(lower)) or _says_else(text, gaz)
+    return bool(ASIDE.search(lower)) or (incidental and _says_else(text, gaz))
 
 
-def _says_else(text: str, gaz: Gazetteer) -> bool:
+def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
     """Whether a clause with no travel verb, domain or route leaves words after names, dates, numbers and travel
     words are taken away (刚开完会 / 我下周一要去体检)."""
     if (
@@ -1267,6 +1293,7 @@ def _says_else(text: str, gaz: Gazetteer) -> bool:
     brands = {b for brand in gaz.brands for b in (brand, brand.replace("酒店", "").replace("快捷", ""))}
     names = {*gaz.cities, *gaz.places, *gaz.districts, *brands, *(gaz.airlines or ()), *{b[:2] for b in brands}}
     vocab = [n for n in names if len(n) >= 2] + [*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS]
+    vocab += TRAVEL_PHRASES
     chars = list(text)
     for start, end, _word in _find(text, vocab, fuzzy=_BY_SOUND.get()):  # names heard by sound too (被竞 = 北京)
         chars[start:end] = " " * (end - start)
@@ -1274,7 +1301,7 @@ def _says_else(text: str, gaz: Gazetteer) -> bool:
     rest = DATE_WORDS.sub(" ", canonical(rest))  # (cue words heard by sound too: 后田 = 后天)
     rest = re.sub(rf"{NUM}", " ", rest)
     rest = TRAVEL_WORDS.sub(" ", rest)
-    return bool(re.search(r"[\u4e00-\u9fff]{2,}", rest))
+    return bool(re.search(rf"[\u4e00-\u9fff]{{{least},}}", rest))
 
 
 def _booking_domain(text: str) -> dict[str, Any]:
@@ -1299,7 +1326,9 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> di
     wanted: list[str] = []
     for pattern, slot in REQUEST_CUES:
         if re.search(pattern, lower):
-            if slot == "price" and (re.search(r"(多少度|多少钱以内)", text) or wanted):
+            if slot == "price" and (
+                re.search(r"(多少度|多少钱以内)", text) or wanted or _price_of(text, None, english) is not None
+            ):
                 continue
             if slot == "district" and not (
                 re.search(r"(哪个区|在哪|位置|which district|where)", lower) or _district_of(text, gaz, None)
@@ -1346,6 +1375,8 @@ def _reference(
         ref["ordinal"] = cn_number(m.group(1))
     elif re.search(r"(最后一个|最后那个|最后一家|最后那家|最后一趟|最后那趟|最后那班|最后一班|the last)", lower):
         ref["ordinal"] = -1
+    elif re.search(r"中间(那|的|一)(个|趟|班|家)", text) and len(ctx.offers) % 2 == 1:
+        ref["ordinal"] = (len(ctx.offers) + 1) // 2
     else:
         m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
             r"\b(first|second|third|fourth)\b(?! class)", lower
@@ -1375,7 +1406,7 @@ def _reference(
     if berth and "berth" not in asking and isinstance(berth, str):
         ref["berth"] = berth
     for pattern, feature in (
-        (r"最便宜|最低价|cheapest", "cheapest"),
+        (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
         (r"最贵|most expensive", "most_expensive"),
         (r"最早|earliest", "earliest"),
         (r"最晚|最迟|latest", "latest"),
@@ -1450,7 +1481,7 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: dict[str, Any] = {}
     p = parse(text, gaz, today)
-    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text):
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
     if domain:

@@ -1003,7 +1003,7 @@ class TaskBranch:
                 blocking = [
                     k for k in blocking if not (k in ("nights", "rooms", "passengers") and int(slots.get(k) or 1) == 1)
                 ] or blocking
-            names = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in blocking))
+            names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
             if together:
                 head = (
                     f"抱歉，没有同时满足{names}这几个条件的{name}（每个条件单独都能满足）。"
@@ -1090,6 +1090,24 @@ class TaskBranch:
         state["open"] = "offer_alternative" if suggestion else "change"
         state["alternative"] = msg
         turn.parts.append(msg)
+
+    @staticmethod
+    def _named(key: str, slots: dict[str, Any], lang: str) -> str:
+        """A constraint's name with the value asked for (出发时段（上午）), so the user sees what was searched."""
+        name = R.SLOT_NAMES[lang].get(key, key)
+        if key in ("time_from", "time_to"):
+            value = f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}"
+        elif key == "max_price":
+            value = _price_text(int(slots[key]), lang)
+        elif key in ("stars", "min_stars"):
+            value = f"{slots[key]}星" + ("及以上" if key == "min_stars" else "") if lang == "zh" else f"{slots[key]}*"
+        elif key == "train_kinds":
+            value = "/".join({"G": "高铁", "D": "动车"}.get(k, k) for k in slots[key])
+        elif key in ("nights", "rooms"):
+            value = str(slots[key])
+        else:
+            value = "或".join(slots[key]) if isinstance(slots[key], list) else str(slots[key])
+        return f"{name}（{value}）" if lang == "zh" else f"{name} ({value})"
 
     # ------------------------------------------------------------------ offers and bookings
     def _offer_rows(self, state: dict[str, Any]) -> list[dict[str, Any]]:
