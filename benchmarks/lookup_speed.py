@@ -28,6 +28,7 @@ summed call costs, in single-token units.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 3 --variants plain,lookup=16
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 1 --batch-costs 30 --threads 1
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 2 --ratios 1,2.4,2.9,3.3,3.8,4.1,4.3,4.6
 """
 
 from __future__ import annotations
@@ -190,14 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-costs", type=int, default=0, help="rounds of the decode cost curve (0: off)")
+    parser.add_argument(
+        "--ratios", help="the oracle bound under this cost curve instead (batch 1..8 over one token, comma-separated)"
+    )
     args = parser.parse_args(argv)
     requests = [
         replace(r, max_tokens=min(r.max_tokens, args.max_tokens)) for r in record(args.split, args.sample, args.seed)
     ]
-    if args.batch_costs:
+    if args.batch_costs or args.ratios:
         generator = LlamaCppGenerator(n_ctx=2048, n_threads=args.threads)
         generator.warm_up()
-        ratio = batch_costs(generator, max(requests, key=lambda r: len(r.knowledge)), args.batch_costs)
+        if args.ratios:
+            ratio = {size: float(value) for size, value in enumerate(args.ratios.split(","), start=1)}
+        else:
+            ratio = batch_costs(generator, max(requests, key=lambda r: len(r.knowledge)), args.batch_costs)
         oracle_bound(generator, requests, ratio)
         generator.close()
         return 0
