@@ -118,3 +118,55 @@ def test_a_reply_of_several_different_sentences_is_not_degenerate():
     assert degenerate_reason("套餐月费58元。流量共20GB。有效期十二个月。") is None
     # half or more of the sentences repeated: degenerate
     assert degenerate_reason("套餐月费58元。套餐月费58元。流量共20GB。套餐月费58元。") == "repetition"
+
+
+def test_a_numbered_list_claims_its_items_numbers_not_the_list_marks():
+    plan = Knowledge("p1", "青禾畅享套餐 月费58元，含流量20GB。", SourceKind.PRODUCT, {"name": "青禾畅享套餐"})
+    said = [
+        (c.kind, c.text, c.supported) for c in check_grounding("1. 58元一个月\n2. 20GB流量", Evidence.of([plan])).claims
+    ]
+    assert sorted(said) == [("data", "20GB", True), ("price", "58元", True)]
+
+
+def test_bertscore_is_the_mean_f1_named_bertscore_at_the_models_layer(monkeypatch):
+    import numpy as np
+
+    calls = []
+
+    class Scorer:
+        def score(self, candidates, references):
+            return None, None, np.array([0.5, 0.7])
+
+    def scorer(model, layers, batch_size):
+        calls.append((model, layers))
+        return Scorer()
+
+    monkeypatch.setattr(bertscore, "_scorer", scorer)
+    result = bertscore.bertscore(["a", "b"], ["a", "c"], model="bert-base-chinese")
+    assert (result.name, result.value) == ("bertscore", pytest.approx(0.6))
+    assert calls == [("bert-base-chinese", 8)] and "layer:8" in result.signature.split("|")
+    bertscore.bertscore(["a"], ["a"], model="/models/other")
+    assert calls[-1] == ("/models/other", 6)
+
+
+def test_sentence_bleu_is_bleu_4_by_default():
+    from ragdial.metrics.bleu import sentence_bleu
+
+    # 5 words, one wrong at the end: precisions 4/5, 3/4, 2/3, 1/2, same length (no brevity penalty)
+    assert sentence_bleu("a b c d e", "a b c d f").value == pytest.approx((4 / 5 * 3 / 4 * 2 / 3 * 1 / 2) ** 0.25)
+
+
+def test_score_names():
+    turns = [futuredial.Track2Turn("好的", "好的，请稍等。", "答案：请稍等")]
+    parts = futuredial.bleu_and_inform(turns, "zh")
+    assert [(key, score.name) for key, score in parts.items()] == [
+        ("bleu", "bleu"),
+        ("inform", "inform"),
+        ("pieces", "pieces"),
+        ("kept", "kept"),
+    ]
+    try:
+        meteor.ensure_wordnet()
+    except meteor.WordNetMissing as err:
+        pytest.skip(str(err))
+    assert meteor.dstc9_meteor("free parking", "free parking", str.lower).name == "meteor"

@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 
 from ragdial.errors import RagdialError
+from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import aliases, partial_names
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.pool import KnowledgePool
+from ragdial.retrieval.query import query_texts
 from ragdial.retrieval.rerank import META_FILE, MODEL_FILE, Reranker
 from ragdial.retrieval.transfer import best_fallback
-from ragdial.schema import Knowledge, KnowledgeBase, SourceKind
+from ragdial.schema import Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 
 def faq(item_id: str, text: str, entity: str | None = None) -> Knowledge:
@@ -98,3 +100,42 @@ def test_a_reranker_trained_on_other_features_says_to_retrain(tmp_path):
     (tmp_path / META_FILE).write_text(json.dumps({"features": ["bm25"]}), encoding="utf-8")
     with pytest.raises(RagdialError, match=r"trained on other features; retrain with `ragdial train retriever`"):
         Reranker.load(tmp_path)
+
+
+def test_a_cited_item_as_the_api_returns_it():
+    item = Knowledge("u1", "套餐：流量王", SourceKind.USER_PROFILE, {}, scope="user-7")
+    assert ScoredKnowledge(item, 0.25).to_dict() == {
+        "id": "u1",
+        "source": "user_profile",
+        "text": "套餐：流量王",
+        "score": 0.25,
+        "scope": "user-7",
+    }
+
+
+def test_every_entity_in_focus_missing_from_the_turn_is_carried():
+    context = [Turn(Speaker.USER, "Is it open late?")]
+    pairs = query_texts(context, RetrieverConfig(query="last_user", encoder=None), ["Gold Fish", "Blue Bar"])
+    assert pairs == [("Is it open late? Gold Fish Blue Bar", 1.0)]
+    named = [Turn(Speaker.USER, "Is the gold fish open late?")]
+    assert query_texts(named, RetrieverConfig(query="last_user", encoder=None), ["Gold Fish", "Blue Bar"]) == [
+        ("Is the gold fish open late? Blue Bar", 1.0)
+    ]
+
+
+def test_the_fallback_counts_a_query_without_a_hit_in_the_top_five_as_zero():
+    # six candidates, the gold one last in the given order (no hit in its top 5); the reranker puts it second
+    probs = [np.array([0.3, 0.1, 0.1, 0.1, 0.1, 0.2])]
+    labels = [np.array([False, False, False, False, False, True])]
+    # fallbacks up to 0.3 keep the reranker's order (MRR 1/2); 0.4 and 0.5 the given one (MRR 0): the lowest wins
+    assert best_fallback(probs, labels) == 0.0
+
+
+def test_registry_retrievers_name_themselves_in_their_spec():
+    from ragdial.components import BuildContext
+    from ragdial.retrieval.registry import bm25, hybrid
+    from ragdial.schema import Dataset
+
+    ctx = BuildContext(Dataset("dstc9", "val", "en", KB, [], []), "en")
+    assert hybrid(ctx, encoder="hash").spec == {"name": "hybrid", "encoder": "hash"}  # type: ignore[attr-defined]
+    assert bm25(ctx).spec == {"name": "bm25"}  # type: ignore[attr-defined]

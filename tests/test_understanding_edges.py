@@ -12,14 +12,15 @@ from scipy import sparse
 from ragdial.components import BuildContext, ConfigError
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
-from ragdial.understanding.detectors import decision_for_api_query
-from ragdial.understanding.features import KnowledgeMatch
+from ragdial.understanding.detectors import KnowledgeSeekingDetector, ZeroShotDetector, decision_for_api_query
+from ragdial.understanding.features import KnowledgeMatch, NgramTfidf
+from ragdial.understanding.kb_calibration import META_KEY, MIN_QUESTIONS, held_out_scores, kb_threshold
 from ragdial.understanding.knowledge_cues import KnowledgeCues, item_names
-from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.linear import LinearHead, label_set
 from ragdial.understanding.model import TextClassifier
-from ragdial.understanding.policy import classify_turn, rewrite_turn
+from ragdial.understanding.policy import Rewrite, classify_turn, rewrite_turn
 from ragdial.understanding.registry import api_query, knowledge_seeking
-from ragdial.understanding.tasks import intent_classifier, new_classifier, turn_detector
+from ragdial.understanding.tasks import intent_classifier, new_classifier, turn_detector, zero_shot_detector
 
 
 def user(text: str) -> Turn:
@@ -56,6 +57,13 @@ def test_the_detector_recipe():
         ("history", "word", (1, 2)),
     ]
     assert [b.config()["min_df"] for b in model.blocks] == [1, 2, 2]
+    assert model.blocks[2].config()["window"] == 2  # the two turns before the last user turn
+
+
+def test_the_zero_shot_recipe():
+    model = zero_shot_detector(encoder="hash")
+    assert model.task == "detector"
+    assert (model.head.mode, model.head.c, model.head.threshold) == ("binary", 1.0, 0.5)
 
 
 def test_new_classifier_passes_the_embedding_and_the_knowledge_on():
@@ -110,8 +118,8 @@ def test_binary_head_probabilities_are_logistic_regressions():
 
     x = sparse.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.9], [0.9, 0.3], [0.5, 0.5]]))
     y = [False, True, False, True, True]
-    head = LinearHead("binary", "logistic", c=1.0).fit(x, y, [False, True])
-    expected = LogisticRegression(C=1.0, max_iter=3000).fit(x, y).predict_proba(x)[:, 1]
+    head = LinearHead("binary", "logistic", c=5.0).fit(x, y, [False, True])
+    expected = LogisticRegression(C=5.0, max_iter=3000).fit(x, y).predict_proba(x)[:, 1]
     assert np.allclose(head.probabilities(x)[:, 0], expected, atol=1e-5)
 
 
@@ -156,3 +164,66 @@ def test_a_follow_up_after_two_user_turns_in_a_row_carries_the_name():
     intent = classify_turn(context[-1].text, [context[0].text])
     result = rewrite_turn(context, intent, lambda _id: None, names)
     assert (result.text, result.carried) == ("夜间流量包 那这个多少钱？", ("夜间流量包",))
+
+
+def test_detector_configs_name_their_model_and_threshold():
+    seeking = KnowledgeSeekingDetector(turn_detector(embedding=None), 0.3, "models/det")
+    assert seeking.to_config() == {"name": "knowledge_seeking", "model": "models/det", "threshold": 0.3}
+    zero = ZeroShotDetector(zero_shot_detector(encoder="hash"), 0.4, "models/zs")
+    assert (zero.to_config()["model"], zero.to_config()["threshold"]) == ("models/zs", 0.4)
+
+
+def test_a_rewrite_as_the_service_reports_it():
+    rewrite = Rewrite("多少钱？", "夜间流量包 多少钱？", ("夜间流量包",))
+    assert rewrite.to_dict() == {"original": "多少钱？", "query": "夜间流量包 多少钱？", "carried": ["夜间流量包"]}
+
+
+def test_a_saved_ngram_block_with_mismatched_idf_is_refused():
+    block = NgramTfidf(analyzer="word", ngram_range=(1, 1))
+    with pytest.raises(ValueError, match=r"^2 terms but 1 idf values$"):
+        block.load_state({"terms": ["a", "b"]}, {"idf": np.ones(1, dtype=np.float32)})
+
+
+def test_a_single_label_where_a_list_is_expected_is_named():
+    with pytest.raises(TypeError, match=r"^expected a list of labels, found int 3$"):
+        label_set(3)
+
+
+class Constant:
+    """Stands in for a classifier: every question scores 0.5."""
+
+    def __init__(self, quantiles: list[float]) -> None:
+        self.meta = {META_KEY: {"quantiles": quantiles}}
+
+    def set_knowledge(self, items):
+        self.items = list(items)
+
+    def probabilities(self, contexts):
+        return np.full((len(contexts), 1), 0.5)
+
+
+def test_calibration_edges():
+    items = [Knowledge(f"q{i}", "x", SourceKind.FAQ, {"title": f"Question number {i}?"}) for i in range(MIN_QUESTIONS)]
+    # a threshold at the top of the training scores rejects every training question: no share to match
+    assert kb_threshold(Constant([0.2, 0.5, 0.8]), items, 0.8) is None
+    assert kb_threshold(Constant([0.2, 0.5, 0.8]), items, 0.5) == 0.5  # every question of the new KB scores 0.5
+    untitled = [Knowledge("t", "Film director Someone", SourceKind.KG_TRIPLE, {})]
+    assert held_out_scores(Constant([0.0]), untitled).shape == (0,)  # no question: no score
+
+
+def test_the_question_cross_features_use_the_best_items_coverage():
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge(
+        [
+            Knowledge(
+                "b", "Is breakfast included? Yes, from seven.", SourceKind.FAQ, {"title": "Is breakfast included?"}
+            ),
+            Knowledge("p", "The pool opens at nine.", SourceKind.FAQ, {}),
+        ]
+    )
+    (row,) = cues.values([[user("Is breakfast included at the pool?")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    question = max(value["user_qmark"], value["user_clause_question"])
+    assert question == 1.0 and 0 < value["best_item_coverage"] < value["kb_vocabulary_coverage"] == 1.0
+    assert value["question_x_coverage"] == pytest.approx(value["best_item_coverage"])
+    assert cues._matcher is not None and cues._matcher.coverage("the and of") == (0.0, 0.0)  # no content word

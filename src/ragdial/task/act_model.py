@@ -18,8 +18,9 @@ When it differs and the model is sure enough (it holds some act at 0.5 or more, 
 the acts it drops by ``margin``; a ``confirm`` the rules did not hear needs 0.8 and a turn that is no question,
 since a yes books), the acts are rebuilt: acts both agree on keep their rule slots and order; an act only the
 model found gets its slots from the rule layer's slot finders for that act (none for confirm, deny,
-out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancellations are the rules' alone (the
-banks have none), and so is a choice of another offer during a read-back (第二个). Whatever was combined then
+out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancelling or changing a booking and
+taking a constraint back (不限预算) are the rules' alone (the banks have none), and so is a choice of another offer
+during a read-back (第二个). Whatever was combined then
 passes ``acts.no_yes_in_questions``: a question is never a yes. Everything is deterministic. Training
 (``reader_for``) takes about 7 s on a quiet machine, most of it the rules reading the training lines; it happens
 once per process, bank and code version, and the fitted model is kept in the cache folder for the next process.

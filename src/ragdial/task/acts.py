@@ -1448,8 +1448,8 @@ def _reference(
         )
         if m:
             value = cn_number(m.group(1))
-            if value and value >= 50:
-                ref["price"] = value
+            if value and (value >= 50 or any(o.get("price") == value for o in ctx.offers)):
+                ref["price"] = value  # (订44那个: a low price that is listed)
     if (
         not ref
         and re.search(r"(就它|就这个|这个吧|就这家|这家|这趟|这班|就那个|that one|this one|^这个$|就这样)", lower)

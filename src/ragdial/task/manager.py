@@ -720,7 +720,9 @@ class TaskBranch:
         old = dict(state["slots"])
         last = state["bookings"][-1] if state["bookings"] else None
         new: dict[str, Any] = {}
-        if switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
+        if state["domain"] is None and state.get("open") == "domain":
+            new = old  # 坐飞机 answering "飞机还是火车？": the route, date and time said before stay
+        elif switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
             new = {k: v for k, v in old.items() if k in TRIP_KEYS}  # the route and time stay, the segment's not
         elif switch and domain == "hotel" and state["domain"] in ("flight", "train"):
             new = {"city": old.get("arr_city"), "date": old.get("date")}
