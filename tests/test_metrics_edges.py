@@ -216,3 +216,23 @@ def test_unsupported_claim_rate_counts_replies_with_a_wrong_claim_or_degenerate_
     assert rate.signature.split("|")[:3] == ["unsupported-claims", "unit:reply", "checker:v1"]
     with pytest.raises(ValueError, match=r"^3 hypotheses but 2 evidences$"):
         unsupported_claim_rate(["a", "b", "c"], [Evidence.of([PLAN])] * 2)
+
+
+def test_grounding_details_years_thousands_the_dialog_and_punctuation_only():
+    assert _claims("2024年3月1日开始。", [PLAN]) == [("date", "2024年3月1日", False, "")]  # another year
+    assert _claims("月费1,200元。", [Knowledge("x", "年费1200元", SourceKind.PRODUCT, {})]) == [
+        ("price", "1,200元", True, "x")
+    ]
+    said = check_grounding("月费58元。", Evidence.of([], ("我的月费是58元吗？",))).claims
+    assert [(c.kind, c.text, c.supported, c.evidence) for c in said] == [("price", "58元", True, "dialog")]
+    assert degenerate_reason("……？！") == "empty"
+
+
+def test_totals_count_unsupported_claims_per_kind():
+    from ragdial.metrics.grounding import grounding_totals
+
+    checks = [
+        check_grounding("月费88元，年费999元。", Evidence.of([PLAN])),
+        check_grounding("2024年3月1日", Evidence.of([PLAN])),
+    ]
+    assert grounding_totals(checks).to_dict()["unsupported_by_kind"] == {"price": 2, "date": 1}
