@@ -178,6 +178,20 @@ def peak_mb(extra_pids: Sequence[int] = ()) -> dict[str, float]:
     return {"peak_mb": round(own + others, 1), "peak_mb_self": round(own, 1), "peak_mb_server": round(others, 1)}
 
 
+def resident_mb() -> dict[str, float]:
+    """This process's resident memory now, split into private (anonymous: Python objects, the faiss codes, the
+    encoder) and file-backed (pages of memory-mapped files: the kernel's page cache, shared with every process
+    mapping the same index and dropped under memory pressure), in MB."""
+    fields = {"RssAnon": "rss_anon_mb", "RssFile": "rss_file_mb"}
+    out = {}
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key in fields:
+                out[fields[key]] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
 def descendants() -> list[int]:
     """Process ids started (directly or not) by this process."""
     parents: dict[int, int] = {}
@@ -356,6 +370,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         row["pruned"] = bool(retriever.config.shortlist) and args.size > retriever.config.prune_above
         # serving's own peak: the agreement check below scores every item (all the vectors through the mapping)
         row["peak_mb_serving"] = peak_mb()["peak_mb"]
+        row.update(resident_mb())
         if row["pruned"]:
             row.update(agreement(retriever, queries[: args.agreement]))
 

@@ -172,14 +172,11 @@ def test_a_saved_tracker_keeps_chinese_names_found_by_sound(tmp_path):
 
 
 def test_rows_of_a_mapped_matrix_are_read_as_from_memory(tmp_path):
-    from ragdial.retrieval.dense import read_rows, take_rows
+    from ragdial.retrieval.dense import read_rows
 
     matrix = np.random.default_rng(0).normal(size=(1000, 8)).astype(np.float32)
     np.save(tmp_path / "v.npy", matrix)
     mapped = np.load(tmp_path / "v.npy", mmap_mode="r")
-    rows = np.array([999, 3, 3, 500, 0])
-    for source in (matrix, mapped):  # pread for a few rows of the mapped file, indexing otherwise
-        assert np.array_equal(take_rows(source, rows), matrix[rows])
-        assert np.array_equal(take_rows(source, np.arange(600)), matrix[:600])
-        assert np.array_equal(read_rows(source, 990, 2000), matrix[990:])
-    assert take_rows(mapped, rows[:0]).shape == (0, 8)
+    for source in (matrix, mapped, mapped[10:]):  # a file read for the whole mapped file, indexing otherwise
+        assert np.array_equal(read_rows(source, 0, 300), source[:300])
+        assert np.array_equal(read_rows(source, 980, 2000), source[980:])

@@ -9,7 +9,6 @@ memory-mapped. Needs ``faiss-cpu``.
 from __future__ import annotations
 
 import mmap
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -34,7 +33,7 @@ def read_rows(vectors: np.ndarray, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of ``vectors`` as float32. A memory-mapped matrix (``np.load(..., mmap_mode="r")``) is read
     with a plain file read instead, so a pass over a matrix larger than memory leaves none of it resident."""
     stop = min(stop, len(vectors))
-    if _mapped(vectors):
+    if _mapped(vectors) and start < stop:
         width = int(np.prod(vectors.shape[1:]))
         rows = np.fromfile(
             str(vectors.filename),
@@ -44,25 +43,6 @@ def read_rows(vectors: np.ndarray, start: int, stop: int) -> np.ndarray:
         )
         return rows.reshape(stop - start, *vectors.shape[1:]).astype(np.float32, copy=False)
     return np.ascontiguousarray(vectors[start:stop], dtype=np.float32)
-
-
-def take_rows(vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``vectors[rows]`` as float32. A few rows of a memory-mapped matrix are read with ``pread``: touching them
-    through the mapping makes whole large page-cache folios resident (on this machine's kernel ~1.6 MB per row read,
-    ``MADV_RANDOM`` notwithstanding), so a few hundred queries would map all of a 2 GB matrix into the process."""
-    if not _mapped(vectors) or len(rows) * 64 > len(vectors):
-        return np.asarray(vectors[rows], dtype=np.float32)
-    width = int(np.prod(vectors.shape[1:]))
-    size = width * vectors.dtype.itemsize
-    out = np.empty((len(rows), *vectors.shape[1:]), dtype=vectors.dtype)
-    flat = out.reshape(len(rows), width).view(np.uint8).reshape(len(rows), size)
-    fd = os.open(str(vectors.filename), os.O_RDONLY)
-    try:
-        for i, row in enumerate(np.asarray(rows, dtype=np.int64).tolist()):
-            flat[i] = np.frombuffer(os.pread(fd, size, vectors.offset + row * size), dtype=np.uint8)
-    finally:
-        os.close(fd)
-    return out.astype(np.float32, copy=False)
 
 
 def _mapped(vectors: np.ndarray) -> TypeGuard[np.memmap]:

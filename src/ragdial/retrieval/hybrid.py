@@ -12,7 +12,7 @@ from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.dense import DenseIndex, take_rows
+from ragdial.retrieval.dense import DenseIndex
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.fusion import top_k
 from ragdial.retrieval.lexical import LexicalIndex
@@ -133,7 +133,7 @@ class HybridRetriever(KnowledgePool, Retriever):
                     if n * 4 >= len(self.items):  # most items: one matrix product beats gathering rows
                         sims = np.asarray(self.vectors @ queries.T, dtype=np.float32)[indices]
                     else:
-                        sims = np.asarray(take_rows(self.vectors, indices) @ queries.T, dtype=np.float32)
+                        sims = np.asarray(self.vectors[indices] @ queries.T, dtype=np.float32)
                 weights = np.array([w for _, w in pairs], dtype=np.float32)
                 dense = sims @ weights / weights.sum()
                 dense_last = sims[:, 0]
@@ -170,7 +170,7 @@ class HybridRetriever(KnowledgePool, Retriever):
                 parts.append(found if allowed is None else found[allowed[found]][:size])
             else:
                 with blas_threads():
-                    sims = np.asarray(take_rows(self.vectors, indices) @ query, dtype=np.float32)
+                    sims = np.asarray(self.vectors[indices] @ query, dtype=np.float32)
                 parts.append(indices[top_k(sims, size)])
         return np.unique(np.concatenate(parts))
 
