@@ -323,3 +323,17 @@ def test_the_learned_policy_answers_products_and_declines_what_the_knowledge_lac
         assert reply.knowledge == [] and ("could not find" in reply.text or "没有查到" in reply.text)
     else:
         assert reply.knowledge[0].id.startswith(first) and grounding.verified
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "values"),
+    [
+        ("zh", "百兆和千兆宽带差多少钱", ("30元/月", "60元/月")),
+        ("en", "which is cheaper, the 100M or the 1000M home broadband bundle?", ("30 yuan", "60 yuan")),
+    ],
+)
+def test_a_comparison_cites_and_states_both_sides(systems, language, question, values):
+    (reply,) = ask(systems[language], "demo-u1", question)
+    assert reply.record.grounding.intent.comparison
+    assert {c.id for c in reply.knowledge} == {"product:24", "product:25"}
+    assert all(value in reply.text for value in values), reply.text

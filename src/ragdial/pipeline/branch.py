@@ -27,6 +27,7 @@ from ragdial.pipeline.answer_features import (
     Candidates,
     TurnView,
     candidate_features,
+    catalogue_of,
     item_name,
     item_types,
     ranked_numbers,
@@ -149,6 +150,7 @@ class KnowledgeBranch:
                 self.profiles.setdefault(item.scope, []).append(item)
         self.names = knowledge_names(self.items.values())
         self.types = item_types(list(self.items.values()))
+        self.catalogue = catalogue_of(list(self.items.values()))
         embeddings = Embeddings(ANSWER_ENCODER, retriever)
         self.relevance = Relevance(self.items.values(), embeddings.cosines, embeddings.text)
         self._answer_model = answer_model
@@ -276,6 +278,8 @@ class KnowledgeBranch:
             profile,
             self.types,
             cited_names,
+            self.relevance.embed,
+            self.catalogue,
         )
         vector = self.relevance.embed(text) if self.relevance.embed is not None else None
         if not score:

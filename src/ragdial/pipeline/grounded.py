@@ -29,9 +29,9 @@ from ragdial.generation.extractive import (
 )
 from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
-from ragdial.pipeline.answer_features import Candidates, TurnView
+from ragdial.pipeline.answer_features import Candidates, TurnView, item_name
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.understanding.decision import Decision
 from ragdial.understanding.policy import (
     ACTION,
@@ -328,12 +328,38 @@ def select_cited(
     first = ranked[0]
     if first.item.is_global and relevance.scores(query, [first.item])[0] < min_relevance:
         return [], [c.id for c in ranked[:top_k]]  # nothing relevant enough (a profile item answers as it is)
+    if analysis.intent.comparison:
+        other = _compared_with(analysis, first)
+        if other is not None:
+            return [first, other], [c.id for c in ranked[1:top_k] if c.id != other.id]
     kept = [first]
     cut: list[ScoredKnowledge] = []
     for candidate in ranked[1:top_k]:
         close = relevance.scores(query, [candidate.item])[0] >= min_relevance
         (kept if candidate.score >= cite_min and close else cut).append(candidate)
     return kept, [c.id for c in cut]
+
+
+def _compared_with(analysis: Analysis, first: ScoredKnowledge) -> ScoredKnowledge | None:
+    """The other side of a comparison whose first item is a named product or service: the best-ranked other named
+    product or service that the turn names or the last reply cited, else the best-ranked other one."""
+    if first.item.source == SourceKind.FAQ or not item_name(first.item):
+        return None
+    row = {item.id: j for j, item in enumerate(analysis.candidates.items)}
+    named, cited = analysis.candidates.column("name_cover"), analysis.candidates.column("cited_last")
+    others = [
+        c
+        for c in analysis.ranked[1:]
+        if c.item.source != SourceKind.FAQ and item_name(c.item) and item_name(c.item) != item_name(first.item)
+    ]
+    if not others:
+        return None
+
+    def pointed(c: ScoredKnowledge) -> bool:
+        j = row.get(c.id)
+        return j is not None and (named[j] >= 0.5 or cited[j] > 0)
+
+    return next((c for c in others if pointed(c)), others[0])
 
 
 def evidence_for(items: Sequence[Knowledge], context: Sequence[Turn], names: Sequence[str]) -> Evidence:
