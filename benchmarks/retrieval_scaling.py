@@ -27,8 +27,8 @@ Systems, each in its own process (so its peak memory is its own):
   it memory-mapped (``load_index``, what ``retriever: {name: index, path: …}`` serves) and answers the queries.
 - ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file): BM25 by Milvus' analyzer, FLAT inner
   product on the same vectors, RRF by ``hybrid_search``. Peak memory adds the milvus-lite server process.
-Build steps stream the items in chunks with a text progress bar on stderr; vectors go straight into a memory-mapped
-``.npy``.
+Build steps stream the items in chunks with a text progress bar on stderr; the vectors are written to a ``.npy``
+chunk by chunk and read back the same way (so the build's peak memory is ragdial's, not pages of the matrix).
 
 Run in the background on a shared machine::
 
@@ -178,6 +178,20 @@ def peak_mb(extra_pids: Sequence[int] = ()) -> dict[str, float]:
     return {"peak_mb": round(own + others, 1), "peak_mb_self": round(own, 1), "peak_mb_server": round(others, 1)}
 
 
+def resident_mb() -> dict[str, float]:
+    """This process's resident memory now, split into private (anonymous: Python objects, the faiss codes, the
+    encoder) and file-backed (pages of memory-mapped files: the kernel's page cache, shared with every process
+    mapping the same index and dropped under memory pressure), in MB."""
+    fields = {"RssAnon": "rss_anon_mb", "RssFile": "rss_file_mb"}
+    out = {}
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key in fields:
+                out[fields[key]] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
 def descendants() -> list[int]:
     """Process ids started (directly or not) by this process."""
     parents: dict[int, int] = {}
@@ -281,14 +295,16 @@ def _add_tokens(chunk: Sequence[Knowledge], analyzer, vocab: dict[str, int], ids
 
 
 def _vectors(path: Path, base_vectors: np.ndarray, size: int, seed: int, label: str) -> np.ndarray:
-    matrix = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(size, base_vectors.shape[1]))
+    """The synthetic vectors as a ``.npy`` written chunk by chunk (plain writes: none of it stays resident in this
+    process), returned memory-mapped."""
     bar = Bar(f"{label}: vectors", size)
-    for start in range(0, size, CHUNK):
-        stop = min(size, start + CHUNK)
-        matrix[start:stop] = synthetic_vectors(base_vectors, start, stop, seed)
-        bar(stop - start)
-    matrix.flush()
-    del matrix
+    with open(path, "wb") as handle:
+        header = {"descr": "<f4", "fortran_order": False, "shape": (size, base_vectors.shape[1])}
+        np.lib.format.write_array_header_1_0(handle, header)
+        for start in range(0, size, CHUNK):
+            stop = min(size, start + CHUNK)
+            handle.write(synthetic_vectors(base_vectors, start, stop, seed).astype(np.float32).tobytes())
+            bar(stop - start)
     return np.load(path, mmap_mode="r")
 
 
@@ -330,7 +346,11 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         start = time.perf_counter()
         vectors = _vectors(work / "vectors.npy", base_vectors, args.size, args.seed, label)
         build["vectors (synthetic)"] = time.perf_counter() - start
-        bars = {"items": Bar(f"{label}: items + tokens", args.size), "ann index": Bar(f"{label}: ann", args.size)}
+        bars = {
+            "items": Bar(f"{label}: items + tokens", args.size),
+            "bm25": Bar(f"{label}: bm25 merge", args.size),
+            "ann index": Bar(f"{label}: ann", args.size),
+        }
         start = time.perf_counter()
         items = synthetic_items(base, args.size, args.seed)  # a generator: streamed to disk, never held
         write_index(items, work / "index", RetrieverConfig(fusion="rrf"), vectors, lambda step, n: bars[step](n))
@@ -348,6 +368,9 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         again = latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget)
         row.update({f"cached_{key}": value for key, value in again.items()})
         row["pruned"] = bool(retriever.config.shortlist) and args.size > retriever.config.prune_above
+        # serving's own peak: the agreement check below scores every item (all the vectors through the mapping)
+        row["peak_mb_serving"] = peak_mb()["peak_mb"]
+        row.update(resident_mb())
         if row["pruned"]:
             row.update(agreement(retriever, queries[: args.agreement]))
 

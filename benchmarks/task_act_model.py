@@ -19,17 +19,15 @@ import datetime as dt
 import itertools
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ragdial.task import act_model as M
 from ragdial.task.acts import Context, slots_for, understand
-from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _task_common import seed_db  # the one seed-0 set-up of the task benchmarks
 from task_nlu import score  # the one scorer of the bank
 
 TODAY = dt.date(2026, 12, 1)
@@ -50,12 +48,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rows = M.bank_rows([args.train_bank, M.TRAIN_BANKS[1]])
-    with tempfile.TemporaryDirectory() as tmp:
-        path = args.db
-        if path is None or not path.exists():
-            path = Path(tmp) / "travel.sqlite"
-            generate(path, seed=0)
-        db = TravelDB(path)
+    with seed_db(args.db) as (db, _tmp):
         gaz = db.gazetteer()
         start = time.perf_counter()
         ctxs = [Context.from_dict(r["context"]) for r in rows]
@@ -118,7 +111,6 @@ def main() -> None:
                         "train_bank": scored(predicted, train_lines),
                     }
                 )
-        db.close()
     # the best held-out act accuracy on all lines, then slot F1; on a tie the simpler model (smaller C, fewer blocks)
     best = max(
         results[1:],

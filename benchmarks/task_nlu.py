@@ -22,15 +22,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import tempfile
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import Context, understand
-from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _task_common import seed_db  # the one seed-0 set-up of the task benchmarks
 
 BANK = Path(__file__).resolve().parent / "data" / "task_utterances.jsonl"
 TODAY = dt.date(2026, 12, 1)
@@ -93,12 +94,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     rows = [json.loads(line) for line in BANK.read_text(encoding="utf-8").splitlines() if line.strip()]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = args.db
-        if path is None or not path.exists():
-            path = Path(tmp) / "travel.sqlite"
-            generate(path, seed=0)
-        db = TravelDB(path)
+    with seed_db(args.db) as (db, tmp):
         gaz = db.gazetteer()
 
         def rules(text: str, context: dict[str, Any]):
@@ -106,7 +102,7 @@ def main() -> None:
 
         readers = {"rules": rules}
         if "learned" in args.acts:
-            reader = reader_for(gaz, TODAY, cache=Path(tmp) / "act_model")
+            reader = reader_for(gaz, TODAY, cache=tmp / "act_model")
             if reader is None:
                 raise SystemExit("no training bank found: benchmarks/data/task_utterances_train.jsonl")
             readers["learned"] = lambda text, context: reader(text, Context.from_dict(context))
@@ -115,7 +111,6 @@ def main() -> None:
             for split in args.splits:
                 key = split if len(args.acts) == 1 else f"{split} ({acts})"
                 results[key] = score([r for r in rows if r["split"] == split], readers[acts])
-        db.close()
     dev_keys = [k for k in results if k.startswith("dev")]
     if args.errors and dev_keys:
         for row, pred in results[dev_keys[0]]["_errors"]:

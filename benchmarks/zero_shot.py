@@ -28,6 +28,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -104,9 +105,17 @@ def detection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
     return rows, predicted
 
 
-def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Example], test_kb: KnowledgeBase):
+def selection_rows(
+    train: list[Example],
+    train_kb: KnowledgeBase,
+    test: list[Example],
+    test_kb: KnowledgeBase,
+    aux_encoder: str | None = None,
+    transfer_depth: int = 50,
+):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
-    with its fallback: ranking and cut scores on ``test`` (gold detection)."""
+    with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep):
+    ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -138,17 +147,17 @@ def selection_rows(train: list[Example], train_kb: KnowledgeBase, test: list[Exa
         rankings,
         preds,
     )
-    started = time.perf_counter()
-    model = transfer.train(train_retriever, train)
-    print(f"transfer reranker trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
-    for name, fallback in (("transfer reranker, no fallback", 0.0), ("transfer reranker + fallback", model.fallback)):
-        test_retriever.reranker = transfer.TransferReranker(
-            model.booster, model.threshold, model.max_select, model.depth, model.relative, fallback
-        )
-        rankings = rank(test_retriever, test)
-        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
-        cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
-        score(name, cut, rankings, preds)
+    for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
+        started = time.perf_counter()
+        model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
+        label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
+        print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
+        for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
+            test_retriever.reranker = replace(model, fallback=fallback)
+            rankings = rank(test_retriever, test)
+            preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
+            cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
+            score(name, cut, rankings, preds)
     return rows, ranked
 
 
@@ -243,6 +252,8 @@ def main() -> None:
     parser.add_argument("--split", default="test", help="written protocol: test (locked) or dev")
     parser.add_argument("--only", choices=("detection", "selection"), help="run one half")
     parser.add_argument("--json", type=Path, help="write the tables here")
+    parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
+    parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
     args = parser.parse_args()
     if args.protocol == "kdconv":
         report = {}
@@ -273,7 +284,9 @@ def main() -> None:
         if args.only != "selection":
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
-            entry["selection"], ranked = selection_rows(train, train_kb, test, test_kb)
+            entry["selection"], ranked = selection_rows(
+                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth
+            )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)
         report[name] = entry

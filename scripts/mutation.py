@@ -30,12 +30,19 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     "metrics": (
         ["src/ragdial/metrics/*"],
-        ["test_metrics_*.py", "test_challenges_*.py", "test_grounding_*.py", "test_task_agreement.py"],
+        [
+            "test_metrics_*.py",
+            "test_challenges_*.py",
+            "test_grounding_*.py",
+            "test_task_agreement.py",
+            "test_mobilecs2_official.py",
+        ],
     ),
     "understanding": (
         ["src/ragdial/understanding/*"],
         [
             "test_understanding_*.py",
+            "test_kb_calibration.py",
             "test_zero_shot*.py",
             "test_service_pipeline.py",
             "test_grounded_path.py",
@@ -43,10 +50,13 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "task": (["src/ragdial/task/*"], ["test_task_*.py", "test_boundaries.py"]),
+    # the grounding checker alone (it is part of metrics too): small enough for a full run
+    "grounding": (["src/ragdial/metrics/grounding.py"], ["test_grounding_*.py", "test_metrics_*.py"]),
     "retrieval": (["src/ragdial/retrieval/*"], ["test_retrieval_*.py", "test_zero_shot*.py", "test_boundaries.py"]),
 }
-EXCLUDED = {"test_metrics_cli.py", "test_understanding_cli.py", "test_task_cli.py", "test_retrieval_milvus.py"}
-"""Tests that drive the CLI in a child process (mutmut cannot see what a child ran) or need a Milvus server."""
+EXCLUDED = {"test_metrics_cli.py", "test_understanding_cli.py", "test_task_cli.py"}
+"""Tests that drive the CLI in a child process (mutmut cannot see what a child ran). ``test_retrieval_milvus.py``
+runs against milvus-lite (a local file, no server), so it is in retrieval's selection."""
 
 
 def test_files(modules: list[str]) -> list[str]:
@@ -105,31 +115,46 @@ def wilson(killed: int, tested: int, z: float = 1.96) -> list[float] | None:
     return [round(centre - half, 4), round(centre + half, 4)]
 
 
+PREFIX = {"grounding": "ragdial.metrics.grounding."}
+"""The mutant-name prefix of a module whose name is not its package's (default ``ragdial.<module>.``)."""
+
+
+def _metas(work: Path, module: str) -> list[tuple[str, int | None]]:
+    """(mutant name, exit code) of every mutant of ``module`` in mutmut's result files."""
+    prefix = PREFIX.get(module, f"ragdial.{module}.")
+    out = []
+    for meta in sorted((work / "mutants" / "src" / "ragdial").rglob("*.meta")):
+        codes = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+        out += [(name, code) for name, code in sorted(codes.items()) if name.startswith(prefix)]
+    return out
+
+
 def mutant_names(work: Path, module: str) -> list[str]:
     """Every mutant mutmut generated for ``module`` (from its result files)."""
-    names: list[str] = []
-    for meta in sorted((work / "mutants" / "src" / "ragdial" / module).rglob("*.meta")):
-        names.extend(sorted(json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})))
-    return names
+    return [name for name, _ in _metas(work, module)]
 
 
-def collect(work: Path, modules: list[str], only: set[str] | None = None) -> dict:
-    """Statuses of every mutant of ``modules`` (or of those in ``only``) from mutmut's result files."""
+def collect(
+    work: Path, modules: list[str], only: set[str] | None = None, earlier: dict[str, dict[str, str]] | None = None
+) -> dict:
+    """Statuses of every mutant of ``modules`` (or of those in ``only``) from mutmut's result files; ``earlier``
+    (module -> mutant -> status of the run before a ``--survivors`` re-run) fills in the mutants not re-tested."""
     from mutmut.stats import status_by_exit_code
 
     summary: dict = {}
     for module in modules:
-        counts: Counter[str] = Counter()
-        survivors: list[str] = []
-        for meta in sorted((work / "mutants" / "src" / "ragdial" / module).rglob("*.meta")):
-            data = json.loads(meta.read_text(encoding="utf-8"))
-            for name, code in sorted(data.get("exit_code_by_key", {}).items()):
-                if only is not None and name not in only:
-                    continue
-                status = status_by_exit_code[code]
-                counts[status] += 1
-                if status not in KILLED and status not in ("skipped", "not checked"):
-                    survivors.append(f"{name}: {status}")
+        statuses: dict[str, str] = {}
+        for name, code in _metas(work, module):
+            if only is None or name in only:
+                statuses[name] = status_by_exit_code[code]
+        if earlier is not None:  # a --survivors run: every mutant not re-tested keeps its earlier status
+            statuses = {**earlier.get(module, {}), **{n: s for n, s in statuses.items() if s != "not checked"}}
+        counts: Counter[str] = Counter(statuses.values())
+        survivors = [
+            f"{name}: {status}"
+            for name, status in sorted(statuses.items())
+            if status not in KILLED and status not in ("skipped", "not checked")
+        ]
         total = sum(counts.values())
         tested = total - counts["skipped"] - counts["not checked"]  # an unfinished run scores what it checked
         killed = sum(counts[s] for s in KILLED)
@@ -140,8 +165,21 @@ def collect(work: Path, modules: list[str], only: set[str] | None = None) -> dic
             "score": killed / tested if tested else None,
             "ci95": wilson(killed, tested),
             "survivors": survivors,
+            "statuses": statuses,
         }
     return summary
+
+
+def earlier_statuses(work: Path, module: str, row: dict) -> dict[str, str]:
+    """Each mutant's status in the summary ``row`` of an earlier run (summaries written before statuses were kept:
+    the survivors as listed, every other mutant of the sample killed)."""
+    if "statuses" in row:
+        return dict(row["statuses"])
+    sample = work / "sample.txt"
+    names = sample.read_text(encoding="utf-8").split() if sample.is_file() else []
+    statuses = {name: "killed" for name in names if name.startswith(PREFIX.get(module, f"ragdial.{module}."))}
+    statuses.update(dict(s.split(": ", 1) for s in row.get("survivors", [])))
+    return statuses
 
 
 def main() -> int:
@@ -161,6 +199,12 @@ def main() -> int:
     parser.add_argument(
         "--survivors", action="store_true", help="re-test only the mutants that survived the last run (after new tests)"
     )
+    parser.add_argument(
+        "--from-absent",
+        action="store_true",
+        help="with --data present: start from the data-absent run of the same --workdir and re-test only its survivors "
+        "with the data (a mutant killed without the data is killed with it: the data only adds tests)",
+    )
     args = parser.parse_args()
     modules = [m.strip() for m in args.modules.split(",") if m.strip()]
     unknown = [m for m in modules if m not in MODULES]
@@ -173,6 +217,17 @@ def main() -> int:
     status = 0
     for mode in modes:
         work = (args.workdir / mode).resolve()
+        survivors_only = args.survivors
+        if mode == "present" and args.from_absent and not args.report_only:
+            absent = (args.workdir / "absent").resolve()
+            if not (absent / "summary.json").is_file():
+                parser.error(f"--from-absent: no data-absent run in {absent}")
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(absent, work, symlinks=True)
+            (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)  # map the shared-data tests too
+            (work / "mutmut.log").unlink(missing_ok=True)
+            survivors_only = True
+        earlier = None
         if not args.report_only:
             prepare(work, modules)
             env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -182,9 +237,10 @@ def main() -> int:
                 print(f"mutation: shared data not found at {data_root()}; skipping the data-present run")
                 continue
             command = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)]
-            if args.survivors and (work / "summary.json").is_file():
+            if survivors_only and (work / "summary.json").is_file():
                 last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
                 names = [s.split(": ")[0] for m in modules for s in last.get(m, {}).get("survivors", [])]
+                earlier = {m: earlier_statuses(work, m, last.get(m, {})) for m in modules}
                 command += names or ["no-survivors-left"]
             elif args.sample:  # generate the mutants only (mutmut's first step), then sample their names
                 subprocess.run([sys.executable, "-c", GENERATE], cwd=work, env=env, check=True, capture_output=True)
@@ -207,8 +263,12 @@ def main() -> int:
             status |= code
         sample = work / "sample.txt"
         only = set(sample.read_text(encoding="utf-8").split()) if sample.is_file() else None  # a sampled workdir
-        summary = collect(work, modules, only)
-        (work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
+        if args.report_only and (work / "summary.json").is_file():  # as the last run left it (merged, if it was one)
+            last = json.loads((work / "summary.json").read_text(encoding="utf-8"))
+            summary = {m: last[m] for m in modules if m in last}
+        else:
+            summary = collect(work, modules, only, earlier)
+            (work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
         header = "| module | mutants | tested | killed+timeout | survived | no tests | other | score (95% CI) |"
         print(f"\n## data {mode}\n\n{header}\n|---|---|---|---|---|---|---|---|")
         for module, row in summary.items():

@@ -22,8 +22,9 @@ def generator():
         packaged_parts()
     except ModelFileError as err:
         pytest.skip(str(err))
-    llm = LlamaCppGenerator(n_ctx=512)
+    llm = LlamaCppGenerator(n_ctx=512, prefix_cache=0)  # plain llama-cpp-python: the reference of the decoder tests
     llm.warm_up()
+    assert llm._decoder is None
     yield llm
     llm.close()
 
@@ -127,5 +128,33 @@ def test_lookup_decoder_stops_before_a_stop_string(generator):
         request = ticket_request(max_tokens=24)
         request.stop = ["45"]
         assert fast.generate(request) == plain[: plain.index("45")]
+    finally:
+        fast.close()
+
+
+def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_used_the_cache(generator):
+    """The decoder keeps the cache after the prompt's head (the system instruction, before the knowledge): a Chinese
+    turn after an English one restores it instead of evaluating it again, and the reply stays plain greedy's."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512)  # the default: snapshots on, no drafts
+    english = GenerationRequest(
+        [Turn(Speaker.USER, "How much is the ticket?")],
+        [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
+        language="en",
+        max_tokens=12,
+    )
+    try:
+        first = fast.generate(ticket_request(max_tokens=12))
+        assert fast._decoder.stats.restored_tokens == 0 and len(fast._decoder.snapshots) == 1
+        fast.generate(english)
+        assert fast._decoder.stats.restored_tokens == 0 and len(fast._decoder.snapshots) == 2
+        again = fast.generate(ticket_request(max_tokens=12))
+        stats = fast._decoder.stats
+        head = len(next(reversed(fast._decoder.snapshots)))  # the one just used
+        assert stats.restored_tokens == stats.reused_tokens == head > 40  # the whole system instruction
+        assert stats.prompt_tokens - head < stats.prompt_tokens / 2
+        assert again == first == generator.generate(ticket_request(max_tokens=12))
+        assert fast.to_config()["prefix_cache"] > 0
     finally:
         fast.close()

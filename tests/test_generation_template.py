@@ -9,8 +9,8 @@ import pytest
 from ragdial.datasets import kdconv
 from ragdial.errors import DataFormatError
 from ragdial.generation.base import GenerationRequest
-from ragdial.generation.template import TemplateGenerator, TemplateModel
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.generation.template import TemplateGenerator, TemplateModel, central_reply
+from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
 
 
 @pytest.fixture()
@@ -33,6 +33,38 @@ def test_learns_attribute_patterns_and_fallback(generator):
     assert model.attribute_patterns["开放时间"] == "开放时间是{value}。"
     assert "地址" not in model.attribute_patterns  # seen once: below the minimum count
     assert model.fallback == "不客气。"
+
+
+def test_fallback_is_the_central_reply_not_the_most_frequent():
+    # "不客气！" is the most frequent reply without knowledge, but it shares no character with the typical one (a
+    # question back); the fallback is the reply sharing most characters with the others
+    questions = ["那你知道它是哪年建成的吗？", "你知道它是哪年开放的吗？", "那它是哪年修建的呢？", "它是哪年建的？"]
+    replies = ["不客气！"] * 2 + questions
+    examples = [
+        Example(f"d:{i}", "d", 1, ask("好的。"), needs_knowledge=False, response=r) for i, r in enumerate(replies)
+    ]
+    model = TemplateGenerator.train(examples, KnowledgeBase([]), "zh").model
+    assert model.fallback == "那你知道它是哪年建成的吗？"
+    assert central_reply(replies, "zh") == model.fallback
+    assert central_reply(["不客气！"], "zh") is None  # too few to choose from
+
+
+def test_learns_an_opening_clause_for_triple_replies():
+    # three of four replies open with "是的，"; "60元，" carries the value, so it is no opening clause
+    items = [
+        kdconv.triple("红枫谷", "门票", "60元"),
+        kdconv.triple("白云寺", "地址", "山顶"),
+        kdconv.triple("湖", "电话", "123"),
+    ]
+    said = [("是的，门票60元。", 0), ("是的，在山顶。", 1), ("是的，电话是123。", 2), ("60元，不贵。", 0)]
+    examples = [
+        Example(f"d:{n}", "d", 1, ask("问"), needs_knowledge=True, knowledge_ids=[items[i].id], response=reply)
+        for n, (reply, i) in enumerate(said)
+    ]
+    generator = TemplateGenerator.train(examples, KnowledgeBase(items), "zh")
+    assert generator.model.leads["kg_triple"] == "是的，"
+    reply = generator.generate(GenerationRequest(ask("电话多少？"), [kdconv.triple("塔", "电话", "456")]))
+    assert reply.startswith("是的，") and "456" in reply
 
 
 def test_fills_pattern_with_value_verbatim(generator):

@@ -248,6 +248,47 @@ def test_verified_sentences_stream_before_the_reply_ends_and_an_unsupported_rest
     ]
 
 
+def test_a_verified_clause_goes_out_before_its_sentence_ends_and_a_cut_reply_ends_with_a_full_stop(systems):
+    from ragdial.pipeline.turn import Piece, Reply
+
+    class Clauses(Generator):
+        def __init__(self) -> None:
+            self.sent = 0
+
+        def stream(self, request: GenerationRequest) -> Iterator[str]:
+            for piece in ["您的账户余额是23.50元，", "另外", "积分有", "999分", "。"]:
+                self.sent += 1
+                yield piece
+
+    system = systems["zh"]
+    clauses = Clauses()
+    branch = system.knowledge_branch
+    original, branch.generator = branch.generator, clauses
+    try:
+        events = system.stream(system.new_session("demo-u1"), "话费还剩多少钱")
+        first_piece = next(e for e in events if isinstance(e, Piece))
+        sent_then = clauses.sent
+        rest = list(events)
+    finally:
+        branch.generator = original
+    assert first_piece.text == "您的账户余额是23.50元" and sent_then == 1  # the comma is held back with the rest
+    pieces = [e.text for e in rest if isinstance(e, Piece)]
+    reply = next(e for e in rest if isinstance(e, Reply))
+    assert pieces == ["。"] and reply.text == "您的账户余额是23.50元。"  # "999" never went out
+    assert reply.record.grounding.fallback == "truncated" and reply.record.grounding.verified
+
+
+def test_an_unsupported_clause_is_not_delivered_and_the_retry_answers(systems):
+    scripted = Scripted("您的余额是99元，请及时充值。", "您的余额是23.50元。")
+    branch = systems["zh"].knowledge_branch
+    original, branch.generator = branch.generator, scripted
+    try:
+        (reply,) = ask(systems["zh"], "demo-u1", "话费还剩多少钱")
+    finally:
+        branch.generator = original
+    assert reply.text == "您的余额是23.50元。" and reply.record.grounding.fallback == "retry"
+
+
 @pytest.mark.parametrize(
     ("language", "text", "names"),
     [

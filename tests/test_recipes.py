@@ -121,6 +121,10 @@ def test_run_time_overrides_and_what_they_may_not_change(tmp_path: Path) -> None
     with pytest.raises(RagdialError, match="trained with recipe 'huawei', not 'kdconv'"):
         trained_recipe(system, "kdconv")
     recipe = trained_recipe(system, "huawei", ["system.top_k=1", "generator.name=extractive"])
+    with pytest.raises(RagdialError, match=r"test\.options: unknown option 'bogus'; known: knowledge, kb_path"):
+        run_recipe(trained_recipe(system, "huawei", ["test.options={bogus: 1}"]), system, HUAWEI_CONTEXTS, tmp_path)
+    with pytest.raises(RagdialError, match=r"test\.options\.kb_path must be a text or null, not \[1\]"):
+        run_recipe(trained_recipe(system, "huawei", ["test.options.kb_path=[1]"]), system, HUAWEI_CONTEXTS, tmp_path)
     done = run_recipe(recipe, system, HUAWEI_CONTEXTS, tmp_path / "run")
     assert done.config["top_k"] == 1 and done.config["generator"] == {"name": "extractive"}
     assert all(len(r.get("attrs", [])) <= 1 for r in kdconv.read_result(tmp_path / "run" / "result.json").values())
@@ -140,6 +144,22 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
         )
     with pytest.raises(RagdialError, match="'knowledge_data' must be a list"):
         recipes.load_recipe("huawei", ["knowledge_data=kdconv:kdconv/film"])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, depth"),
+        ("reranker.rounds=many", r"reranker \(in_domain\): rounds must be a whole number"),
+        ("reranker.interaction=1", r"reranker \(in_domain\): interaction must be true or false"),
+        ("detector.threshold=high", r"detector: threshold must be a number, not 'high'"),
+        ("detector.knowledge=yes please", r"detector: knowledge must be true or false"),
+    ],
+)
+def test_a_bad_component_option_is_named_and_nothing_is_written(tmp_path: Path, override: str, message: str) -> None:
+    with pytest.raises(RagdialError, match=message):
+        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, override])
     assert list(tmp_path.iterdir()) == []
 
 

@@ -128,6 +128,7 @@ def test_cli_build_train_batch_ask(tmp_path):
     data = str(FIXTURES / "dstc")
     result = runner.invoke(app, ["index", "build", "dstc11", data, "--out", str(tmp_path / "i"), "--encoder", "hash"])
     assert result.exit_code == 0, result.output
+    assert "items: " in result.stderr and (tmp_path / "i" / "items.offsets.npy").is_file()  # written by write_index
     result = runner.invoke(
         app,
         [

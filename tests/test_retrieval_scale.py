@@ -132,7 +132,7 @@ def test_an_index_written_from_a_stream_answers_like_the_retriever_built_in_memo
         heard[step] = heard.get(step, 0) + n
 
     write_index((item for item in items), tmp_path / "streamed", config, progress=progress)  # a generator
-    assert heard == {"items": len(items), "ann index": len(items)}
+    assert heard == {"items": len(items), "bm25": len(items), "ann index": len(items)}
     loaded = load_index(tmp_path / "streamed")
     assert loaded.ann is not None
     np.testing.assert_allclose(loaded.vectors, built.vectors, atol=1e-6)

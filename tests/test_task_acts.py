@@ -140,3 +140,41 @@ def test_short_acts_in_other_words(gaz, open_question, texts, expected):
         context |= {"offers": CHOOSING["offers"], "state": CHOOSING["state"], "domain": "flight"}
     for text in texts:
         assert [a for a, _s in acts(gaz, text, **context)] == [expected], text
+
+
+ASKING_DATE = {
+    "domain": "hotel",
+    "open_question": "date",
+    "state": {"domain": "hotel", "city": "成都"},
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我后天下午要去公司开会",  # a date and a time in an aside about the speaker's day
+        "下周三是12月9号吧",  # a date checked against a date
+        "上回去深圳路上堵了三个小时",  # the past, a city and a number
+        "我妈下周五过生日",
+        "我住在杭州西湖边上，风景不错",  # a city said in passing
+        "广州那边现在二十几度",
+    ],
+)
+def test_asides_naming_dates_cities_and_numbers_change_nothing(gaz, text):
+    for context in (ASKING_DATE, CHOOSING, READ_BACK):
+        assert acts(gaz, text, **context) == [("out_of_scope", {})], (text, context["open_question"])
+
+
+def test_an_aside_before_a_request_is_kept_apart(gaz):
+    assert acts(gaz, "刚下班累死了，帮我看看明天去南京的高铁") == [
+        ("out_of_scope", {}),
+        ("inform", {"domain": "train", "arr_city": "南京", "date": "2026-12-02", "train_kinds": ["G"]}),
+    ]
+    # the same words without the aside are a request, and a trip with a purpose is still a trip
+    assert acts(gaz, "我后天要去上海开会，帮我订机票")[0][0] == "inform"
+    assert acts(gaz, "后天下午的", **ASKING_DATE) == [("inform", {"date": "2026-12-03"})]
+
+
+@pytest.mark.parametrize("text", ["好困", "好累啊", "早上六点就得起床，好困", "好冷"])
+def test_an_exclamation_with_hao_is_no_yes(gaz, text):
+    assert "confirm" not in [a for a, _s in acts(gaz, text, **READ_BACK)]

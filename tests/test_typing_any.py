@@ -28,6 +28,8 @@ TYPED = [
     "retrieval",
     "generation",
     "datasets",
+    "understanding",
+    "recipes",
 ]
 
 

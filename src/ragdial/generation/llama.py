@@ -1,9 +1,11 @@
 """Local LLM generator on llama-cpp-python with a GGUF model (the packaged offline Qwen2.5 0.5B by default).
 
-Greedy requests (temperature 0, what the grounded path sends) with ``prompt_lookup`` > 0 go through
-``ragdial.generation.lookup.GreedyDecoder``: prompt-lookup drafts verified in one batch, logits only where needed,
-and the cache of the previous prompt reused for the shared prefix. Other requests use llama-cpp-python's own
-``create_chat_completion``.
+Greedy requests (temperature 0, what the grounded path sends) go through ``ragdial.generation.lookup.GreedyDecoder``
+unless both ``prompt_lookup`` and ``prefix_cache`` are 0: the cache of the previous prompt reused for the shared
+prefix, snapshots of the prompt's constant head (the system instruction and the policy's guidance, everything before
+the knowledge) restored when the cache holds another prompt, and optional prompt-lookup drafts verified in one
+batch. Other requests, and every request with both off (the plain llama.cpp baseline of the benchmarks), use
+llama-cpp-python's own ``create_chat_completion``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from typing import Any
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.locking import locked_stream
-from ragdial.generation.lookup import GreedyDecoder
+from ragdial.generation.lookup import SNAPSHOTS, GreedyDecoder
 from ragdial.generation.model_files import resolve_model
-from ragdial.generation.prompts import fit_messages
+from ragdial.generation.prompts import fit_messages, prompt_text
 from ragdial.jsontypes import JSONDict
 
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
@@ -34,7 +36,8 @@ class LlamaCppGenerator(Generator):
     ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
     packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
     ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2. ``prompt_lookup`` is the longest draft (tokens) of
-    prompt-lookup decoding for greedy requests; 0 decodes every request with llama-cpp-python's sampler.
+    prompt-lookup decoding for greedy requests (0: no drafts); ``prefix_cache`` is how many prompt heads are kept
+    as cache snapshots. With both 0 every request goes through llama-cpp-python's sampler.
     """
 
     def __init__(
@@ -44,6 +47,7 @@ class LlamaCppGenerator(Generator):
         n_threads: int | None = None,
         n_batch: int = 256,
         prompt_lookup: int = 0,
+        prefix_cache: int = SNAPSHOTS,
         **llama_options: Any,  # Any: llama_cpp (Llama's own keyword options pass through)
     ) -> None:
         self.model_name = model
@@ -51,6 +55,7 @@ class LlamaCppGenerator(Generator):
         self.n_threads = n_threads or int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
         self.n_batch = n_batch
         self.prompt_lookup = int(prompt_lookup)
+        self.prefix_cache = int(prefix_cache)
         self.llama_options = llama_options
         self._llm: Any = None  # Any: llama_cpp (untyped Llama)
         self._decoder: GreedyDecoder | None = None
@@ -83,7 +88,7 @@ class LlamaCppGenerator(Generator):
         # a service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same.
         # No lock: the model is not shared yet (warm_up may run inside a stream that holds the lock).
         llm.create_completion("OK", max_tokens=1, temperature=0.0)
-        if self.prompt_lookup > 0:
+        if self.prompt_lookup > 0 or self.prefix_cache > 0:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
             template = llm.metadata.get("tokenizer.chat_template")
@@ -94,7 +99,7 @@ class LlamaCppGenerator(Generator):
                     eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
                     bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
                 )
-                self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup)
+                self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup, snapshots=self.prefix_cache)
         self._llm = llm
 
     @property
@@ -149,23 +154,34 @@ class LlamaCppGenerator(Generator):
         finally:
             chunks.close()
 
-    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
-        """The token ids of ``messages`` under the model's chat template, as ``create_chat_completion`` builds them."""
+    def prompt_tokens(self, messages: list[dict[str, str]], language: str = "zh") -> tuple[list[int], int]:
+        """The token ids of ``messages`` under the model's chat template, as ``create_chat_completion`` builds them,
+        and how many of them are the constant head: the tokens before the knowledge block of ``language``'s prompt
+        (0 when there is none)."""
         formatted = self._format(messages=messages)
-        return list(
-            self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
-        )
+        add_bos = not formatted.added_special
+        tokens = list(self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=add_bos, special=True))
+        cut = formatted.prompt.find("\n\n" + prompt_text(language).knowledge)
+        if cut <= 0:
+            return tokens, 0
+        head = self.llm.tokenize(formatted.prompt[:cut].encode("utf-8"), add_bos=add_bos, special=True)
+        shared = 0
+        for a, b in zip(head, tokens, strict=False):  # the tokens at the cut may merge: keep those both agree on
+            if a != b:
+                break
+            shared += 1
+        return tokens, shared
 
     def _greedy(
         self, decoder: GreedyDecoder, messages: list[dict[str, str]], max_tokens: int, request: GenerationRequest
     ) -> Iterator[str]:
-        prompt = self.prompt_tokens(messages)
+        prompt, head = self.prompt_tokens(messages, request.language)
         request.usage["prompt_tokens"] = len(prompt)
         text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stops = [s for s in request.stop if s]
         held = ""  # text not yet yielded because a stop string may start in it
         generated = 0
-        for token in decoder.generate(prompt, max_tokens):
+        for token in decoder.generate(prompt, max_tokens, prefix=head):
             if request.cancelled:
                 return
             generated += 1
@@ -197,6 +213,7 @@ class LlamaCppGenerator(Generator):
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
             "prompt_lookup": self.prompt_lookup,
+            "prefix_cache": self.prefix_cache,
             **self.llama_options,
         }
 

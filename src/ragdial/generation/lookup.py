@@ -11,11 +11,17 @@ saves decode calls. The draft length adapts: it grows after a fully accepted dra
 rejected one.
 
 The model's key/value cache is reused across calls: a prompt sharing a prefix with the tokens already in the cache
-(the instruction and knowledge of a session's earlier turn) evaluates only the part after the shared prefix.
+(the instruction and knowledge of a session's earlier turn) evaluates only the part after the shared prefix. A caller
+may also name the length of a prompt's constant head (``prefix``: the system instruction and the policy's guidance);
+the decoder keeps a snapshot of the cache after that head (``llama_state_seq_get_data``, about 12 KB a token for the
+packaged model) and restores it when a later prompt starts with the same head but the cache holds something else
+(the other language's turn, another policy), so the head is evaluated once per process, not once per turn.
 """
 
 from __future__ import annotations
 
+import ctypes
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,15 +31,18 @@ import numpy as np
 MAX_NGRAM = 3
 MIN_NGRAM = 2  # a one-token match predicts little; a wrong draft costs more than the decode call it might save
 MIN_DRAFT = 3  # on CPU a batch of two costs about two single decodes: shorter drafts do not pay
+SNAPSHOTS = 8  # prompt heads kept (two languages x the policies' guidance, with room for a retry's)
 
 
 @dataclass
 class DecodeStats:
-    """What one generation did: prompt tokens (all, and those reused from the cache), generated tokens, decode
-    calls after the prompt, and draft tokens proposed and accepted."""
+    """What one generation did: prompt tokens (all, those reused from the cache, and of those the ones restored from
+    a snapshot of a prompt head), generated tokens, decode calls after the prompt, and draft tokens proposed and
+    accepted."""
 
     prompt_tokens: int = 0
     reused_tokens: int = 0
+    restored_tokens: int = 0
     generated: int = 0
     decode_calls: int = 0
     drafted: int = 0
@@ -71,13 +80,16 @@ class DraftIndex:
 
 class GreedyDecoder:
     """Greedy decoding of token ids on a ``llama_cpp.Llama`` (``logits_all`` off), with optional prompt-lookup drafts
-    of at most ``draft`` tokens. One decoder per model; the caller serialises calls."""
+    of at most ``draft`` tokens and snapshots of up to ``snapshots`` prompt heads. One decoder per model; the caller
+    serialises calls."""
 
-    def __init__(self, llm: Any, draft: int = 0) -> None:  # Any: llama_cpp (untyped Llama)
+    def __init__(self, llm: Any, draft: int = 0, snapshots: int = SNAPSHOTS) -> None:  # Any: llama_cpp (untyped)
         import llama_cpp
 
         self.llm = llm
         self.max_draft = max(0, int(draft))
+        self.max_snapshots = max(0, int(snapshots))
+        self.snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt head -> its cache, LRU order
         self._api = llama_cpp
         self._vocab = llm._model.vocab
         self._n_vocab = llm.n_vocab()
@@ -112,34 +124,84 @@ class GreedyDecoder:
         llm.n_tokens = count
         llm._requires_eval = True
 
-    def generate(self, prompt: Sequence[int], max_tokens: int) -> Iterator[int]:
-        """The greedy continuation of ``prompt`` (token ids), one token at a time, ending before an end-of-generation
-        token or after ``max_tokens`` tokens. The cache keeps the prompt and the reply when the stream ends."""
+    def _save(self, head: tuple[int, ...]) -> None:
+        """Keep the cache of sequence 0 (exactly the tokens of ``head``) as the snapshot of ``head``."""
+        ctx = self.llm._ctx.ctx
+        size = self._api.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        if self._api.llama_state_seq_get_data(ctx, buffer, size, 0) != size:
+            return
+        self.snapshots[head] = bytes(buffer)
+        while len(self.snapshots) > self.max_snapshots:
+            self.snapshots.popitem(last=False)
+
+    def _restore(self, prompt: list[int], shared: int) -> int:
+        """Load the snapshot of the longest kept head of ``prompt`` if it is longer than ``shared`` (the prefix the
+        cache already shares with ``prompt``); the number of prompt tokens the cache now holds."""
+        head = max((h for h in self.snapshots if len(h) > shared and tuple(prompt[: len(h)]) == h), key=len, default=())
+        if not head:
+            return shared
+        data = self.snapshots[head]
+        self.snapshots.move_to_end(head)
+        self.llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        source = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if self._api.llama_state_seq_set_data(self.llm._ctx.ctx, source, len(data), 0) != len(data):
+            self.llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # a failed load leaves nothing half-restored
+            del self.snapshots[head]
+            return 0
+        self.stats.restored_tokens = len(head)
+        return len(head)
+
+    def _prefill(self, prompt: list[int], prefix: int) -> int:
+        """Put ``prompt`` in the cache (reusing what it shares, restoring a snapshot of its head, snapshotting the
+        first ``prefix`` tokens when they are not kept yet); the batch row of the last token's logits."""
         llm = self.llm
-        prompt = list(prompt)
-        if not prompt:
-            raise ValueError("an empty prompt")
-        if len(prompt) + max_tokens > llm.n_ctx():
-            raise ValueError(f"the prompt ({len(prompt)} tokens) and {max_tokens} new tokens exceed the context")
-        stats = self.stats = DecodeStats(prompt_tokens=len(prompt))
         cached = llm.input_ids[: llm.n_tokens].tolist()
         shared = 0
         for a, b in zip(cached, prompt, strict=False):
             if a != b:
                 break
             shared += 1
+        if self.max_snapshots:
+            shared = self._restore(prompt, shared)
         shared = min(shared, len(prompt) - 1)  # the last prompt token is evaluated again for its logits
-        stats.reused_tokens = shared
+        self.stats.reused_tokens = shared
         llm._ctx.kv_cache_seq_rm(-1, shared, -1)
         llm.n_tokens = shared
-        step = llm.n_batch
-        position = shared
-        row = 0
-        for begin in range(shared, len(prompt), step):
-            chunk = prompt[begin : begin + step]
-            self._decode(chunk, position, logits=False)
-            position += len(chunk)
-            row = len(chunk) - 1
+        llm.input_ids[:shared] = prompt[:shared]
+        head = tuple(prompt[:prefix]) if self.max_snapshots and shared <= prefix < len(prompt) else ()
+        if head in self.snapshots:
+            head = ()
+        stops = sorted({len(prompt), *([prefix] if head else [])})
+        position, row = shared, 0
+        for stop in stops:
+            for begin in range(position, stop, llm.n_batch):
+                chunk = prompt[begin : min(begin + llm.n_batch, stop)]
+                self._decode(chunk, begin, logits=False)
+                row = len(chunk) - 1
+            position = max(position, stop)
+            if head and stop == prefix:
+                self._save(head)
+        return row
+
+    def generate(self, prompt: Sequence[int], max_tokens: int, prefix: int = 0) -> Iterator[int]:
+        """The greedy continuation of ``prompt`` (token ids), one token at a time, ending before an end-of-generation
+        token or after ``max_tokens`` tokens. ``prefix``: how many of the prompt's first tokens are a head that
+        later prompts repeat (0: none); a snapshot of it is kept. The cache keeps the prompt and the reply when the
+        stream ends."""
+        llm = self.llm
+        prompt = list(prompt)
+        if not prompt:
+            raise ValueError("an empty prompt")
+        if len(prompt) + max_tokens > llm.n_ctx():
+            raise ValueError(f"the prompt ({len(prompt)} tokens) and {max_tokens} new tokens exceed the context")
+        self.stats = stats = DecodeStats(prompt_tokens=len(prompt))
+        try:
+            row = self._prefill(prompt, prefix)
+        except BaseException:
+            self._keep([])  # the cache's content is unknown: start from nothing next time
+            raise
+        position = len(prompt)
         in_cache = list(prompt)  # tokens whose keys and values are in the cache, in order
         index = DraftIndex(prompt)
         pending = self._argmax(row)

@@ -6,7 +6,10 @@ What is learned (and saved as JSON):
   long to repeat whole are cut to their clauses closest to the user's question, within the usual reply length;
 - for text knowledge (FAQ answers, review sentences, product and profile strings), the usual reply length and the
   most frequent opening and closing sentences that carry no knowledge ("Anything else I can help with?");
-- a fallback reply for turns without knowledge: the most frequent such reply in the data.
+- for triples, the most frequent short opening clause of replies that carry a triple ("是的，"), put before them;
+- a fallback reply for turns without knowledge: the *central* such reply of the data, the one sharing most tokens
+  (characters in Chinese) with the others, i.e. the reply an unseen turn without knowledge most likely resembles
+  (in KdConv the most frequent one, "不客气！", shares almost nothing with the typical reply, a question back).
 
 Knowledge values are always copied verbatim. Generation is deterministic and streams its words.
 """
@@ -14,6 +17,7 @@ Knowledge values are always copied verbatim. Generation is deterministic and str
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -28,6 +32,7 @@ from ragdial.generation.extractive import is_service_item
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
 from ragdial.jsontypes import JSONDict
+from ragdial.metrics import tokenizers
 from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker
 from ragdial.text.tokenize import words
 from ragdial.understanding.policy import asks_own_services
@@ -41,6 +46,8 @@ FRAMING_OVERLAP = 0.3  # a reply sentence sharing less than this with the knowle
 MIN_FRAMING_SHARE = 0.2  # framing closers/openers are used when at least this share of replies have one
 MIN_LEAD_SHARE = 0.03
 MAX_LEAD_WORDS = 6
+MAX_TRIPLE_LEAD = 4  # characters (Chinese) or words of an opening clause such as "是的，" before a triple
+CENTRAL_SAMPLE = 400  # replies compared when choosing the fallback
 
 
 @dataclass
@@ -129,7 +136,9 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
     closers: dict[str, Counter[str]] = defaultdict(Counter)
     kind_count: Counter[str] = Counter()
     leads: dict[str, Counter[str]] = defaultdict(Counter)
-    no_knowledge: Counter[str] = Counter()
+    no_knowledge: list[str] = []
+    triple_leads: Counter[str] = Counter()
+    triple_replies = 0
     trained = 0
     for example in examples:
         response = (example.response or "").strip()
@@ -138,10 +147,15 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         trained += 1
         items = [kb.get(i) for i in example.knowledge_ids if i in kb]
         if not items:
-            no_knowledge[response] += 1
+            no_knowledge.append(response)
             continue
         reply_sentences = sentences(response, language)
         triples = [k for k in items if k.source == SourceKind.KG_TRIPLE and "value" in k.fields]
+        if triples:
+            triple_replies += 1
+            lead = _triple_lead(response, triples, language)
+            if lead:
+                triple_leads[lead] += 1
         for item in triples:
             value = str(item.fields["value"]).strip()
             attribute = str(item.fields.get("attribute") or "")
@@ -191,10 +205,53 @@ def learn(examples: Iterable[Example], kb: KnowledgeBase, language: str) -> Temp
         frequent = {lead: n for lead, n in leads[kind].items() if n >= minimum}
         if frequent:  # the lead-in covering most reply words: frequency x length
             model.leads[kind] = max(frequent, key=lambda lead: (frequent[lead] * len(lead.split()), lead))
+    lead = _most_common(triple_leads, max(MIN_PATTERN_COUNT, math.ceil(MIN_LEAD_SHARE * triple_replies)))
+    if lead:
+        model.leads[SourceKind.KG_TRIPLE.value] = lead
     model.openers = {k: v for k, v in model.openers.items() if v}
     model.closers = {k: v for k, v in model.closers.items() if v}
-    model.fallback = _most_common(no_knowledge, MIN_PATTERN_COUNT) or DEFAULT_FALLBACK.get(language, "")
+    model.fallback = central_reply(no_knowledge, language) or DEFAULT_FALLBACK.get(language, "")
     return model
+
+
+_LEAD_CLAUSE = re.compile(r"^([^，,。.！!？?；;]+[，,])")
+
+
+def _triple_lead(response: str, triples: Sequence[Knowledge], language: str) -> str | None:
+    """A reply's short opening clause ("是的，", "Yes,") when it carries none of the triples' values."""
+    match = _LEAD_CLAUSE.match(response.strip())
+    if not match or length(match.group(1), language) > MAX_TRIPLE_LEAD:
+        return None
+    clause = match.group(1)
+    if any(str(t.fields["value"]).strip() in clause or clause[:-1] in str(t.fields["value"]) for t in triples):
+        return None
+    return clause + ("" if language == "zh" else " ")
+
+
+def central_reply(replies: Sequence[str], language: str, sample: int = CENTRAL_SAMPLE) -> str | None:
+    """The reply with the highest mean token-overlap F1 to the others (characters in Chinese, words otherwise),
+    over an evenly spaced sample of at most ``sample`` replies as references and as candidates; ties go to the
+    more frequent, then shorter reply. ``None`` when fewer than ``MIN_PATTERN_COUNT`` replies are given."""
+    if len(replies) < MIN_PATTERN_COUNT:
+        return None
+    tokenize = tokenizers.get("chars-nopunct" if language == "zh" else "words")
+    counts = Counter(replies)
+    step = max(1, len(replies) // sample)
+    references = [Counter(tokenize(r)) for r in replies[::step]]
+    unique = sorted(counts, key=lambda r: (-counts[r], len(r), r))
+    candidates = unique[:: max(1, len(unique) // sample)]
+
+    def mean_f1(reply: str) -> float:
+        tokens = Counter(tokenize(reply))
+        size = sum(tokens.values())
+        total = 0.0
+        for reference in references:
+            common = sum((tokens & reference).values())
+            if common:
+                total += 2 * common / (size + sum(reference.values()))
+        return total / len(references)
+
+    return max(candidates, key=lambda r: (mean_f1(r), counts[r], -len(r)))
 
 
 _LOWER_AFTER_LEAD = frozenset(
@@ -302,6 +359,9 @@ class TemplateGenerator(Generator):
         triples = [k for k in items if k.source == SourceKind.KG_TRIPLE and "value" in k.fields]
         for item in triples:
             out.append(_end(self._fill_triple(item, query, language), language))
+        lead = self.model.leads.get(SourceKind.KG_TRIPLE.value)
+        if lead and out:
+            out[0] = lead + out[0]
         texts = [k for k in items if k not in triples]
         if texts:
             out.extend(self._text_reply(texts, query, language))

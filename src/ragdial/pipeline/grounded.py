@@ -381,15 +381,20 @@ class Verified:
 
 
 _BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
+_CLAUSE = re.compile(r"[，、：]|[,:](?=\s)")  # a clause ends here ("1,000" and "10:30" do not split)
+_ENDED = re.compile(r"(?:[。！？!?；;.…]|\n)$")
 
 
 def stream_verified(
-    generator: Generator, request: GenerationRequest, evidence: Evidence, result: Verified
+    generator: Generator, request: GenerationRequest, evidence: Evidence, result: Verified, clauses: bool = True
 ) -> PieceStream[str, None, None]:
     """The reply, each sentence yielded once the text so far passes the check (so an LLM reply starts after its
-    first verified sentence, not after the whole reply). A sentence that fails stops the generator: with nothing
+    first verified sentence, not after the whole reply); with ``clauses``, a clause (up to ，、： or ", ") goes out
+    as soon as the text up to it passes, and a clause that does not pass on its own waits for its sentence (an
+    eligibility claim is judged by the whole sentence). A sentence that fails stops the generator: with nothing
     delivered yet, one constrained retry (whole, then checked), then the extractive answer; with verified
-    sentences delivered, the reply ends there (``truncated``). Degenerate text stops the generator at once.
+    sentences or clauses delivered, the reply ends there (``truncated``; a clause gets a full stop). Degenerate
+    text stops the generator at once.
     Policy turns without knowledge to state (small talk, not in the knowledge, another language) get the fixed
     policy reply. ``result`` is filled in when the stream ends."""
     if request.policy in (SMALL_TALK, NOT_IN_KNOWLEDGE, OTHER_LANGUAGE):
@@ -401,7 +406,7 @@ def stream_verified(
     guidance = INSTRUCTIONS[language][ACTION if request.policy == ACTION else ANSWER]
     attempts: list[GroundingCheck] = []
     delivered = ""
-    sentences = _sentences(generator, replace(request, instruction=guidance), evidence, attempts, result)
+    sentences = _sentences(generator, replace(request, instruction=guidance), evidence, attempts, result, clauses)
     for sentence in sentences:
         delivered += sentence
         yield sentence
@@ -445,10 +450,14 @@ def _sentences(
     evidence: Evidence,
     attempts: list[GroundingCheck],
     result: Verified,
+    clauses: bool = False,
 ) -> Iterator[str]:
-    """Verified sentences of one generation, in order; appends the attempt's check (of the whole generated text,
-    or of the text up to the first failing sentence) to ``attempts``."""
+    """Verified sentences (and with ``clauses`` verified clauses) of one generation, in order; appends the attempt's
+    check (of the whole generated text, or of the text up to the first failing sentence) to ``attempts``. A clause's
+    closing mark is held back with the rest of its sentence, so a reply that ends after a clause ends with a full
+    stop, not a comma."""
     delivered, buffer, count = "", "", 0
+    tried = 0  # the buffer's clause ends up to here were checked already (and did not pass on their own)
     stream: Iterator[str] | None = None
     check: GroundingCheck | None = None
     try:
@@ -468,9 +477,18 @@ def _sentences(
                     check = candidate
                     break
                 delivered += sentence
+                tried = 0
                 yield sentence
             if check is not None:
                 break
+            if clauses:
+                ends = [m.start() for m in _CLAUSE.finditer(buffer) if m.start() > tried]
+                if ends and check_grounding(delivered + buffer[: ends[-1]], evidence).ok:
+                    clause, buffer, tried = buffer[: ends[-1]], buffer[ends[-1] :], 0
+                    delivered += clause
+                    yield clause
+                elif ends:
+                    tried = ends[-1]
         else:
             whole = check_grounding(delivered + buffer, evidence) if (delivered + buffer).strip() else None
             if whole is not None and whole.ok:
@@ -488,6 +506,8 @@ def _sentences(
             close()
         result.pieces += count
         attempts.append(check if check is not None else GroundingCheck((), "empty"))
+    if not attempts[-1].ok and delivered.strip() and not _ENDED.search(delivered.rstrip()):
+        yield "。" if request.language == "zh" else "."  # the reply ends after a verified clause
 
 
 def generate_verified(

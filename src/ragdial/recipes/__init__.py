@@ -30,12 +30,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import yaml
 
 from ragdial.errors import RagdialError
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 from ragdial.paths import data_root
 
 KEYS = (
@@ -104,7 +104,7 @@ class DataSpec:
 class Recipe:
     """A parsed recipe (plain data in ``data``, checked)."""
 
-    data: dict[str, Any]
+    data: JSONDict
 
     @property
     def name(self) -> str:
@@ -114,8 +114,31 @@ class Recipe:
     def benchmark(self) -> str:
         return str(self.data["benchmark"])
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> JSONValue:
         return self.data.get(key)
+
+    def section(self, key: str) -> JSONObject | None:
+        """A mapping section (``test``, ``index``, ``detector``, ``reranker``, ``generator``, ``intent``,
+        ``system``): a mapping, or None where it is null or absent (``check`` allows nothing else)."""
+        value = self.data.get(key)
+        if value is None or isinstance(value, Mapping):
+            return value
+        raise RagdialError(f"recipe {self.name}: {key!r} must be a mapping or null, not {value!r}")
+
+    def entries(self, key: str) -> list[JSONValue]:
+        """A list (``train``, ``knowledge_data``, ``outputs``): empty where it is null or absent."""
+        value = self.data.get(key) or []
+        if isinstance(value, list):
+            return value
+        raise RagdialError(f"recipe {self.name}: {key!r} must be a list, not {value!r}")
+
+    @property
+    def exclude_fold(self) -> int | None:
+        """The dev fold left out of training (``check`` allows an int 0-4 or null)."""
+        fold = self.data.get("exclude_fold")
+        if fold is None or isinstance(fold, int):
+            return fold
+        raise RagdialError(f"recipe {self.name}: exclude_fold must be 0-4 or null, not {fold!r}")
 
     def format(self) -> str:
         """The format of the test data (and the default of the training data)."""
@@ -127,7 +150,7 @@ class Recipe:
 
     def train_specs(self, given: Iterable[str] = ()) -> list[DataSpec]:
         """The training inputs: ``given`` (command line) instead of the recipe's own when any."""
-        items = list(given) or list(self.data.get("train") or [])
+        items = list(given) or self.entries("train")
         if not items:
             raise RagdialError(f"recipe {self.name}: no training data (give DATA on the command line)")
         specs = [DataSpec.parse(str(item), self.format()) for item in items]
@@ -145,7 +168,7 @@ class Recipe:
         knowledge files with ``--set knowledge_data=[…]``)."""
         if list(given):
             return []
-        specs = [DataSpec.parse(str(item), self.format()) for item in self.data.get("knowledge_data") or []]
+        specs = [DataSpec.parse(str(item), self.format()) for item in self.entries("knowledge_data")]
         missing = [s for s in specs if not s.path.exists()]
         if missing:
             raise RagdialError(
@@ -174,17 +197,18 @@ def load_recipe(name: str | Path, overrides: Iterable[str] = ()) -> Recipe:
         where = f"recipe {name}"
         text = resources.files(__name__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(text)
+        data: object = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise RagdialError(f"{where}: not valid YAML: {err}") from None
     if not isinstance(data, dict):
         raise RagdialError(f"{where}: expected a mapping at the top level")
-    data = apply_overrides(data, overrides)
-    check(data, where)
-    return Recipe(data)
+    # YAML read by safe_load: plain data (dates pass through as they were read); ``check`` checks the sections
+    recipe = apply_overrides(cast(JSONDict, data), overrides)
+    check(recipe, where)
+    return Recipe(recipe)
 
 
-def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> JSONDict:
+def apply_overrides(data: JSONObject, overrides: Iterable[str]) -> JSONDict:
     """A copy of ``data`` with each ``KEY.SUB=VALUE`` set (VALUE read as YAML)."""
     out = copy.deepcopy(dict(data))
     for override in overrides:
@@ -192,7 +216,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> JSONDi
         if not sep or not key.strip():
             raise RagdialError(f"--set {override!r}: expected KEY=VALUE (e.g. system.top_k=5)")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else None
+            value: JSONValue = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError as err:
             raise RagdialError(f"--set {override!r}: the value is not valid YAML: {err}") from None
         parts = key.strip().split(".")
@@ -209,7 +233,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> JSONDi
     return out
 
 
-def check(data: Mapping[str, Any], where: str) -> None:
+def check(data: JSONObject, where: str) -> None:
     """Unknown keys, a missing name/benchmark and wrongly typed sections are errors naming the key."""
     unknown = sorted(set(data) - set(KEYS))
     if unknown:

@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from ragdial.challenges import SMP2017, Prediction, ScoreOptions
 from ragdial.challenges.base import DEFAULT_SCORING
+from ragdial.datasets import FileOptions
 from ragdial.errors import RagdialError
 from ragdial.evaluation import BenchmarkResult, EvaluationResult, run_benchmark
 from ragdial.io import write_json
+from ragdial.jsontypes import JSONDict, JSONValue, as_text_or_none, as_texts
 from ragdial.recipes import TRAINED, DataSpec, Recipe, apply_overrides, check
 from ragdial.recipes.training import ALWAYS, RECIPE, SYSTEM
 from ragdial.schema import Dataset, Example
+
+if TYPE_CHECKING:
+    from ragdial.pipeline.turn import Reply
+    from ragdial.understanding.linear import LabelPrediction
 
 SYSTEMS = Path("systems")  # default folder of trained systems: systems/<recipe>
 
@@ -37,7 +43,9 @@ def trained_recipe(system: Path, name: str | None = None, overrides: Iterable[st
         raise RagdialError(f"{system}: not a trained system (no {RECIPE}); train one with `ragdial train RECIPE`")
     import yaml
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: object = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise RagdialError(f"{path}: expected a mapping at the top level")
     if name is not None and Path(name).stem != data.get("name"):
         raise RagdialError(f"{system} was trained with recipe {data.get('name')!r}, not {Path(name).stem!r}")
     overrides = list(overrides)
@@ -46,9 +54,9 @@ def trained_recipe(system: Path, name: str | None = None, overrides: Iterable[st
         raise RagdialError(
             f"--set {fixed[0]}: a training option; train again with `ragdial train ... --set {fixed[0]}`"
         )
-    data = apply_overrides(data, overrides)
-    check(data, str(path))
-    return Recipe(data)
+    recipe = apply_overrides(cast(JSONDict, data), overrides)  # YAML as written by ``train_recipe``, checked next
+    check(recipe, str(path))
+    return Recipe(recipe)
 
 
 def _no_detector(override: str) -> bool:
@@ -67,7 +75,7 @@ def run_recipe(
     limit: int | None = None,
     seed: int = 0,
     on_start: Callable[[Dataset, list[Example]], None] | None = None,
-    on_reply: Callable[[Example, Any], None] | None = None,
+    on_reply: Callable[[Example, Reply | None], None] | None = None,
     options: ScoreOptions = DEFAULT_SCORING,
 ) -> BenchmarkResult:
     """Answer the test data (``path``, else the recipe's ``test.path`` under ``$RAGDIAL_DATA``) with the system in
@@ -75,22 +83,28 @@ def run_recipe(
     dialog-grouped fold to answer (None: the recipe's ``test.fold``; -1: all)."""
     from ragdial.pipeline.config import ComponentSpec, load_config
 
-    test = dict(recipe.get("test") or {})
+    test = recipe.section("test") or {}
     if path is None:
         if not test.get("path"):
             raise RagdialError(f"recipe {recipe.name}: give the test data (no default test path)")
         path = DataSpec.parse(str(test["path"]), recipe.format()).path
-    split = split or test.get("split")
-    fold = test.get("fold") if fold is None else (None if fold < 0 else fold)  # -1: every fold
+    split = split or as_text_or_none(test.get("split"))
+    if fold is None:
+        given = test.get("fold")
+        if given is not None and not isinstance(given, int):
+            raise RagdialError(f"recipe {recipe.name}: test.fold must be a fold number or null, not {given!r}")
+        fold = given
+    elif fold < 0:  # -1: every fold
+        fold = None
     folder = out or Path("runs") / recipe.name
     config = load_config(Path(system) / SYSTEM)
-    for key, value in (recipe.get("system") or {}).items():  # run-time overrides of the system's fields
+    for key, value in (recipe.section("system") or {}).items():  # run-time overrides of the system's fields
         if not hasattr(config, key):
             raise RagdialError(f"recipe {recipe.name}: system has no field {key!r}")
         setattr(config, key, value)
     if recipe.get("detector") is None:  # run-time `--set detector=null`: every turn looks up
         config.detector = ComponentSpec.parse(ALWAYS, "detector")
-    generator = recipe.get("generator")
+    generator = recipe.section("generator")
     if generator and config.generator.name != generator.get("name"):  # another generator than the one trained
         config.generator = ComponentSpec.parse(generator, "generator")
     config.check(f"recipe {recipe.name}")
@@ -101,7 +115,7 @@ def run_recipe(
         from ragdial.retrieval.index import read_items
 
         items = read_items(Path(system) / "index")
-    outputs = set(recipe.get("outputs") or [])
+    outputs = set(as_texts(recipe.get("outputs")))
     from ragdial import challenges
 
     bench = challenges.benchmark(recipe.benchmark)
@@ -122,7 +136,7 @@ def run_recipe(
         options=options,
         knowledge=items,
         tracks=tracks,
-        load_options=test.get("options") or {},
+        load_options=_file_options(recipe.name, test.get("options") or {}),
         any_fold=fold is not None,
     )
 
@@ -137,7 +151,7 @@ def _run_intent(
     limit: int | None,
     seed: int,
     on_start: Callable[[Dataset, list[Example]], None] | None,
-    on_reply: Callable[[Example, Any], None] | None = None,
+    on_reply: Callable[[Example, Reply | None], None] | None = None,
     batch: int = 32,
 ) -> BenchmarkResult:
     """SMP2017: the trained intent classifier over the test split; ``predictions.json``, scored where labelled.
@@ -155,7 +169,7 @@ def _run_intent(
         on_start(dataset, examples)
     model = TextClassifier.load(system / "intent")
     started = time.perf_counter()
-    labels: list[Any] = []
+    labels: list[LabelPrediction] = []
     for first in range(0, len(examples), batch):
         part = examples[first : first + batch]
         labels.extend(model.predict([e.context for e in part]))
@@ -186,3 +200,18 @@ def _run_intent(
     write_json(folder / "scores.json", run.summary())
     result.files.append(folder / "scores.json")
     return run
+
+
+def _file_options(name: str, value: JSONValue) -> FileOptions:
+    """The loader options of ``test.options``: names of ``FileOptions`` with texts (a list of texts for
+    ``qa_dialogs``) or null; the test format's loader says which it takes."""
+    known = FileOptions.__annotations__
+    if not isinstance(value, Mapping):
+        raise RagdialError(f"recipe {name}: test.options must be a mapping, not {value!r}")
+    for key, option in value.items():
+        if key not in known:
+            raise RagdialError(f"recipe {name}: test.options: unknown option {key!r}; known: {', '.join(known)}")
+        texts = option if key == "qa_dialogs" and isinstance(option, list) else [option]
+        if not all(text is None or isinstance(text, str) for text in texts):
+            raise RagdialError(f"recipe {name}: test.options.{key} must be a text or null, not {option!r}")
+    return cast(FileOptions, dict(value))  # checked above

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast, get_type_hints
 
 from ragdial import challenges
 from ragdial.errors import RagdialError
@@ -72,17 +72,17 @@ def train_recipe(
         step("loading the training data")
         dataset = load_training(specs, knowledge_specs)
         challenge = challenges.for_format(specs[0].format)
-        fold = recipe.get("exclude_fold")
+        fold = recipe.exclude_fold
         examples = challenge.examples(dataset, fold, keep=False)
         learn = dataclasses.replace(dataset, examples=examples)
         seconds["load"] = time.perf_counter() - started
-        system: dict[str, Any] = {"languages": [dataset.language], **(recipe.get("system") or {})}
+        system: JSONDict = {"languages": [dataset.language], **(recipe.section("system") or {})}
         parts = _train_parts(recipe, learn, tmp, final, step, seconds, seed)
         system.update(parts)
         from ragdial.pipeline.config import SystemConfig
 
         config = SystemConfig.from_data(system, f"recipe {recipe.name}, system")
-        info = {
+        info: JSONDict = {
             "recipe": recipe.name,
             "data": [str(s) for s in specs],
             "knowledge_data": [str(s) for s in knowledge_specs],
@@ -110,8 +110,9 @@ def _train_parts(
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
 
-    parts: dict[str, Any] = {}
-    index_options = recipe.get("index")
+    parts: JSONDict = {}
+    retriever_spec: JSONDict = {}  # parts["retriever"], where there is an index
+    index_options = recipe.section("index")
     retriever = None
     if index_options is not None:
         step(f"indexing {len(learn.kb)} knowledge items")
@@ -121,24 +122,25 @@ def _train_parts(
             from ragdial.retrieval.index import save_index
 
             save_index(retriever, tmp / "index", {"format": learn.format, "recipe": recipe.name})
-            parts["retriever"] = {"name": "index", "path": str(final / "index")}
+            retriever_spec = {"name": "index", "path": str(final / "index")}
             parts["knowledge"] = {"name": "index", "path": str(final / "index")}
         else:  # answered from the test data's own knowledge: the same options over it at run time
-            parts["retriever"] = {"name": "hybrid", **index_options}
+            retriever_spec = {"name": "hybrid", **index_options}
+        parts["retriever"] = retriever_spec
         seconds["index"] = time.perf_counter() - started
-    detector = recipe.get("detector")
+    detector = recipe.section("detector")
     if detector is not None:
-        parts["detector"] = _classifier(dict(detector), learn, tmp / "detector", final / "detector", step, seconds)
+        parts["detector"] = _classifier(detector, learn, tmp / "detector", final / "detector", step, seconds)
     else:
         parts["detector"] = dict(ALWAYS)
-    reranker = recipe.get("reranker")
+    reranker = recipe.section("reranker")
     if reranker is not None:
         if retriever is None:
             raise RagdialError(f"recipe {recipe.name}: a reranker needs an index (set index)")
-        _reranker(recipe.name, dict(reranker), retriever, learn, tmp / "reranker", step, seconds, seed)
-        parts["retriever"]["reranker"] = str(final / "reranker")
-    generator = dict(recipe.get("generator") or {"name": "template"})
-    if recipe.get("generator") and generator.get("name") == "template" and "model" not in generator:
+        _reranker(recipe.name, reranker, retriever, learn, tmp / "reranker", step, seconds, seed)
+        retriever_spec["reranker"] = str(final / "reranker")
+    generator: JSONDict = dict(recipe.section("generator") or {"name": "template"})
+    if recipe.section("generator") and generator.get("name") == "template" and "model" not in generator:
         from ragdial.generation.template import TemplateGenerator
 
         step(f"learning templates from {sum(1 for e in learn.examples if e.response)} replies")
@@ -147,19 +149,55 @@ def _train_parts(
         generator["model"] = str(final / "template.json")
         seconds["generator"] = time.perf_counter() - started
     parts["generator"] = generator
-    intent = recipe.get("intent")
+    intent = recipe.section("intent")
     if intent is not None:
         _classifier({"task": "intent", **intent}, learn, tmp / "intent", final / "intent", step, seconds)
     return parts
 
 
 RERANKERS = ("in_domain", "transfer")
+
+
+class InDomainOptions(TypedDict, total=False):
+    """The options of ``rerank.train`` a recipe's ``reranker`` block may give."""
+
+    depth: int
+    max_select: int
+    rounds: int
+    folds: int
+    interaction: bool
+    relative_cut: bool
+
+
+class TransferOptions(TypedDict, total=False):
+    """The options of ``retrieval.transfer.train`` a recipe's ``reranker`` block may give (``name: transfer``)."""
+
+    depth: int
+    max_select: int
+    rounds: int
+    folds: int
+    relative_cut: bool
+    widen: bool
+
+
+def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:
+    """``options`` checked against the TypedDict ``kinds`` (names and value kinds; a bool is not a number)."""
+    hints = get_type_hints(kinds)
+    for key, value in options.items():
+        if key not in hints:
+            raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, {', '.join(hints)}")
+        kind = hints[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise RagdialError(f"{where}: {key} must be {'true or false' if kind is bool else 'a whole number'}")
+    return dict(options)
+
+
 ALWAYS = {"name": "always", "lookups": ["user_profile", "global"]}  # the detector of a recipe naming none
 
 
 def _reranker(
     name: str,
-    options: dict[str, Any],
+    reranker: Mapping[str, object],
     retriever: HybridRetriever,
     learn: Dataset,
     folder: Path,
@@ -172,11 +210,14 @@ def _reranker(
     trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied."""
     from ragdial.retrieval import rerank, transfer
 
+    options = dict(reranker)
     kind = options.pop("name", "in_domain")
     path = options.pop("path", None)
     started = time.perf_counter()
     if path is not None:
         step(f"copying the reranker {path}")
+        if not isinstance(path, str):
+            raise RagdialError(f"recipe {name}: reranker.path must be a folder, not {path!r}")
         try:
             rerank.load_reranker(path)
             shutil.copytree(path, folder)
@@ -190,11 +231,16 @@ def _reranker(
         raise RagdialError(
             f"recipe {name}: reranker.name must be one of {', '.join(RERANKERS)} (or give path), not {kind!r}"
         )
-    train = transfer.train if kind == "transfer" else rerank.train
+    where = f"recipe {name}: reranker ({kind})"
+    trainer_options = _trainer_options(where, options, TransferOptions if kind == "transfer" else InDomainOptions)
     seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
     step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
-    try:
-        model = train(retriever, learn.examples, seed=seed, **options)
+    model: rerank.Reranker | transfer.TransferReranker
+    try:  # the options were checked against the trainer's TypedDict
+        if kind == "transfer":
+            model = transfer.train(retriever, learn.examples, seed=seed, **cast(TransferOptions, trainer_options))
+        else:
+            model = rerank.train(retriever, learn.examples, seed=seed, **cast(InDomainOptions, trainer_options))
     except TypeError as err:  # an option the trainer does not take
         raise RagdialError(f"recipe {name}: reranker ({kind}): {err}") from None
     model.info.update({"recipe": name})
@@ -203,14 +249,15 @@ def _reranker(
 
 
 def _classifier(
-    options: dict[str, Any], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
+    block: Mapping[str, object], learn: Dataset, folder: Path, final: Path, step: Step, seconds: dict[str, float]
 ) -> JSONDict:
     """Train a detector / api_query / intent classifier into ``folder``; its detector spec (intent: none)."""
     from ragdial.understanding import new_classifier, training_data
     from ragdial.understanding.tasks import zero_shot_detector
 
+    options = dict(block)
     task = options.pop("task", "detector")
-    if task not in DETECTORS:
+    if not isinstance(task, str) or task not in DETECTORS:
         raise RagdialError(f"detector.task must be one of {', '.join(DETECTORS)}, not {task!r}")
     name = options.pop("name", DETECTORS[task][0])
     embedding = options.pop("embedding", "default")
@@ -220,13 +267,19 @@ def _classifier(
         raise RagdialError(
             f"{task}: unknown option(s) {', '.join(options)} (name, task, embedding, knowledge, threshold)"
         )
-    if name not in DETECTORS[task]:
+    if not isinstance(name, str) or name not in DETECTORS[task]:
         raise RagdialError(f"{task}: name must be one of {', '.join(DETECTORS[task])}, not {name!r}")
+    if embedding is not None and not isinstance(embedding, str):
+        raise RagdialError(f"{task}: embedding must name encoders (use, e5, use+e5, none), not {embedding!r}")
+    if not isinstance(knowledge, bool):
+        raise RagdialError(f"{task}: knowledge must be true or false, not {knowledge!r}")
+    if not isinstance(threshold, int | float) or isinstance(threshold, bool):
+        raise RagdialError(f"{task}: threshold must be a number, not {threshold!r}")
     contexts, targets = training_data(task, learn)
     started = time.perf_counter()
     if name == "zero_shot":  # knowledge cues + act n-grams; matched against the deployment KB at run time
         embedding = "use" if embedding == "default" else embedding
-        if embedding == "none" or "+" in str(embedding):
+        if embedding is None or embedding == "none" or "+" in embedding:
             raise RagdialError(f"detector (zero_shot): embedding must name one encoder (use, hash), not {embedding!r}")
         step(f"training the zero-shot detector on {len(contexts)} turns")
         model = zero_shot_detector(list(learn.kb), encoder=embedding, threshold=threshold)

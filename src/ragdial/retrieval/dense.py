@@ -8,9 +8,10 @@ memory-mapped. Needs ``faiss-cpu``.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -26,6 +27,32 @@ def _faiss() -> Any:  # Any: faiss (untyped)
     except ImportError as err:  # pragma: no cover - depends on the install
         raise RagdialError("an approximate dense index needs faiss-cpu: pip install faiss-cpu") from err
     return faiss
+
+
+def read_rows(vectors: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of ``vectors`` as float32. A memory-mapped matrix (``np.load(..., mmap_mode="r")``) is read
+    with a plain file read instead, so a pass over a matrix larger than memory leaves none of it resident."""
+    stop = min(stop, len(vectors))
+    if _mapped(vectors) and start < stop:
+        width = int(np.prod(vectors.shape[1:]))
+        rows = np.fromfile(
+            str(vectors.filename),
+            dtype=vectors.dtype,
+            count=(stop - start) * width,
+            offset=vectors.offset + start * width * vectors.dtype.itemsize,
+        )
+        return rows.reshape(stop - start, *vectors.shape[1:]).astype(np.float32, copy=False)
+    return np.ascontiguousarray(vectors[start:stop], dtype=np.float32)
+
+
+def _mapped(vectors: np.ndarray) -> TypeGuard[np.memmap]:
+    """Whether ``vectors`` is a whole memory-mapped C-ordered matrix of a file (not a slice or an in-memory array)."""
+    return (
+        isinstance(vectors, np.memmap)
+        and isinstance(vectors.base, mmap.mmap)
+        and vectors.filename is not None
+        and vectors.flags.c_contiguous
+    )
 
 
 def lists_for(size: int) -> int:
@@ -54,7 +81,8 @@ class DenseIndex:
         seed: int = 0,
     ) -> DenseIndex:
         """Train on a seeded sample of ``vectors`` (rows of a possibly memory-mapped matrix), then add them chunk by
-        chunk (memory bounded by the chunk and the 8-bit codes); ``progress(n)`` after each chunk of ``n`` rows."""
+        chunk (memory bounded by the sample, a chunk and the 8-bit codes: a memory-mapped matrix is read chunk by
+        chunk, :func:`read_rows`); ``progress(n)`` after each chunk of ``n`` rows."""
         faiss = _faiss()
         size, dim = vectors.shape
         lists = lists or lists_for(size)
@@ -62,10 +90,18 @@ class DenseIndex:
             faiss.IndexFlatIP(dim), dim, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
         sample = np.sort(np.random.default_rng(seed).choice(size, min(size, lists * TRAIN_PER_LIST), replace=False))
-        index.train(np.ascontiguousarray(vectors[sample], dtype=np.float32))
+        bounds = np.searchsorted(sample, np.arange(0, size + CHUNK, CHUNK))
+        index.train(
+            np.concatenate(
+                [
+                    read_rows(vectors, start, start + CHUNK)[sample[bounds[i] : bounds[i + 1]] - start]
+                    for i, start in enumerate(range(0, size, CHUNK))
+                ]
+            )
+        )
         for start in range(0, size, CHUNK):
             stop = min(size, start + CHUNK)
-            index.add(np.ascontiguousarray(vectors[start:stop], dtype=np.float32))
+            index.add(read_rows(vectors, start, stop))
             if progress is not None:
                 progress(stop - start)
         return cls(index, nprobe)

@@ -14,10 +14,13 @@ an address, not the entity.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ragdial.jsontypes import JSONDict, JSONObject, as_array, as_object, as_text, as_texts
 from ragdial.schema import Knowledge, Turn
 
 _BRACKETS = re.compile(r"[（(\[【《].*?[）)\]】》]")
@@ -186,17 +189,49 @@ class EntityTracker:
     """
 
     def __init__(self, items: Iterable[Knowledge], pinyin: bool = False, learn: bool = True) -> None:
-        items = list(items)
-        table: dict[str, set[str]] = {}
+        items = items if isinstance(items, Sequence) else list(items)  # read twice (an ``ItemStore`` from disk)
+        names: dict[str, None] = {}  # in order of first appearance
         for item in items:
             name = item.fields.get("entity")
             if isinstance(name, str) and name:
-                for alias in aliases(name):
-                    table.setdefault(alias, set()).add(name)
+                names.setdefault(name)
+        self._setup(list(names), partial_names(items) if learn else {}, pinyin, learn)
+
+    def to_dict(self) -> JSONDict:
+        """What rebuilds this tracker without the items (:meth:`from_dict`): names and learnt aliases."""
+        return {
+            "names": list(self._names),
+            "learned": [[alias, sorted(names)] for alias, names in self._learned.items()],
+            "pinyin": self._pinyin_on,
+            "learn": self._learn,
+        }
+
+    @classmethod
+    def from_dict(cls, data: JSONObject) -> EntityTracker:
+        tracker = cls.__new__(cls)
+        pairs = [as_array(pair) for pair in as_array(data["learned"])]
+        learned = {as_text(alias): set(as_texts(names)) for alias, names in pairs}
+        tracker._setup(as_texts(data["names"]), learned, bool(data["pinyin"]), bool(data["learn"]))
+        return tracker
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> EntityTracker:
+        return cls.from_dict(as_object(json.loads(path.read_text(encoding="utf-8"))))
+
+    def _setup(self, names: list[str], learned: dict[str, set[str]], pinyin: bool, learn: bool) -> None:
+        """The look-up tables from the entity names (in order of first appearance) and the aliases learnt for them."""
+        self._names, self._learned, self._pinyin_on, self._learn = names, learned, pinyin, learn
+        table: dict[str, set[str]] = {}
+        for name in names:
+            for alias in aliases(name):
+                table.setdefault(alias, set()).add(name)
         # typing errors are forgiven in whole names only: two or more words, or one word of 6+ letters
         self._fuzzy = [
-            (alias.split(), names)
-            for alias, names in sorted(table.items(), key=lambda kv: -len(kv[0]))
+            (alias.split(), owners)
+            for alias, owners in sorted(table.items(), key=lambda kv: -len(kv[0]))
             if learn and not _CJK.search(alias) and (len(alias.split()) > 1 or len(alias.strip()) >= 6)
         ]
         # a name by the (first letter, length) of its first two words: a typing error keeps the first letter and
@@ -206,10 +241,9 @@ class EntityTracker:
         for order, (alias_words, _) in enumerate(self._fuzzy):
             key = tuple(part for word in alias_words[:2] for part in (word[0], len(word)))
             self._fuzzy_by_key.setdefault(key, []).append(order)
-        if learn:
-            for alias, names in partial_names(items).items():
-                if alias not in table:
-                    table[alias] = names
+        for alias, found in learned.items():
+            if alias not in table:
+                table[alias] = found
         # longest first, so a longer name claims its span before a name it contains
         self._aliases = sorted(table.items(), key=lambda kv: -len(kv[0]))
         # where each alias is in that order, by its words (a Latin turn is matched word by word) and by its text
@@ -219,15 +253,15 @@ class EntityTracker:
         self._by_text = {alias.strip(): order for order, (alias, _) in enumerate(self._aliases)}
         self._longest_words = max((len(alias.split()) for alias in self._by_words), default=0)
         self._text_lengths = sorted({len(text) for text in self._by_text if text})
-        self.entities = sorted({e for names in table.values() for e in names})
+        self.entities = sorted({e for owners in table.values() for e in owners})
         self._memo: dict[str, list[str]] = {}
         self._pinyin: list[tuple[str, set[str]]] = []
         if pinyin:
             by_sound: dict[str, set[str]] = {}
-            for alias, names in self._aliases:
+            for alias, owners in self._aliases:
                 chars = _CJK.findall(alias)
                 if len(chars) >= 3 and len(chars) == len(alias.strip()):
-                    by_sound.setdefault(_pinyin_line(alias), set()).update(names)
+                    by_sound.setdefault(_pinyin_line(alias), set()).update(owners)
             self._pinyin = sorted(by_sound.items(), key=lambda kv: -len(kv[0]))
         self._by_sound = {syllables: order for order, (syllables, _) in enumerate(self._pinyin)}
         self._longest_sound = max((len(syllables.split()) for syllables in self._by_sound), default=0)

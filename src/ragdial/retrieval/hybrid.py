@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Retrieval, Retriever, Scope
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.dense import DenseIndex
+from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.fusion import top_k
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 from ragdial.retrieval.query import query_texts
+from ragdial.retrieval.store import ItemColumns, ItemStore
 from ragdial.schema import KnowledgeBase, Turn
 from ragdial.text.encoders import QueryCache, blas_threads, encode_cached, get_encoder
 
@@ -28,40 +31,54 @@ class HybridRetriever(KnowledgePool, Retriever):
 
     def __init__(
         self,
-        kb: KnowledgeBase,
+        kb: KnowledgeBase | ItemStore,
         config: RetrieverConfig | None = None,
         lexical: LexicalIndex | None = None,
         vectors: np.ndarray | None = None,
         reranker: RerankerModel | None = None,
         ann: DenseIndex | None = None,
+        tracker: EntityTracker | None = None,
+        columns: ItemColumns | None = None,
     ) -> None:
+        """``tracker`` and ``columns`` (a saved index's) spare reading every item; without them they are built."""
         config = config or RetrieverConfig()
-        texts = [item.text or "" for item in kb]
         encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
-        if encoder is not None and vectors is None:
-            vectors = encode_cached(encoder, texts) if texts else np.zeros((0, encoder.dim), np.float32)
-        super().__init__(kb, config, encoder, vectors, reranker)
-        self.lexical = lexical or LexicalIndex.build(texts, config.analyzer)
+        if lexical is None or (encoder is not None and vectors is None):
+            texts = [item.text or "" for item in kb]
+            if encoder is not None and vectors is None:
+                vectors = encode_cached(encoder, texts) if texts else np.zeros((0, encoder.dim), np.float32)
+            lexical = lexical or LexicalIndex.build(texts, config.analyzer)
+        super().__init__(kb, config, encoder, vectors, reranker, tracker)
+        self.lexical = lexical
         self._queries = QueryCache.shared(encoder) if encoder is not None else None
         if ann is None and self.wants_ann():
             ann = DenseIndex.build(self.vectors, config.ann_nprobe)  # type: ignore[arg-type]
         self.ann = ann
         self.spec: JSONDict | None = None  # how a registry built it (``to_config``)
         self._lock = threading.Lock()
-        self._global = np.array([i for i, it in enumerate(self.items) if it.is_global], dtype=np.int64)
-        self._sources = np.array([item.source.value for item in self.items], dtype=object)
-        self._local: dict[str, list[int]] = {}
-        self._by_entity: dict[str, list[int]] = {}
-        no_entity = []
-        for i, item in enumerate(self.items):
-            if not item.is_global:
-                self._local.setdefault(item.scope, []).append(i)
-            name = item.fields.get("entity")
-            if isinstance(name, str) and name:
-                self._by_entity.setdefault(name, []).append(i)
-            else:
-                no_entity.append(i)
-        self._no_entity = np.array(no_entity, dtype=np.int64)
+        self.columns = columns if columns is not None else ItemColumns.of(self.items)
+        if len(self.columns) != len(self.items):
+            raise RagdialError(f"{len(self.columns)} item columns for {len(self.items)} knowledge items")
+        scope, entity = np.asarray(self.columns.scope), np.asarray(self.columns.entity)
+        self._global = np.flatnonzero(scope == 0)
+        local = np.flatnonzero(scope != 0)
+        local = local[np.argsort(scope[local], kind="stable")]  # by scope, in item order within one
+        cuts = np.flatnonzero(np.diff(scope[local])) + 1
+        self._local = {self.columns.scopes[int(scope[part[0]])]: part for part in np.split(local, cuts) if len(part)}
+        named = np.flatnonzero(entity >= 0)
+        self._by_entity_order = named[np.argsort(entity[named], kind="stable")]
+        self._by_entity_start = np.concatenate(
+            [[0], np.cumsum(np.bincount(entity[named], minlength=len(self.columns.entities)))]
+        ).astype(np.int64)
+        self._entity_code = {name: code for code, name in enumerate(self.columns.entities)}
+        self._no_entity = np.flatnonzero(entity < 0)
+
+    def entity_items(self, name: str) -> np.ndarray:
+        """The positions of the items about entity ``name``, ascending."""
+        code = self._entity_code.get(name)
+        if code is None:
+            return np.zeros(0, np.int64)
+        return self._by_entity_order[self._by_entity_start[code] : self._by_entity_start[code + 1]]
 
     def wants_ann(self) -> bool:
         """Whether this retriever shortlists dense candidates with an approximate index (a large knowledge base)."""
@@ -74,17 +91,17 @@ class HybridRetriever(KnowledgePool, Retriever):
         """Candidate item indices for a context within ``scope`` and ``filter``, and the entities in focus that
         narrowed them."""
         scope = Scope.of(scope)
-        local = np.array(self._local.get(scope.local, []) if scope.local is not None else [], dtype=np.int64)
+        empty = np.zeros(0, np.int64)
+        local = self._local.get(scope.local, empty) if scope.local is not None else empty
         focus = self.tracker.focus(context, self.config.carry_turns) if len(self.tracker) else []
         if not scope.include_global:
             return local, focus
         pool = self._global
         if self.config.entity_scope and focus:
-            scoped = [i for name in focus for i in self._by_entity.get(name, [])]
-            pool = np.unique(np.concatenate([np.array(scoped, dtype=np.int64), self._no_entity]))
+            pool = np.unique(np.concatenate([*(self.entity_items(name) for name in focus), self._no_entity]))
             pool = pool[np.isin(pool, self._global)] if len(self._local) else pool
         if filter is not None and filter.sources and len(pool):
-            pool = pool[np.isin(self._sources[pool], [s.value for s in filter.sources])]
+            pool = pool[np.isin(self.columns.source[pool], self.columns.source_codes(filter.sources))]
         return np.concatenate([local, pool]), focus
 
     def score(

@@ -1,7 +1,10 @@
-"""A retriever on disk: a directory that loads back fast (bm25s arrays and the vectors memory-mapped).
+"""A retriever on disk: a directory that loads back fast (bm25s arrays, the vectors and the per-item columns
+memory-mapped; the items read from disk when a ranking needs them).
 
 Layout: ``index.json`` (format version, retriever config, item count, encoder), ``items.jsonl`` (the knowledge
-items in index order), ``bm25/`` (``bm25s`` save), ``vectors.npy`` (float32, L2-normalised rows) where the
+items in index order) and ``items.offsets.npy`` (where each line starts: ``ItemStore``), ``column.*.npy`` and
+``columns.json`` (each item's scope, source and entity: ``ItemColumns``), ``entities.json`` (the entity tracker's
+names and learnt aliases), ``bm25/`` (``bm25s`` save), ``vectors.npy`` (float32, L2-normalised rows) where the
 config uses a dense encoder, ``ann.faiss`` (``ragdial.retrieval.dense``) for a knowledge base large enough to
 shortlist dense candidates approximately, and optionally ``reranker/`` (see ``ragdial.retrieval.rerank``).
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,11 +22,14 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.io import atomic_directory
 from ragdial.jsontypes import JSONDict, as_object
+from ragdial.retrieval.bm25_writer import BM25Writer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.dense import DenseIndex
+from ragdial.retrieval.dense import DenseIndex, read_rows
+from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.retrieval.lexical import LexicalIndex
 from ragdial.retrieval.rerank import load_reranker
+from ragdial.retrieval.store import COLUMNS, ITEMS, OFFSETS, ColumnsBuilder, ItemColumns, ItemStore, write_offsets
 from ragdial.schema import Knowledge, KnowledgeBase
 
 if TYPE_CHECKING:
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
 
 INDEX_VERSION = 1
 META = "index.json"
-ITEMS = "items.jsonl"
+TRACKER = "entities.json"
 BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
 ANN = "ann.faiss"
@@ -43,9 +49,9 @@ def save_index(retriever: HybridRetriever, directory: str | Path, extra: JSONDic
     """Write ``retriever`` to ``directory`` (replaced whole: written beside it, then renamed into place)."""
     directory = Path(directory)
     with atomic_directory(directory) as tmp:
-        with open(tmp / ITEMS, "w", encoding="utf-8") as handle:
-            for item in retriever.items:
-                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+        write_offsets(tmp, retriever.items)
+        retriever.columns.save(tmp)
+        retriever.tracker.save(tmp / TRACKER)
         retriever.lexical.save(tmp / BM25_DIR)
         if retriever.vectors is not None:
             np.save(tmp / VECTORS, np.asarray(retriever.vectors, dtype=np.float32), allow_pickle=False)
@@ -66,62 +72,68 @@ def write_index(
     progress: Callable[[str, int], None] | None = None,
     extra: JSONDict | None = None,
 ) -> Path:
-    """Write an index directory from a stream of items without holding them: each item goes to ``items.jsonl`` and
-    its BM25 token ids are kept as it comes, then BM25 is built from the ids; the vectors (``vectors``: one row per
-    item, e.g. a memory-mapped ``.npy``; without them the config's encoder encodes chunk by chunk) are written
-    into the directory, and the approximate dense index is built from them when the items are more than
-    ``prune_above``. What ``load_index`` builds in memory (the items, the entity tracker) is built when it loads.
-    ``progress(step, n)`` hears of each chunk of ``n`` items. The directory is replaced whole, as ``save_index``."""
-    import bm25s
-    from bm25s.tokenization import Tokenized
-
+    """Write an index directory from a stream of items in memory bounded by a chunk of items (plus the vocabulary
+    and, above ``prune_above`` items, the approximate index's 8-bit codes), never by the knowledge base: each item
+    goes to ``items.jsonl`` and its BM25 terms to a part file as it comes (``BM25Writer``), then BM25 is merged on
+    disk; the vectors (``vectors``: one row per item, e.g. a memory-mapped ``.npy``, read chunk by chunk; without
+    them the config's encoder encodes chunk by chunk) are written into the directory, and the approximate dense
+    index is built from them when the items are more than ``prune_above``. The items' columns and the entity
+    tracker (``ItemColumns``, ``EntityTracker``) are saved too, so ``load_index`` reads no item. ``progress(step,
+    n)`` hears of each chunk of ``n`` items per step (``items``, ``bm25``, ``ann index``). The directory is
+    replaced whole, as ``save_index``."""
     from ragdial.text.encoders import get_encoder
 
     config = config or RetrieverConfig()
     directory = Path(directory)
     encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
     with atomic_directory(directory) as tmp:
-        vocab: dict[str, int] = {}
-        ids: list[list[int]] = []
-        texts: list[str] = []
-        count = 0
-        with open(tmp / ITEMS, "w", encoding="utf-8") as handle, open(tmp / "vectors.raw", "wb") as raw:
-            for item in items:
-                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
-                ids.append([vocab.setdefault(token, len(vocab)) for token in config.analyzer(item.text or "")])
-                count += 1
-                if encoder is not None and vectors is None:
-                    texts.append(item.text or "")
-                    if len(texts) == CHUNK:
-                        raw.write(encoder.encode(texts).astype(np.float32).tobytes())
-                        texts = []
-                if progress is not None and count % CHUNK == 0:
-                    progress("items", CHUNK)
-            if encoder is not None and vectors is None and texts:
-                raw.write(encoder.encode(texts).astype(np.float32).tobytes())
+        bm25 = BM25Writer(tmp / BM25_DIR, CHUNK)
+        columns = ColumnsBuilder()
+        with open(tmp / "vectors.raw", "wb") as raw:
+
+            def passing(stream: Iterable[Knowledge]) -> Iterator[Knowledge]:
+                """Each item on its way to ``items.jsonl``: its BM25 terms, columns (and vector) taken."""
+                texts: list[str] = []
+                for count, item in enumerate(stream, 1):
+                    bm25.add(config.analyzer(item.text or ""))
+                    columns.add(item)
+                    if encoder is not None and vectors is None:
+                        texts.append(item.text or "")
+                        if len(texts) == CHUNK:
+                            raw.write(encoder.encode(texts).astype(np.float32).tobytes())
+                            texts = []
+                    if progress is not None and count % CHUNK == 0:
+                        progress("items", CHUNK)
+                    yield item
+                if encoder is not None and vectors is None and texts:
+                    raw.write(encoder.encode(texts).astype(np.float32).tobytes())
+
+            count = write_offsets(tmp, passing(items))
         if progress is not None and count % CHUNK:
             progress("items", count % CHUNK)
-        lexical = bm25s.BM25(method="lucene")
-        if count:
-            lexical.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
-            lexical.save(str(tmp / BM25_DIR))
-        del ids, lexical
+        columns.build().save(tmp)
+        # the tracker reads the items back from disk (its learnt aliases take two passes over the texts)
+        EntityTracker(ItemStore(tmp), pinyin=config.analyzer.pinyin).save(tmp / TRACKER)
+        bm25.finish((lambda n: progress("bm25", n)) if progress is not None else None)
         if encoder is not None:
             if vectors is not None and len(vectors) != count:
                 raise RagdialError(f"{len(vectors)} vectors for {count} knowledge items")
-            matrix = np.lib.format.open_memmap(tmp / VECTORS, mode="w+", dtype=np.float32, shape=(count, encoder.dim))
             source = vectors
             if source is None:
                 source = np.memmap(tmp / "vectors.raw", dtype=np.float32, mode="r", shape=(count, encoder.dim))
-            for start in range(0, count, CHUNK):
-                matrix[start : start + CHUNK] = source[start : start + CHUNK]
-            matrix.flush()
-            del matrix, source
+            with open(tmp / VECTORS, "wb") as out:  # written, not mapped: none of it stays resident
+                header = {"descr": "<f4", "fortran_order": False, "shape": (count, encoder.dim)}
+                np.lib.format.write_array_header_1_0(out, header)
+                for start in range(0, count, CHUNK):
+                    out.write(read_rows(source, start, start + CHUNK).tobytes())
+            del source
             stored = np.load(tmp / VECTORS, mmap_mode="r")
             if config.shortlist and count > config.prune_above:
                 step = (lambda n: progress("ann index", n)) if progress is not None else None
                 ann = DenseIndex.build(stored, config.ann_nprobe, progress=step)
                 ann.save(tmp / ANN)
+                del ann
+            del stored
         (tmp / "vectors.raw").unlink()
         meta = _meta(count, config, encoder, extra)
         _write_meta(tmp, meta)
@@ -172,8 +184,17 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
     directory = Path(directory)
     meta = read_meta(directory)
     config = RetrieverConfig.from_dict(dict(as_object(meta["config"])))
-    items = read_items(directory)
-    lexical = LexicalIndex.load(directory / BM25_DIR, config.analyzer, len(items), mmap=mmap)
+    kb: KnowledgeBase | ItemStore
+    tracker, columns = None, None
+    if (directory / OFFSETS).exists():  # read by offset: no item is read at start-up
+        kb = ItemStore(directory)
+        if len(kb) != meta["items"]:
+            raise RagdialError(f"{directory / OFFSETS}: {len(kb)} items, index.json says {meta['items']}")
+        columns = ItemColumns.load(directory) if (directory / COLUMNS).exists() else None
+        tracker = EntityTracker.load(directory / TRACKER) if (directory / TRACKER).exists() else None
+    else:  # an index written before the item store: its items in memory
+        kb = KnowledgeBase(read_items(directory))
+    lexical = LexicalIndex.load(directory / BM25_DIR, config.analyzer, len(kb), mmap=mmap)
     vectors = None
     if config.uses_dense:
         path = directory / VECTORS
@@ -186,4 +207,6 @@ def load_index(directory: str | Path, mmap: bool = True, reranker: str | Path | 
     # the approximate index is read into memory (a quarter of the vectors' size): memory-mapped, each probe of a
     # list not yet paged in costs page faults on the first queries
     ann = DenseIndex.load(directory / ANN, config.ann_nprobe, mmap=False) if (directory / ANN).exists() else None
-    return HybridRetriever(KnowledgeBase(items), config, lexical=lexical, vectors=vectors, reranker=model, ann=ann)
+    return HybridRetriever(
+        kb, config, lexical=lexical, vectors=vectors, reranker=model, ann=ann, tracker=tracker, columns=columns
+    )

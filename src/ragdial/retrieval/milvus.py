@@ -13,6 +13,7 @@ Milvus' own (its analyzer), so the lexical features differ from those the rerank
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,19 @@ ANALYZERS = {
 FIELDS = ["pk", "text", "source", "scope", "entity", "meta"]
 
 
+TOO_OLD = "ragdial needs Milvus 2.5 or later (BM25 functions and sparse vectors)"
+
+
+def old_server(version: str) -> str | None:
+    """``version`` (``get_server_version()``: "v2.3.5-lite", "2.5.4", "milvus_lite-3.2.2") when it is a Milvus server
+    older than 2.5, whose collections cannot hold a BM25 function (2.3 drops it from the schema without an error);
+    ``None`` otherwise (milvus-lite 3.x and anything not read as a server version are tried as they are)."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", version.strip())
+    if match is None or (int(match[1]), int(match[2])) >= (2, 5):
+        return None
+    return version.strip()
+
+
 def _quote(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -77,6 +91,13 @@ class MilvusRetriever(Retriever):
         except Exception as err:  # pymilvus raises MilvusException (or an OS error for a bad local path)
             reason = str(getattr(err, "message", "") or err).strip().splitlines()[0]
             raise RagdialError(f"cannot reach Milvus at {uri}: {reason}") from None
+        try:
+            too_old = old_server(str(self.client.get_server_version()))
+        except Exception:  # a server that does not say: tried as it is
+            too_old = None
+        if too_old:
+            self.client.close()
+            raise RagdialError(f"Milvus at {uri} is {too_old}: {TOO_OLD}")
         self.collection = collection
         self.config = config or RetrieverConfig()
         self.language = language

@@ -2,8 +2,9 @@
 (learned reranker) -> ranking and selection.
 
 ``KnowledgePool`` is what the rerankers' features read (items, their tokens, the entity tracker, the knowledge base,
-encoder and vectors). ``HybridRetriever`` is one; ``MilvusRetriever`` keeps one over the system's knowledge base
-when it has a reranker, so both retrievers rerank through ``KnowledgePool.rank``.
+encoder and vectors); its items are a list, or an ``ItemStore`` that reads each from disk. ``HybridRetriever`` is
+one; ``MilvusRetriever`` keeps one over the system's knowledge base when it has a reranker, so both retrievers
+rerank through ``KnowledgePool.rank``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ragdial.retrieval.base import KnowledgeFilter, Retrieval, ScoredKnowledge, 
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import EntityTracker
 from ragdial.retrieval.fusion import top_k
+from ragdial.retrieval.store import ItemStore
 from ragdial.schema import Knowledge, KnowledgeBase, Turn
 from ragdial.text.encoders import Encoder
 
@@ -45,21 +47,23 @@ class KnowledgePool:
 
     def __init__(
         self,
-        kb: KnowledgeBase,
+        kb: KnowledgeBase | ItemStore,
         config: RetrieverConfig,
         encoder: Encoder | None = None,
         vectors: np.ndarray | None = None,
         reranker: RerankerModel | None = None,
+        tracker: EntityTracker | None = None,
     ) -> None:
         self.kb = kb
         self.config = config
-        self.items: list[Knowledge] = list(kb)
+        # an item store reads each item from disk when asked: the items of a saved index are never all in memory
+        self.items: Sequence[Knowledge] = kb if isinstance(kb, ItemStore) else list(kb)
         self.encoder = encoder
         self.vectors = vectors
         self.reranker = reranker
-        self.tracker = EntityTracker(self.items, pinyin=config.analyzer.pinyin)
+        self.tracker = tracker or EntityTracker(self.items, pinyin=config.analyzer.pinyin)
         self._tokens: dict[int, set[str]] = {}
-        self._position = {item.id: i for i, item in enumerate(self.items)}
+        self._position: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.items)
@@ -72,6 +76,11 @@ class KnowledgePool:
         return tokens
 
     def position(self, item_id: str) -> int:
+        """The position of the item with this id (``KeyError`` when there is none)."""
+        if isinstance(self.items, ItemStore):
+            return self.items.position(item_id)
+        if self._position is None:
+            self._position = {item.id: i for i, item in enumerate(self.items)}
         return self._position[item_id]
 
     def fuse(self, bm25: np.ndarray, dense: np.ndarray, depth: int | None = None) -> np.ndarray:

@@ -9,7 +9,10 @@ domain for a domain-wide item such as DSTC9 ``train:*:3``: in focus, named in th
 how well the dialog so far matches the item's scope and domain as a whole (the cosine of the recent turns to the
 centroid of that scope's / domain's items, minus the best such cosine). Training on DSTC11, where every item has
 an entity, thus teaches what carries to a KB of domain-wide items: a train question goes to the train snippets
-because the dialog is about trains.
+because the dialog is about trains. For knowledge-graph triples, the asked attribute and what was said: the
+longest run of the attribute's name found in the last user turn and the USE cosine of the two (each with its gap to
+the best candidate), whether the same entity's attribute or the value itself came up earlier in the dialog or in the
+last turn, and how far into the dialog the turn is.
 
 With an entity-scoped retriever every training candidate is in scope, so :func:`train` also adds the same turns'
 candidates without that narrowing (``widen``): the model then sees items outside the dialog's scope and learns
@@ -42,7 +45,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.retrieval.fusion import ranks
+from ragdial.retrieval.fusion import ranks, rrf
 from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
@@ -87,10 +90,26 @@ FEATURES = [
     "domain_dialog_gap",
     "used_before",
     "log_candidates",
+    "attribute_match",
+    "attribute_match_gap",
+    "attribute_cos",
+    "attribute_cos_gap",
+    "attribute_used_before",
+    "value_in_context",
+    "value_in_last_turn",
+    "log_turn",
 ]
+AUX_FEATURES = ["aux_cos", "aux_gap", "aux_log_rank", "aux_top_agreement"]
+"""With a second encoder (``aux_encoder``, e.g. ``minilm``): the last user turn's cosine to each candidate under it,
+the gap to the best, its rank, and the candidate's cosine to the mean of that encoder's top 3."""
 MODEL_FILE = "transfer.txt"
 META_FILE = "transfer.json"
 FORMAT = "ragdial-transfer-reranker"
+
+
+def feature_names(aux_encoder: str | None = None) -> list[str]:
+    """The feature columns of a model with (or without) a second encoder."""
+    return FEATURES + AUX_FEATURES if aux_encoder else list(FEATURES)
 
 
 def _question(item) -> str:
@@ -139,12 +158,41 @@ class _KbView:
             self.entity_centroids = _centroids(self.entity_of, vectors)
             self.domain_centroids = _centroids(self.domain_of, vectors)
         self.domain_names = {d: _domain_aliases(d) for d in set(self.domain_of) if d}
+        # triples: the attribute's name (what a question asks for) and the value (what an answer says)
+        self.attribute_of = [_triple_field(i, "attribute") for i in items]
+        self.value_of = [_triple_field(i, "value") for i in items]
+        names = sorted({a for a in self.attribute_of if a})
+        self.attribute_vectors: dict[str, np.ndarray] = {}
+        if self.encoder is not None and names:
+            vectors = np.asarray(encode_cached(self.encoder, names))
+            self.attribute_vectors = dict(zip(names, vectors, strict=True))
 
     def coverage(self, query: set[str], tokens: set[str]) -> float:
         if not query:
             return 0.0
         total = sum(self.idf.get(t, self.max_idf) for t in query)
         return sum(self.idf.get(t, self.max_idf) for t in query & tokens) / total
+
+
+def _triple_field(item, name: str) -> str:
+    value = item.fields.get(name) if item.source == SourceKind.KG_TRIPLE else None
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _substring_share(name: str, text: str) -> float:
+    """The longest run of ``name``'s characters found in ``text``, as a share of ``name`` (case-insensitive):
+    "代表作品" in "他有什么代表作吗" is 0.75, "opening hours" in "what are your opening times" 8/13."""
+    name, text = name.lower(), text.lower()
+    best = 0
+    for start in range(len(name)):
+        size = best + 1
+        while start + size <= len(name) and name[start : start + size] in text:
+            best = size
+            size += 1
+    return best / len(name) if name else 0.0
+
+
+VALUE_SAID_MAX = 40  # characters: longer values (descriptions) are never repeated whole
 
 
 def _centroids(keys: Sequence[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
@@ -206,12 +254,70 @@ def _age(recency: float) -> float:
     return math.log2(1 / recency) if recency > 0 else math.inf
 
 
-def features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
-    """One row per candidate, columns in ``FEATURES`` order."""
+_AUX: weakref.WeakKeyDictionary[KnowledgePool, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def aux_vectors(retriever: KnowledgePool, name: str) -> np.ndarray:
+    """The items' vectors under the encoder ``name`` (computed once per retriever, cached on disk by content)."""
+    from ragdial.text.encoders import encode_cached, get_encoder
+
+    table = _AUX.setdefault(retriever, {})
+    if name not in table:
+        table[name] = np.asarray(encode_cached(get_encoder(name), [i.text or "" for i in retriever.items]))
+    return table[name]
+
+
+def _aux_cosine(
+    retriever: KnowledgePool, context: Sequence[Turn], indices: np.ndarray, name: str
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the items' vectors, their cosine to the last user turn) under the encoder ``name``; None without a turn."""
+    from ragdial.text.encoders import QueryCache, get_encoder
+
+    last_user = next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
+    if len(indices) == 0 or not last_user.strip():
+        return None
+    vectors = aux_vectors(retriever, name)[indices.astype(np.int64)]
+    return vectors, vectors @ QueryCache.shared(get_encoder(name))([last_user])[0]
+
+
+def reranker_input(
+    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, depth: int, aux: str | None = None
+) -> np.ndarray:
+    """The candidates the model scores: the ``depth`` best by the fused score or, with a second encoder, by the
+    reciprocal-rank fusion of the fused score and that encoder's cosine to the last user turn (its aspect matching
+    brings up items the first stage ranks low)."""
+    order_by = scores.fused
+    found = _aux_cosine(retriever, context, scores.indices, aux) if aux else None
+    if found is not None:
+        order_by = rrf([scores.fused, found[1]])
+    return np.argsort(-order_by, kind="stable")[:depth]
+
+
+def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, name: str) -> np.ndarray:
+    """The ``AUX_FEATURES`` columns: the last user turn against the candidates under the second encoder."""
+    out = np.zeros((len(scores.indices), len(AUX_FEATURES)), dtype=np.float32)
+    found = _aux_cosine(retriever, context, scores.indices, name)
+    if found is None:
+        return out
+    vectors, cos = found
+    out[:, 0] = cos
+    out[:, 1] = float(cos.max()) - cos
+    out[:, 2] = np.log(ranks(cos))
+    head = vectors[np.argsort(-cos, kind="stable")[:3]].mean(axis=0)
+    norm = float(np.linalg.norm(head))
+    if norm:
+        out[:, 3] = vectors @ (head / norm)
+    return out
+
+
+def features(
+    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, aux_encoder: str | None = None
+) -> np.ndarray:
+    """One row per candidate, columns in ``feature_names(aux_encoder)`` order."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
-        return out
+        return np.zeros((0, len(feature_names(aux_encoder))), dtype=np.float32)
     view = kb_view(retriever)
     cols = {name: i for i, name in enumerate(FEATURES)}
     idx = scores.indices.astype(np.int64)
@@ -227,6 +333,7 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
     out[:, cols["dense_gap"]] = float(scores.dense.max()) - scores.dense
     out[:, cols["dense_log_rank"]] = np.log(ranks(scores.dense))
     out[:, cols["dense_last_gap"]] = float(scores.dense_last.max()) - scores.dense_last
+    query = None
     if view.encoder is not None and last_user.strip():
         from ragdial.text.encoders import QueryCache
 
@@ -260,6 +367,13 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
     used = {i for t in context for i in t.knowledge_ids}
     used_entities = {retriever.kb.get(i).fields.get("entity") for i in used if i in retriever.kb}
     focus = set(scores.focus)
+    used_attributes = {
+        (retriever.kb.get(i).fields.get("entity"), retriever.kb.get(i).fields.get("attribute"))
+        for i in used
+        if i in retriever.kb
+    }
+    history = [t.text for t in context]
+    last_text = context[-1].text if context else ""
     out[:, cols["log_candidates"]] = math.log(n)
     for row, index in enumerate(idx):
         item = retriever.items[int(index)]
@@ -288,6 +402,22 @@ def features(retriever: KnowledgePool, context: Sequence[Turn], scores: Candidat
         if domain in domain_cos:
             out[row, cols["domain_dialog_gap"]] = best_domain - domain_cos[domain]
         out[row, cols["used_before"]] = item.id in used
+        attribute, value = view.attribute_of[index], view.value_of[index]
+        if attribute:
+            out[row, cols["attribute_match"]] = _substring_share(attribute, last_user)
+            vector = view.attribute_vectors.get(attribute)
+            if vector is not None and query is not None:
+                out[row, cols["attribute_cos"]] = float(vector @ query)
+            out[row, cols["attribute_used_before"]] = (entity, attribute) in used_attributes
+        if value and len(value) <= VALUE_SAID_MAX:
+            out[row, cols["value_in_context"]] = any(value in text for text in history)
+            out[row, cols["value_in_last_turn"]] = value in last_text
+    for name in ("attribute_match", "attribute_cos"):
+        column = out[:, cols[name]]
+        out[:, cols[f"{name}_gap"]] = float(column.max()) - column
+    out[:, cols["log_turn"]] = math.log1p(len(context))
+    if aux_encoder:
+        out = np.concatenate([out, aux_features(retriever, context, scores, aux_encoder)], axis=1)
     return out
 
 
@@ -302,12 +432,13 @@ class TransferReranker:
     relative: float = 0.0
     fallback: float = 0.0
     info: JSONDict = field(default_factory=dict)
+    aux_encoder: str | None = None
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
-        top = np.argsort(-scores.fused, kind="stable")[: self.depth]
+        top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder)
         sub = subset_scores(scores, top)
-        return top, self.booster.predict(features(retriever, context, sub))
+        return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder))
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones (or, below the
@@ -335,7 +466,8 @@ class TransferReranker:
         self.booster.save_model(str(directory / MODEL_FILE))
         meta = {
             "format": FORMAT,
-            "features": FEATURES,
+            "features": feature_names(self.aux_encoder),
+            "aux_encoder": self.aux_encoder,
             "threshold": self.threshold,
             "max_select": self.max_select,
             "depth": self.depth,
@@ -355,11 +487,15 @@ class TransferReranker:
         if not meta_path.exists() or not (directory / MODEL_FILE).exists():
             raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("features") != FEATURES:
+        aux = meta.get("aux_encoder")
+        if aux is not None and not isinstance(aux, str):
+            raise RagdialError(f"{meta_path}: field 'aux_encoder' must be an encoder name or null, got {aux!r}")
+        if meta.get("features") != feature_names(aux):
             raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         keys = ("threshold", "max_select", "depth", "relative", "fallback")
-        return cls(booster, **{k: type(getattr(cls, k))(meta[k]) for k in keys}, info=meta.get("info", {}))
+        values = {k: type(getattr(cls, k))(meta[k]) for k in keys}
+        return cls(booster, **values, info=meta.get("info", {}), aux_encoder=aux)
 
 
 @dataclass
@@ -372,7 +508,7 @@ class _Rows:
     dialogs: list[str]
 
 
-def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int) -> _Rows:
+def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int, aux: str | None = None) -> _Rows:
     xs, ys, groups, cand_ids, golds, dialogs = [], [], [], [], [], []
     for example in examples:
         if not example.needs_knowledge or not example.knowledge_ids:
@@ -380,10 +516,10 @@ def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int) -
         scores = retriever.score(example.context, example.dialog_id)
         if len(scores.indices) == 0:
             continue
-        top = np.argsort(-scores.fused, kind="stable")[:depth]
+        top = reranker_input(retriever, example.context, scores, depth, aux)
         sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
-        xs.append(features(retriever, example.context, sub))
+        xs.append(features(retriever, example.context, sub, aux))
         ys.append(np.array([i in set(example.knowledge_ids) for i in ids], dtype=np.float32))
         groups.append(len(ids))
         cand_ids.append(ids)
@@ -395,7 +531,7 @@ def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int) -
     return _Rows(np.concatenate(xs), np.concatenate(ys), np.array(groups), cand_ids, golds, dialogs)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
+def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int, names: list[str]):
     import lightgbm
 
     params = {
@@ -411,7 +547,7 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
         "num_threads": 1,
         "verbosity": -1,
     }
-    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=FEATURES), num_boost_round=rounds)
+    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=names), num_boost_round=rounds)
 
 
 FALLBACKS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
@@ -448,11 +584,14 @@ def train(
     folds: int = 5,
     relative_cut: bool = True,
     widen: bool = True,
+    aux_encoder: str | None = None,
 ) -> TransferReranker:
     """Fit on ``examples`` (knowledge-seeking with gold). The cut and the fallback are chosen on predictions made
     out of fold (dialogs grouped by their first turn) on the retriever's own candidates; the final model is fit on
-    those plus, with ``widen``, the candidates of an unscoped twin of the retriever."""
-    data = _rows(retriever, examples, depth)
+    those plus, with ``widen``, the candidates of an unscoped twin of the retriever. ``aux_encoder`` (e.g.
+    ``minilm``) adds the ``AUX_FEATURES`` of a second encoder."""
+    columns = feature_names(aux_encoder)
+    data = _rows(retriever, examples, depth, aux_encoder)
     names = sorted(set(data.dialogs))
     random.Random(seed).shuffle(names)
     fold_of = {name: i % folds for i, name in enumerate(names)}
@@ -463,9 +602,9 @@ def train(
     if len(names) >= folds:
         for fold in range(folds):
             held = query_fold[row_query] == fold
-            oof[held] = _fit(data.x[~held], data.y[~held], seed, rounds).predict(data.x[held])
+            oof[held] = _fit(data.x[~held], data.y[~held], seed, rounds, columns).predict(data.x[held])
     else:
-        oof[:] = _fit(data.x, data.y, seed, rounds).predict(data.x)
+        oof[:] = _fit(data.x, data.y, seed, rounds, columns).predict(data.x)
     probs = [oof[bounds[q] : bounds[q + 1]] for q in range(len(data.groups))]
     labels = [data.y[bounds[q] : bounds[q + 1]] for q in range(len(data.groups))]
     fallback = best_fallback(probs, labels)
@@ -477,9 +616,9 @@ def train(
 
         config = replace(retriever.config, entity_scope=False)
         twin = HybridRetriever(retriever.kb, config, lexical=retriever.lexical, vectors=retriever.vectors)
-        wide = _rows(twin, examples, depth)
+        wide = _rows(twin, examples, depth, aux_encoder)
         x, y = np.concatenate([x, wide.x]), np.concatenate([y, wide.y])
-    booster = _fit(x, y, seed, rounds)
+    booster = _fit(x, y, seed, rounds, columns)
     info: JSONDict = {
         "queries": len(data.groups),
         "rows": len(y),
@@ -487,4 +626,4 @@ def train(
         "rounds": rounds,
         "widen": widen,
     }
-    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info)
+    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info, aux_encoder)

@@ -18,8 +18,9 @@ When it differs and the model is sure enough (it holds some act at 0.5 or more, 
 the acts it drops by ``margin``; a ``confirm`` the rules did not hear needs 0.8 and a turn that is no question,
 since a yes books), the acts are rebuilt: acts both agree on keep their rule slots and order; an act only the
 model found gets its slots from the rule layer's slot finders for that act (none for confirm, deny,
-out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancellations are the rules' alone (the
-banks have none), and so is a choice of another offer during a read-back (第二个). Whatever was combined then
+out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancelling or changing a booking and
+taking a constraint back (不限预算) are the rules' alone (the banks have none), and so is a choice of another offer
+during a read-back (第二个). Whatever was combined then
 passes ``acts.no_yes_in_questions``: a question is never a yes. Everything is deterministic. Training
 (``reader_for``) takes about 7 s on a quiet machine, most of it the rules reading the training lines; it happens
 once per process, bank and code version, and the fitted model is kept in the cache folder for the next process.
@@ -50,7 +51,8 @@ from ragdial.understanding.linear import LinearHead
 BANK_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 TRAIN_BANKS = (BANK_DIR / "task_utterances_train.jsonl", BANK_DIR / "task_utterances.jsonl")
 TRAIN_SPLITS = ("train", "dev")  # the locked test half is never read
-LABELS = tuple(a for a in A.ACTS if a != "cancel_booking")  # the banks have no cancellations: rules only
+RULES_ONLY = ("cancel_booking", "change_booking")  # the banks have no cancellations or changes: the rules decide
+LABELS = tuple(a for a in A.ACTS if a not in RULES_ONLY)
 YES_NO = ("confirm_booking", "offer_alternative", "anything_else", "confirm_cancel")
 SLOT_QUESTIONS = ("dep_city", "arr_city", "city", "date", "domain", "max_price", "guests", "rooms", "change")
 FLOOR = 0.3  # below 0.5 for every act, the likeliest act counts only from this probability on
@@ -68,6 +70,7 @@ ORDER = (
     "request",
     "ask_about_booking",
     "cancel_booking",
+    "change_booking",
     "thanks",
 )
 
@@ -113,7 +116,9 @@ def context_tokens(text: str, ctx: A.Context, rule_names: Sequence[str] | None) 
         names = list(rule_names)
         tokens.append("rules=" + "+".join(names))
         if names == ["out_of_scope"]:  # said with an out-of-scope cue word, or nothing else was understood
-            cue = bool(A.OOS.search(stripped))
+            cue = bool(
+                A.OOS.search(stripped) or A.ASIDE_FORM.search(stripped.lower()) or A.ASIDE.search(stripped.lower())
+            )
             tokens += [f"rule_oos_cue={cue}", f"group={group}&rule_oos_cue={cue}"]
         for name in dict.fromkeys(names):
             tokens += [f"rule={name}", f"group={group}&rule={name}"]
@@ -230,7 +235,7 @@ class ActModel:
 
     def probabilities(self, items: Sequence[tuple[str, A.Context, Sequence[str] | None]]) -> list[dict[str, float]]:
         probs = self.head.probabilities(self._matrix(items))
-        return [dict(zip(self.head.classes, map(float, row), strict=True)) for row in probs]
+        return [dict(zip(map(str, self.head.classes), map(float, row), strict=True)) for row in probs]
 
 
 def _entity_names(gaz: Gazetteer) -> list[tuple[list[str], str]]:
@@ -266,8 +271,10 @@ def combine(
     """The acts of a turn ``text`` from the rules' reading and the model's probabilities (see the module
     docstring). ``fill(act)`` gives the slots of an act only the model found."""
     rule_names = [a.act for a in rule_acts]
-    if "cancel_booking" in rule_names:  # the banks teach nothing about cancelling: the rules decide
+    if set(RULES_ONLY) & set(rule_names):  # the banks teach nothing about cancelling or changing: the rules decide
         return rule_acts
+    if any(v is None for a in rule_acts for v in a.slots.values()):
+        return rule_acts  # 不限预算 (a constraint taken back): the banks have none either
     wanted = {a for a, p in probs.items() if p >= 0.5}
     likeliest = max(probs, key=probs.__getitem__)
     if not wanted and probs[likeliest] >= FLOOR:

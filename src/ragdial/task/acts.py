@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ ACTS = (
     "modify",
     "ask_about_booking",
     "cancel_booking",
+    "change_booking",
     "out_of_scope",
     "greeting",
     "thanks",
@@ -128,6 +130,9 @@ CLASS_EN = {
     "soft sleeper": "软卧",
 }
 SLEEPERS = ["硬卧", "软卧"]
+NEGATED_CLASS = re.compile(
+    r"(不要|不是|别|不想要|不想坐|不想|不坐|不用|除了)\s*(经济舱|商务舱|头等舱|公务舱|二等座|一等座|商务座|硬座|硬卧|软卧|卧铺)"
+)
 BERTH_WORDS = {"上铺": "上铺", "中铺": "中铺", "下铺": "下铺"}
 KIND_WORDS = {
     "高铁": ["G"],
@@ -149,12 +154,13 @@ CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "�
 DOMAIN_CUES = {
     "flight": ("机票", "航班", "飞机", "坐飞机", "班机", "飞", "flight", "plane", "fly"),
     "train": ("火车", "高铁", "动车", "车票", "车次", "卧铺票", "坐车", "的车", "train", "列车"),
-    "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "房间", "订房", "hotel", "room", "住宿"),
+    "hotel": ("酒店", "宾馆", "旅馆", "住的地方", "住处", "房间", "订房", "hotel", "room", "住宿"),
 }
 DOMAIN_SOUNDS = {"flight": ["机票", "航班"], "train": ["火车", "高铁", "动车"], "hotel": ["酒店", "宾馆"]}
 GREETING = re.compile(
     r"^(您好|你好|hello|hi|hey|哈喽|哈罗|嗨喽|嗨|喂|在吗|在不在|有人吗|早上好|上午好|中午好|下午好|晚上好|早安|午安|哈啰|"
-    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
+    r"小助手|助手|客服|机器人|there|good morning|good afternoon|good evening|早啊|早|"
+    r"啊|呀|哦|呢|哈|!|！|~|,|，|\?|？)+$",
     re.I,
 )
 THANKS = re.compile(
@@ -164,7 +170,8 @@ ASK_BOOKING = re.compile(
     r"(订上(?!海)|订好|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
     r"我订的|刚订的|刚才订的|之前订的|刚刚订|上午订的|下午订的|昨天订的|刚才那张|刚才那个|还在吗|还在吧|"
     r"订到了|订到没|买到了|买好了|买到没|订好没|预订成功|下单成功|订单号|预订号|确认号|单号|我的票|我的机票|我的火车票|"
-    r"我的酒店|我订了|都订了|订了几|booking|reservation|my order|my tickets?|confirmation number|booked)",
+    r"我的酒店|我订了|都订了|订了几|刚才那单|那单|成了没|booking|reservation|my order|order number|my tickets?|"
+    r"confirmation number|booked)",
     re.I,
 )
 OOS = re.compile(
@@ -172,7 +179,7 @@ OOS = re.compile(
     r"几号来着|今天几号|几月几号|周几|星期几|礼拜几|几点了|农历|阴历|限行|尾号|"
     r"股票|股市|大盘|指数|比特币|基金|涨了|跌了|涨停|跌停|"
     r"好吃|火锅|美食|小吃|好玩|景点|园林|好看|海拔|四季|去过|哪年|开通的|历史|"
-    r"去年|前年|昨天|前天|上周|上个月|小时候|以前|"
+    r"去年|前年|昨天|前天|上周|上个月|小时候|(?<![点午上晚早凌傍时钟])以前|"
     r"电影|唱歌|唱首|的歌|听歌|音乐|笑话|故事|外卖|写首诗|写诗|你叫什么|名字|你是谁|机器人|你好笨|笨|傻|"
     r"会说英语|英语吗|话费|流量|充值|余额|套餐|宽带|比赛|湖人|赢了|输了|新闻|彩票|"
     r"体育|球赛|足球|篮球|nba|世界杯|电视剧|综艺|明星|星座|翻译|作业|菜谱|做饭|怎么做|减肥|感冒|医院|淘宝|快递|打车|滴滴|"
@@ -185,8 +192,8 @@ OOS = re.compile(
 SERVICE_TOPICS = re.compile(r"(话费|流量|套餐|宽带|充值|余额|漫游|携号|营业厅|手机号|号码|信号|账单|积分|5G|4G)")
 REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (
-        r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|when does it (arrive|land)|"
-        r"what time does it (arrive|land)|arrival time",
+        r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|到站.{0,2}几点|"
+        r"when does it (arrive|land)|what time does it (arrive|land)|arrival time",
         "arr_time",
     ),
     (
@@ -209,23 +216,43 @@ REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (r"什么铺|哪个铺|上铺还是下铺|which berth", "berth"),
     (r"多少钱|多少|票价|价格|价钱|几块|how much|price|what does it cost", "price"),
 )
-CONFIRM = re.compile(
+CONFIRM_WORDS = re.compile(
     r"^(确定|确认|确认预订|确定预订|好的|好哒|好啊|好嘞|好吧|好|嗯嗯|嗯|对的|对对对|对对|对|没错|是的|是|可以可以|可以|行行行|行|"
     r"没问题|没毛病|就这个|就它了|就它|就这样|那就这样吧|那就这样|就这么定了|就这么办|订吧|订|就按这个订|按这个订|帮我订|ok的|ok|"
     r"okay|yes|yep|yup|yeah|sure|alright|book it|go ahead|do it|confirm|妥|成|中|好滴|好呀|嗯呢|恩|嗯好|嗯对|"
-    r"对头|是的是的|"
-    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|"
+    r"对头|是的是的|麻烦订一下|麻烦订|订一下|帮我订一下|请帮我确认|帮我确认|请确认|就定这个|定这个|就这么着|这么着|直接订|直接下单|"
+    r"直接|下单吧|嗯哼|阔以|安排|安排吧|走起|"
+    r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|就订它|订它|就要它|"
+    r"就这么订|这么订|可|"
     r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
 )
-CONFIRM_START = re.compile(r"^(确定|确认|好的|好|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
-DENY = re.compile(
+FILLER_ONLY = re.compile(r"[吧了啊呀哒的呢哦嘛~,，。!！\s]*", re.I)
+
+
+class _Cue:
+    """A yes/no word list that matches a whole clause, but never a clause of fillers alone (啊？ / 了)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return None if FILLER_ONLY.fullmatch(text) else self.pattern.fullmatch(text)
+
+
+CONFIRM = _Cue(CONFIRM_WORDS)
+# 好困 / 好累 / 好冷: an exclamation, not 好 (a yes books)
+EXCLAIMED = r"(?!困|累|冷|热|烦|饿|忙|难|惨|远|麻烦|无聊|郁闷|开心|爽|晕|痛|疼|吵|挤|堵|贵|久|慢)"
+CONFIRM_START = re.compile(rf"^(确定|确认|好的|好{EXCLAIMED}|嗯|对|没问题|就这个|行|可以|ok|yes|sure|订吧)", re.I)
+DENY_WORDS = re.compile(
     r"^(不要了|不要|先不订|不订了|不订|不对|不行|这个不行|那不行|不不不|不不|不了|不用了|不用|取消吧|取消|算了|"
     r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
-    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|"
+    r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|还是算了|"
+    r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|我再考虑一下|再考虑一下|考虑一下|我考虑考虑|考虑考虑|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
+DENY = _Cue(DENY_WORDS)
 DENY_START = re.compile(
     r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
     r"no\b|nope|nah|cancel)",
@@ -239,6 +266,47 @@ ASKS = re.compile(
     r"really)\b|you sure)",
     re.I,
 )
+# taking a constraint back: 不限预算 / 预算不要了 / 多少钱都行 / 别的时间也行 / 时间放宽 / 全天的 / 几星都行
+DROP_CUE = re.compile(
+    r"(不限|不管|都行|都可以|都没关系|无所谓|随便|不要了|不用了|不要求|不讲究|放宽|去掉|不用管|全天|任何时间|什么时候都|"
+    r"多少钱都|贵点也|贵一点也|别的时间也|其他时间也|哪天都|几点都|几星都|哪个区都|哪家都|什么舱都|什么座都|"
+    r"any time|any price|no limit)",
+    re.I,
+)
+DROP_FAMILIES = (
+    (r"(预算|价格|价钱|价位|限价|多少钱|钱|贵|price|budget)", ("max_price", "min_price")),
+    (r"(时间|时段|几点|全天|早晚|什么时候|早上|上午|中午|下午|晚上|time)", ("period", "time_from", "time_to")),
+    (r"(星级|几星|星|档次)", ("stars", "min_stars")),
+    (r"(哪个区|区域|地段|位置|区)", ("district",)),
+    (r"(航空公司|航司|哪家航空)", ("airline",)),
+    (r"(舱位|座位|座次|等级|什么舱|什么座|舱)", ("seat_class", "berth")),
+    (r"(铺位|上下铺|铺)", ("berth",)),
+    (r"(车型|什么车|高铁动车|G字头|D字头)", ("train_kinds",)),
+    (r"(品牌|牌子|哪家酒店|哪家)", ("brand",)),
+)
+
+
+def _drops(
+    text: str, whole: str, ctx: Context, said: dict[str, Any], said_whole: Callable[[], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Constraints the user takes back (slot -> None) among those the task under way has: named by the clause's
+    own slot word, or the utterance's when the clause has none (预算，不限了); a family the clause gives a value
+    for is kept (五星级多少钱都行 keeps the stars). {} when the words take back something not set; None when
+    there is no such word."""
+    if not ctx.domain or not DROP_CUE.search(text):
+        return None
+    for source in (text, whole):
+        if source is whole:
+            said = said_whole()
+        families = [f for pattern, f in DROP_FAMILIES if re.search(pattern, source, re.I) and not set(f) & set(said)]
+        if families:
+            return {k: None for f in families for k in f if ctx.state.get(k) not in (None, "", [])}
+    return None
+
+
+# asking for another option (有没有更便宜的 / 还有别的吗 / 能不能换): after a yes, the yes is withdrawn
+OTHER_OPTION = re.compile(r"(有没有|还有没有|有别的|还有别的|能不能|能否|可不可以|可以.{0,6}吗|行不行|要不要)")
+RESERVATION = re.compile(r"^\s*(不过|但是|可是|只是|就是说|but\b|however)")
 # 第二个 / 换第三趟 / the second one: an ordinal picking one of the offers listed before the read-back
 ORDINAL = re.compile(
     rf"第\s*({NUM})\s*(?:个|趟|班|家|张)|^(?:换|就|要|订|选)?\s*第\s*({NUM})\s*(?:吧|的)?$|"
@@ -248,13 +316,20 @@ ORDINAL = re.compile(
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
 CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
 BOOKED_MARK = re.compile(
-    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
     r"booking|reservation|order|ticket|hotel|flight|train)",
     re.I,
 )
+# changing a booking already made (改签): 改签/改期, or a change verb with a word for something booked
+REBOOK = re.compile(r"(改签|改期|\brebook|change my (booking|ticket|flight|train))", re.I)
+REBOOK_VERB = re.compile(r"(改|换|调)")
+BOOKED_THING = re.compile(
+    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|刚才那张|刚才那个|那张票|那张机票|那张火车票|那张车票|我的票|"
+    r"我的机票|我的火车票|我的车票|买的票|订的票|订的机票|订的火车票|订的酒店|订的房间|订的那)"
+)
 # during a read-back, only a word for something already booked makes 取消 a cancellation (取消预订 = do not book)
 MADE_MARK = re.compile(
-    r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|上一个|第一个订|退票|退订|退掉|退了|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|上一个|第一个订|退票|退订|退掉|退了|"
     r"my booking|reservation)",
     re.I,
 )
@@ -267,7 +342,7 @@ RELATIVE = (
 )
 RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
-    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先)+"
+    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
 )
 CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
 CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
@@ -318,6 +393,7 @@ def _is_english(text: str) -> bool:
 def _normalise(text: str, gaz: Gazetteer) -> str:
     """Typing slips and mixed-language words in a Chinese utterance, put into the words the parser knows."""
     text = text.strip()
+    text = text.replace("俩", "两个").replace("仨", "三个")  # colloquial numbers: 俩人 = 两个人
     text = re.sub(r"([上中下卧])辅", r"\1铺", text)
     text = text.replace("仓", "舱") if re.search(r"(经济|商务|头等|公务)仓", text) else text
     for nick, city in CITY_NICKNAMES.items():
@@ -338,6 +414,7 @@ def _normalise(text: str, gaz: Gazetteer) -> str:
 def _clauses(text: str) -> list[tuple[str, bool]]:
     """(clause, is a question) pieces of an utterance, in order."""
     english = _is_english(text)
+    text = re.sub(r"(?i)\b(between\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\s+and\s+", r"\1 to ", text)  # one window
     marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip(), text)
     if english:
         parts = re.split(r"([,.;!?|]+)", marked)
@@ -420,6 +497,8 @@ def _class_value(found: list[str], text: str, domain: str | None) -> Any:
             values += SLEEPERS if f == "卧铺" else [f]
         return sorted(set(values), key=values.index)
     value = found[0]
+    if value == "卧铺" and any(f in SLEEPERS for f in found):  # 卧铺，软卧下铺: the sleeper named
+        value = next(f for f in found if f in SLEEPERS)
     if value == "卧铺":
         return list(SLEEPERS)
     if value == "business":
@@ -458,26 +537,72 @@ def _clock(hour: int, minute: int, period: str | None) -> str:
     return f"{min(hour, 23):02d}:{minute:02d}"
 
 
+CLOCK = rf"({NUM})\s*[点:：时]\s*(半|一刻|三刻|({NUM})\s*分?)?"
+PERIOD_SAID = r"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早|早晨|清早)"
+# a window between two clock times: 下午2点到5点之间 / 10点至12点 / 两点到四点
+CLOCK_RANGE = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:到|至|-|~|～|—)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:之间|以内|中间)?"
+)
+# a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
+PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
+NOON = {"中午": "12:00"}  # 中午前 / 中午以后: before or after noon itself, not the lunch window
+
+
+def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period: str | None) -> str:
+    hour = cn_number(hour_word) or 0
+    minute = {"半": 30, "一刻": 15, "三刻": 45}.get(extra or "")
+    if minute is None:
+        minute = (cn_number(minute_word) or 0) if minute_word else 0
+    return _clock(hour, minute, PERIOD_WORDS.get(period or "", period))
+
+
 def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
-    """(time_from, time_to) of '3点以后' / '10点前' / 'after 6pm' phrases."""
+    """(time_from, time_to) of a departure window said as clock times or a bound: 3点以后 / 10点前 /
+    下午2点到5点之间 / 中午前 / 晚上8点以后 / 十点左右 (an hour either side) / after 6pm / between 2 and 5 pm."""
     if english:
-        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", text.lower())
-        if not m:
-            return None, None
-        clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
-        return (clock, None) if m.group(1) == "after" else (None, clock)
+        lower = text.lower()
+        m = re.search(
+            r"\bbetween\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?\s+(?:and|to)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower
+        )
+        if m:
+            pm = "下午" if "pm" in (m.group(3), m.group(6)) else None
+            first = _clock(int(m.group(1)), int(m.group(2) or 0), pm if m.group(3) != "am" else None)
+            return first, _clock(int(m.group(4)), int(m.group(5) or 0), pm if m.group(6) != "am" else None)
+        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower)
+        if m:
+            clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
+            return (clock, None) if m.group(1) == "after" else (None, clock)
+        m = re.search(r"\bbefore\s+noon\b", lower)
+        return (None, "12:00") if m else (None, None)
+    m = CLOCK_RANGE.search(text)
+    if m:
+        first_period = m.group(1)
+        second_period = m.group(5) or first_period
+        start = _clock_of(m.group(2), m.group(3), m.group(4), first_period)
+        end = _clock_of(m.group(6), m.group(7), m.group(8), second_period)
+        if end <= start and not m.group(5) and first_period is None:
+            end = _clock_of(m.group(6), m.group(7), m.group(8), "下午")  # 10点到2点: the end is after noon
+        if end > start:
+            return start, end
     m = re.search(
-        rf"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早)?\s*({NUM})\s*[点:：]\s*(半|({NUM})分?)?\s*(?:钟)?\s*"
-        r"(以后|之后|后|以前|之前|前|以内)",
+        rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(以后|之后|后|以前|之前|前|以内|左右|上下)",
         text,
     )
-    if not m:
-        return None, None
-    hour = cn_number(m.group(2)) or 0
-    minute = 30 if m.group(3) == "半" else (cn_number(m.group(4)) or 0 if m.group(4) else 0)
-    said = PERIOD_WORDS.get(m.group(1) or "")
-    clock = _clock(hour, minute, said)
-    return (clock, None) if "后" in m.group(5) else (None, clock)
+    if m:
+        clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+        if m.group(5) in ("左右", "上下"):  # 十点左右: an hour either side
+            hour, minute = map(int, clock.split(":"))
+            return f"{max(hour - 1, 0):02d}:{minute:02d}", f"{min(hour + 1, 23):02d}:{minute:02d}"
+        return (clock, None) if "后" in m.group(5) else (None, clock)
+    m = PERIOD_BOUND.search(text)
+    if m:
+        period = PERIOD_WORDS.get(m.group(1), m.group(1))
+        if period in WINDOWS:
+            start, end = WINDOWS[period]
+            if "前" in m.group(2):
+                return None, NOON.get(period, start)
+            return NOON.get(period, start), None
+    return None, None
 
 
 def _period_of(text: str, english: bool) -> str | None:
@@ -501,7 +626,8 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
         return int(m.group(1)) if m else None
     for source in (text, canonical(text)):
         m = re.search(
-            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)\s*({NUM})\s*(?:元|块)?"
+            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)"
+            rf"(?:提到|提高到|加到|放宽到|降到|调到|改成|改到|是|大概)?\s*({NUM})\s*(?:元|块)?"
             rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内|左右)",
             source,
         )
@@ -510,7 +636,7 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
             if value and 30 <= value <= 100_000:
                 return value
     if open_question == "max_price":
-        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*", text)
+        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*(?:吧|左右|的|呢|啊)?\s*", text)
         if m:
             return cn_number(m.group(1))
     return None
@@ -564,7 +690,11 @@ def _passengers(text: str, english: bool) -> int | None:
         return 3
     if re.search(r"一家四口", text):
         return 4
-    n = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"({NUM})\s*张")
+    n = (
+        _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
+        or _count(text, rf"({NUM})\s*张")
+        or _count(text, rf"(?:一共|总共|共)\s*({NUM})\s*(?:个|位)?$")
+    )
     return n if n and n > 1 else None
 
 
@@ -706,12 +836,20 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
     if not any(a.act == "confirm" for a in acts):
         return acts
     clauses = _clauses(text.strip())
-    if not any(_asks(c, q) for c, q in clauses):
+    asking = [i for i, (c, q) in enumerate(clauses) if _asks(c, q) or OTHER_OPTION.search(c)]
+    yes = [
+        i
+        for i, (clause, marked) in enumerate(clauses)
+        if (body := FILLER.sub("", clause).strip())
+        and not _asks(clause, marked)
+        and (CONFIRM.fullmatch(body) or CONFIRM_START.match(body))
+    ]
+    reservation = bool(yes) and bool(RESERVATION.search(" ".join(c for c, _q in clauses[yes[0] + 1 :])))
+    if not asking and not reservation:
         return acts
-    for clause, marked in clauses:
-        body = FILLER.sub("", clause).strip()
-        if body and not _asks(clause, marked) and (CONFIRM.fullmatch(body) or CONFIRM_START.match(body)):
-            return acts
+    if yes and not reservation and (not asking or max(asking) < max(yes)):
+        return acts  # 几点到？好，订吧: the yes comes after the question
+    # 好吧，不过有没有再便宜点的？ / 可以，不过这班是哪家航空的？: a yes followed by a question or a "but" is no yes
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
 
@@ -742,7 +880,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
     pending_ref: dict[str, Any] = {}
     for i, clause in enumerate(clauses):
         kind, slots = _classify(
-            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said)
+            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
         if kind == "reference":
             pending_ref = slots
@@ -750,6 +888,14 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
             slots = {**slots, **pending_ref}
         if kind is None:
+            if (
+                i == 0
+                and len(clauses) > 1
+                and not english
+                and ctx.open_question not in ("confirm_booking", "offer_alternative", "confirm_cancel")
+                and _says_else(FILLER.sub("", clause.text), gaz)
+            ):
+                acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
             continue
         if kind in ("confirm", "select"):
             confirmed = True
@@ -764,7 +910,8 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
-    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", text):
+    said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
@@ -797,6 +944,8 @@ def slots_for(
             return _booking_domain(body)
         if act == "cancel_booking":
             return _cancel_slots(body, context) or {}
+        if act == "change_booking":
+            return _change_slots(body, context, gaz, today, english) or {}
         if act == "request":
             return _request_slots(body, context, gaz, english) or {}
         if act == "select":
@@ -822,11 +971,12 @@ def _classify(
     confirmed: bool,
     first: bool,
     extra: tuple[list[str], str | None, bool] = ([], None, False),
+    whole: str = "",
 ) -> tuple[str | None, dict[str, Any]]:
     text = FILLER.sub("", clause.text).strip() or clause.text
     lower = text.lower()
     greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
-        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰)", lower
+        r"(好|hello|hi|hey|哈喽|哈罗|嗨|喂|在|有人|早安|午安|哈啰|早)", lower
     )
     if greeted or re.fullmatch(r"(hello|hi|hey|good (morning|afternoon|evening))( there)?[!.~]*", lower):
         return "greeting", {}
@@ -837,6 +987,7 @@ def _classify(
         and len(
             re.sub(
                 r"(谢谢|谢啦|谢了|感谢|多谢|辛苦了?|麻烦你了|麻烦了|拜拜|再见|回头见|好嘞|好的|好|嗯|ok|thanks?|thx|ty|you|bye|"
+                r"a lot|so much|very much|"
                 r"3q|886|88|非常|太|真是|真|你|您|啦|啊|呀|哈|哦|了|的|啦|小助手|没事了|就这样|!|！|~|，|,|。|\s)",
                 "",
                 lower,
@@ -848,6 +999,9 @@ def _classify(
     cancel = _cancel_slots(text, ctx)
     if cancel is not None:
         return "cancel_booking", cancel
+    change = _change_slots(text, ctx, gaz, today, english)
+    if change is not None:
+        return "change_booking", change
     if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
         return "ask_about_booking", _booking_domain(text)
     if OOS.search(text) and not _travel_request(text):
@@ -856,12 +1010,24 @@ def _classify(
         return "out_of_scope", {}
     relative = _relative(text, ctx, clause.question)
     if relative is not None:
-        return relative
+        kind, found = relative
+        if kind == "modify":  # 那晚上的有没有更便宜的: the window said comes with the bound
+            said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+            found = {**{k: v for k, v in said.items() if k not in found and k != "max_price"}, **found}
+        return kind, found
+    said = _constraints(text, ctx, gaz, today, english, hotelish, *extra) if DROP_CUE.search(text) else {}
+    drops = _drops(
+        text, whole or text, ctx, said, lambda: _constraints(whole or text, ctx, gaz, today, english, hotelish, *extra)
+    )
+    if drops is not None:  # 不限预算 / 别的时间也行 / 五星级多少钱都行: taken back, the others said are kept
+        return ("modify" if drops else "inform"), {**drops, **said}
     request = _request_slots(text, ctx, gaz, english)
     if request is not None:
         return "request", request
     oq = ctx.open_question
-    deny = DENY.fullmatch(text) or (DENY_START.match(text) and not _has_constraints(text, gaz, english))
+    deny = DENY.fullmatch(text) or (
+        DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
+    )
     if deny and oq == "choose_cancel":
         return "deny", {}
     if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
@@ -881,6 +1047,8 @@ def _classify(
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
             ref = {}  # naming a district or class again while an alternative is offered restates the request
+        if ref and re.search(r"(不要|不是|别要|不想要)", text) and not ORDINAL.search(text):
+            return None, {}  # 滨江那个不要: what is not wanted is no choice
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref
     if (oq in ("confirm_booking", "offer_alternative") or (confirmed is False and oq == "choose_offer")) and (
@@ -893,11 +1061,15 @@ def _classify(
                 return "confirm", {}
             return None, {}
         return "confirm", {}
+    if oq == "choose_offer" and confirmed and CONFIRM.fullmatch(text) and not re.fullmatch(r"[嗯恩哦啊额呃]+", text):
+        return "confirm", {}  # 第一个，没问题，下单 / 就浦东那个，行: a yes after the choice
     if oq == "choose_offer" and re.search(r"(订吧|确定|确认|book it)", text) and CONFIRM.fullmatch(text) and not asking:
         return "confirm", {}
     if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+    if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
+        return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots
     if oq in ("confirm_booking", "offer_alternative") and CONFIRM_START.match(text) and not asking:
@@ -912,14 +1084,16 @@ def _classify(
     # no cue word known: a short clause with no slots read by its polarity where a yes/no is expected
     if oq in ("confirm_booking", "offer_alternative", "anything_else") and len(text) <= 8 and not clause.question:
         numbers = re.search(r"[0-9零一二两三四五六七八九十间张晚号点]", text)
-        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower):
+        if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower) and not (
+            NEGATED_CLASS.search(text)
+        ):
             return "deny", {}
         if (
             oq != "anything_else"
             and len(text) <= 4
             and not numbers
             and not asking
-            and re.match(r"(好|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+            and re.match(rf"(好{EXCLAIMED}|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
         ):
             return "confirm", {}
     return None, {}
@@ -944,6 +1118,49 @@ def _cancel_slots(text: str, ctx: Context) -> dict[str, Any] | None:
     if ctx.open_question in ("confirm_booking", "offer_alternative", "choose_offer"):
         return slots if (MADE_MARK.search(text) or order is not None) else None
     return slots if (BOOKED_MARK.search(text) or order is not None) else None
+
+
+def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, english: bool) -> dict[str, Any] | None:
+    """Slots of a request to change (改签) a booking made in this session: which one (``domain``, ``order_no``)
+    and the new values said with it (date, departure window, class, berth, nights, rooms), or None."""
+    live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+    if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
+        return None
+    said = bool(REBOOK.search(text)) or bool(REBOOK_VERB.search(text) and BOOKED_THING.search(text))
+    if not said and ctx.open_question in ("anything_else", None) and not _domain_named(text, english):
+        # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 changes it
+        said = bool(re.search(r"(改|换|调)\s*(到|成|为)", text)) and bool(
+            _dates(text, today, english, {}) or _time_bounds(text, english) != (None, None) or _period_of(text, english)
+        )
+    if not said or re.search(r"(不改|别改|不用改|不要改)", text):
+        return None
+    numbers = re.findall(r"\d+", text)
+    order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+    slots: dict[str, Any] = dict(_booking_domain(text))
+    if order is not None:
+        slots["order_no"] = order
+        text = text.replace(str(order), " ")
+    domain = slots.get("domain") or next(
+        (b["domain"] for b in reversed(live) if order is None or b["order_no"] == order), None
+    )
+    m = re.search(r"(改|换|调)\s*(到|成|为)", text)
+    if m and _dates(text[m.end() :], today, english, {}):  # 我8号去不了了，能改到9号吗: the date after the verb
+        text = text[m.end() :]
+    slots.update(_dates(text, today, english, {}))
+    time_from, time_to = _time_bounds(text, english)
+    if time_from or time_to:
+        slots.update({k: v for k, v in (("time_from", time_from), ("time_to", time_to)) if v})
+    elif domain != "hotel" and _period_of(text, english):
+        slots["period"] = _period_of(text, english)
+    value = _class_value(_classes_of(text, english), text, domain)
+    if value is not None:
+        slots["seat_class"] = value
+    berth = _berths_of(text, english)
+    if berth:
+        slots["berth"] = berth
+    if domain == "hotel":
+        slots.update({k: v for k, v in _hotel_numbers(text, english).items() if k in ("nights", "rooms")})
+    return slots
 
 
 def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, Any]] | None:
@@ -989,16 +1206,102 @@ def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
     is a new constraint (换软卧), not a choice."""
     if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
         return True
-    if re.search(r"(换|改|还是|没有就|太贵|太慢)", text):
-        return False
+    if re.search(r"(换|改|还是|没有就|太贵|太慢|有没有|有吗|还有|有.{0,6}吗|[从到飞去](?=[\u4e00-\u9fff]{2}))", text):
+        return False  # 换软卧 / 成都飞上海的经济舱有没有: a request said again or changed, not a choice
     for key, value in ref.items():
         if not any(offer.get(key) == value for offer in ctx.offers):
             return key in ("airline", "district", "brand")
-    return True
+    # 高铁二等座 when every listed train is 二等座: the request said again, not a choice
+    return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
 
 
 def _travel_request(text: str) -> bool:
     return bool(re.search(r"(帮我(订|查|看|找)|我要订|我想订|订票|订张|买张|机票|火车票|车票|航班|酒店)", text))
+
+
+# words a travel request is made of (besides names, dates, times, numbers, classes): what is left of a clause
+# after removing them is the rest of what it talks about; a clause that says something else is an aside
+TRAVEL_WORDS = re.compile(
+    r"(帮我|给我|麻烦|请|我们|我|咱们|想要|想|要|需要|打算|准备|得|订|预订|预定|买|查|找|看看|看下|看一下|搜|安排|"
+    r"出发|出行|走|回来|回去|回|返回|去|到|飞往|飞|抵达|从|经|坐|乘|搭|住宿|入住|退房|住|待|晚上|晚|间|房|床|"
+    r"大床|双床|标间|单间|张|票|机票|火车|高铁|动车|车票|车次|航班|班机|飞机|酒店|宾馆|旅馆|座|铺|舱|等|位|人|个|"
+    r"出差|旅游|旅行|玩|探亲|回家|过去|过来|那边|这边|附近|周边|市区|区|一下|一点|一些|些|点|分|半|钟|左右|以后|之后|"
+    r"以前|之前|前|后|以内|之内|内|以上|以下|以下|之间|到|至|最好|最|便宜|实惠|贵|早|快|好|舒服|靠窗|靠过道|"
+    r"直飞|直达|中转|经停|往返|单程|返程|回程|多少|几|什么|哪|有没有|有|没有|还有|能|可以|行|就|也|还|再|都|改|换|成|"
+    r"变|调|提前|推迟|延后|是|在|的|了|吧|呢|啊|呀|吗|嘛|哦|哈|嗯|额|呃|那|这|个|一|两|和|跟|或者|或|还是|不|别|"
+    r"元|块|钱|预算|价格|价位|以内|不超过|超过|不高于|低于|控制|放宽|提高|降到|降低|加到|涨到|大概|差不多|尽量|随便|都行|均可|可|"
+    r"日期|时间|时候|开始|结束|上车|下车|落地|降落|起飞|发车|到达|站|机场|航空|公司|星级|星|级|档次|总共|一共|加|减|"
+    r"车|趟|班|家|那家|这家|同一|一样|算了|不用|不要|只要|行程|计划|全部|都要|谁|对|错|说|改为|太少|太多|少|多|"
+    r"太贵|太慢|太早|太晚|太远|太差|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
+)
+# travel words of two or more characters, also matched by sound when the residue of a clause is computed
+# (该道7号 heard for 改到7号 says nothing else)
+TRAVEL_PHRASES = [
+    "改到", "改成", "换到", "换成", "改为", "帮我", "看看", "看下", "那个", "这个", "那班", "这班", "那趟", "这趟",
+    "那家", "这家", "出发", "回来", "酒店", "宾馆", "机票", "车票", "火车", "高铁", "动车", "航班", "飞机", "订票",
+    "预订", "住宿", "入住", "退房", "今天", "明天", "后天", "周末", "晚上", "上午", "下午", "早上", "中午", "以内",
+    "以后", "以前", "左右", "就行", "可以", "要求", "预算",
+]  # fmt: skip
+DATE_WORDS = re.compile(
+    rf"(大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
+    rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
+    r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
+)
+# slots an aside may name in passing; a clause naming a class, berth, stars, district … talks about travel
+INCIDENTAL = {
+    "date", "period", "time_from", "time_to", "dep_city", "arr_city", "city", "dep_place", "arr_place",
+    "max_price", "passengers", "guests", "check_out",
+}  # fmt: skip
+# an aside that says something about the speaker, the past or the world, with a date/time/city in it: forms that
+# are asides whatever else the clause names, then topics that are asides unless the clause names a trip
+ASIDE_FORM = re.compile(
+    r"(^我(现在|人)?(住)?在[^的]{1,6}$|^(我|我们)?(家|公司|单位|老家|学校)(在|就在)|^(我|我们)(家|老家)|"
+    r"离.{1,6}(挺|很|不|比较)?(近|远)|上礼拜|上星期|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
+    r"(今天|明天|后天|这周.|下周.|周.|[号日])\s*是\s*(不是)?\s*(周|星期|礼拜|[0-9一二两三四五六七八九十]+\s*[月号日])|"
+    r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年|"
+    r"[号日天]\s*是\s*.{0,2}几\s*[？?]?$|充\s*\d+|充.{0,3}(块|元))"
+)
+ASIDE = re.compile(
+    r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"
+    r"刮.{0,2}风|带伞|雪|收了|收盘|涨到|跌到|黄金|值得|零下|[0-9一二两三四五六七八九十]\s*度|"
+    r"几岁|生日|纪念日|结婚|下班了|到家了|起床|吃饭|午饭|晚饭|早饭)"
+)
+
+
+def _aside(text: str, gaz: Gazetteer, incidental: bool = True) -> bool:
+    """Whether a clause that names a date, time, city or number is an aside, not a constraint: a form that is
+    always an aside (我在武汉 / 明天是周三吧 / 上次…), a topic that is not travel in a clause naming no trip
+    (我后天要开会, but 我后天去上海开会 is a trip), or, with no travel verb, domain or route in it, words left
+    after the names, dates, numbers and travel words are taken away (我下周一要去体检)."""
+    lower = text.lower()
+    if ASIDE_FORM.search(lower):
+        return True
+    if any(role for _c, role in parse(text, gaz, dt.date(2026, 12, 1)).cities):
+        return False
+    return bool(ASIDE.search(lower)) or (incidental and _says_else(text, gaz))
+
+
+def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
+    """Whether a clause with no travel verb, domain or route leaves words after names, dates, numbers and travel
+    words are taken away (刚开完会 / 我下周一要去体检)."""
+    if (
+        _travel_request(text)
+        or _domain_named(text, False)
+        or re.search(r"(从.{1,8}(到|去|飞|回)|(到|飞|去|回)$)", text)
+    ):
+        return False
+    brands = {b for brand in gaz.brands for b in (brand, brand.replace("酒店", "").replace("快捷", ""))}
+    names = {*gaz.cities, *gaz.places, *gaz.districts, *brands, *(gaz.airlines or ()), *{b[:2] for b in brands}}
+    vocab = [n for n in names if len(n) >= 2] + [*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS]
+    vocab += TRAVEL_PHRASES
+    chars = list(text)
+    for start, end, _word in _find(text, vocab, fuzzy=_BY_SOUND.get()):  # names heard by sound too (被竞 = 北京)
+        chars[start:end] = " " * (end - start)
+    rest = "".join(chars)
+    rest = DATE_WORDS.sub(" ", canonical(rest))  # (cue words heard by sound too: 后田 = 后天)
+    rest = re.sub(rf"{NUM}", " ", rest)
+    rest = TRAVEL_WORDS.sub(" ", rest)
+    return bool(re.search(rf"[\u4e00-\u9fff]{{{least},}}", rest))
 
 
 def _booking_domain(text: str) -> dict[str, Any]:
@@ -1018,10 +1321,14 @@ def _has_constraints(text: str, gaz: Gazetteer, english: bool) -> bool:
 
 def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> dict[str, Any] | None:
     lower = text.lower()
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|差)", text) and not _asks(text, False):
+        return None  # 出发时间有点早: a comment on the offer, no question
     wanted: list[str] = []
     for pattern, slot in REQUEST_CUES:
         if re.search(pattern, lower):
-            if slot == "price" and (re.search(r"(多少度|多少钱以内)", text) or wanted):
+            if slot == "price" and (
+                re.search(r"(多少度|多少钱以内)", text) or wanted or _price_of(text, None, english) is not None
+            ):
                 continue
             if slot == "district" and not (
                 re.search(r"(哪个区|在哪|位置|which district|where)", lower) or _district_of(text, gaz, None)
@@ -1043,6 +1350,8 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> di
         )
     ):
         return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
+    if not ctx.offers and ctx.open_question in (None, "anything_else") and _has_constraints(text, gaz, english):
+        return None  # 明天武汉飞北京的机票多少钱: a search (the list shows the prices), not a question about an offer
     slots: dict[str, Any] = (
         {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
     )
@@ -1066,6 +1375,8 @@ def _reference(
         ref["ordinal"] = cn_number(m.group(1))
     elif re.search(r"(最后一个|最后那个|最后一家|最后那家|最后一趟|最后那趟|最后那班|最后一班|the last)", lower):
         ref["ordinal"] = -1
+    elif re.search(r"中间(那|的|一)(个|趟|班|家)", text) and len(ctx.offers) % 2 == 1:
+        ref["ordinal"] = (len(ctx.offers) + 1) // 2
     else:
         m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
             r"\b(first|second|third|fourth)\b(?! class)", lower
@@ -1095,7 +1406,7 @@ def _reference(
     if berth and "berth" not in asking and isinstance(berth, str):
         ref["berth"] = berth
     for pattern, feature in (
-        (r"最便宜|最低价|cheapest", "cheapest"),
+        (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
         (r"最贵|most expensive", "most_expensive"),
         (r"最早|earliest", "earliest"),
         (r"最晚|最迟|latest", "latest"),
@@ -1137,8 +1448,8 @@ def _reference(
         )
         if m:
             value = cn_number(m.group(1))
-            if value and value >= 50:
-                ref["price"] = value
+            if value and (value >= 50 or any(o.get("price") == value for o in ctx.offers)):
+                ref["price"] = value  # (订44那个: a low price that is listed)
     if (
         not ref
         and re.search(r"(就它|就这个|这个吧|就这家|这家|这趟|这班|就那个|that one|this one|^这个$|就这样)", lower)
@@ -1170,7 +1481,7 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: dict[str, Any] = {}
     p = parse(text, gaz, today)
-    if re.search(r"太(贵|慢|晚|早|远|累|麻烦|折腾)", text):
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
     if domain:
@@ -1241,9 +1552,14 @@ def _constraints(
             slots["time_to"] = time_to
     elif not hotel:
         period = _period_of(text, english)
-        if period:
+        said = {PERIOD_WORDS[w] for _s, _e, w in _find(text, list(PERIOD_WORDS))} if not english else set()
+        if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
+            # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
+            slots["time_from"] = min(WINDOWS[p][0] for p in said)
+            slots["time_to"] = max(WINDOWS[p][1] for p in said)
+        elif period:
             slots["period"] = period
-    classes = _classes_of(text, english)
+    classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
     if value is not None:
         slots["seat_class"] = value
@@ -1251,6 +1567,8 @@ def _constraints(
     if berth:
         slots["berth"] = berth
     kinds = _kinds_of(text)
+    if kinds and re.search(r"(也行|也可以|也成|也没问题)", text) and ctx.state.get("train_kinds"):
+        kinds = sorted({*ctx.state["train_kinds"], *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
     if kinds:
         slots["train_kinds"] = kinds
     airline = _airline_of(text, gaz)
@@ -1340,6 +1658,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 "select",
                 "ask_about_booking",
                 "cancel_booking",
+                "change_booking",
             )
         ):
             clash = act.act == "inform" and (
@@ -1347,9 +1666,30 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             )
             if not clash:
                 for key, value in act.slots.items():
-                    prev.slots.setdefault(key, value)
+                    known = prev.slots.get(key)
+                    if isinstance(known, list) and not isinstance(value, list) and value in known:
+                        prev.slots[key] = value  # 卧铺，软卧下铺: the narrower value said after
+                    elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
+                        prev.slots[key] = sorted({*known, *value}, key="GDZTK".find)  # 动车也行…高铁有吗
+                    else:
+                        prev.slots.setdefault(key, value)
                 continue
         out.append(act)
+    # "我想改签，改到后天下午": the new values said next to a change of a booking belong to it
+    if any(a.act == "change_booking" for a in out):
+        change = next(a for a in out if a.act == "change_booking")
+        for a in out:
+            if a.act in ("inform", "modify"):
+                for key, value in a.slots.items():
+                    if key != "domain" or "domain" not in change.slots:
+                        change.slots.setdefault(key, value)
+        out = [a for a in out if a.act not in ("inform", "modify")]
+    # "明天去杭州，帮我订西湖区的酒店": the place one goes to is the hotel's city
+    for a in out:
+        if a.act == "inform" and a.slots.get("domain") == "hotel" and "city" not in a.slots and a.slots.get("arr_city"):
+            a.slots["city"] = a.slots.pop("arr_city")
+            for key in ("dep_city", "dep_place", "arr_place"):
+                a.slots.pop(key, None)
     names = [a.act for a in out]
     # "不对，是从天津出发": a correction with its replacement is a modification, not a refusal
     if (
@@ -1360,7 +1700,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
     ):
         out = [a for a in out if a.act != "deny"]
     # accepting a suggestion restates it: the restatement is not a new constraint
-    if ctx.open_question == "offer_alternative" and out and out[0].act in ("confirm", "deny"):
+    if ctx.open_question == "offer_alternative" and out and out[0].act == "confirm":
         out = [out[0]] + [a for a in out[1:] if a.act not in ("inform", "modify") or _beyond_suggestion(a, ctx)]
     # "哈尔滨的宾馆 道里附近，住两晚": a district, brand or class inside a request is a constraint, not a choice
     if any(a.act in ("inform", "modify") and a.slots for a in out):
@@ -1371,6 +1711,16 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 for key, value in a.slots.items():
                     target.slots.setdefault(key, value)
         out = [a for a in out if not (a.act == "select" and set(a.slots) <= attribute_only)]
+    # "早上那个，9点20的": a time of day said with a choice describes the choice, it is no new window
+    if ctx.open_question == "choose_offer" and any(a.act == "select" for a in out):
+        timing = {"period", "time_from", "time_to"}
+        out = [
+            a
+            for a in out
+            if a.act not in ("inform", "modify")
+            or not set(a.slots) <= timing
+            or any(v is None for v in a.slots.values())
+        ]
     # a select then a bare "this" select is one choice
     if len(out) > 1 and out[0].act == "select":
         merged = [out[0]]
@@ -1385,4 +1735,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
 
 def _beyond_suggestion(act: Act, ctx: Context) -> bool:
     sugg = ctx.suggestion or {}
-    return any(k not in sugg and k not in ("period", "max_price", "seat_class", "domain") for k in act.slots)
+    return any(
+        (k not in sugg and k not in ("period", "max_price", "seat_class", "domain")) or (v is None and k not in sugg)
+        for k, v in act.slots.items()
+    )

@@ -229,62 +229,100 @@ class TravelDB:
         """Record a booking in one transaction: take ``quantity`` seats (or rooms on each of ``nights`` nights from
         ``date``); returns the booking number, or None when they are no longer free (nothing is taken then)."""
         with self.lock, self.conn:
-            if domain == "hotel":
-                first = dt.date.fromisoformat(date)
-                days = [(first + dt.timedelta(days=i)).isoformat() for i in range(max(1, nights))]
-                free = self.conn.execute(
-                    f"SELECT COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND rooms >= ? AND date IN "
-                    f"({','.join('?' * len(days))})",
-                    (item["id"], quantity, *days),
-                ).fetchone()[0]
-                if free != len(days):
-                    return None
-                for day in days:
-                    self.conn.execute(
-                        "UPDATE hotel_rooms SET rooms = rooms - ? WHERE hotel_id = ? AND date = ?",
-                        (quantity, item["id"], day),
-                    )
-            else:
-                table = "flights" if domain == "flight" else "trains"
-                cur = self.conn.execute(
-                    f"UPDATE {table} SET seats = seats - ? WHERE id = ? AND seats >= ?",
-                    (quantity, item["id"], quantity),
-                )
-                if cur.rowcount != 1:
-                    return None
-            cur = self.conn.execute(
-                "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
-                (domain, item["id"], date, summary),
-            )
-        assert cur.lastrowid is not None  # an INSERT always sets it
-        return cur.lastrowid
+            if not self._take(domain, item, date, quantity, nights):
+                return None
+            return self._record(domain, item, date, summary)
 
     def cancel(self, number: int, quantity: int = 1, nights: int = 1) -> bool:
         """Cancel booking ``number`` in one transaction: give its ``quantity`` seats (or rooms on each of
         ``nights`` nights) back and record the cancellation. False when there is no such booking or it was
         cancelled already (nothing changes then)."""
         with self.lock, self.conn:
-            self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS cancellations (booking_id INTEGER PRIMARY KEY REFERENCES bookings(id))"
-            )
-            row = self.conn.execute(
-                "SELECT b.* FROM bookings b LEFT JOIN cancellations c ON c.booking_id = b.id "
-                "WHERE b.id = ? AND c.booking_id IS NULL",
-                (number,),
-            ).fetchone()
-            if row is None:
+            return self._give_back(number, quantity, nights)
+
+    def rebook(
+        self,
+        number: int,
+        old: tuple[int, int],
+        domain: str,
+        item: dict[str, Any],
+        date: str,
+        summary: str,
+        quantity: int = 1,
+        nights: int = 1,
+    ) -> int | None:
+        """Change booking ``number`` (改签) in one transaction: take the new seats or rooms, give back the old
+        booking's (``old`` = its quantity and nights), record its cancellation and the new booking. Returns the
+        new booking number, or None when the new item is no longer free or the old booking is not a live booking
+        of this database; nothing changes then."""
+        with self.lock, self.conn:
+            if not self._live(number) or not self._take(domain, item, date, quantity, nights):
+                return None
+            self._give_back(number, *old)
+            return self._record(domain, item, date, summary)
+
+    def _take(self, domain: str, item: dict[str, Any], date: str, quantity: int, nights: int) -> bool:
+        """Take seats or rooms inside the caller's transaction; False (nothing taken) when they are not free."""
+        if domain == "hotel":
+            first = dt.date.fromisoformat(date)
+            days = [(first + dt.timedelta(days=i)).isoformat() for i in range(max(1, nights))]
+            free = self.conn.execute(
+                f"SELECT COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND rooms >= ? AND date IN "
+                f"({','.join('?' * len(days))})",
+                (item["id"], quantity, *days),
+            ).fetchone()[0]
+            if free != len(days):
                 return False
-            if row["domain"] == "hotel":
-                first = dt.date.fromisoformat(row["date"])
-                for i in range(max(1, nights)):
-                    self.conn.execute(
-                        "UPDATE hotel_rooms SET rooms = rooms + ? WHERE hotel_id = ? AND date = ?",
-                        (quantity, row["item_id"], (first + dt.timedelta(days=i)).isoformat()),
-                    )
-            else:
-                table = "flights" if row["domain"] == "flight" else "trains"
-                self.conn.execute(f"UPDATE {table} SET seats = seats + ? WHERE id = ?", (quantity, row["item_id"]))
-            self.conn.execute("INSERT INTO cancellations (booking_id) VALUES (?)", (number,))
+            for day in days:
+                self.conn.execute(
+                    "UPDATE hotel_rooms SET rooms = rooms - ? WHERE hotel_id = ? AND date = ?",
+                    (quantity, item["id"], day),
+                )
+            return True
+        table = "flights" if domain == "flight" else "trains"
+        cur = self.conn.execute(
+            f"UPDATE {table} SET seats = seats - ? WHERE id = ? AND seats >= ?",
+            (quantity, item["id"], quantity),
+        )
+        return cur.rowcount == 1
+
+    def _record(self, domain: str, item: dict[str, Any], date: str, summary: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
+            (domain, item["id"], date, summary),
+        )
+        assert cur.lastrowid is not None  # an INSERT always sets it
+        return cur.lastrowid
+
+    def _live(self, number: int) -> sqlite3.Row | None:
+        """Booking ``number`` when it exists and is not cancelled (inside the caller's transaction)."""
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS cancellations (booking_id INTEGER PRIMARY KEY REFERENCES bookings(id))"
+        )
+        row: sqlite3.Row | None = self.conn.execute(
+            "SELECT b.* FROM bookings b LEFT JOIN cancellations c ON c.booking_id = b.id "
+            "WHERE b.id = ? AND c.booking_id IS NULL",
+            (number,),
+        ).fetchone()
+        return row
+
+    def _give_back(self, number: int, quantity: int, nights: int) -> bool:
+        """Give a live booking's seats or rooms back and record its cancellation (inside the caller's
+        transaction); False when there is no such live booking."""
+        row = self._live(number)
+        if row is None:
+            return False
+        if row["domain"] == "hotel":
+            first = dt.date.fromisoformat(row["date"])
+            for i in range(max(1, nights)):
+                self.conn.execute(
+                    "UPDATE hotel_rooms SET rooms = rooms + ? WHERE hotel_id = ? AND date = ?",
+                    (quantity, row["item_id"], (first + dt.timedelta(days=i)).isoformat()),
+                )
+        else:
+            table = "flights" if row["domain"] == "flight" else "trains"
+            self.conn.execute(f"UPDATE {table} SET seats = seats + ? WHERE id = ?", (quantity, row["item_id"]))
+        self.conn.execute("INSERT INTO cancellations (booking_id) VALUES (?)", (number,))
         return True
 
     def booking(self, number: int) -> dict[str, Any] | None:

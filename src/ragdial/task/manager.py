@@ -30,7 +30,7 @@ from typing import Any
 
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
-from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, understand
+from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, slots_for, understand
 from ragdial.task.db import TravelDB
 
 REQUIRED = {
@@ -49,6 +49,10 @@ UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the tas
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 # words that keep a turn naming a service topic (积分, 号码 ...) in the travel dialog
+# 今天几号来着 / 今天星期几 / what's the date today: answered before the guidance
+TODAY_ASKED = re.compile(
+    r"(今天|今儿)\s*(是)?\s*(几号|几月几号|星期几|周几|礼拜几|什么日子)|what('s| is) (the )?date", re.I
+)
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -72,6 +76,7 @@ def new_state() -> dict[str, Any]:
         "bookings": [],
         "failures": {},
         "cancel": None,
+        "rebook": None,
         "turns": 0,
         "done": False,
     }
@@ -106,6 +111,10 @@ class _Turn:
         self.queued: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.relative: tuple[str, dict[str, Any]] | None = None  # (kind, state before) of 便宜点的 / 早一点的
+        self.deferred: Act | None = (
+            None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
+        )
+        self.text = ""  # what the user said (an out-of-scope date question is answered from it)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -175,20 +184,22 @@ class TaskBranch:
             return True
         if state and state.get("bookings"):
             acts = self.understand(text, self.context(state))
-            return any(a.act in ("ask_about_booking", "cancel_booking") for a in acts)
+            return any(a.act in ("ask_about_booking", "cancel_booking", "change_booking") for a in acts)
         return False
 
     def understands(self, text: str) -> bool:
         """Whether an utterance asks for travel (a pipeline deciding where a new request goes): a domain named,
         the classifier's flight/train, a route (北京到上海), or a city with a role and a date (明天去上海)."""
         acts = self.understand(text, Context())
-        for act in acts:
-            if act.act == "inform" and (
-                act.slots.get("domain")
-                or {"dep_city", "arr_city"} <= set(act.slots)
-                or ({"dep_city", "arr_city"} & set(act.slots) and "date" in act.slots)
+        whole = slots_for("inform", text, Context(), self.gazetteer, self.today, self.by_sound)
+        for slots in [a.slots for a in acts if a.act == "inform"] + ([whole] if whole else []):
+            if (
+                slots.get("domain")
+                or {"dep_city", "arr_city"} <= set(slots)
+                or ({"dep_city", "arr_city"} & set(slots) and "date" in slots)
+                or ("city" in slots and {"date", "nights", "rooms", "check_out"} & set(slots))
             ):
-                return True
+                return True  # 明天武汉飞北京的机票多少钱 / 这周六我要在上海住两晚，一间房
         if self.intent is not None and SMP_TO_DOMAIN.get(self.intent(text)):
             return any(a.act == "inform" for a in acts)
         return False
@@ -229,12 +240,18 @@ class TaskBranch:
                 if act.act == "inform" and label and not act.slots.get("domain") and "city" not in act.slots:
                     act.slots["domain"] = label
         turn = _Turn()
+        turn.text = text
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
             getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
         if turn.dirty:
             self._advance(state, turn)
+            deferred, turn.deferred = turn.deferred, None
+            if deferred is not None and state["open"] == "choose_offer":
+                turn.parts.pop()  # the list is replaced by the read-back of the one chosen from it
+                turn.dirty = False
+                self._on_select(state, deferred, turn, [])
         elif not turn.prompted:
             self._reprompt(state, turn)
         done = names and set(names) <= {"thanks", "deny"} and state["open"] is None and bool(state["bookings"])
@@ -263,14 +280,23 @@ class TaskBranch:
     def _on_out_of_scope(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not
             return
-        turn.parts.append(R.GUIDE[state["language"]])
+        lang = state["language"]
+        if TODAY_ASKED.search(turn.text):  # 今天几号来着: the one fact of the world this branch knows
+            weekday = "一二三四五六日"[self.today.weekday()]
+            turn.parts.append(
+                f"今天是{R.date_text(self.today.isoformat(), 'zh')}，星期{weekday}。"
+                if lang == "zh"
+                else f"Today is {self.today.strftime('%A, %d %B %Y')}."
+            )
+        turn.parts.append(R.GUIDE[lang])
 
     def _on_ask_about_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
         domain = act.slots.get("domain")
         mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
         made = [b for b in mine if b.get("status") != "cancelled"]
-        cancelled = [b for b in mine if b.get("status") == "cancelled"]
+        cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
+        changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
         if not mine:
             what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
             turn.parts.append(
@@ -284,6 +310,14 @@ class TaskBranch:
         if cancelled:
             head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
             parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in cancelled))
+        if changed:
+            head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
+            lines = [
+                self._booking_line(b, lang)
+                + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
+                for b in changed
+            ]
+            parts.append(head + "\n" + "\n".join(lines))
         turn.parts.append("\n".join(parts))
 
     @staticmethod
@@ -337,6 +371,67 @@ class TaskBranch:
         state["open"] = "confirm_cancel"
         turn.parts.append(self._cancel_question(booking, lang))
         turn.prompted = True
+
+    # ------------------------------------------------------------------ changing a booking (改签)
+    def _on_change_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
+        district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
+        replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
+        ones given back in one transaction)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        slots = dict(act.slots)
+        domain, order = slots.pop("domain", None), slots.pop("order_no", None)
+        fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
+        if not fits:
+            turn.parts.append(
+                ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
+                if zh
+                else ("I found no such booking." if live else "You have no booking to change in this session.")
+            )
+            return
+        booking = fits[-1]  # the latest one that fits (the one just made, or the one named)
+        item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
+        if booking["domain"] == "hotel":
+            base = {
+                "city": booking.get("city") or item.get("city"),
+                "district": item.get("district"),
+                "date": booking["date"],
+                "nights": int(booking.get("nights") or 1),
+                "rooms": int(booking.get("quantity") or 1),
+            }
+        else:
+            base = {
+                "dep_city": booking.get("dep_city") or item.get("dep_city"),
+                "arr_city": booking.get("arr_city") or item.get("arr_city"),
+                "date": booking["date"],
+                "seat_class": item.get("seat_class"),
+                "berth": item.get("berth"),
+            }
+            if int(booking.get("quantity") or 1) > 1:
+                base["passengers"] = int(booking["quantity"])
+        if "seat_class" in slots and "berth" not in slots:
+            base.pop("berth", None)
+        state["domain"] = booking["domain"]
+        state["slots"] = {k: v for k, v in base.items() if v}
+        state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
+        state["queue"], state["cancel"] = [], None
+        state["rebook"] = {"order_no": booking["order_no"]}
+        head = (
+            f"好的，为您改签订单{booking['order_no']}。"
+            if zh
+            else f"All right, changing booking {booking['order_no']}."
+        )
+        turn.parts.append(head)
+        if not slots:
+            state["open"] = "change"
+            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
+            turn.prompted = True
+            return
+        state["open"] = None
+        self._merge(state, slots)
+        turn.dirty = True
 
     @classmethod
     def _cancel_question(cls, booking: dict[str, Any], lang: str) -> str:
@@ -397,10 +492,10 @@ class TaskBranch:
             elif state["open"] == "confirm_cancel":
                 turn.parts.append("还没有取消。" if lang == "zh" else "Nothing is cancelled yet.")
             return
-        if ref and rows and domain:
+        if ref and rows and domain and not (pending is not None and set(ref) == {"ref"}):
             found = self._resolve(domain, rows, ref)
             targets = found if found else []
-        elif pending is not None:
+        elif pending is not None:  # 这班是哪个航空公司的 during a read-back: the offer read back
             targets = [pending]
         else:
             targets = rows
@@ -465,7 +560,8 @@ class TaskBranch:
             self._book(state, turn)
             return
         if state["open"] == "offer_alternative" and state.get("suggestion"):
-            if not any(a.act in ("select", "deny", "inform", "modify") for a in rest):  # "嗯…那就第1个" picks one
+            # "嗯…那就第1个" picks one; "动车也行，不过时间放宽" takes the suggestion and then changes more
+            if not any(a.act in ("select", "deny") for a in rest):
                 self._accept_suggestion(state, turn)
             return
         if state["open"] == "anything_else" and not rest:
@@ -474,6 +570,9 @@ class TaskBranch:
             turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
 
     def _on_select(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+        if turn.dirty and act.slots.get("feature"):  # 不限时间，要最便宜的: chosen among the offers found anew
+            turn.deferred = act
+            return
         lang = state["language"]
         domain = state["domain"]
         rows = self._offer_rows(state)
@@ -481,6 +580,8 @@ class TaskBranch:
             turn.parts.append("目前没有可选的结果。" if lang == "zh" else "There are no options to choose from.")
             return
         found = self._resolve(domain, rows, act.slots)
+        if not found and act.slots.get("code") and domain in ("flight", "train"):
+            found = self._by_code(state, domain, str(act.slots["code"]))  # 就D6912吧: on the route, not listed
         if len(found) != 1:
             zh = lang == "zh"
             if found:
@@ -519,6 +620,19 @@ class TaskBranch:
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
         turn.prompted = True
+
+    def _by_code(self, state: dict[str, Any], domain: str, code: str) -> list[dict[str, Any]]:
+        """The cheapest row of flight/train ``code`` on the route and date under way (whatever window, kind or
+        budget was asked), in the class asked for if it has one: a code the user names that is not listed."""
+        slots = state["slots"]
+        route = {k: slots[k] for k in ("dep_city", "arr_city", "date") if slots.get(k)}
+        if len(route) < 3:
+            return []
+        rows = [r for r in self.db.search(domain, route, limit=1000) if R.code_of(r).upper() == code.upper()]
+        classes = slots.get("seat_class")
+        wanted = set(classes) if isinstance(classes, list) else {classes} if classes else set()
+        fitting = [r for r in rows if r.get("seat_class") in wanted] or rows
+        return fitting[:1]
 
     def _on_inform(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
         self._update(state, dict(act.slots), turn, modify=False)
@@ -606,7 +720,9 @@ class TaskBranch:
         old = dict(state["slots"])
         last = state["bookings"][-1] if state["bookings"] else None
         new: dict[str, Any] = {}
-        if switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
+        if state["domain"] is None and state.get("open") == "domain":
+            new = old  # 坐飞机 answering "飞机还是火车？": the route, date and time said before stay
+        elif switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
             new = {k: v for k, v in old.items() if k in TRIP_KEYS}  # the route and time stay, the segment's not
         elif switch and domain == "hotel" and state["domain"] in ("flight", "train"):
             new = {"city": old.get("arr_city"), "date": old.get("date")}
@@ -626,6 +742,8 @@ class TaskBranch:
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
+        if not switch:
+            state["rebook"] = None  # a new request: a change under way is dropped (the booking stays as it was)
         self._merge(state, slots)
 
     def _merge(self, state: dict[str, Any], slots: dict[str, Any]) -> None:
@@ -639,7 +757,9 @@ class TaskBranch:
         if "time_from" in slots or "time_to" in slots:
             current.pop("period", None)
         if "city" in slots and slots["city"] != current.get("city"):
-            current.pop("district", None)
+            district = slots.get("district") or current.get("district")
+            if not district or slots["city"] not in self.gazetteer.districts.get(district, ()):
+                current.pop("district", None)  # (西湖区 said before 杭州 stays: it is a district of that city)
         if "check_out" in slots or ("date" in slots and current.get("check_out")):
             start = slots.get("date") or current.get("date")
             end = slots.get("check_out") or current.get("check_out")
@@ -652,6 +772,11 @@ class TaskBranch:
             if not any(c in ("硬卧", "软卧") for c in classes):
                 current.pop("berth", None)
         current.update(slots)
+        for key in [k for k, v in slots.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
+            current.pop(key, None)
+        if current.get("time_from") and current.get("time_to") and current["time_from"] >= current["time_to"]:
+            # 改成晚上8点以后 after 下午2点到5点: the bound said replaces the window it contradicts
+            current.pop("time_to" if "time_from" in slots else "time_from", None)
         current.pop("check_out", None) if "nights" in current else None
         if state["domain"] is None and self._guess_domain(current):
             state["domain"] = self._guess_domain(current)
@@ -736,7 +861,7 @@ class TaskBranch:
         if len(rows) == 1:
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
-            head = "只有一个符合条件：" if lang == "zh" else "One option matches: "
+            head = "只有一个符合条件，" if lang == "zh" else "One option matches: "
             turn.parts.append(head + self._read_back(state))
             return
         state["open"] = "choose_offer"
@@ -824,8 +949,13 @@ class TaskBranch:
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(k, k) for k in slots["train_kinds"]))
-        if slots.get("time_from") or slots.get("time_to"):
-            parts.append(f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}")
+        start, end = slots.get("time_from"), slots.get("time_to")
+        if start and end:
+            parts.append(f"{start}–{end}")
+        elif start:
+            parts.append(f"{start}以后出发" if lang == "zh" else f"leaving after {start}")
+        elif end:
+            parts.append(f"{end}以前出发" if lang == "zh" else f"leaving before {end}")
         if slots.get("max_price"):
             parts.append(_price_text(slots["max_price"], lang))
         if slots.get("rooms") and int(slots["rooms"]) > 1:
@@ -871,10 +1001,14 @@ class TaskBranch:
                     blocking.append(k)
             together = not blocking  # each is possible alone, not all together
             blocking = blocking or list(optional)
-            names = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in blocking))
+            if together:  # one night, one room, one ticket is no condition worth naming
+                blocking = [
+                    k for k in blocking if not (k in ("nights", "rooms", "passengers") and int(slots.get(k) or 1) == 1)
+                ] or blocking
+            names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
             if together:
                 head = (
-                    f"抱歉，没有同时满足这些条件（{names}）的{name}，单独满足其中一个的有。"
+                    f"抱歉，没有同时满足{names}这几个条件的{name}（每个条件单独都能满足）。"
                     if zh
                     else f"Sorry, no {name} meet all of these together ({names}), though each alone can be met."
                 )
@@ -959,6 +1093,24 @@ class TaskBranch:
         state["alternative"] = msg
         turn.parts.append(msg)
 
+    @staticmethod
+    def _named(key: str, slots: dict[str, Any], lang: str) -> str:
+        """A constraint's name with the value asked for (出发时段（上午）), so the user sees what was searched."""
+        name = R.SLOT_NAMES[lang].get(key, key)
+        if key in ("time_from", "time_to"):
+            value = f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}"
+        elif key == "max_price":
+            value = _price_text(int(slots[key]), lang)
+        elif key in ("stars", "min_stars"):
+            value = f"{slots[key]}星" + ("及以上" if key == "min_stars" else "") if lang == "zh" else f"{slots[key]}*"
+        elif key == "train_kinds":
+            value = "/".join({"G": "高铁", "D": "动车"}.get(k, k) for k in slots[key])
+        elif key in ("nights", "rooms"):
+            value = str(slots[key])
+        else:
+            value = "或".join(slots[key]) if isinstance(slots[key], list) else str(slots[key])
+        return f"{name}（{value}）" if lang == "zh" else f"{name} ({value})"
+
     # ------------------------------------------------------------------ offers and bookings
     def _offer_rows(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         domain = state.get("domain")
@@ -978,7 +1130,21 @@ class TaskBranch:
         item, lang = self._pending_item(state), state["language"]
         if item is None:
             return "抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone."
-        return R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+        text = R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+        old = self._rebooked(state)
+        if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
+            if lang == "zh":
+                text = text.replace("即将为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
+                text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
+            else:
+                text = text.replace("I'll book:", f"Change: {self._booking_line(old, lang)} is cancelled for:", 1)
+        return text
+
+    @staticmethod
+    def _rebooked(state: dict[str, Any]) -> dict[str, Any] | None:
+        """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
+        order = (state.get("rebook") or {}).get("order_no")
+        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
 
     def _pending_item(self, state: dict[str, Any]) -> dict[str, Any] | None:
         pending = state.get("pending")
@@ -1103,7 +1269,15 @@ class TaskBranch:
             return
         details_zh = R.offer_details(domain, item, pending, "zh")
         quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
-        number = self.db.book(domain, item, pending["date"], details_zh, quantity, int(pending.get("nights") or 1))
+        nights = int(pending.get("nights") or 1)
+        old = self._rebooked(state)
+        if old is not None:
+            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
+            number = self.db.rebook(
+                int(old["number"]), given_back, domain, item, pending["date"], details_zh, quantity, nights
+            )
+        else:
+            number = self.db.book(domain, item, pending["date"], details_zh, quantity, nights)
         if number is None:
             state["pending"] = None
             state["open"] = "choose_offer" if state["offers"] else None
@@ -1130,6 +1304,15 @@ class TaskBranch:
             "summary": details_zh,
             "details": R.offer_details(domain, item, pending, lang),
         }
+        if old is not None:
+            old["status"], old["changed_to"] = "cancelled", number
+            booking["changed_from"] = old["order_no"]
+            turn.parts.append(
+                f"已为您改签，原订单{old['order_no']}已取消，座位或房间已释放。"
+                if lang == "zh"
+                else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
+            )
+        state["rebook"] = None
         state["bookings"].append(booking)
         turn.booked.append(booking)
         state["pending"], state["offers"], state["suggestion"] = None, [], None
@@ -1147,7 +1330,7 @@ class TaskBranch:
     def _close(self, state: dict[str, Any], turn: _Turn) -> None:
         lang = state["language"]
         state["open"], state["offers"], state["pending"], state["suggestion"] = None, [], None, None
-        state["domain"], state["slots"] = None, {}
+        state["domain"], state["slots"], state["rebook"] = None, {}, None
         turn.parts.append(R.BYE[lang])
         turn.prompted = True
 

@@ -171,7 +171,7 @@ def confirm(domain: str, item: dict[str, Any], pending: dict[str, Any], language
     """Read the whole offer back and ask to confirm (cue: 为您预订：… 请问确认预订吗)."""
     details = offer_details(domain, item, pending, language)
     if language == "zh":
-        return f"为您预订：{details}。{CONFIRM_Q['zh']}"
+        return f"即将为您预订：{details}。{CONFIRM_Q['zh']}"  # (not booked yet: the yes books it)
     return f"I'll book: {details}. {CONFIRM_Q['en']}"
 
 

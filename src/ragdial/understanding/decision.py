@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import KnowledgeFilter, Scope
 from ragdial.schema import Knowledge, SourceKind, Turn
 
@@ -46,7 +47,7 @@ class Decision:
         """The retrieval filter of this decision: its source kinds, and ``min_score``."""
         return KnowledgeFilter(tuple(self.sources), min_score)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "needs_knowledge": self.needs_knowledge,
             "lookups": list(self.lookups) if self.needs_knowledge else [],
@@ -79,5 +80,5 @@ class AlwaysRetrieve:
     def close(self) -> None:
         return None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": "always", "lookups": list(self.lookups)}

@@ -4,10 +4,14 @@ the look-ups (the user's profile, the global products, the FAQ)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Turn
 from ragdial.understanding.decision import GLOBAL, LOOKUPS, USER_PROFILE, Decision
+
+if TYPE_CHECKING:
+    from ragdial.understanding.model import TextClassifier
 
 
 def decision_for_api_query(labels: Sequence[str], confidence: float | None = None) -> Decision:
@@ -40,7 +44,7 @@ class _ModelDetector:
 
     name = ""
 
-    def __init__(self, classifier: Any, model: str | None = None) -> None:
+    def __init__(self, classifier: TextClassifier, model: str | None = None) -> None:
         self.classifier = classifier
         self.model = model
 
@@ -50,7 +54,7 @@ class _ModelDetector:
     def close(self) -> None:
         return None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": self.name, "model": self.model}
 
 
@@ -60,8 +64,9 @@ class ApiQueryDetector(_ModelDetector):
     name = "api_query"
 
     def decide(self, context: Sequence[Turn], language: str) -> Decision:
-        labels = self.classifier.predict_one(list(context))
-        return decision_for_api_query(list(labels))
+        from ragdial.understanding.tasks import api_query_labels
+
+        return decision_for_api_query(api_query_labels(self.classifier.predict_one(list(context))))
 
 
 class KnowledgeSeekingDetector(_ModelDetector):
@@ -69,7 +74,7 @@ class KnowledgeSeekingDetector(_ModelDetector):
 
     name = "knowledge_seeking"
 
-    def __init__(self, classifier: Any, threshold: float = 0.5, model: str | None = None) -> None:
+    def __init__(self, classifier: TextClassifier, threshold: float = 0.5, model: str | None = None) -> None:
         super().__init__(classifier, model)
         self.threshold = threshold
 
@@ -78,7 +83,7 @@ class KnowledgeSeekingDetector(_ModelDetector):
         needs = probability >= self.threshold
         return Decision(needs, LOOKUPS if needs else (), confidence=probability, detector=self.name)
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {**super().to_config(), "threshold": self.threshold}
 
 
@@ -89,7 +94,7 @@ class ZeroShotDetector(KnowledgeSeekingDetector):
     name = "zero_shot"
 
     def __init__(
-        self, classifier: Any, threshold: float = 0.5, model: str | None = None, calibrate: bool = True
+        self, classifier: TextClassifier, threshold: float = 0.5, model: str | None = None, calibrate: bool = True
     ) -> None:
         super().__init__(classifier, threshold, model)
         self.trained_threshold = threshold
@@ -106,5 +111,5 @@ class ZeroShotDetector(KnowledgeSeekingDetector):
         calibrated = kb_threshold(self.classifier, list(items), self.trained_threshold) if self.calibrate else None
         self.threshold = self.trained_threshold if calibrated is None else calibrated
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {**super().to_config(), "threshold": self.trained_threshold, "calibrate": self.calibrate}

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 
-from ragdial.schema import Turn
+from ragdial.jsontypes import JSONDict, JSONObject
+from ragdial.schema import Knowledge, Turn
 from ragdial.text.tokenize import words
+from ragdial.understanding.saved import mapping, number, texts
 from ragdial.understanding.views import view_text
 
 Context = Sequence[Turn]
@@ -37,15 +39,15 @@ class FeatureBlock:
     def dim(self) -> int:
         raise NotImplementedError
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         """Constructor arguments (JSON)."""
         raise NotImplementedError
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         """What fitting learned: JSON data and numpy arrays."""
         return {}, {}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
         """Restore what :meth:`state` returned."""
 
 
@@ -73,7 +75,7 @@ class NgramTfidf(FeatureBlock):
         self.vocabulary: dict[str, int] = {}
         self.idf = np.zeros(0, dtype=np.float32)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {
             "view": self.view,
             "analyzer": self.analyzer,
@@ -142,12 +144,12 @@ class NgramTfidf(FeatureBlock):
             (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=shape, dtype=np.float32
         )
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
         return {"terms": terms}, {"idf": self.idf}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        self.vocabulary = {t: i for i, t in enumerate(data["terms"])}
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
+        self.vocabulary = {t: i for i, t in enumerate(texts(data["terms"], "terms"))}
         self.idf = arrays["idf"].astype(np.float32)
         if len(self.idf) != len(self.vocabulary):
             raise ValueError(f"{len(self.vocabulary)} terms but {len(self.idf)} idf values")
@@ -169,7 +171,7 @@ class SentenceEmbedding(FeatureBlock):
         self.view, self.encoder, self.weight, self.window = view, encoder, weight, window
         self._dim = 0
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {"view": self.view, "encoder": self.encoder, "weight": self.weight, "window": self.window}
 
     def fit(self, contexts: Sequence[Context]) -> SentenceEmbedding:
@@ -186,11 +188,11 @@ class SentenceEmbedding(FeatureBlock):
         vectors = encode(self.encoder, [view_text(c, self.view, self.window) for c in contexts])
         return sparse.csr_matrix(vectors * self.weight, dtype=np.float32)
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         return {"dim": self._dim}, {}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        self._dim = int(data["dim"])
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
+        self._dim = int(number(data["dim"], "dim"))
 
 
 class KnowledgeMatch(FeatureBlock):
@@ -208,10 +210,10 @@ class KnowledgeMatch(FeatureBlock):
         self.view, self.window, self.language = view, window, language
         self.texts: list[str] = []
         self.scale = np.ones(self.N_FEATURES, dtype=np.float32)
-        self._index: Any = None
+        self._index: Any = None  # Any: bm25s
         self._vocab: dict[str, int] = {}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {"view": self.view, "window": self.window, "language": self.language}
 
     def _tokens(self, text: str) -> list[str]:
@@ -257,12 +259,12 @@ class KnowledgeMatch(FeatureBlock):
     def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
         return sparse.csr_matrix(self._raw(contexts) / self.scale, dtype=np.float32)
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         return {"texts": self.texts}, {"scale": self.scale}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
         self.scale = arrays["scale"].astype(np.float32)
-        self.set_knowledge(data["texts"])
+        self.set_knowledge(texts(data["texts"], "texts"))
 
 
 class SourceMatch(FeatureBlock):
@@ -281,10 +283,10 @@ class SourceMatch(FeatureBlock):
         self.view, self.window, self.language = view, window, language
         self.matches = {source: KnowledgeMatch(view, window, language) for source in self.SOURCES}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {"view": self.view, "window": self.window, "language": self.language}
 
-    def set_knowledge(self, items: Sequence[Any]) -> None:
+    def set_knowledge(self, items: Sequence[Knowledge | tuple[str, str]]) -> None:
         groups: dict[str, list[str]] = {source: [] for source in self.SOURCES}
         for item in items:
             source, text = item if isinstance(item, tuple) else (str(getattr(item, "source", "")), item.text)
@@ -310,14 +312,15 @@ class SourceMatch(FeatureBlock):
         onehot[np.flatnonzero(hit), best.argmax(axis=1)[hit]] = 1.0
         return sparse.csr_matrix(np.hstack([*parts, onehot]), dtype=np.float32)
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         data = {source: match.texts for source, match in self.matches.items()}
         arrays = {f"scale_{source}": match.scale for source, match in self.matches.items()}
         return {"texts": data}, arrays
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
+        groups = mapping(data["texts"], "texts")
         for source, match in self.matches.items():
-            match.load_state({"texts": data["texts"].get(source, [])}, {"scale": arrays[f"scale_{source}"]})
+            match.load_state({"texts": groups.get(source, [])}, {"scale": arrays[f"scale_{source}"]})
 
 
 BLOCKS: dict[str, type[FeatureBlock]] = {
@@ -325,9 +328,10 @@ BLOCKS: dict[str, type[FeatureBlock]] = {
 }
 
 
-def make_block(kind: str, config: dict[str, Any]) -> FeatureBlock:
-    """A block from its kind and config (as saved)."""
+def make_block(kind: str, config: Mapping[str, object]) -> FeatureBlock:
+    """A block from its kind and config (as saved; the block's constructor checks the arguments)."""
     try:
-        return BLOCKS[kind](**config)
+        make: Callable[..., FeatureBlock] = BLOCKS[kind]
     except KeyError:
         raise ValueError(f"unknown feature block {kind!r}; known: {', '.join(BLOCKS)}") from None
+    return make(**config)

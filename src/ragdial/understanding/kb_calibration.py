@@ -22,6 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import detect_language
 
@@ -33,7 +34,7 @@ MAX_QUESTIONS = 2000
 class Calibrated(Protocol):
     """What the calibration needs of a classifier (a :class:`TextClassifier`)."""
 
-    meta: dict[str, object]
+    meta: JSONDict
 
     def set_knowledge(self, items: Sequence[Knowledge]) -> None: ...
 
@@ -84,14 +85,14 @@ def held_out_scores(classifier: Calibrated, items: Sequence[Knowledge]) -> np.nd
     return np.concatenate(scores) if scores else np.zeros(0)
 
 
-def fit_reference(classifier: Calibrated, items: Sequence[Knowledge]) -> dict[str, object] | None:
+def fit_reference(classifier: Calibrated, items: Sequence[Knowledge]) -> JSONDict | None:
     """Store the training KB's held-out question scores (101 quantiles) in ``classifier.meta``; None (nothing
     stored) when the KB has fewer than ``MIN_QUESTIONS`` questions."""
     scores = held_out_scores(classifier, items)
     if len(scores) < MIN_QUESTIONS:
         classifier.meta.pop(META_KEY, None)
         return None
-    reference: dict[str, object] = {
+    reference: JSONDict = {
         "questions": len(scores),
         "quantiles": [float(v) for v in np.quantile(scores, np.linspace(0, 1, 101))],
     }

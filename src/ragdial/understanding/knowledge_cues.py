@@ -20,15 +20,17 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
 
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import detect_language, words
 from ragdial.understanding.features import BLOCKS, FeatureBlock, NgramTfidf
+from ragdial.understanding.saved import array, mapping, texts
 from ragdial.understanding.views import view_text
 
 Context = Sequence[Turn]
@@ -227,7 +229,7 @@ class KnowledgeCues(FeatureBlock):
         self.items: list[KnowledgeText] = []
         self._matcher: KnowledgeMatcher | None = None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {"encoder": self.encoder}
 
     def set_knowledge(self, items: Sequence[KnowledgeText]) -> None:
@@ -278,11 +280,11 @@ class KnowledgeCues(FeatureBlock):
     def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
         return sparse.csr_matrix(self.values(contexts))
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         return {"items": [_item_state(i) for i in self.items]}, {}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        self.items = [_item_from_state(i) for i in data.get("items", [])]
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
+        self.items = [_item_from_state(i) for i in array(data.get("items", []), "items")]
         self._matcher = None
 
 
@@ -296,12 +298,12 @@ def _previous_user(context: Context) -> str:
     return ""
 
 
-def _item_state(item: KnowledgeText) -> Any:
+def _item_state(item: KnowledgeText) -> JSONValue:
     return item if isinstance(item, str) else item.to_dict()
 
 
-def _item_from_state(data: Any) -> KnowledgeText:
-    return data if isinstance(data, str) else Knowledge.from_dict(data)
+def _item_from_state(data: JSONValue) -> KnowledgeText:
+    return data if isinstance(data, str) else Knowledge.from_dict(mapping(data, "items"))
 
 
 class ActNgrams(NgramTfidf):
@@ -317,7 +319,7 @@ class ActNgrams(NgramTfidf):
         self.weight = weight
         self.kb_words: frozenset[str] = frozenset()
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {"view": self.view, "ngram_range": list(self.ngram_range), "min_df": self.min_df, "weight": self.weight}
 
     def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
@@ -342,13 +344,13 @@ class ActNgrams(NgramTfidf):
         low, high = self.ngram_range
         return [" ".join(units[i : i + n]) for n in range(low, high + 1) for i in range(len(units) - n + 1)]
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         data, arrays = super().state()
         return {**data, "kb_words": sorted(self.kb_words)}, arrays
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
         super().load_state(data, arrays)
-        self.kb_words = frozenset(data.get("kb_words", []))
+        self.kb_words = frozenset(texts(data.get("kb_words", []), "kb_words"))
 
 
 BLOCKS[KnowledgeCues.kind] = KnowledgeCues

@@ -12,21 +12,54 @@ margins, not calibrated).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 from scipy import sparse
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
+from ragdial.understanding.saved import array, number
 
 MODES = ("multiclass", "binary", "multilabel")
 SOLVERS = ("logistic", "svm")
 CONSTANT_BIAS = 20.0
 """The bias of a multi-label class that was always (or never) present in training: sigmoid(±20) ≈ 1 (0)."""
 
+Label: TypeAlias = str | bool
+"""A class: an intent or ``api_query`` label, or the detector's ``False``/``True``."""
+Target: TypeAlias = Label | Collection[Label]
+"""What one input is labelled with: one label (multiclass, binary) or a set of labels (multilabel)."""
+LabelPrediction: TypeAlias = Label | list[Label]
+"""What the head predicts for one input: a label (multiclass), a bool (binary) or a list of labels (multilabel)."""
 
-def _estimator(solver: str, c: float, class_weight: str | None) -> Any:
+
+def single_label(target: Target) -> Label:
+    """``target`` as the one label of a multiclass or binary input (a ``TypeError`` for a set of labels)."""
+    if isinstance(target, str) or not isinstance(target, Collection):
+        return target
+    raise TypeError(f"expected one label, found {type(target).__name__} {target!r}")
+
+
+def label_set(target: Target) -> Collection[Label]:
+    """``target`` as the labels of a multilabel input (a ``TypeError`` for a single non-text label)."""
+    if isinstance(target, Collection):
+        return target
+    raise TypeError(f"expected a list of labels, found {type(target).__name__} {target!r}")
+
+
+def _labels(value: JSONValue) -> list[Label]:
+    """Saved classes: a JSON array of texts and bools."""
+    out: list[Label] = []
+    for item in array(value, "classes"):
+        if not isinstance(item, str | bool):
+            raise TypeError(f"classes: expected texts or bools, found {type(item).__name__}")
+        out.append(item)
+    return out
+
+
+def _estimator(solver: str, c: float, class_weight: str | None) -> Any:  # Any: sklearn
     if solver == "logistic":
         from sklearn.linear_model import LogisticRegression
 
@@ -61,11 +94,11 @@ class LinearHead:
         self.empty_label = empty_label if mode == "multilabel" else None
         self.tune_thresholds = tune_thresholds and mode == "multilabel"
         self.thresholds: list[float] = []  # multilabel: one per class ([] = ``threshold`` for all)
-        self.classes: list[Any] = []
+        self.classes: list[Label] = []
         self.weights = np.zeros((0, 0), dtype=np.float32)
         self.bias = np.zeros(0, dtype=np.float32)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONDict:
         return {
             "mode": self.mode,
             "solver": self.solver,
@@ -76,15 +109,16 @@ class LinearHead:
             "tune_thresholds": self.tune_thresholds,
         }
 
-    def fit(self, features: sparse.csr_matrix, targets: Sequence[Any], classes: Sequence[Any]) -> LinearHead:
+    def fit(self, features: sparse.csr_matrix, targets: Sequence[Target], classes: Sequence[Label]) -> LinearHead:
         """Fit on ``targets``: a class per row (multiclass/binary) or a set of classes per row (multilabel)."""
         self.classes = list(classes)
         if self.mode == "multilabel":
-            return self._fit_multilabel(features, targets)
-        seen = sorted(set(targets), key=self.classes.index)
+            return self._fit_multilabel(features, [label_set(t) for t in targets])
+        labels = [single_label(t) for t in targets]
+        seen = sorted(set(labels), key=self.classes.index)
         if len(seen) < 2:
             raise RagdialError(f"training needs at least two classes; the data has only {seen}")
-        model = _estimator(self.solver, self.c, self.class_weight).fit(features, list(targets))
+        model = _estimator(self.solver, self.c, self.class_weight).fit(features, labels)
         model_classes = list(model.classes_)
         coef, intercept = np.asarray(model.coef_), np.asarray(model.intercept_)
         if self.mode == "binary":
@@ -103,7 +137,7 @@ class LinearHead:
         self.weights, self.bias = weights, bias
         return self
 
-    def _fit_multilabel(self, features: sparse.csr_matrix, targets: Sequence[Any]) -> LinearHead:
+    def _fit_multilabel(self, features: sparse.csr_matrix, targets: Sequence[Collection[Label]]) -> LinearHead:
         if self.empty_label is not None:
             if self.empty_label in self.classes:
                 raise RagdialError(f"{self.empty_label!r} is reserved for 'no label' and cannot be a label")
@@ -122,7 +156,9 @@ class LinearHead:
         self.thresholds = self._tuned_thresholds(features, targets) if self.tune_thresholds else []
         return self
 
-    def _tuned_thresholds(self, features: sparse.csr_matrix, targets: Sequence[Any], folds: int = 3) -> list[float]:
+    def _tuned_thresholds(
+        self, features: sparse.csr_matrix, targets: Sequence[Collection[Label]], folds: int = 3
+    ) -> list[float]:
         """Per class, the threshold that maximises F1 on out-of-fold probabilities (3 folds, rows in order); a
         class with fewer than ``folds`` positives or negatives keeps ``threshold``. Ties go to the value nearest it."""
         grid = np.round(np.arange(0.05, 0.951, 0.05), 2)
@@ -165,14 +201,14 @@ class LinearHead:
         exp = np.exp(margins)
         return exp / exp.sum(axis=1, keepdims=True)
 
-    def predict(self, features: sparse.csr_matrix) -> list[Any]:
+    def predict(self, features: sparse.csr_matrix) -> list[LabelPrediction]:
         """A class per row (multiclass), a bool per row (binary) or a list of classes per row (multilabel)."""
         probabilities = self.probabilities(features)
         if self.mode == "multiclass":
             return [self.classes[i] for i in probabilities.argmax(axis=1)]
         if self.mode == "binary":
             return [bool(p) for p in probabilities[:, 0] >= self.threshold]
-        result: list[Any] = []
+        result: list[LabelPrediction] = []
         no_evidence = np.asarray(features.getnnz(axis=1)) == 0
         for row, empty in zip(probabilities, no_evidence, strict=True):
             if empty:  # nothing known in the input (empty text, unseen words only): no label
@@ -188,12 +224,12 @@ class LinearHead:
             result.append([self.classes[i] for i in chosen if self.classes[i] != self.empty_label])
         return result
 
-    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         return {"classes": self.classes, "thresholds": self.thresholds}, {"weights": self.weights, "bias": self.bias}
 
-    def load_state(self, data: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        self.classes = list(data["classes"])
-        self.thresholds = [float(t) for t in data.get("thresholds") or []]
+    def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
+        self.classes = _labels(data["classes"])
+        self.thresholds = [number(t, "thresholds") for t in array(data.get("thresholds") or [], "thresholds")]
         self.weights, self.bias = arrays["weights"].astype(np.float32), arrays["bias"].astype(np.float32)
         rows = 1 if self.mode == "binary" else len(self.classes)
         if self.weights.shape[0] != rows or self.bias.shape != (rows,):

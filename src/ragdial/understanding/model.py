@@ -12,17 +12,19 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 from scipy import sparse
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 from ragdial.schema import Knowledge, Turn
 from ragdial.understanding.features import FeatureBlock, KnowledgeMatch, make_block
-from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.linear import Label, LabelPrediction, LinearHead, Target, label_set, single_label
+from ragdial.understanding.saved import array, mapping
 from ragdial.understanding.views import as_context
 
 FORMAT = "ragdial-understanding"
@@ -37,6 +39,29 @@ class ModelFormatError(RagdialError):
     """A saved model folder that cannot be read; names the file and what is wrong."""
 
 
+class Part(TypedDict):
+    """A feature block or the head in ``model.json``: its constructor arguments and what fitting learned."""
+
+    config: JSONObject
+    state: JSONObject
+
+
+class BlockPart(Part):
+    kind: str
+
+
+def _part(value: JSONValue, name: str) -> Part:
+    data = mapping(value, name)
+    return {"config": mapping(data["config"], f"{name}.config"), "state": mapping(data["state"], f"{name}.state")}
+
+
+def _block_part(value: JSONValue, name: str) -> BlockPart:
+    kind = mapping(value, name)["kind"]
+    if not isinstance(kind, str):
+        raise TypeError(f"{name}.kind: expected a text, found {type(kind).__name__}")
+    return {"kind": kind, **_part(value, name)}
+
+
 class TextClassifier:
     """Classify dialog contexts (or bare utterances) into the task's labels.
 
@@ -44,9 +69,11 @@ class TextClassifier:
     look-up labels, written joined by ``，``; the empty string is "no look-up").
     """
 
-    def __init__(self, task: str, blocks: Sequence[FeatureBlock], head: LinearHead, meta: dict | None = None) -> None:
+    def __init__(
+        self, task: str, blocks: Sequence[FeatureBlock], head: LinearHead, meta: JSONObject | None = None
+    ) -> None:
         self.task, self.blocks, self.head = task, list(blocks), head
-        self.meta: dict[str, Any] = dict(meta or {})
+        self.meta: JSONDict = dict(meta or {})
 
     # -- features -----------------------------------------------------------------------------------------------
     def features(self, inputs: Sequence[Input]) -> sparse.csr_matrix:
@@ -64,7 +91,7 @@ class TextClassifier:
 
     # -- training and prediction ----------------------------------------------------------------------------------
     def fit(
-        self, inputs: Sequence[Input], targets: Sequence[Any], classes: Sequence[Any] | None = None
+        self, inputs: Sequence[Input], targets: Sequence[Target], classes: Sequence[Label] | None = None
     ) -> TextClassifier:
         """Fit the feature blocks and the head. ``classes`` fixes the label order (default: first seen)."""
         if len(inputs) != len(targets):
@@ -75,9 +102,9 @@ class TextClassifier:
         for block in self.blocks:
             block.fit(contexts)
         if classes is None:
-            seen: dict[Any, None] = {}
+            seen: dict[Label, None] = {}
             for target in targets:
-                for label in target if self.head.mode == "multilabel" else [target]:
+                for label in label_set(target) if self.head.mode == "multilabel" else [single_label(target)]:
                     seen.setdefault(label, None)
             classes = list(seen)
         self.head.fit(self.features(contexts), targets, classes)
@@ -85,20 +112,20 @@ class TextClassifier:
         return self
 
     @property
-    def classes(self) -> list[Any]:
+    def classes(self) -> list[Label]:
         return list(self.head.classes)
 
     def probabilities(self, inputs: Sequence[Input]) -> np.ndarray:
         """See :meth:`LinearHead.probabilities`."""
         return self.head.probabilities(self.features(inputs))
 
-    def predict(self, inputs: Sequence[Input]) -> list[Any]:
+    def predict(self, inputs: Sequence[Input]) -> list[LabelPrediction]:
         """One prediction per input: a label (intent), a bool (detector) or a list of labels (api_query)."""
         if not inputs:
             return []
         return self.head.predict(self.features(inputs))
 
-    def predict_one(self, item: Input) -> Any:
+    def predict_one(self, item: Input) -> LabelPrediction:
         return self.predict([item])[0]
 
     # -- persistence ----------------------------------------------------------------------------------------------
@@ -106,14 +133,14 @@ class TextClassifier:
         """Write ``model.json`` and ``arrays.npz`` into ``folder`` (replaced whole, never half-written)."""
         folder = Path(folder)
         arrays: dict[str, Any] = {}  # Any: numpy's savez stub types **kwds as its allow_pickle flag
-        blocks = []
+        blocks: list[JSONDict] = []
         for index, block in enumerate(self.blocks):
             data, block_arrays = block.state()
             blocks.append({"kind": block.kind, "config": block.config(), "state": data})
             arrays.update({f"block{index}.{name}": value for name, value in block_arrays.items()})
         head_data, head_arrays = self.head.state()
         arrays.update({f"head.{name}": value for name, value in head_arrays.items()})
-        document = {
+        document: JSONDict = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "task": self.task,
@@ -147,7 +174,7 @@ class TextClassifier:
             if not path.is_file():
                 raise ModelFormatError(f"{path}: missing (not a ragdial understanding model folder)")
         try:
-            document = json.loads(doc_path.read_text(encoding="utf-8"))
+            document: object = json.loads(doc_path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ModelFormatError(f"{doc_path}: not valid JSON ({err})") from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -159,17 +186,24 @@ class TextClassifier:
                 arrays = {name: npz[name] for name in npz.files}
         except (OSError, ValueError, zipfile.BadZipFile) as err:
             raise ModelFormatError(f"{arrays_path}: cannot read arrays ({err})") from None
+        saved = cast(JSONObject, document)  # a JSON object (checked above), read with the checks of ``saved``
         try:
             blocks = []
-            for index, spec in enumerate(document["blocks"]):
+            for index, value in enumerate(array(saved["blocks"], "blocks")):
+                spec = _block_part(value, f"blocks[{index}]")
                 block = make_block(spec["kind"], spec["config"])
                 prefix = f"block{index}."
                 own = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
                 block.load_state(spec["state"], own)
                 blocks.append(block)
-            head = LinearHead(**document["head"]["config"])
-            head.load_state(document["head"]["state"], {k[5:]: v for k, v in arrays.items() if k.startswith("head.")})
-            model = cls(document["task"], blocks, head, document.get("meta"))
+            head_part = _part(saved["head"], "head")
+            make_head: Callable[..., LinearHead] = LinearHead  # the constructor checks the saved arguments
+            head = make_head(**head_part["config"])
+            head.load_state(head_part["state"], {k[5:]: v for k, v in arrays.items() if k.startswith("head.")})
+            task, meta = saved["task"], saved.get("meta")
+            if not isinstance(task, str):
+                raise TypeError(f"task: expected a text, found {type(task).__name__}")
+            model = cls(task, blocks, head, None if meta is None else mapping(meta, "meta"))
         except (KeyError, TypeError, ValueError) as err:
             raise ModelFormatError(f"{folder}: inconsistent model ({type(err).__name__}: {err})") from None
         width = sum(b.dim for b in blocks)

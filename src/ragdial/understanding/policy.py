@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, Speaker, Turn
 
 ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK = "answer", "not_in_knowledge", "action", "small_talk", "task"
@@ -77,7 +77,7 @@ class TurnIntent:
     services: bool = False
     comparison: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "policy": self.policy,
             "route": self.route,
@@ -99,7 +99,7 @@ class Rewrite:
     def changed(self) -> bool:
         return self.text != self.original
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"original": self.original, "query": self.text, "carried": list(self.carried)}
 
 

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragdial.components import BuildContext, ConfigError, Registry
 from ragdial.understanding.decision import LOOKUPS, AlwaysRetrieve, Detector
+
+if TYPE_CHECKING:
+    from ragdial.understanding.model import TextClassifier
 
 DETECTORS: Registry[Detector] = Registry("detector")
 
@@ -19,7 +22,7 @@ def always(ctx: BuildContext, lookups: list[str] | None = None) -> Detector:
     return AlwaysRetrieve(chosen)
 
 
-def _load(name: str, model: str | None, command: str) -> object:
+def _load(name: str, model: str | None, command: str) -> TextClassifier:
     from ragdial.understanding.model import TextClassifier
 
     if not model:
@@ -46,7 +49,7 @@ def zero_shot(ctx: BuildContext, model: str | None = None, threshold: float = 0.
     ``calibrate`` moves ``threshold`` to the system's KB from the KB's own questions (``kb_calibration``)."""
     from ragdial.understanding.detectors import ZeroShotDetector
 
-    classifier: Any = _load("zero_shot", model, "ragdial train detector --zero-shot")
+    classifier = _load("zero_shot", model, "ragdial train detector --zero-shot")
     if not any(block.kind == "knowledge_cues" for block in classifier.blocks):
         raise ConfigError(f"detector 'zero_shot': {model} is not a zero-shot detector (no knowledge cues)")
     detector = ZeroShotDetector(classifier, threshold, model, calibrate)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset, Knowledge, Turn
@@ -22,7 +21,7 @@ from ragdial.understanding.features import (
     SourceMatch,
 )
 from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues
-from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.linear import LabelPrediction, LinearHead, Target
 from ragdial.understanding.model import TextClassifier
 
 TASKS = ("intent", "detector", "api_query")
@@ -148,14 +147,16 @@ def api_query_classifier(
     return TextClassifier("api_query", blocks, head)
 
 
-def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[Any]]:
+def training_data(task: str, dataset: Dataset) -> tuple[list[list[Turn]], list[Target]]:
     """(contexts, targets) of the labelled examples of ``dataset`` for ``task``."""
     if task not in TASKS:
         raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
-    contexts, targets = [], []
+    contexts: list[list[Turn]] = []
+    targets: list[Target] = []
     for example in dataset.examples:
+        target: Target | None
         if task == "intent":
-            target: Any = example.intent
+            target = example.intent
         elif task == "detector":
             target = example.needs_knowledge
         else:
@@ -191,10 +192,17 @@ def new_classifier(
     raise RagdialError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
 
 
-def display(task: str, prediction: Any) -> str:
+def api_query_labels(prediction: LabelPrediction) -> list[str]:
+    """The labels of an ``api_query`` model's prediction (a list of labels)."""
+    if not isinstance(prediction, list):
+        raise TypeError(f"not an api_query prediction (a list of labels): {prediction!r}")
+    return [str(label) for label in prediction]
+
+
+def display(task: str, prediction: LabelPrediction) -> str:
     """A prediction as text: the label, ``true``/``false``, or the ``api_query`` string."""
     if task == "detector":
         return "true" if prediction else "false"
     if task == "api_query":
-        return format_api_query(prediction)
+        return format_api_query(api_query_labels(prediction))
     return str(prediction)

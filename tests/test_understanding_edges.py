@@ -1,0 +1,229 @@
+"""Understanding parts pinned on tiny hand-written inputs where whole-model tests cannot tell a change: the recipes
+the task factories build, the knowledge-match block (window, stemming, a turn of stop words only), the binary and
+multi-label heads' arithmetic, item names, the api_query decision's confidence, the errors that name what is missing,
+and a follow-up after two user turns in a row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from ragdial.components import BuildContext, ConfigError
+from ragdial.errors import RagdialError
+from ragdial.schema import Dataset, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
+from ragdial.understanding.detectors import KnowledgeSeekingDetector, ZeroShotDetector, decision_for_api_query
+from ragdial.understanding.features import KnowledgeMatch, NgramTfidf
+from ragdial.understanding.kb_calibration import META_KEY, MIN_QUESTIONS, held_out_scores, kb_threshold
+from ragdial.understanding.knowledge_cues import KnowledgeCues, item_names
+from ragdial.understanding.linear import LinearHead, label_set
+from ragdial.understanding.model import TextClassifier
+from ragdial.understanding.policy import Rewrite, classify_turn, rewrite_turn
+from ragdial.understanding.registry import api_query, knowledge_seeking
+from ragdial.understanding.tasks import intent_classifier, new_classifier, turn_detector, zero_shot_detector
+
+
+def user(text: str) -> Turn:
+    return Turn(Speaker.USER, text)
+
+
+def system(text: str) -> Turn:
+    return Turn(Speaker.SYSTEM, text)
+
+
+def recipe(model: TextClassifier) -> list[tuple[str, dict]]:
+    return [(block.kind, block.config()) for block in model.blocks]
+
+
+def ngrams(model: TextClassifier) -> list[tuple[str, str, tuple[int, int]]]:
+    return [(b.view, b.analyzer, tuple(b.config()["ngram_range"])) for b in model.blocks if b.kind == "ngram_tfidf"]
+
+
+def test_the_intent_recipe_is_the_cross_validated_one():
+    model = intent_classifier()  # nothing is loaded until fit
+    assert model.task == "intent"
+    assert ngrams(model) == [("last_user", "char", (1, 3)), ("last_user", "word", (1, 3))]
+    embeddings = [config for kind, config in recipe(model) if kind == "embedding"]
+    assert [(c["encoder"], c["weight"]) for c in embeddings] == [("use", 2.0), ("e5", 2.0)]
+    assert (model.head.mode, model.head.c, model.head.class_weight) == ("multiclass", 30.0, "balanced")
+
+
+def test_the_detector_recipe():
+    model = turn_detector(embedding=None)
+    assert model.task == "detector"
+    assert ngrams(model) == [
+        ("last_user", "word", (1, 2)),
+        ("last_user", "char", (2, 4)),
+        ("history", "word", (1, 2)),
+    ]
+    assert [b.config()["min_df"] for b in model.blocks] == [1, 2, 2]
+    assert model.blocks[2].config()["window"] == 2  # the two turns before the last user turn
+
+
+def test_the_zero_shot_recipe():
+    model = zero_shot_detector(encoder="hash")
+    assert model.task == "detector"
+    assert (model.head.mode, model.head.c, model.head.threshold) == ("binary", 1.0, 0.5)
+
+
+def test_new_classifier_passes_the_embedding_and_the_knowledge_on():
+    kb = KnowledgeBase([Knowledge("f1", "Pets are allowed for a small fee.", SourceKind.FAQ, {})])
+    dataset = Dataset("dstc9", "val", "en", kb, [], [])
+    intent = new_classifier("intent", dataset, embedding=None)
+    assert [kind for kind, _ in recipe(intent)] == ["ngram_tfidf", "ngram_tfidf"]  # no embedding asked for
+    detector = new_classifier("detector", dataset, embedding=None)
+    match = [b for b in detector.blocks if isinstance(b, KnowledgeMatch)]
+    assert len(match) == 1 and match[0].texts == ["Pets are allowed for a small fee."]
+    without = new_classifier("detector", dataset, embedding=None, use_knowledge=False)
+    assert not any(isinstance(b, KnowledgeMatch) for b in without.blocks)
+
+
+def test_knowledge_match_reads_its_window_of_history():
+    block = KnowledgeMatch("history", window=1)
+    block.set_knowledge(["Guests may park for free."])
+    old = [user("Where can I park?"), system("In the garage."), user("Thanks.")]
+    assert block._raw([old]).tolist() == [[0.0, 0.0, 0.0]]  # "park" is two turns back: outside a window of 1
+    wide = KnowledgeMatch("history", window=2)
+    wide.set_knowledge(["Guests may park for free."])
+    assert wide._raw([old])[0, 2] == pytest.approx(1 / 2)  # park, garage (stems): park is in the KB
+
+
+def test_knowledge_match_compares_stems_and_survives_a_turn_of_stop_words():
+    block = KnowledgeMatch("last_user")
+    block.set_knowledge(["Guests may park for free."])
+    # stemmed: "parking" -> park (known), "prices" -> price (unknown): half of the turn's words are in the KB
+    assert block._raw([[user("parking prices")]])[0, 2] == pytest.approx(1 / 2)
+    assert block._raw([[user("the and of")], [user("")]]).tolist() == [[0.0] * 3, [0.0] * 3]
+
+
+def test_item_names_are_entities_and_domains_of_three_characters_or_more():
+    items = [
+        Knowledge("a", "x", SourceKind.FAQ, {"entity": " Sunrise Lodge ", "domain": "hotel"}),
+        Knowledge("b", "x", SourceKind.FAQ, {"entity": "Al", "domain": "bike"}),
+        "a plain text item",
+    ]
+    assert item_names(items) == ["sunrise lodge", "hotel", "bike"]
+
+
+def test_knowledge_cue_values_are_float32_in_names_order():
+    cues = KnowledgeCues("hash")
+    question = "Is breakfast included?"
+    cues.set_knowledge([Knowledge("f", f"{question} Yes.", SourceKind.FAQ, {"title": question})])
+    values = cues.values([[user("Is breakfast included?")]])
+    assert values.dtype == np.float32 and values.shape == (1, len(KnowledgeCues.NAMES))
+
+
+def test_binary_head_probabilities_are_logistic_regressions():
+    from sklearn.linear_model import LogisticRegression
+
+    x = sparse.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.9], [0.9, 0.3], [0.5, 0.5]]))
+    y = [False, True, False, True, True]
+    head = LinearHead("binary", "logistic", c=5.0).fit(x, y, [False, True])
+    expected = LogisticRegression(C=5.0, max_iter=3000).fit(x, y).predict_proba(x)[:, 1]
+    assert np.allclose(head.probabilities(x)[:, 0], expected, atol=1e-5)
+
+
+def test_an_svm_head_fits_and_separates():
+    x = sparse.csr_matrix(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]]))
+    head = LinearHead("multiclass", "svm", c=1.0).fit(x, ["a", "a", "b", "b"], ["a", "b"])
+    assert head.predict(x) == ["a", "a", "b", "b"]
+
+
+def test_no_label_wins_only_when_it_is_the_most_confident_choice():
+    head = LinearHead("multilabel", empty_label="")
+    head.classes = ["A", ""]
+    head.bias = np.zeros(2, dtype=np.float32)
+    one = sparse.csr_matrix(np.array([[1.0]]))
+    head.weights = np.array([[1.0], [2.0]], dtype=np.float32)  # both over 0.5, "no label" more confident
+    assert head.predict(one) == [[]]
+    head.weights = np.array([[2.0], [1.0]], dtype=np.float32)  # both over 0.5, A more confident
+    assert head.predict(one) == [["A"]]
+
+
+def test_fit_without_examples_says_so():
+    with pytest.raises(RagdialError, match=r"^no training examples$"):
+        turn_detector(embedding=None).fit([], [])
+
+
+def test_the_api_query_decision_carries_the_confidence():
+    assert decision_for_api_query(["[QA]"], 0.8).confidence == 0.8
+    assert decision_for_api_query([], 0.3).confidence == 0.3
+
+
+def test_a_detector_without_a_model_names_itself_and_the_command():
+    ctx = BuildContext(Dataset("dstc9", "val", "en", KnowledgeBase([]), [], []), "en")
+    with pytest.raises(ConfigError, match=r"detector 'knowledge_seeking' needs 'model'.*`ragdial train detector`"):
+        knowledge_seeking(ctx, None)
+    with pytest.raises(ConfigError, match=r"detector 'api_query' needs 'model'.*`ragdial train api-query`"):
+        api_query(ctx, None)
+
+
+def test_a_follow_up_after_two_user_turns_in_a_row_carries_the_name():
+    names = ["夜间流量包"]
+    context = (user("我想了解夜间流量包"), user("那这个多少钱？"))
+    intent = classify_turn(context[-1].text, [context[0].text])
+    result = rewrite_turn(context, intent, lambda _id: None, names)
+    assert (result.text, result.carried) == ("夜间流量包 那这个多少钱？", ("夜间流量包",))
+
+
+def test_detector_configs_name_their_model_and_threshold():
+    seeking = KnowledgeSeekingDetector(turn_detector(embedding=None), 0.3, "models/det")
+    assert seeking.to_config() == {"name": "knowledge_seeking", "model": "models/det", "threshold": 0.3}
+    zero = ZeroShotDetector(zero_shot_detector(encoder="hash"), 0.4, "models/zs")
+    assert (zero.to_config()["model"], zero.to_config()["threshold"]) == ("models/zs", 0.4)
+
+
+def test_a_rewrite_as_the_service_reports_it():
+    rewrite = Rewrite("多少钱？", "夜间流量包 多少钱？", ("夜间流量包",))
+    assert rewrite.to_dict() == {"original": "多少钱？", "query": "夜间流量包 多少钱？", "carried": ["夜间流量包"]}
+
+
+def test_a_saved_ngram_block_with_mismatched_idf_is_refused():
+    block = NgramTfidf(analyzer="word", ngram_range=(1, 1))
+    with pytest.raises(ValueError, match=r"^2 terms but 1 idf values$"):
+        block.load_state({"terms": ["a", "b"]}, {"idf": np.ones(1, dtype=np.float32)})
+
+
+def test_a_single_label_where_a_list_is_expected_is_named():
+    with pytest.raises(TypeError, match=r"^expected a list of labels, found int 3$"):
+        label_set(3)
+
+
+class Constant:
+    """Stands in for a classifier: every question scores 0.5."""
+
+    def __init__(self, quantiles: list[float]) -> None:
+        self.meta = {META_KEY: {"quantiles": quantiles}}
+
+    def set_knowledge(self, items):
+        self.items = list(items)
+
+    def probabilities(self, contexts):
+        return np.full((len(contexts), 1), 0.5)
+
+
+def test_calibration_edges():
+    items = [Knowledge(f"q{i}", "x", SourceKind.FAQ, {"title": f"Question number {i}?"}) for i in range(MIN_QUESTIONS)]
+    # a threshold at the top of the training scores rejects every training question: no share to match
+    assert kb_threshold(Constant([0.2, 0.5, 0.8]), items, 0.8) is None
+    assert kb_threshold(Constant([0.2, 0.5, 0.8]), items, 0.5) == 0.5  # every question of the new KB scores 0.5
+    untitled = [Knowledge("t", "Film director Someone", SourceKind.KG_TRIPLE, {})]
+    assert held_out_scores(Constant([0.0]), untitled).shape == (0,)  # no question: no score
+
+
+def test_the_question_cross_features_use_the_best_items_coverage():
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge(
+        [
+            Knowledge(
+                "b", "Is breakfast included? Yes, from seven.", SourceKind.FAQ, {"title": "Is breakfast included?"}
+            ),
+            Knowledge("p", "The pool opens at nine.", SourceKind.FAQ, {}),
+        ]
+    )
+    (row,) = cues.values([[user("Is breakfast included at the pool?")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    question = max(value["user_qmark"], value["user_clause_question"])
+    assert question == 1.0 and 0 < value["best_item_coverage"] < value["kb_vocabulary_coverage"] == 1.0
+    assert value["question_x_coverage"] == pytest.approx(value["best_item_coverage"])
+    assert cues._matcher is not None and cues._matcher.coverage("the and of") == (0.0, 0.0)  # no content word
