@@ -115,10 +115,15 @@ _ACTS = {
     ),
     "question": re.compile(
         r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|是不是|有没有|能不能|可不可以|"
-        r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b",
+        r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b"
+        r"|\b(?:what|who|where|how)'?s\b",
         re.I,
     ),
-    "greeting": re.compile(r"你好|您好|在吗|在不在|哈喽|\b(?:hi|hello|hey|morning|evening|afternoon)\b", re.I),
+    "greeting": re.compile(
+        r"你好|您好|在吗|在不在|哈喽|最近好吗|你是谁"
+        r"|\b(?:hi|hello|hey|morning|evening|afternoon|how are you|who are you)\b",
+        re.I,
+    ),
     "thanks": re.compile(r"谢|感谢|辛苦|\b(?:thanks?|thx|cheers|appreciate)\b", re.I),
     "bye": re.compile(r"再见|拜拜|回头见|没事了|没有了|就这些|\b(?:bye|goodbye|that'?s all|see you)\b", re.I),
     "ack": re.compile(
@@ -132,6 +137,9 @@ _ACTS = {
     "past": re.compile(r"上个?月|上期|去年|以前|之前|\blast (?:month|year|week)\b|\bprevious\b|\bago\b", re.I),
 }
 ACTS = (*(f"act_{a}" for a in _ACTS), "act_request_change", "act_len_short", "act_len_long")
+
+
+SOCIAL_ACTS = ("act_greeting", "act_thanks", "act_bye", "act_ack")
 
 
 def dialog_acts(text: str) -> dict[str, float]:
@@ -185,6 +193,7 @@ CANDIDATE_FEATURES = (
     "catalogue_dense",
     "refer_x_cited_last",
     "refer_x_lex_prev",
+    "refer_x_dense_prev",
     "dense_query",
     "dense_query_gap",
 )
@@ -297,6 +306,7 @@ def candidate_features(
             "dense_query_gap": dense_query[j] - dense_query.max(),
             "refer_x_cited_last": float(refers and item.id in last),
             "refer_x_lex_prev": lex_prev[j] if refers else 0.0,
+            "refer_x_dense_prev": dense_prev[j] - dense_prev.max() if refers else -1.0,
             "catalogue_lex": lexical(text, product) if product is not None else 0.0,
             "catalogue_dense": dense(text, [product])[0] if product is not None and dense is not None else 0.0,
         }

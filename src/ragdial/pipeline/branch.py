@@ -24,6 +24,7 @@ from ragdial.generation.exemplars import Exemplars
 from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.answer_features import (
+    SOCIAL_ACTS,
     Candidates,
     TurnView,
     candidate_features,
@@ -57,6 +58,7 @@ from ragdial.understanding.policy import (
     OTHER_LANGUAGE,
     PROFILE,
     ROUTE_LABELS,
+    SMALL_TALK,
     Rewrite,
     TurnIntent,
     classify_turn,
@@ -301,6 +303,9 @@ class KnowledgeBranch:
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
+        social = any(numbers.get(act) for act in SOCIAL_ACTS)  # the turn's dialog acts are policy numbers
+        if policy == SMALL_TALK and numbers.get("act_question") and not social:
+            policy = NOT_IN_KNOWLEDGE  # a question with no greeting, thanks or goodbye in it is not small talk
         if cues.services and profile:  # "which services do I have": the user's services answer it
             best_route = PROFILE
         if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):

@@ -321,6 +321,9 @@ def select_cited(
     query = analysis.rewrite.text if analysis.rewrite else analysis.view.text
     if analysis.intent.policy == ACTION:  # how to do it oneself: an FAQ or a product's channels, not the profile
         ranked = [c for c in ranked if c.item.is_global] or ranked
+        talked_about = _talked_about(analysis)
+        if talked_about is not None:  # "给我办一个": the product the last reply was about
+            return [talked_about], [c.id for c in ranked[:top_k] if c.id != talked_about.id]
     services = [c for c in ranked if not c.item.is_global and is_service_item(c.item)]
     if analysis.intent.services and services:
         services.sort(key=lambda c: str(c.item.fields.get("index", "")).zfill(6))
@@ -338,6 +341,18 @@ def select_cited(
         close = relevance.scores(query, [candidate.item])[0] >= min_relevance
         (kept if candidate.score >= cite_min and close else cut).append(candidate)
     return kept, [c.id for c in cut]
+
+
+def _talked_about(analysis: Analysis) -> ScoredKnowledge | None:
+    """For a turn that names no product or service: the named global item the last reply cited first, if any."""
+    columns = analysis.candidates
+    if not columns.items or columns.column("named_turn").any() or (columns.column("name_cover") >= 0.5).any():
+        return None
+    first = columns.column("cited_last_first")
+    for j, item in enumerate(columns.items):
+        if first[j] and item.is_global and item.source != SourceKind.FAQ and item_name(item):
+            return next((c for c in analysis.ranked if c.id == item.id), None)
+    return None
 
 
 def _compared_with(analysis: Analysis, first: ScoredKnowledge) -> ScoredKnowledge | None:
