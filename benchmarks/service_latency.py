@@ -5,7 +5,9 @@ dialogs (Chinese and English, each demo user in their own session, streamed), an
 - retrieval: the server's retrieve_ms (sent in the first SSE chunk) and the client's time to that chunk,
 - first token: time from sending the request to the first content chunk,
 - full reply: time to the final chunk,
-- tokens/s: completion tokens / (full reply - first token) per turn, and over the run.
+- tokens/s: completion tokens / (full reply - first token) per turn, and over the run,
+- start: from launching the process to ``/healthz`` answering ok (every component loaded and warmed) and to the end
+  of the first reply (the first warm-up turn: a real question, streamed like the others).
 Prints a markdown table.
 
     PYTHONPATH=src python benchmarks/service_latency.py --generator template --turns 60
@@ -110,6 +112,7 @@ def main() -> None:
     }
     (tmp / "system.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     port = _port()
+    launched = time.perf_counter()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     command = [
@@ -133,7 +136,9 @@ def main() -> None:
                     health = client.get(f"{url}/healthz").json()
                     break
                 except httpx.HTTPError:
-                    time.sleep(0.3)
+                    time.sleep(0.05)
+            ready_s = time.perf_counter() - launched
+            first_reply_s = None
             sessions: dict[tuple[str, str], str] = {}
             profiles = {p["id"] for p in client.get(f"{url}/v1/profiles").json()["profiles"]}
             rows = []
@@ -150,6 +155,7 @@ def main() -> None:
                     created.raise_for_status()
                     sessions[key] = created.json()["id"]
                 measured = _turn(client, url, sessions[key], question)
+                first_reply_s = first_reply_s or time.perf_counter() - launched
                 if index >= args.warmup:
                     rows.append(measured)
     finally:
@@ -162,6 +168,8 @@ def main() -> None:
         f"max_tokens {args.max_tokens}, {os.cpu_count()} CPUs, {platform.python_version()}, "
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
+    first = first_reply_s or float("nan")
+    print(f"start: ready after {ready_s:.2f} s, first reply delivered {first:.2f} s after launch")
     print()
     print("| per turn (ms) | p50 | p95 |")
     print("|---|---:|---:|")

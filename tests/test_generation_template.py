@@ -67,6 +67,12 @@ def test_learns_an_opening_clause_for_triple_replies():
     assert reply.startswith("是的，") and "456" in reply
 
 
+def test_values_of_one_attribute_form_one_sentence(generator):
+    items = [kdconv.triple("红枫谷", "门票", "旺季60元"), kdconv.triple("红枫谷", "门票", "淡季40元")]
+    reply = generator.generate(GenerationRequest(ask("门票多少钱？"), items))
+    assert reply == "红枫谷的门票是旺季60元、淡季40元。"
+
+
 def test_fills_pattern_with_value_verbatim(generator):
     item = kdconv.triple("红枫谷", "门票", "旺季60元，淡季40元")
     reply = generator.generate(GenerationRequest(ask("红枫谷门票多少钱？"), [item]))

@@ -172,3 +172,24 @@ def test_rebook_is_all_or_nothing(db_path):
     assert new is not None and db.booking(number)["status"] == "cancelled"
     assert seats(db, "train", a["id"]) == left_a + 2 and seats(db, "train", b["id"]) == 0
     assert db.rebook(number, (2, 1), "train", b, b["date"], "b") is None  # the old one is gone: nothing is taken
+
+
+def test_what_was_said_before_the_kind_of_transport_stays(branch):
+    first, second = talk(branch, "明天早上从北京到上海的，预算800", "坐火车吧")
+    assert "飞机还是" in first.reply
+    assert second.state["domain"] == "train"
+    assert {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02", "max_price": 800}.items() <= (
+        second.state["slots"].items()
+    )
+    listed = offers(second.reply)
+    assert listed and all(o["price"] <= 800 and "06:00" <= o["dep_time"] < "09:00" for o in listed), second.reply
+
+
+def test_a_low_price_that_is_listed_chooses_it(branch):
+    (listing,) = talk(branch, "明天南京到上海的硬座")
+    listed = offers(listing.reply)
+    cheapest = min(o["price"] for o in listed)
+    assert cheapest < 50  # a price under 50 (once read as no price at all)
+    (turn,) = talk(branch, f"订{cheapest}那个", state=listing.state)
+    assert "请问确认预订吗" in turn.reply
+    assert branch.db.get("train", turn.state["pending"]["id"])["price"] == cheapest

@@ -284,6 +284,12 @@ def test_triple_features_read_the_asked_attribute_and_what_was_said():
 
     assert transfer._substring_share("代表作品", "他有什么代表作吗？") == 0.75
     assert transfer._substring_share("Opening hours", "what are your opening times") == 8 / 13
+    asks_year = "这张专辑是哪年发行的？"
+    assert transfer._answer_type(asks_year, "2003年6月6日") == (1.0, 0.0)
+    assert transfer._answer_type(asks_year, "57分钟") == (0.0, 0.0)  # a number, but no date
+    assert transfer._answer_type(asks_year, "流行音乐") == (0.0, 1.0)
+    assert transfer._answer_type("How many tracks are on it?", "12") == (1.0, 0.0)
+    assert transfer._answer_type("谁唱的？", "周杰伦") == (0.0, 0.0)  # no date or number asked for
     items = [
         kdconv.triple("白云寺", "开放时间", "8:00-17:00"),
         kdconv.triple("白云寺", "门票", "20元"),

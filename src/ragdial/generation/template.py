@@ -22,7 +22,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ragdial.datasets._io import write_json
@@ -228,6 +228,22 @@ def _triple_lead(response: str, triples: Sequence[Knowledge], language: str) -> 
     return clause + ("" if language == "zh" else " ")
 
 
+def _join_values(triples: Sequence[Knowledge], language: str) -> list[Knowledge]:
+    """Triples of one entity and attribute as one, their values listed ("主演：A、B、C" is one sentence, not three)."""
+    groups: dict[tuple[str, str], list[Knowledge]] = {}
+    for item in triples:
+        key = (str(item.fields.get("entity") or ""), str(item.fields.get("attribute") or ""))
+        groups.setdefault(key, []).append(item)
+    joined = []
+    for group in groups.values():
+        if len(group) == 1:
+            joined.append(group[0])
+            continue
+        values = ("、" if language == "zh" else ", ").join(str(i.fields["value"]).strip() for i in group)
+        joined.append(replace(group[0], fields={**group[0].fields, "value": values}))
+    return joined
+
+
 def central_reply(replies: Sequence[str], language: str, sample: int = CENTRAL_SAMPLE) -> str | None:
     """The reply with the highest mean token-overlap F1 to the others (characters in Chinese, words otherwise),
     over an evenly spaced sample of at most ``sample`` replies as references and as candidates; ties go to the
@@ -357,7 +373,7 @@ class TemplateGenerator(Generator):
             return self.model.fallback or DEFAULT_FALLBACK.get(language, "")
         out: list[str] = []
         triples = [k for k in items if k.source == SourceKind.KG_TRIPLE and "value" in k.fields]
-        for item in triples:
+        for item in _join_values(triples, language):
             out.append(_end(self._fill_triple(item, query, language), language))
         lead = self.model.leads.get(SourceKind.KG_TRIPLE.value)
         if lead and out:

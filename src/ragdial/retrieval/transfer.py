@@ -12,7 +12,8 @@ an entity, thus teaches what carries to a KB of domain-wide items: a train quest
 because the dialog is about trains. For knowledge-graph triples, the asked attribute and what was said: the
 longest run of the attribute's name found in the last user turn and the USE cosine of the two (each with its gap to
 the best candidate), whether the same entity's attribute or the value itself came up earlier in the dialog or in the
-last turn, and how far into the dialog the turn is.
+last turn, how far into the dialog the turn is, and whether the value has the form the question asks for (a date
+for "哪年…？"/"when", a number for "几首…？"/"how many") and its length.
 
 With an entity-scoped retriever every training candidate is in scope, so :func:`train` also adds the same turns'
 candidates without that narrowing (``widen``): the model then sees items outside the dialog's scope and learns
@@ -33,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -98,6 +100,9 @@ FEATURES = [
     "value_in_context",
     "value_in_last_turn",
     "log_turn",
+    "answer_type_match",
+    "answer_type_clash",
+    "value_log_length",
 ]
 AUX_FEATURES = ["aux_cos", "aux_gap", "aux_log_rank", "aux_top_agreement"]
 """With a second encoder (``aux_encoder``, e.g. ``minilm``): the last user turn's cosine to each candidate under it,
@@ -190,6 +195,23 @@ def _substring_share(name: str, text: str) -> float:
             best = size
             size += 1
     return best / len(name) if name else 0.0
+
+
+_ASKS_WHEN = re.compile(r"哪年|哪一年|什么时候|何时|哪天|几月|几号|\bwhen\b|what (?:year|time|date)", re.IGNORECASE)
+_ASKS_COUNT = re.compile(r"多少|几[首部个张岁次届位年种]|多长|多大|多久|\bhow (?:many|much|long|old)\b", re.IGNORECASE)
+_DATE = re.compile(r"\d{4}\s*年|\d{1,2}\s*月|\d{4}[-/.]\d{1,2}|\b1[5-9]\d{2}\b|\b20\d{2}\b")
+_DIGIT = re.compile(r"\d")
+
+
+def _answer_type(question: str, value: str) -> tuple[float, float]:
+    """(the value has the form the question asks for, the question asks for a date or number the value lacks):
+    "哪年发行的？" wants a date, "几首？" / "how many" a number."""
+    when, count = bool(_ASKS_WHEN.search(question)), bool(_ASKS_COUNT.search(question))
+    if not when and not count:
+        return 0.0, 0.0
+    is_date, has_digit = bool(_DATE.search(value)), bool(_DIGIT.search(value))
+    match = (when and is_date) or (count and has_digit and not is_date)
+    return float(match), float(not has_digit)
 
 
 VALUE_SAID_MAX = 40  # characters: longer values (descriptions) are never repeated whole
@@ -409,6 +431,11 @@ def features(
             if vector is not None and query is not None:
                 out[row, cols["attribute_cos"]] = float(vector @ query)
             out[row, cols["attribute_used_before"]] = (entity, attribute) in used_attributes
+        if value:
+            match, clash = _answer_type(last_user, value)
+            out[row, cols["answer_type_match"]] = match
+            out[row, cols["answer_type_clash"]] = clash
+            out[row, cols["value_log_length"]] = math.log1p(len(value))
         if value and len(value) <= VALUE_SAID_MAX:
             out[row, cols["value_in_context"]] = any(value in text for text in history)
             out[row, cols["value_in_last_turn"]] = value in last_text
