@@ -4,6 +4,7 @@ acts the word lists miss, but it never turns a question or an unclear turn into 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -52,6 +53,22 @@ def test_a_new_process_loads_the_cached_model_instead_of_training(reader, tmp_pa
     )
     again = M.reader_for(reader.gaz, TODAY, cache=tmp_path / "task")
     assert again is not None and again.model is reader.model and digest_files[0].name.startswith("act_model-")
+
+
+def test_a_malformed_bank_line_is_named_and_a_saved_model_of_another_shape_is_not_read(reader, tmp_path):
+    bank = tmp_path / "bank.jsonl"
+    good = '{"split": "train", "text": "好的", "context": null, "acts": [{"act": "confirm", "slots": {}}]}'
+    bank.write_text(good + "\n" + '{"split": "test", "text": 5}\n', encoding="utf-8")
+    assert [r["text"] for r in M.bank_rows([bank])] == ["好的"]  # a test line is not checked, nor kept
+    bank.write_text(good + "\n" + '{"split": "dev", "text": "行", "acts": [{"slots": {}}]}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bank\.jsonl: line 2: not a bank line"):
+        M.bank_rows([bank])
+    reader.model.save(tmp_path / "act_model")
+    saved = tmp_path / "act_model.json"
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    saved.write_text(json.dumps({**data, "tokens": ["好的"]}), encoding="utf-8")
+    with pytest.raises(TypeError, match="tokens: expected an object, found list"):  # reader_for trains again
+        M.ActModel.load(tmp_path / "act_model", reader.gaz)
 
 
 def test_a_question_or_an_unclear_turn_is_never_a_yes(reader):

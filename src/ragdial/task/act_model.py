@@ -34,19 +34,21 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from scipy import sparse
 
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.schema import Speaker, Turn
 from ragdial.task import acts as A
 from ragdial.task.db import Gazetteer
 from ragdial.understanding.features import NgramTfidf
 from ragdial.understanding.linear import LinearHead
+from ragdial.understanding.saved import mapping, number, texts
 
 BANK_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 TRAIN_BANKS = (BANK_DIR / "task_utterances_train.jsonl", BANK_DIR / "task_utterances.jsonl")
@@ -205,7 +207,7 @@ class ActModel:
     def save(self, path: Path) -> None:
         """``path``.json (configuration, vocabularies, classes) and ``path``.npz (arrays); nothing pickled."""
         blocks = {"ngrams": self.ngrams, "masked": self.masked}
-        data: dict[str, Any] = {"config": self.config.__dict__, "tokens": self.tokens, "classes": self.head.classes}
+        data: JSONDict = {"config": self.config.__dict__, "tokens": self.tokens, "classes": self.head.classes}
         arrays: dict[str, np.ndarray] = {"weights": self.head.weights, "bias": self.head.bias}
         for name, block in blocks.items():
             state, block_arrays = block.state()
@@ -213,23 +215,24 @@ class ActModel:
             arrays.update({f"{name}.{k}": v for k, v in block_arrays.items()})
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        save: Any = np.savez  # (numpy's stub types the keyword arrays as its own flags)
+        save: Any = np.savez  # Any: numpy (its stub types the keyword arrays as its own flags)
         save(tmp, **arrays)
         tmp.replace(path.with_suffix(".npz"))
         path.with_suffix(".json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path, gazetteer: Gazetteer | None = None) -> ActModel:
-        data = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        data = mapping(json.loads(path.with_suffix(".json").read_text(encoding="utf-8")), "act model")
         with np.load(path.with_suffix(".npz")) as npz:
             arrays = {k: npz[k] for k in npz.files}
-        model = cls(ActModelConfig(**data["config"]), gazetteer)
-        for name in ("ngrams", "masked"):
-            prefix = f"{name}."
-            block_arrays = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-            getattr(model, name).load_state(data[name], block_arrays)
-        model.tokens = dict(data["tokens"])
-        model.head.classes = list(data["classes"])
+        make_config: Callable[..., ActModelConfig] = ActModelConfig  # the dataclass checks the saved fields
+        model = cls(make_config(**mapping(data["config"], "config")), gazetteer)
+        model.ngrams.load_state(mapping(data["ngrams"], "ngrams"), _prefixed(arrays, "ngrams."))
+        model.masked.load_state(mapping(data["masked"], "masked"), _prefixed(arrays, "masked."))
+        model.tokens = {
+            token: int(number(index, "tokens")) for token, index in mapping(data["tokens"], "tokens").items()
+        }
+        model.head.classes = [*texts(data["classes"], "classes")]
         model.head.weights, model.head.bias = arrays["weights"], arrays["bias"]
         return model
 
@@ -238,8 +241,12 @@ class ActModel:
         return [dict(zip(map(str, self.head.classes), map(float, row), strict=True)) for row in probs]
 
 
+def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
 def _entity_names(gaz: Gazetteer) -> list[tuple[list[str], str]]:
-    def longest_first(names: Any) -> list[str]:
+    def longest_first(names: Iterable[str]) -> list[str]:
         return sorted({n for n in names if len(n) >= 2 and not n.isascii()}, key=len, reverse=True)
 
     brands = longest_first([*gaz.brands, *(b.replace("酒店", "") for b in gaz.brands)])
@@ -265,7 +272,7 @@ def combine(
     rule_acts: list[A.Act],
     probs: dict[str, float],
     margin: float,
-    fill: Callable[[str], dict[str, Any]],
+    fill: Callable[[str], JSONDict],
     text: str = "",
 ) -> list[A.Act]:
     """The acts of a turn ``text`` from the rules' reading and the model's probabilities (see the module
@@ -306,7 +313,7 @@ class ActReader:
     def __init__(self, model: ActModel, gazetteer: Gazetteer, today: dt.date) -> None:
         self.model, self.gaz, self.today = model, gazetteer, today
 
-    def __call__(self, text: str, context: A.Context | dict[str, Any] | None, by_sound: bool = True) -> list[A.Act]:
+    def __call__(self, text: str, context: A.Context | JSONObject | None, by_sound: bool = True) -> list[A.Act]:
         ctx = context if isinstance(context, A.Context) else A.Context.from_dict(context)
         rule_acts = A.understand(text, ctx, self.gaz, self.today, by_sound)
         if ctx.open_question == "confirm_booking" and any(a.act == "select" for a in rule_acts):
@@ -316,27 +323,55 @@ class ActReader:
         acts = combine(rule_acts, probs, margin, lambda name: self._fill(name, text, ctx, by_sound), text)
         return A.no_yes_in_questions(acts, text)  # a question is never a yes, whatever the model heard
 
-    def _fill(self, name: str, text: str, ctx: A.Context, by_sound: bool) -> dict[str, Any]:
+    def _fill(self, name: str, text: str, ctx: A.Context, by_sound: bool) -> JSONDict:
         return A.slots_for(name, text, ctx, self.gaz, self.today, by_sound)
 
 
-def bank_rows(paths: Sequence[Path] = TRAIN_BANKS, splits: Sequence[str] = TRAIN_SPLITS) -> list[dict[str, Any]]:
+class BankAct(TypedDict):
+    act: str
+    slots: NotRequired[JSONDict]
+
+
+class BankRow(TypedDict):
+    """A labelled line of an utterance bank (``benchmarks/data/README_task_utterances.md``)."""
+
+    split: str
+    text: str
+    context: JSONDict | None
+    acts: list[BankAct]
+
+
+def _bank_row(path: Path, line_no: int, row: object) -> BankRow:
+    """``row`` checked as a bank line: a text, a context object (or null) and a list of acts with names."""
+    fine = (
+        isinstance(row, dict)
+        and isinstance(row.get("text"), str)
+        and isinstance(row.get("context") or {}, dict)
+        and isinstance(row.get("acts"), list)
+        and all(isinstance(a, dict) and isinstance(a.get("act"), str) for a in row["acts"])
+    )
+    if not fine:
+        raise ValueError(f"{path}: line {line_no}: not a bank line (text, context, acts with names)")
+    return cast(BankRow, row)
+
+
+def bank_rows(paths: Sequence[Path] = TRAIN_BANKS, splits: Sequence[str] = TRAIN_SPLITS) -> list[BankRow]:
     """The labelled lines of the given splits (test lines are skipped unread)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[BankRow] = []
     for path in paths:
         if not path.is_file():
             continue
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
-            row = json.loads(line)
-            if row.get("split") in splits:
-                rows.append(row)
+            row: object = json.loads(line)
+            if isinstance(row, dict) and row.get("split") in splits:
+                rows.append(_bank_row(path, line_no, row))
     return rows
 
 
 def training_items(
-    rows: Sequence[dict[str, Any]], gazetteer: Gazetteer, today: dt.date
+    rows: Sequence[BankRow], gazetteer: Gazetteer, today: dt.date
 ) -> tuple[list[tuple[str, A.Context, list[str]]], list[list[str]]]:
     """(text, context, the rules' act names) and the gold act names of bank lines."""
     items, targets = [], []
@@ -383,7 +418,7 @@ def reader_for(
             path = (cache or cache_dir() / "task") / f"act_model-{digest}"
             try:
                 model = ActModel.load(path, gazetteer)
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, TypeError):  # missing, or saved by other code: train again
                 bank_today = dt.date(2026, 12, 1)  # the banks' "today": the dates in their lines count from it
                 items, targets = training_items(rows, gazetteer, bank_today)
                 model = ActModel(config, gazetteer).fit(items, targets)

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue, as_array, as_object, as_text_or_none
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _BY_SOUND, NUM, SEAT_CLASSES, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import _BY_SOUND, NUM, SEAT_CLASSES, Parse, _find, canonical, cn_number, parse_date
 from ragdial.task.slots import parse as parse_slots
+from ragdial.task.values import as_int, as_str, items, text_or_none
 
 
-def parse(text: str, gaz: Gazetteer, today: dt.date) -> Any:
+def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
     """The slot parser, matching by sound as the current ``understand`` call says."""
     return parse_slots(text, gaz, today, _BY_SOUND.get())
 
@@ -286,9 +287,7 @@ DROP_FAMILIES = (
 )
 
 
-def _drops(
-    text: str, whole: str, ctx: Context, said: dict[str, Any], said_whole: Callable[[], dict[str, Any]]
-) -> dict[str, Any] | None:
+def _drops(text: str, whole: str, ctx: Context, said: JSONDict, said_whole: Callable[[], JSONDict]) -> JSONDict | None:
     """Constraints the user takes back (slot -> None) among those the task under way has: named by the clause's
     own slot word, or the utterance's when the clause has none (预算，不限了); a family the clause gives a value
     for is kept (五星级多少钱都行 keeps the stars). {} when the words take back something not set; None when
@@ -354,9 +353,9 @@ class Act:
     """One dialog act with its normalised slots (``{"price": "?"}`` for a requested attribute)."""
 
     act: str
-    slots: dict[str, Any] = field(default_factory=dict)
+    slots: JSONDict = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"act": self.act, "slots": dict(self.slots)}
 
 
@@ -366,21 +365,22 @@ class Context:
 
     domain: str | None = None
     open_question: str | None = None
-    offers: list[dict[str, Any]] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)
-    bookings: list[dict[str, Any]] = field(default_factory=list)
-    suggestion: dict[str, Any] | None = None
+    offers: list[Mapping[str, object]] = field(default_factory=list)
+    state: JSONDict = field(default_factory=dict)
+    bookings: list[Mapping[str, object]] = field(default_factory=list)
+    suggestion: Mapping[str, object] | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Context:
+    def from_dict(cls, data: JSONObject | None) -> Context:
         data = data or {}
+        suggestion = data.get("suggestion")
         return cls(
-            data.get("domain"),
-            data.get("open_question"),
-            list(data.get("offers") or []),
-            dict(data.get("state") or {}),
-            list(data.get("bookings") or []),
-            data.get("suggestion"),
+            as_text_or_none(data.get("domain")),
+            as_text_or_none(data.get("open_question")),
+            [offer for offer in as_array(data.get("offers")) if isinstance(offer, dict)],
+            dict(as_object(data.get("state"))),
+            [booking for booking in as_array(data.get("bookings")) if isinstance(booking, dict)],
+            suggestion if isinstance(suggestion, dict) else None,
         )
 
 
@@ -430,7 +430,7 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
 
 
 # ---------------------------------------------------------------------------------------------- slot finders
-def _offer_code(offer: dict[str, Any]) -> str:
+def _offer_code(offer: Mapping[str, object]) -> str:
     return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
 
 
@@ -486,7 +486,7 @@ def _classes_of(text: str, english: bool) -> list[str]:
     return [CLASS_WORDS[w] for _s, _e, w in _find(text, list(CLASS_WORDS))]
 
 
-def _class_value(found: list[str], text: str, domain: str | None) -> Any:
+def _class_value(found: list[str], text: str, domain: str | None) -> str | list[str] | None:
     if not found:
         return None
     if len(found) > 1 and re.search(r"(没有就|不行就|没有的话|要不就|太贵|换成|改成|还是)", text):
@@ -508,7 +508,7 @@ def _class_value(found: list[str], text: str, domain: str | None) -> Any:
     return value
 
 
-def _berths_of(text: str, english: bool) -> Any:
+def _berths_of(text: str, english: bool) -> str | list[str] | None:
     if english:
         found = [v for k, v in {"upper": "上铺", "middle": "中铺", "lower": "下铺"}.items() if k in text.lower()]
     else:
@@ -714,7 +714,7 @@ def _stars_of(text: str, english: bool) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _dates(text: str, today: dt.date, english: bool, state: dict[str, Any]) -> dict[str, str]:
+def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[str, str]:
     """date (departure / check-in) and check_out named in a clause."""
     out: dict[str, str] = {}
     m = re.search(r"(住到|待到|退房|到(?=.{1,6}退房))(.{0,8})", text)
@@ -745,7 +745,7 @@ def _dates(text: str, today: dt.date, english: bool, state: dict[str, Any]) -> d
     if m and state.get("date") and "date" not in out:
         days = cn_number(m.group(2)) or 0
         sign = -1 if m.group(1) in ("提前", "早", "往前") else 1
-        out["date"] = (dt.date.fromisoformat(state["date"]) + dt.timedelta(days=sign * days)).isoformat()
+        out["date"] = (dt.date.fromisoformat(as_str(state["date"])) + dt.timedelta(days=sign * days)).isoformat()
     if out.get("date") and re.search(r"(第二天|次日|隔天)", text):
         out["date"] = (dt.date.fromisoformat(out["date"]) + dt.timedelta(days=1)).isoformat()
     return out
@@ -795,7 +795,7 @@ class _Clause:
     text: str
     question: bool
     act: str | None = None
-    slots: dict[str, Any] = field(default_factory=dict)
+    slots: JSONDict = field(default_factory=dict)
     extra: list[Act] = field(default_factory=list)
 
 
@@ -806,12 +806,12 @@ class Understander:
         self.gaz = gazetteer
         self.today = today
 
-    def __call__(self, text: str, context: Context | dict[str, Any] | None = None) -> list[Act]:
+    def __call__(self, text: str, context: Context | JSONDict | None = None) -> list[Act]:
         return understand(text, context, self.gaz, self.today)
 
 
 def understand(
-    text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+    text: str, context: Context | JSONDict | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
 ) -> list[Act]:
     """The acts of one user turn, in order, with slots normalised as in the utterance bank's README.
 
@@ -853,11 +853,11 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
 
-def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
+def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
     if ctx.open_question == "confirm_cancel":  # a yes/no is expected, as after a read-back
         live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
-        domain = ctx.domain or (live[-1]["domain"] if live else None)
+        domain = ctx.domain or (text_or_none(live[-1]["domain"]) if live else None)
         ctx = Context(domain, "confirm_booking", [], ctx.state, ctx.bookings, None)
     raw = text
     text = _normalise(text, gaz)
@@ -877,7 +877,7 @@ def _understand(text: str, context: Context | dict[str, Any] | None, gaz: Gazett
     )
     acts: list[Act] = []
     confirmed = restated = False
-    pending_ref: dict[str, Any] = {}
+    pending_ref: JSONDict = {}
     for i, clause in enumerate(clauses):
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
@@ -929,9 +929,7 @@ def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
     )
 
 
-def slots_for(
-    act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True
-) -> dict[str, Any]:
+def slots_for(act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> JSONDict:
     """The slots ``act`` would carry for the whole of ``text`` (when another reader than the cue words decided
     the act, e.g. ``ragdial.task.act_model``): constraints for inform/modify, reference slots for select, the
     attribute asked for request, the domain for a booking question, none for the others."""
@@ -972,7 +970,7 @@ def _classify(
     first: bool,
     extra: tuple[list[str], str | None, bool] = ([], None, False),
     whole: str = "",
-) -> tuple[str | None, dict[str, Any]]:
+) -> tuple[str | None, JSONDict]:
     text = FILLER.sub("", clause.text).strip() or clause.text
     lower = text.lower()
     greeted = GREETING.fullmatch(text.replace(" ", "")) and re.search(
@@ -1099,13 +1097,13 @@ def _classify(
     return None, {}
 
 
-def _cancel_slots(text: str, ctx: Context) -> dict[str, Any] | None:
+def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
     """Slots of a request to cancel a booking made in this session (``domain``, ``order_no``), or None."""
     if not ctx.bookings:  # (a booking cancelled already still makes 取消那张票 a cancellation, refused then)
         return None
     numbers = re.findall(r"\d+", text)
     order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in ctx.bookings)), None)
-    slots: dict[str, Any] = dict(_booking_domain(text))
+    slots: JSONDict = dict(_booking_domain(text))
     if order is not None:
         slots["order_no"] = order
     if ctx.open_question == "choose_cancel":  # which one: a domain, an order number or an ordinal names it
@@ -1120,7 +1118,7 @@ def _cancel_slots(text: str, ctx: Context) -> dict[str, Any] | None:
     return slots if (BOOKED_MARK.search(text) or order is not None) else None
 
 
-def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, english: bool) -> dict[str, Any] | None:
+def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, english: bool) -> JSONDict | None:
     """Slots of a request to change (改签) a booking made in this session: which one (``domain``, ``order_no``)
     and the new values said with it (date, departure window, class, berth, nights, rooms), or None."""
     live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
@@ -1136,12 +1134,13 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         return None
     numbers = re.findall(r"\d+", text)
     order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
-    slots: dict[str, Any] = dict(_booking_domain(text))
+    slots: JSONDict = dict(_booking_domain(text))
     if order is not None:
         slots["order_no"] = order
         text = text.replace(str(order), " ")
-    domain = slots.get("domain") or next(
-        (b["domain"] for b in reversed(live) if order is None or b["order_no"] == order), None
+    domain = text_or_none(
+        slots.get("domain")
+        or next((b["domain"] for b in reversed(live) if order is None or b["order_no"] == order), None)
     )
     m = re.search(r"(改|换|调)\s*(到|成|为)", text)
     if m and _dates(text[m.end() :], today, english, {}):  # 我8号去不了了，能改到9号吗: the date after the verb
@@ -1163,7 +1162,7 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     return slots
 
 
-def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, Any]] | None:
+def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] | None:
     """A relative preference against the offers on the table. Choosing among listed offers (便宜点的那个) is a
     ``select`` by feature; asking for one beyond them, or against the offer read back (有没有便宜点的？), is a
     ``modify`` with the bound it implies (``relative`` names it, so the manager can say when nothing is left)."""
@@ -1180,10 +1179,10 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, A
     )
     if oq == "choose_offer" and len(ctx.offers) > 1 and not beyond:
         return "select", {"feature": RELATIVE_FEATURE[kind]}
-    prices = [int(o["price"]) for o in ctx.offers if o.get("price") is not None]
+    prices = [as_int(o["price"]) for o in ctx.offers if o.get("price") is not None]
     times = sorted(str(o["dep_time"]) for o in ctx.offers if o.get("dep_time"))
-    stars = [int(o["stars"]) for o in ctx.offers if o.get("stars")]
-    slots: dict[str, Any] = {"relative": kind}
+    stars = [as_int(o["stars"]) for o in ctx.offers if o.get("stars")]
+    slots: JSONDict = {"relative": kind}
     if kind == "cheaper" and prices:
         slots["max_price"] = min(prices) - 1
     elif kind == "pricier" and stars and ctx.domain == "hotel" and re.search(r"(好|档次|星)", text):
@@ -1201,7 +1200,7 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, dict[str, A
     return "modify", slots
 
 
-def _is_choice(ref: dict[str, Any], text: str, ctx: Context) -> bool:
+def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     """Whether reference slots pick among the offers: a class or berth no offer has, or said with 换/改/还是,
     is a new constraint (换软卧), not a choice."""
     if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
@@ -1304,7 +1303,7 @@ def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
     return bool(re.search(rf"[\u4e00-\u9fff]{{{least},}}", rest))
 
 
-def _booking_domain(text: str) -> dict[str, Any]:
+def _booking_domain(text: str) -> JSONDict:
     if re.search(r"(机票|航班|飞机)", text):
         return {"domain": "flight"}
     if re.search(r"(火车|高铁|动车|车票|的车|车来着|卧铺)", text):
@@ -1319,7 +1318,7 @@ def _has_constraints(text: str, gaz: Gazetteer, english: bool) -> bool:
     return bool(p.cities or p.date or p.seat_class or p.berths or _domain_named(text, english))
 
 
-def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> dict[str, Any] | None:
+def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JSONDict | None:
     lower = text.lower()
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|差)", text) and not _asks(text, False):
         return None  # 出发时间有点早: a comment on the offer, no question
@@ -1352,7 +1351,7 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> di
         return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
     if not ctx.offers and ctx.open_question in (None, "anything_else") and _has_constraints(text, gaz, english):
         return None  # 明天武汉飞北京的机票多少钱: a search (the list shows the prices), not a question about an offer
-    slots: dict[str, Any] = (
+    slots: JSONDict = (
         {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
     )
     if ctx.offers:
@@ -1360,13 +1359,11 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> di
     return slots
 
 
-def _reference(
-    text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: set[str] | None = None
-) -> dict[str, Any]:
+def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: set[str] | None = None) -> JSONDict:
     """Reference slots naming one of the listed offers (ordinal, code, brand, price, time, feature, this)."""
     asking = asking or set()
     lower = text.lower()
-    ref: dict[str, Any] = {}
+    ref: JSONDict = {}
     heard = canonical(text)
     m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!天)", text) or re.search(
         rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
@@ -1477,9 +1474,9 @@ def _constraints(
     negated_elsewhere: list[str] = (),  # type: ignore[assignment]
     base_date: str | None = None,
     change_said: bool = False,
-) -> dict[str, Any]:
+) -> JSONDict:
     """Constraint slots a clause states (before deciding inform vs modify)."""
-    slots: dict[str, Any] = {}
+    slots: JSONDict = {}
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -1542,7 +1539,7 @@ def _constraints(
             slots[f"{key}_place"] = place
     slots.update(_dates(text, today, english, ctx.state))
     if "date" not in slots and re.search(r"(第二天|次日|隔天)", text) and (base_date or ctx.state.get("date")):
-        base = dt.date.fromisoformat(base_date or ctx.state["date"])
+        base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
         slots["date"] = (base + dt.timedelta(days=1)).isoformat()
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
@@ -1568,7 +1565,8 @@ def _constraints(
         slots["berth"] = berth
     kinds = _kinds_of(text)
     if kinds and re.search(r"(也行|也可以|也成|也没问题)", text) and ctx.state.get("train_kinds"):
-        kinds = sorted({*ctx.state["train_kinds"], *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
+        asked = [str(kind) for kind in items(ctx.state["train_kinds"])]
+        kinds = sorted({*asked, *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
     if kinds:
         slots["train_kinds"] = kinds
     airline = _airline_of(text, gaz)
@@ -1586,7 +1584,7 @@ def _constraints(
         brand = _brand_of(text, gaz)
         if brand:
             slots["brand"] = brand
-        district = _district_of(text, gaz, slots.get("city") or ctx.state.get("city"))
+        district = _district_of(text, gaz, as_text_or_none(slots.get("city") or ctx.state.get("city")))
         if district:
             slots["district"] = district
         slots.update(_hotel_numbers(text, english))
@@ -1608,11 +1606,11 @@ def _constraints(
     return slots
 
 
-def _split_changes(slots: dict[str, Any], ctx: Context, fresh: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def _split_changes(slots: JSONDict, ctx: Context, fresh: bool) -> tuple[JSONDict, JSONDict]:
     """(inform, modify) parts: a slot changing a value already known is a modification; a repeated value is
     not labelled (nothing changes), unless this starts a new request."""
-    inform: dict[str, Any] = {}
-    modify: dict[str, Any] = {}
+    inform: JSONDict = {}
+    modify: JSONDict = {}
     state = ctx.state
     new_request = fresh
     for key, value in slots.items():
@@ -1632,7 +1630,7 @@ def _split_changes(slots: dict[str, Any], ctx: Context, fresh: bool) -> tuple[di
     return inform, modify
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: JSONValue, b: JSONValue) -> bool:
     if isinstance(a, list) or isinstance(b, list):
         return sorted(a if isinstance(a, list) else [a]) == sorted(b if isinstance(b, list) else [b])
     return a == b
@@ -1670,7 +1668,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     if isinstance(known, list) and not isinstance(value, list) and value in known:
                         prev.slots[key] = value  # 卧铺，软卧下铺: the narrower value said after
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
-                        prev.slots[key] = sorted({*known, *value}, key="GDZTK".find)  # 动车也行…高铁有吗
+                        either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
+                        prev.slots[key] = either  # 动车也行…高铁有吗
                     else:
                         prev.slots.setdefault(key, value)
                 continue

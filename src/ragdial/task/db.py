@@ -10,14 +10,50 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from ragdial.errors import RagdialError
 from ragdial.paths import cache_dir
+from ragdial.task.values import as_int, as_str, items
 
 DOMAINS = ("flight", "train", "hotel")
+
+
+class Row(TypedDict, total=False):
+    """A row of the travel database (the columns of ``dbgen.SCHEMA``'s tables): a flight, train or hotel
+    (searched with a date: plus ``date`` and the ``rooms`` free), or a booking with its ``status``; an offer as the
+    acts read it also carries its ``code`` (flights, trains) or ``brand`` (hotels)."""
+
+    id: int
+    flight_no: str
+    train_no: str
+    code: str
+    brand: str
+    airline: str
+    dep_city: str
+    arr_city: str
+    dep_place: str
+    arr_place: str
+    date: str
+    dep_time: str
+    arr_time: str
+    arr_days: int
+    seat_class: str
+    berth: str
+    price: int
+    seats: int
+    name: str
+    city: str
+    district: str
+    stars: int
+    rooms: int
+    domain: str
+    item_id: int
+    summary: str
+    status: str
 
 
 def default_db_path() -> Path:
@@ -136,7 +172,7 @@ class TravelDB:
                 self._dates = [row[0] for row in rows]
         return list(self._dates)
 
-    def search(self, domain: str, constraints: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
+    def search(self, domain: str, constraints: Mapping[str, object], limit: int = 5) -> list[Row]:
         """Rows matching the constraints, cheapest first.
 
         Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
@@ -147,17 +183,17 @@ class TravelDB:
         Unknown keys are ignored; missing keys do not constrain.
         """
         where: list[str] = []
-        args: list[Any] = []
+        args: list[object] = []
 
-        def add(clause: str, value: Any) -> None:
+        def add(clause: str, value: object) -> None:
             if value not in (None, "", []):
                 where.append(clause)
                 args.append(value)
 
-        def add_in(column: str, value: Any) -> None:
+        def add_in(column: str, value: object) -> None:
             if value in (None, "", []):
                 return
-            values = [value] if isinstance(value, str) else list(value)
+            values = [value] if isinstance(value, str) else items(value)
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             args.extend(values)
 
@@ -174,7 +210,7 @@ class TravelDB:
             add_in("berth", constraints.get("berth"))
             if domain == "flight":
                 add("airline = ?", constraints.get("airline"))
-            kinds = constraints.get("train_kinds") if domain == "train" else None
+            kinds = items(constraints.get("train_kinds") or []) if domain == "train" else None
             if kinds:
                 where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
                 args.extend(kinds)
@@ -192,10 +228,10 @@ class TravelDB:
             add("h.price <= ?", constraints.get("max_price"))
             add("h.price >= ?", constraints.get("min_price"))
             if constraints.get("date"):
-                nights = max(1, int(constraints.get("nights") or 1))
-                first = dt.date.fromisoformat(constraints["date"])
+                nights = max(1, as_int(constraints.get("nights") or 1))
+                first = dt.date.fromisoformat(as_str(constraints["date"]))
                 last = (first + dt.timedelta(days=nights - 1)).isoformat()
-                rooms = max(1, int(constraints.get("rooms") or 1))
+                rooms = max(1, as_int(constraints.get("rooms") or 1))
                 sql = (
                     "SELECT h.*, ? AS date, MIN(r.rooms) AS rooms FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id"
                 )
@@ -215,16 +251,16 @@ class TravelDB:
         sql += order + " LIMIT ?"
         args.append(limit)
         with self.lock:
-            return [dict(row) for row in self.conn.execute(sql, args)]
+            return [cast(Row, dict(row)) for row in self.conn.execute(sql, args)]
 
-    def get(self, domain: str, item_id: int) -> dict[str, Any] | None:
+    def get(self, domain: str, item_id: int) -> Row | None:
         table = {"flight": "flights", "train": "trains", "hotel": "hotels"}[domain]
         with self.lock:
             row = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (item_id,)).fetchone()
-        return dict(row) if row else None
+        return cast(Row, dict(row)) if row else None
 
     def book(
-        self, domain: str, item: dict[str, Any], date: str, summary: str, quantity: int = 1, nights: int = 1
+        self, domain: str, item: Mapping[str, object], date: str, summary: str, quantity: int = 1, nights: int = 1
     ) -> int | None:
         """Record a booking in one transaction: take ``quantity`` seats (or rooms on each of ``nights`` nights from
         ``date``); returns the booking number, or None when they are no longer free (nothing is taken then)."""
@@ -245,7 +281,7 @@ class TravelDB:
         number: int,
         old: tuple[int, int],
         domain: str,
-        item: dict[str, Any],
+        item: Mapping[str, object],
         date: str,
         summary: str,
         quantity: int = 1,
@@ -261,7 +297,7 @@ class TravelDB:
             self._give_back(number, *old)
             return self._record(domain, item, date, summary)
 
-    def _take(self, domain: str, item: dict[str, Any], date: str, quantity: int, nights: int) -> bool:
+    def _take(self, domain: str, item: Mapping[str, object], date: str, quantity: int, nights: int) -> bool:
         """Take seats or rooms inside the caller's transaction; False (nothing taken) when they are not free."""
         if domain == "hotel":
             first = dt.date.fromisoformat(date)
@@ -286,7 +322,7 @@ class TravelDB:
         )
         return cur.rowcount == 1
 
-    def _record(self, domain: str, item: dict[str, Any], date: str, summary: str) -> int:
+    def _record(self, domain: str, item: Mapping[str, object], date: str, summary: str) -> int:
         cur = self.conn.execute(
             "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
             (domain, item["id"], date, summary),
@@ -325,7 +361,7 @@ class TravelDB:
         self.conn.execute("INSERT INTO cancellations (booking_id) VALUES (?)", (number,))
         return True
 
-    def booking(self, number: int) -> dict[str, Any] | None:
+    def booking(self, number: int) -> Row | None:
         """Booking ``number`` with its ``status`` (``booked`` or ``cancelled``), or None."""
         with self.lock:
             row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
@@ -337,4 +373,4 @@ class TravelDB:
                 ).fetchone()
                 and self.conn.execute("SELECT 1 FROM cancellations WHERE booking_id = ?", (number,)).fetchone()
             )
-        return {**dict(row), "status": "cancelled" if cancelled else "booked"}
+        return cast(Row, {**dict(row), "status": "cancelled" if cancelled else "booked"})

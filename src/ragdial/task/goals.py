@@ -9,10 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
+from collections.abc import Callable, Container, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TypedDict, cast
 
-from ragdial.task.db import TravelDB
+from ragdial.jsontypes import JSONDict
+from ragdial.task.db import Row, TravelDB
 from ragdial.task.slots import PERIODS
 
 GOAL_KINDS = {"flight": 0.22, "train": 0.22, "hotel": 0.14, "trip+hotel": 0.22, "flight>train+hotel": 0.20}
@@ -20,12 +22,33 @@ PERIOD_WORDS = ("早上", "上午", "下午", "晚上")
 WEEKDAY_WORDS = "一二三四五六日"
 
 
+class GoalConstraints(TypedDict, total=False):
+    """What a subgoal asks for: the route and date (or city), and the optional wishes a user states."""
+
+    dep_city: str
+    arr_city: str
+    city: str
+    district: str
+    date: str
+    period: str
+    time_from: str
+    time_to: str
+    seat_class: str
+    berths: list[str]
+    max_price: int
+    passengers: int
+    nights: int
+    rooms: int
+    stars: int
+    min_stars: int
+
+
 @dataclass
 class SubGoal:
     """One booking the user wants (or tries: ``expect_fail`` marks a part the database cannot satisfy)."""
 
     domain: str
-    constraints: dict[str, Any]
+    constraints: GoalConstraints
     date_expr: str = ""
     expect_fail: bool = False
 
@@ -39,12 +62,12 @@ class Goal:
     subgoals: list[SubGoal]
     out_of_scope: bool = False
     correction: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
     change_date: str | None = None  # first says this date, then changes it to the real one (a mid-dialog change)
     ask_booking: bool = False  # asks about a booking already made
     compound: bool = False  # confirms and asks for the next part in one sentence
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return asdict(self)
 
     def describe(self) -> str:
@@ -107,24 +130,39 @@ FIELD_OF = {
 }
 
 
-def satisfies(item: dict[str, Any], constraints: dict[str, Any]) -> bool:
+def _order(got: object, want: object) -> int:
+    """-1, 0 or 1 as ``got`` is before, equal to or after ``want`` (two texts, or two numbers)."""
+    if isinstance(got, str) and isinstance(want, str):
+        return (got > want) - (got < want)
+    if isinstance(got, int | float) and isinstance(want, int | float):
+        return (got > want) - (got < want)
+    raise TypeError(f"cannot compare {type(got).__name__} with {type(want).__name__}")
+
+
+def _among(got: object, want: object) -> bool:
+    if isinstance(want, Container):
+        return got in want
+    raise TypeError(f"argument of type '{type(want).__name__}' is not iterable")
+
+
+def satisfies(item: Mapping[str, object], constraints: Mapping[str, object]) -> bool:
     """Whether a database row (or an option read from a reply) meets a subgoal's constraints.
 
     Constraints on fields the item does not carry are not checked (an option line shows no city names).
     """
-    checks = {
+    checks: dict[str, Callable[[object, object], bool]] = {
         "dep_city": lambda got, want: got == want,
         "arr_city": lambda got, want: got == want,
         "city": lambda got, want: got == want,
         "date": lambda got, want: got == want,
         "district": lambda got, want: got == want,
-        "time_from": lambda got, want: got >= want,
-        "time_to": lambda got, want: got < want or want == "24:00",
+        "time_from": lambda got, want: _order(got, want) >= 0,
+        "time_to": lambda got, want: _order(got, want) < 0 or want == "24:00",
         "seat_class": lambda got, want: got == want,
-        "berths": lambda got, want: got in want,
-        "max_price": lambda got, want: got <= want,
+        "berths": _among,
+        "max_price": lambda got, want: _order(got, want) <= 0,
         "stars": lambda got, want: got == want,
-        "min_stars": lambda got, want: got >= want,
+        "min_stars": lambda got, want: _order(got, want) >= 0,
     }
     for key, want in constraints.items():
         if key not in checks or want in (None, "", []) or FIELD_OF[key] not in item:
@@ -135,8 +173,8 @@ def satisfies(item: dict[str, Any], constraints: dict[str, Any]) -> bool:
 
 
 def _random_row(
-    db: TravelDB, table: str, dates: list[str], rng: random.Random, where: str = "", args: tuple = ()
-) -> dict[str, Any] | None:
+    db: TravelDB, table: str, dates: list[str], rng: random.Random, where: str = "", args: tuple[object, ...] = ()
+) -> Row | None:
     date = rng.choice(dates)
     cond = "date = ? AND seats > 0" + (f" AND {where}" if where else "")
     count = db.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {cond}", (date, *args)).fetchone()[0]
@@ -145,7 +183,7 @@ def _random_row(
     row = db.conn.execute(
         f"SELECT * FROM {table} WHERE {cond} LIMIT 1 OFFSET ?", (date, *args, rng.randrange(count))
     ).fetchone()
-    return dict(row)
+    return cast(Row, dict(row))  # a row of ``table`` (dbgen.SCHEMA)
 
 
 def _period_of(clock: str, rng: random.Random | None = None) -> str | None:
@@ -161,8 +199,8 @@ def _budget(price: int, rng: random.Random) -> int:
     return int(math.ceil(price * rng.uniform(1.05, 1.5) / 100) * 100)
 
 
-def _trip(db: TravelDB, domain: str, row: dict[str, Any], today: dt.date, rng: random.Random) -> SubGoal:
-    c: dict[str, Any] = {"dep_city": row["dep_city"], "arr_city": row["arr_city"], "date": row["date"]}
+def _trip(db: TravelDB, domain: str, row: Row, today: dt.date, rng: random.Random) -> SubGoal:
+    c: GoalConstraints = {"dep_city": row["dep_city"], "arr_city": row["arr_city"], "date": row["date"]}
     period = _period_of(row["dep_time"], rng)
     if period and rng.random() < 0.5:
         c["period"] = period
@@ -191,15 +229,15 @@ def _hotel(
 ) -> SubGoal | None:
     date = date or rng.choice(dates)
     sql = "SELECT h.* FROM hotels h JOIN hotel_rooms r ON r.hotel_id = h.id WHERE r.date = ? AND r.rooms > 0"
-    args: list[Any] = [date]
+    args: list[object] = [date]
     if city:
         sql += " AND h.city = ?"
         args.append(city)
-    rows = [dict(r) for r in db.conn.execute(sql, args)]
+    rows = [cast(Row, dict(r)) for r in db.conn.execute(sql, args)]  # hotels rows (dbgen.SCHEMA)
     if not rows:
         return None
     row = rng.choice(rows)
-    c: dict[str, Any] = {"city": row["city"], "date": date}
+    c: GoalConstraints = {"city": row["city"], "date": date}
     nights = rng.choice((1, 1, 2, 2, 3))
     # leave a night of slack at the end of the timetables: the trip booked may arrive a day later than planned
     nights = max(1, min(nights, (dt.date.fromisoformat(db.dates()[-1]) - dt.date.fromisoformat(date)).days))
@@ -260,14 +298,14 @@ def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, 
                 continue
             date = dt.date.fromisoformat(train["date"])
             expr = date_expression(date, today, rng)
-            route = {
+            route: GoalConstraints = {
                 "dep_city": train["dep_city"],
                 "arr_city": train["arr_city"],
                 "date": train["date"],
                 "max_price": budget,
             }
-            subs.append(SubGoal("flight", dict(route), expr, expect_fail=True))
-            subs.append(SubGoal("train", dict(route), ""))
+            subs.append(SubGoal("flight", route.copy(), expr, expect_fail=True))
+            subs.append(SubGoal("train", route.copy(), ""))
             arrival = dt.date.fromisoformat(train["date"]) + dt.timedelta(days=int(train.get("arr_days") or 0))
             if arrival.isoformat() not in db.dates():
                 continue

@@ -6,17 +6,19 @@ session (``ragdial.session_id`` in the OpenAI-compatible response), and later me
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from ragdial.errors import RagdialError
+from ragdial.jsontypes import JSONDict, JSONValue, as_array, as_object
 
 
 class HttpChannel:
-    """POST /v1/chat/completions with a session per dialog."""
+    """POST /v1/chat/completions with a session per dialog (``client``: an ``httpx.Client`` such as starlette's
+    ``TestClient``, else one for ``base_url``)."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0, client: Any = None) -> None:
+    def __init__(
+        self, base_url: str, api_key: str | None = None, timeout: float = 60.0, client: httpx.Client | None = None
+    ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = client or httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
         self.session_id: str | None = None
@@ -25,7 +27,7 @@ class HttpChannel:
         self.session_id = None
 
     def send(self, text: str) -> str:
-        body: dict[str, Any] = {"messages": [{"role": "user", "content": text}], "language": "zh"}
+        body: JSONDict = {"messages": [{"role": "user", "content": text}], "language": "zh"}
         if self.session_id:
             body["session_id"] = self.session_id
         try:
@@ -34,6 +36,11 @@ class HttpChannel:
             raise RagdialError(f"server {self.client.base_url}: {err}") from err
         if response.status_code != 200:
             raise RagdialError(f"server {self.client.base_url}: HTTP {response.status_code}: {response.text[:200]}")
-        data = response.json()
-        self.session_id = (data.get("ragdial") or {}).get("session_id") or self.session_id
-        return data["choices"][0]["message"]["content"]
+        data: JSONValue = response.json()
+        session = as_object(as_object(data).get("ragdial")).get("session_id")
+        self.session_id = (session if isinstance(session, str) else None) or self.session_id
+        choices = as_array(as_object(data).get("choices"))
+        content = as_object(as_object(choices[0]).get("message")).get("content") if choices else None
+        if not isinstance(content, str):
+            raise RagdialError(f"server {self.client.base_url}: the response has no reply text: {response.text[:200]}")
+        return content

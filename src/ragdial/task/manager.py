@@ -24,14 +24,16 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, Required, TypedDict, cast
 
+from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, slots_for, understand
-from ragdial.task.db import TravelDB
+from ragdial.task.db import Row, TravelDB
+from ragdial.task.values import as_int, as_str, items, text_or_none
 
 REQUIRED = {
     "flight": ("dep_city", "arr_city", "date"),
@@ -56,12 +58,101 @@ TODAY_ASKED = re.compile(
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
-def under_way(state: dict[str, Any] | None) -> bool:
+class Pending(TypedDict, total=False):
+    """The offer being read back: which item, from when, how many."""
+
+    domain: Required[str]
+    id: Required[int]
+    date: str | None
+    nights: int
+    rooms: int
+    passengers: int
+
+
+class Booking(TypedDict, total=False):
+    """A booking made in this dialog (``status``: ``cancelled`` once cancelled)."""
+
+    domain: str
+    order_no: int
+    number: int
+    item_id: int
+    date: str
+    arrival_date: str
+    arr_city: str | None
+    dep_city: str | None
+    city: str | None
+    nights: int | None
+    quantity: int
+    summary: str
+    details: str
+    status: str
+    changed_to: int  # 改签: the booking that replaced this one
+    changed_from: int  # 改签: the booking this one replaced
+
+
+class CancelQuestion(TypedDict, total=False):
+    """The cancellation being asked about: one booking (``order_no``) or a choice ``among`` several, and the
+    question to go back to afterwards."""
+
+    order_no: int
+    among: list[int]
+    resume: str | None
+
+
+class Rebook(TypedDict):
+    """A change (改签) under way: the booking the offer read back replaces."""
+
+    order_no: int
+
+
+class TaskState(TypedDict):
+    """The task dialog's state, kept as JSON in the session between turns."""
+
+    version: int
+    language: str
+    domain: str | None
+    slots: JSONDict
+    offers: list[int]
+    open: str | None
+    pending: Pending | None
+    suggestion: JSONDict | None
+    queue: list[JSONDict]
+    bookings: list[Booking]
+    failures: dict[str, int]
+    cancel: CancelQuestion | None
+    rebook: Rebook | None
+    turns: int
+    done: bool
+    last_city_slot: NotRequired[str]
+    alternative: NotRequired[str]
+
+
+class _Before(TypedDict):
+    """What a relative preference (便宜点的) changes, kept to be put back when nothing is beyond the offers."""
+
+    slots: JSONDict
+    offers: list[int]
+    open: str | None
+    pending: Pending | None
+    suggestion: JSONDict | None
+
+
+def as_json(value: TaskState | Booking) -> JSONDict:
+    """The state or a booking as the JSON it is (every field holds JSON), for the session and the reply."""
+    return cast(JSONDict, value)
+
+
+def _task_state(state: JSONObject) -> TaskState:
+    """A session's task state as this branch wrote it (``respond`` starts afresh from any other version)."""
+    return cast(TaskState, state)
+
+
+def under_way(state: JSONObject | None) -> bool:
     """Whether ``state`` is a task dialog in progress (a question, offers, a read-back or a suggestion open)."""
     return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
 
 
-def new_state() -> dict[str, Any]:
+def new_state() -> TaskState:
     """The state of a dialog that has not started."""
     return {
         "version": 2,
@@ -87,9 +178,9 @@ class TaskTurn:
     """What one ``respond`` step returns: the reply, the new state and what happened."""
 
     reply: str
-    state: dict[str, Any]
+    state: JSONDict
     done: bool = False
-    booked: dict[str, Any] | None = None
+    booked: JSONDict | None = None
     in_scope: bool = True
     acts: list[str] = field(default_factory=list)
 
@@ -105,12 +196,12 @@ class _Turn:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.dirty = False
-        self.booked: list[dict[str, Any]] = []
+        self.booked: list[Booking] = []
         self.prompted = False
-        self.previous: dict[str, Any] | None = None
-        self.queued: dict[str, Any] | None = None
+        self.previous: Pending | None = None
+        self.queued: JSONDict | None = None
         self.notes: list[str] = []
-        self.relative: tuple[str, dict[str, Any]] | None = None  # (kind, state before) of 便宜点的 / 早一点的
+        self.relative: tuple[str, _Before] | None = None  # (kind, state before) of 便宜点的 / 早一点的
         self.deferred: Act | None = (
             None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
         )
@@ -163,11 +254,11 @@ class TaskBranch:
     def close(self) -> None:
         return None
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> JSONDict:
         return {"name": "travel", "db": str(self.db.url), "today": self.today.isoformat(), "acts": self.acts}
 
     # ------------------------------------------------------------------ routing
-    def claims(self, state: dict[str, Any] | None, text: str) -> bool:
+    def claims(self, state: JSONObject | None, text: str) -> bool:
         """Whether the turn ``text`` is this branch's: the task dialog is under way in ``state`` (including the
         "anything else?" after a booking, so an unrelated turn gets this branch's guidance rather than falling
         through) and the turn is not a question for the knowledge base (话费/流量/套餐 …: those go there, the task
@@ -183,7 +274,7 @@ class TaskBranch:
         if self.understands(text):
             return True
         if state and state.get("bookings"):
-            acts = self.understand(text, self.context(state))
+            acts = self.understand(text, self.context(_task_state(state)))
             return any(a.act in ("ask_about_booking", "cancel_booking", "change_booking") for a in acts)
         return False
 
@@ -205,13 +296,14 @@ class TaskBranch:
         return False
 
     # ------------------------------------------------------------------ one step
-    def context(self, state: dict[str, Any]) -> Context:
+    def context(self, state: TaskState) -> Context:
         """The context the acts are read in (the utterance bank's ``context``)."""
         domain = state.get("domain")
-        offers = [self._offer_view(domain, row) for row in self._offer_rows(state)]
-        if state.get("open") == "confirm_booking" and state.get("pending"):
+        offers: list[Mapping[str, object]] = [self._offer_view(domain, row) for row in self._offer_rows(state)]
+        pending = state.get("pending")
+        if state.get("open") == "confirm_booking" and pending:
             item = self._pending_item(state)
-            offers = [self._offer_view(state["pending"]["domain"], item)] if item else offers
+            offers = [self._offer_view(pending["domain"], item)] if item else offers
         if state.get("open") in ("confirm_cancel", "choose_cancel"):
             offers = []
         known = dict(state.get("slots") or {})
@@ -226,9 +318,11 @@ class TaskBranch:
             state.get("suggestion"),
         )
 
-    def respond(self, state: dict[str, Any] | None, text: str) -> TaskTurn:
+    def respond(self, state: JSONObject | None, text: str) -> TaskTurn:
         """One dialog step; ``state`` is not modified (a new state is returned)."""
-        state = copy.deepcopy(state) if state else new_state()
+        return self._step(_task_state(copy.deepcopy(state)) if state else new_state(), text)
+
+    def _step(self, state: TaskState, text: str) -> TaskTurn:
         if state.get("version") != 2:
             state = {**new_state(), "bookings": list(state.get("bookings") or [])}
         state["turns"] += 1
@@ -257,16 +351,16 @@ class TaskBranch:
         done = names and set(names) <= {"thanks", "deny"} and state["open"] is None and bool(state["bookings"])
         state["done"] = bool(done)
         reply = "\n".join(p for p in turn.parts if p)
-        booked = turn.booked[-1] if turn.booked else None
-        return TaskTurn(reply, state, done=bool(done), booked=booked, in_scope=in_scope, acts=names)
+        booked = as_json(turn.booked[-1]) if turn.booked else None
+        return TaskTurn(reply, as_json(state), done=bool(done), booked=booked, in_scope=in_scope, acts=names)
 
     # ------------------------------------------------------------------ act handlers
-    def _on_greeting(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_greeting(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if not rest and not state["open"]:
             turn.parts.append(R.GREETING[state["language"]])
             turn.prompted = True
 
-    def _on_thanks(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_thanks(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if rest:
             return
         lang = state["language"]
@@ -277,7 +371,7 @@ class TaskBranch:
             return
         self._close(state, turn)
 
-    def _on_out_of_scope(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not
             return
         lang = state["language"]
@@ -290,9 +384,9 @@ class TaskBranch:
             )
         turn.parts.append(R.GUIDE[lang])
 
-    def _on_ask_about_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
-        domain = act.slots.get("domain")
+        domain = as_text_or_none(act.slots.get("domain"))
         mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
         made = [b for b in mine if b.get("status") != "cancelled"]
         cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
@@ -321,13 +415,13 @@ class TaskBranch:
         turn.parts.append("\n".join(parts))
 
     @staticmethod
-    def _booking_line(booking: dict[str, Any], lang: str) -> str:
+    def _booking_line(booking: Booking, lang: str) -> str:
         if lang == "zh":
             return f"订单号{booking['order_no']}：{booking['details']}"
         return f"booking {booking['order_no']}: {booking['details']}"
 
     # ------------------------------------------------------------------ cancelling a booking (a transaction too)
-    def _on_cancel_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
         lang = state["language"]
         zh = lang == "zh"
@@ -340,7 +434,7 @@ class TaskBranch:
         ]
         asked = (state.get("cancel") or {}).get("among")
         if asked and "ordinal" in act.slots:
-            index = int(act.slots["ordinal"]) - 1
+            index = as_int(act.slots["ordinal"]) - 1
             fits = [b for b in live if b["order_no"] == asked[index]] if 0 <= index < len(asked) else []
         elif asked:
             fits = [b for b in fits if b["order_no"] in asked]
@@ -373,7 +467,7 @@ class TaskBranch:
         turn.prompted = True
 
     # ------------------------------------------------------------------ changing a booking (改签)
-    def _on_change_booking(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_change_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
         district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
         replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
@@ -434,15 +528,15 @@ class TaskBranch:
         turn.dirty = True
 
     @classmethod
-    def _cancel_question(cls, booking: dict[str, Any], lang: str) -> str:
+    def _cancel_question(cls, booking: Booking, lang: str) -> str:
         if lang == "zh":
             return f"您要取消的是：{cls._booking_line(booking, lang)}。确认取消吗？（取消后座位或房间会释放）"
         return f"You want to cancel {cls._booking_line(booking, lang)}. Cancel it? (The seats or rooms are released.)"
 
-    def _cancel(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _cancel(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]
         zh = lang == "zh"
-        asked = state.pop("cancel", None) or {}
+        asked: CancelQuestion = state.get("cancel") or {}
         state["cancel"] = None
         booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
         state["open"] = asked.get("resume")
@@ -467,7 +561,7 @@ class TaskBranch:
             turn.parts.append(R.ANYTHING_ELSE[lang])
             turn.prompted = True
 
-    def _keep_booking(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
         asked = state.get("cancel") or {}
         state["cancel"] = None
         state["open"] = asked.get("resume")
@@ -479,9 +573,10 @@ class TaskBranch:
             turn.parts.append(R.ANYTHING_ELSE[lang])
             turn.prompted = True
 
-    def _on_request(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_request(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
-        domain = state.get("domain") or (state["pending"] or {}).get("domain")
+        pending_offer = state["pending"]
+        domain = state.get("domain") or (pending_offer["domain"] if pending_offer else None)
         rows = self._offer_rows(state)
         pending = self._pending_item(state) if state.get("pending") else None
         ref = {k: v for k, v in act.slots.items() if v != "?"}
@@ -507,7 +602,7 @@ class TaskBranch:
         answers = [self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked]
         turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
 
-    def _on_deny(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_deny(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
         zh = lang == "zh"
         if state["open"] in ("confirm_cancel", "choose_cancel"):
@@ -552,12 +647,13 @@ class TaskBranch:
             )
             turn.prompted = True
 
-    def _on_confirm(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_confirm(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if state["open"] == "confirm_cancel" and state.get("cancel"):
             self._cancel(state, turn)
             return
-        if state["open"] == "confirm_booking" and state.get("pending"):
-            self._book(state, turn)
+        pending = state.get("pending")
+        if state["open"] == "confirm_booking" and pending:
+            self._book(state, pending, turn)
             return
         if state["open"] == "offer_alternative" and state.get("suggestion"):
             # "嗯…那就第1个" picks one; "动车也行，不过时间放宽" takes the suggestion and then changes more
@@ -569,7 +665,7 @@ class TaskBranch:
         elif state["open"] == "choose_offer" and not rest:
             turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
 
-    def _on_select(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_select(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if turn.dirty and act.slots.get("feature"):  # 不限时间，要最便宜的: chosen among the offers found anew
             turn.deferred = act
             return
@@ -604,9 +700,10 @@ class TaskBranch:
             turn.prompted = True
             return
         item = found[0]
-        if state["open"] == "offer_alternative" and state.get("suggestion"):
+        accepted = state.get("suggestion")
+        if state["open"] == "offer_alternative" and accepted:
             # choosing one of the alternatives listed accepts the change they were found with
-            for key, value in state["suggestion"].items():
+            for key, value in accepted.items():
                 if key == "domain":
                     continue
                 if value is None:
@@ -621,7 +718,7 @@ class TaskBranch:
         turn.parts.append(self._read_back(state))
         turn.prompted = True
 
-    def _by_code(self, state: dict[str, Any], domain: str, code: str) -> list[dict[str, Any]]:
+    def _by_code(self, state: TaskState, domain: str, code: str) -> list[Row]:
         """The cheapest row of flight/train ``code`` on the route and date under way (whatever window, kind or
         budget was asked), in the class asked for if it has one: a code the user names that is not listed."""
         slots = state["slots"]
@@ -634,14 +731,14 @@ class TaskBranch:
         fitting = [r for r in rows if r.get("seat_class") in wanted] or rows
         return fitting[:1]
 
-    def _on_inform(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_inform(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         self._update(state, dict(act.slots), turn, modify=False)
 
-    def _on_modify(self, state: dict[str, Any], act: Act, turn: _Turn, rest: list[Act]) -> None:
+    def _on_modify(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         self._update(state, dict(act.slots), turn, modify=True)
 
     # ------------------------------------------------------------------ state changes
-    def _update(self, state: dict[str, Any], slots: dict[str, Any], turn: _Turn, modify: bool) -> None:
+    def _update(self, state: TaskState, slots: JSONDict, turn: _Turn, modify: bool) -> None:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
             turn.queued.update(slots)
             return
@@ -649,23 +746,29 @@ class TaskBranch:
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
-        relative = slots.pop("relative", None)
+        relative = text_or_none(slots.pop("relative", None))
         if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
-            keep = ("slots", "offers", "open", "pending", "suggestion")
-            turn.relative = (relative, copy.deepcopy({k: state.get(k) for k in keep}))
-            period = state["slots"].get("period")
+            before: _Before = {
+                "slots": state["slots"],
+                "offers": state["offers"],
+                "open": state["open"],
+                "pending": state["pending"],
+                "suggestion": state["suggestion"],
+            }
+            turn.relative = (relative, copy.deepcopy(before))
+            period = text_or_none(state["slots"].get("period"))
             if period in WINDOWS and {"time_from", "time_to"} & set(slots):
                 start, end = WINDOWS[period]  # earlier/later within the window said
-                if "time_to" in slots and start < slots["time_to"]:
+                if "time_to" in slots and start < as_str(slots["time_to"]):
                     slots.setdefault("time_from", state["slots"].get("time_from") or start)
-                if "time_from" in slots and end > slots["time_from"]:
+                if "time_from" in slots and end > as_str(slots["time_from"]):
                     slots.setdefault("time_to", state["slots"].get("time_to") or end)
-        domain = slots.pop("domain", None)
+        domain = text_or_none(slots.pop("domain", None))
         starting = state["open"] in (None, "anything_else") or state["domain"] is None
         reading_back = state["open"] == "confirm_booking" and state.get("pending")
         if reading_back and domain and domain != state["domain"] and "hotel" in (domain, state["domain"]):
             # a further item asked for before the read-back was confirmed: it waits, the read-back stays open
-            queued = next((q for q in state["queue"] if q.get("domain") == domain), None)
+            queued: JSONDict | None = next((q for q in state["queue"] if q.get("domain") == domain), None)
             if queued is None:
                 queued = {"domain": domain}
                 state["queue"].append(queued)
@@ -678,10 +781,9 @@ class TaskBranch:
             return
         if reading_back and domain and domain != state["domain"]:
             lang = state["language"]
+            ticket = R.TICKET_NAMES[lang][as_str(state["domain"])]
             turn.parts.append(
-                f"好的，刚才的{R.TICKET_NAMES[lang][state['domain']]}没有预订。"
-                if lang == "zh"
-                else f"All right, the {R.TICKET_NAMES[lang][state['domain']]} was not booked."
+                f"好的，刚才的{ticket}没有预订。" if lang == "zh" else f"All right, the {ticket} was not booked."
             )
         if domain and (starting or domain != state["domain"]):
             self._start(state, domain, slots, switch=not starting, turn=turn)
@@ -699,7 +801,7 @@ class TaskBranch:
         state["suggestion"] = None
         turn.dirty = True
 
-    def _guess_domain(self, slots: dict[str, Any]) -> str | None:
+    def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
             return "hotel"
         if "train_kinds" in slots or str(slots.get("seat_class", "")).endswith(("座", "卧")):
@@ -710,16 +812,14 @@ class TaskBranch:
             return "flight"
         places = [slots.get("dep_place"), slots.get("arr_place")]
         for place in filter(None, places):
-            return "flight" if place.endswith("机场") else "train"
+            return "flight" if as_str(place).endswith("机场") else "train"
         return None
 
-    def _start(
-        self, state: dict[str, Any], domain: str | None, slots: dict[str, Any], switch: bool, turn: _Turn
-    ) -> None:
+    def _start(self, state: TaskState, domain: str | None, slots: JSONDict, switch: bool, turn: _Turn) -> None:
         """A new task (or a switch of the current one to another domain)."""
         old = dict(state["slots"])
         last = state["bookings"][-1] if state["bookings"] else None
-        new: dict[str, Any] = {}
+        new: JSONDict = {}
         if state["domain"] is None and state.get("open") == "domain":
             new = old  # 坐飞机 answering "飞机还是火车？": the route, date and time said before stay
         elif switch and domain in ("flight", "train") and state["domain"] in ("flight", "train"):
@@ -746,7 +846,7 @@ class TaskBranch:
             state["rebook"] = None  # a new request: a change under way is dropped (the booking stays as it was)
         self._merge(state, slots)
 
-    def _merge(self, state: dict[str, Any], slots: dict[str, Any]) -> None:
+    def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
         for key in ("dep_city", "arr_city", "city"):
             if key in slots and slots[key] != current.get(key):
@@ -757,12 +857,12 @@ class TaskBranch:
         if "time_from" in slots or "time_to" in slots:
             current.pop("period", None)
         if "city" in slots and slots["city"] != current.get("city"):
-            district = slots.get("district") or current.get("district")
+            district = text_or_none(slots.get("district") or current.get("district"))
             if not district or slots["city"] not in self.gazetteer.districts.get(district, ()):
                 current.pop("district", None)  # (西湖区 said before 杭州 stays: it is a district of that city)
         if "check_out" in slots or ("date" in slots and current.get("check_out")):
-            start = slots.get("date") or current.get("date")
-            end = slots.get("check_out") or current.get("check_out")
+            start = text_or_none(slots.get("date") or current.get("date"))
+            end = text_or_none(slots.get("check_out") or current.get("check_out"))
             if start and end and end > start:
                 slots["nights"] = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days
         if "nights" in slots:
@@ -774,17 +874,18 @@ class TaskBranch:
         current.update(slots)
         for key in [k for k, v in slots.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
             current.pop(key, None)
-        if current.get("time_from") and current.get("time_to") and current["time_from"] >= current["time_to"]:
+        time_from, time_to = text_or_none(current.get("time_from")), text_or_none(current.get("time_to"))
+        if time_from and time_to and time_from >= time_to:
             # 改成晚上8点以后 after 下午2点到5点: the bound said replaces the window it contradicts
             current.pop("time_to" if "time_from" in slots else "time_from", None)
         current.pop("check_out", None) if "nights" in current else None
         if state["domain"] is None and self._guess_domain(current):
             state["domain"] = self._guess_domain(current)
 
-    def _accept_suggestion(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _accept_suggestion(self, state: TaskState, turn: _Turn) -> None:
         suggestion = dict(state["suggestion"] or {})
         state["suggestion"] = None
-        domain = suggestion.pop("domain", None)
+        domain = text_or_none(suggestion.pop("domain", None))
         if domain and domain != state["domain"]:
             self._start(state, domain, {}, switch=True, turn=turn)
         for key, value in suggestion.items():
@@ -795,7 +896,7 @@ class TaskBranch:
         turn.dirty = True
 
     # ------------------------------------------------------------------ acting
-    def _missing(self, state: dict[str, Any]) -> str | None:
+    def _missing(self, state: TaskState) -> str | None:
         domain = state["domain"]
         if domain is None:
             slots = state["slots"]
@@ -805,7 +906,7 @@ class TaskBranch:
                 return "hotel_date" if key == "date" and domain == "hotel" else key
         return None
 
-    def _advance(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _advance(self, state: TaskState, turn: _Turn) -> None:
         """After the constraints changed: ask for what is missing, or search and list (or read back one)."""
         lang = state["language"]
         missing = self._missing(state)
@@ -815,6 +916,7 @@ class TaskBranch:
             turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
             return
         domain, slots = state["domain"], state["slots"]
+        assert domain is not None  # _missing asks for the domain first
         if domain != "hotel" and slots["dep_city"] == slots["arr_city"]:
             slots.pop("dep_city")
             state["open"] = "dep_city"
@@ -827,7 +929,8 @@ class TaskBranch:
         rows = self.db.search(domain, constraints, limit=SHOWN)
         if not rows and turn.relative:
             kind, before = turn.relative
-            state.update(before)
+            state["slots"], state["offers"], state["open"] = before["slots"], before["offers"], before["open"]
+            state["pending"], state["suggestion"] = before["pending"], before["suggestion"]
             said = R.RELATIVE_NONE[lang][kind]
             turn.parts.append(said)
             turn.relative = None
@@ -867,7 +970,7 @@ class TaskBranch:
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
 
-    def _reprompt(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _reprompt(self, state: TaskState, turn: _Turn) -> None:
         """Return to the open question (after an aside, a question answered, a booking listed)."""
         lang, open_q = state["language"], state["open"]
         cancel = state.get("cancel") or {}
@@ -906,33 +1009,35 @@ class TaskBranch:
             else:
                 self._advance(state, turn)
 
-    def _constraints(self, domain: str, slots: dict[str, Any]) -> dict[str, Any]:
+    def _constraints(self, domain: str, slots: JSONObject) -> JSONDict:
         c = dict(slots)
-        period = c.pop("period", None)
+        period = text_or_none(c.pop("period", None))
         if period in WINDOWS and not (c.get("time_from") or c.get("time_to")):
             c["time_from"], c["time_to"] = WINDOWS[period]
         if c.get("time_to") == "24:00":
             c["time_to"] = "24:01"
         if domain != "hotel":
-            c["min_seats"] = int(c.get("passengers") or 1)
+            c["min_seats"] = as_int(c.get("passengers") or 1)
         return c
 
-    def _count_note(self, domain: str, slots: dict[str, Any], shown: int, lang: str) -> str:
+    def _count_note(self, domain: str, slots: JSONObject, shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
         city = self._city_name
         if domain == "hotel":
-            where = city(slots["city"], lang) + (slots.get("district", "") if lang == "zh" else "")
-            nights = int(slots.get("nights") or 1)
-            when = R.date_text(slots["date"], lang) + (f"入住{nights}晚" if lang == "zh" else f", {nights} night(s)")
+            where = city(as_str(slots["city"]), lang) + (as_str(slots.get("district", "")) if lang == "zh" else "")
+            nights = as_int(slots.get("nights") or 1)
+            when = R.date_text(as_str(slots["date"]), lang) + (
+                f"入住{nights}晚" if lang == "zh" else f", {nights} night(s)"
+            )
         else:
-            where = f"{city(slots['dep_city'], lang)}→{city(slots['arr_city'], lang)}"
-            when = R.date_text(slots["date"], lang)
+            where = f"{city(as_str(slots['dep_city']), lang)}→{city(as_str(slots['arr_city']), lang)}"
+            when = R.date_text(as_str(slots["date"]), lang)
         said = self._said(slots, lang)
         if lang == "zh":
             return f"为您找到{when}{where}{said}的{name}，价格最低的{shown}个："
         return f"Here are the {shown} cheapest matching {name} ({where}, {when}{said}):"
 
-    def _said(self, slots: dict[str, Any], lang: str) -> str:
+    def _said(self, slots: JSONObject, lang: str) -> str:
         """The optional constraints in force, so the user sees none was dropped."""
         parts = []
         for key in ("period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
@@ -940,7 +1045,7 @@ class TaskBranch:
             if value in (None, "", []) or (key == "district" and lang == "zh"):
                 continue
             if isinstance(value, list):
-                value = "或".join(value) if lang == "zh" else "/".join(value)
+                value = "或".join(map(str, value)) if lang == "zh" else "/".join(map(str, value))
             if key == "stars":
                 value = f"{value}星"
             if key == "min_stars":
@@ -948,7 +1053,7 @@ class TaskBranch:
             parts.append(str(value))
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
-            parts.append("/".join(kinds.get(k, k) for k in slots["train_kinds"]))
+            parts.append("/".join(kinds.get(str(k), str(k)) for k in items(slots["train_kinds"])))
         start, end = slots.get("time_from"), slots.get("time_to")
         if start and end:
             parts.append(f"{start}–{end}")
@@ -957,8 +1062,8 @@ class TaskBranch:
         elif end:
             parts.append(f"{end}以前出发" if lang == "zh" else f"leaving before {end}")
         if slots.get("max_price"):
-            parts.append(_price_text(slots["max_price"], lang))
-        if slots.get("rooms") and int(slots["rooms"]) > 1:
+            parts.append(_price_text(as_int(slots["max_price"]), lang))
+        if slots.get("rooms") and as_int(slots["rooms"]) > 1:
             parts.append(f"{slots['rooms']}间" if lang == "zh" else f"{slots['rooms']} rooms")
         if not parts:
             return ""
@@ -967,9 +1072,10 @@ class TaskBranch:
     def _city_name(self, city: str, lang: str) -> str:
         return self.gazetteer.english.get(city, city) if lang == "en" else city
 
-    def _no_result(self, state: dict[str, Any], constraints: dict[str, Any], turn: _Turn) -> None:
+    def _no_result(self, state: TaskState, constraints: JSONDict, turn: _Turn) -> None:
         """Say which constraint cannot be met and offer the nearest alternative (kept until accepted)."""
         lang, domain, slots = state["language"], state["domain"], state["slots"]
+        assert domain is not None  # after a search
         zh = lang == "zh"
         key = repr(sorted((k, str(v)) for k, v in constraints.items() if v))
         seen = state["failures"].get(key, 0)
@@ -982,14 +1088,14 @@ class TaskBranch:
         if domain != "hotel":
             base["min_seats"] = constraints.get("min_seats", 1)
         blocking: list[str] = []
-        relaxed_rows: list[dict[str, Any]] = []
-        suggestion: dict[str, Any] | None = None
+        relaxed_rows: list[Row] = []
+        suggestion: JSONDict | None = None
         if self.db.search(domain, {k: v for k, v in base.items() if k != "date"}, limit=1) == []:
             where = slots.get("city") if domain == "hotel" else f"{slots['dep_city']}到{slots['arr_city']}"
             head = f"抱歉，没有{where}的{name}。" if zh else f"Sorry, there are no {name} for {where}."
         elif not self.db.search(domain, self._constraints(domain, base), limit=1):
             head = (
-                f"抱歉，{R.date_text(slots['date'], lang)}没有可订的{name}。"
+                f"抱歉，{R.date_text(as_str(slots['date']), lang)}没有可订的{name}。"
                 if zh
                 else f"Sorry, no {name} can be booked on {slots['date']}."
             )
@@ -1003,7 +1109,9 @@ class TaskBranch:
             blocking = blocking or list(optional)
             if together:  # one night, one room, one ticket is no condition worth naming
                 blocking = [
-                    k for k in blocking if not (k in ("nights", "rooms", "passengers") and int(slots.get(k) or 1) == 1)
+                    k
+                    for k in blocking
+                    if not (k in ("nights", "rooms", "passengers") and as_int(slots.get(k) or 1) == 1)
                 ] or blocking
             names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
             if together:
@@ -1049,7 +1157,7 @@ class TaskBranch:
                 )
         if not relaxed_rows and slots.get("date"):
             for shift in (1, -1, 2):
-                day = dt.date.fromisoformat(slots["date"]) + dt.timedelta(days=shift)
+                day = dt.date.fromisoformat(as_str(slots["date"])) + dt.timedelta(days=shift)
                 if day < self.today:
                     continue
                 rows = self.db.search(domain, self._constraints(domain, {**slots, "date": day.isoformat()}), SHOWN)
@@ -1094,43 +1202,45 @@ class TaskBranch:
         turn.parts.append(msg)
 
     @staticmethod
-    def _named(key: str, slots: dict[str, Any], lang: str) -> str:
+    def _named(key: str, slots: JSONObject, lang: str) -> str:
         """A constraint's name with the value asked for (出发时段（上午）), so the user sees what was searched."""
         name = R.SLOT_NAMES[lang].get(key, key)
         if key in ("time_from", "time_to"):
             value = f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}"
         elif key == "max_price":
-            value = _price_text(int(slots[key]), lang)
+            value = _price_text(as_int(slots[key]), lang)
         elif key in ("stars", "min_stars"):
             value = f"{slots[key]}星" + ("及以上" if key == "min_stars" else "") if lang == "zh" else f"{slots[key]}*"
         elif key == "train_kinds":
-            value = "/".join({"G": "高铁", "D": "动车"}.get(k, k) for k in slots[key])
+            value = "/".join({"G": "高铁", "D": "动车"}.get(str(k), str(k)) for k in items(slots[key]))
         elif key in ("nights", "rooms"):
             value = str(slots[key])
         else:
-            value = "或".join(slots[key]) if isinstance(slots[key], list) else str(slots[key])
+            said = slots[key]
+            value = "或".join(map(str, said)) if isinstance(said, list) else str(said)
         return f"{name}（{value}）" if lang == "zh" else f"{name} ({value})"
 
     # ------------------------------------------------------------------ offers and bookings
-    def _offer_rows(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+    def _offer_rows(self, state: TaskState) -> list[Row]:
         domain = state.get("domain")
         if not domain:
             return []
-        rows = []
+        rows: list[Row] = []
         for item_id in state.get("offers") or []:
             row = self.db.get(domain, item_id)
             if row:
-                if domain == "hotel":
-                    row["date"] = state["slots"].get("date")
+                date = state["slots"].get("date")
+                if domain == "hotel" and isinstance(date, str):  # a hotel is offered for the date asked
+                    row["date"] = date
                 rows.append(row)
         return rows
 
-    def _read_back(self, state: dict[str, Any]) -> str:
+    def _read_back(self, state: TaskState) -> str:
         """The pending offer read back in full, with the confirmation question."""
-        item, lang = self._pending_item(state), state["language"]
-        if item is None:
+        item, pending, lang = self._pending_item(state), state["pending"], state["language"]
+        if item is None or pending is None:
             return "抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone."
-        text = R.confirm(state["pending"]["domain"], item, state["pending"], lang)
+        text = R.confirm(pending["domain"], item, pending, lang)
         old = self._rebooked(state)
         if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
             if lang == "zh":
@@ -1141,46 +1251,52 @@ class TaskBranch:
         return text
 
     @staticmethod
-    def _rebooked(state: dict[str, Any]) -> dict[str, Any] | None:
+    def _rebooked(state: TaskState) -> Booking | None:
         """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
-        order = (state.get("rebook") or {}).get("order_no")
+        rebook = state.get("rebook")
+        order = rebook["order_no"] if rebook else None
         return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
 
-    def _pending_item(self, state: dict[str, Any]) -> dict[str, Any] | None:
+    def _pending_item(self, state: TaskState) -> Row | None:
         pending = state.get("pending")
         if not pending:
             return None
         item = self.db.get(pending["domain"], pending["id"])
-        if item and pending["domain"] == "hotel":
-            item["date"] = pending["date"]
+        date = pending.get("date")
+        if item and pending["domain"] == "hotel" and date is not None:  # the stay's first night
+            item["date"] = date
         return item
 
-    def _pending_for(self, state: dict[str, Any], domain: str, item: dict[str, Any]) -> dict[str, Any]:
+    def _pending_for(self, state: TaskState, domain: str, item: Row) -> Pending:
         slots = state["slots"]
-        pending = {"domain": domain, "id": item["id"], "date": item.get("date") or slots.get("date")}
+        pending: Pending = {
+            "domain": domain,
+            "id": item["id"],
+            "date": item.get("date") or text_or_none(slots.get("date")),
+        }
         if domain == "hotel":
-            pending["date"] = slots.get("date")
-            pending["nights"] = int(slots.get("nights") or 1)
-            pending["rooms"] = int(slots.get("rooms") or 1)
+            pending["date"] = text_or_none(slots.get("date"))
+            pending["nights"] = as_int(slots.get("nights") or 1)
+            pending["rooms"] = as_int(slots.get("rooms") or 1)
         else:
-            pending["passengers"] = int(slots.get("passengers") or 1)
+            pending["passengers"] = as_int(slots.get("passengers") or 1)
         return pending
 
     @staticmethod
-    def _offer_view(domain: str | None, row: dict[str, Any]) -> dict[str, Any]:
-        view = dict(row)
+    def _offer_view(domain: str | None, row: Row) -> Row:
+        view: Row = {**row}
         if domain in ("flight", "train"):
             view["code"] = R.code_of(row)
         if domain == "hotel":
             view["brand"] = str(row.get("name", "")).split("(")[0]
         return view
 
-    def _resolve(self, domain: str, rows: list[dict[str, Any]], ref: dict[str, Any]) -> list[dict[str, Any]]:
+    def _resolve(self, domain: str, rows: list[Row], ref: Mapping[str, object]) -> list[Row]:
         """The listed offers a description fits (ordinal, code, brand, district, price, time, feature, this)."""
         views = [self._offer_view(domain, row) for row in rows]
         keep = list(range(len(rows)))
         if "ordinal" in ref:
-            n = int(ref["ordinal"])
+            n = as_int(ref["ordinal"])
             index = len(rows) - 1 if n == -1 else n - 1
             keep = [index] if 0 <= index < len(rows) else []
         for key in ("code", "brand", "district", "price", "dep_time", "airline", "seat_class", "berth"):
@@ -1191,10 +1307,10 @@ class TaskBranch:
                     for i in keep
                     if (str(views[i].get(key, "")).upper() if key == "code" else views[i].get(key)) == want
                 ]
-        feature = ref.get("feature")
+        feature = text_or_none(ref.get("feature"))
         if feature and keep:
 
-            def minutes(v: dict[str, Any]) -> int:
+            def minutes(v: Row) -> int:
                 h1, m1 = map(int, v["dep_time"].split(":"))
                 h2, m2 = map(int, v["arr_time"].split(":"))
                 return (h2 * 60 + m2 + 1440 * int(v.get("arr_days") or 0)) - (h1 * 60 + m1)
@@ -1214,7 +1330,7 @@ class TaskBranch:
             keep = []
         return [rows[i] for i in keep]
 
-    def _attribute(self, domain: str, row: dict[str, Any], key: str, lang: str) -> str:
+    def _attribute(self, domain: str, row: Row, key: str, lang: str) -> str:
         zh = lang == "zh"
         name = row.get("name") or R.code_of(row)
         trip_only = ("dep_time", "arr_time", "duration", "dep_place", "arr_place", "airline", "seat_class", "berth")
@@ -1259,8 +1375,7 @@ class TaskBranch:
             value = f"{value}星"
         return f"{name}{labels.get(key, key)}：{value}" if zh else f"{name} {key}: {value}"
 
-    def _book(self, state: dict[str, Any], turn: _Turn) -> None:
-        pending = state["pending"]
+    def _book(self, state: TaskState, pending: Pending, turn: _Turn) -> None:
         domain, lang = pending["domain"], state["language"]
         item = self._pending_item(state)
         if item is None:
@@ -1270,14 +1385,13 @@ class TaskBranch:
         details_zh = R.offer_details(domain, item, pending, "zh")
         quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
         nights = int(pending.get("nights") or 1)
+        date = as_str(pending["date"])
         old = self._rebooked(state)
         if old is not None:
             given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
-            number = self.db.rebook(
-                int(old["number"]), given_back, domain, item, pending["date"], details_zh, quantity, nights
-            )
+            number = self.db.rebook(int(old["number"]), given_back, domain, item, date, details_zh, quantity, nights)
         else:
-            number = self.db.book(domain, item, pending["date"], details_zh, quantity, nights)
+            number = self.db.book(domain, item, date, details_zh, quantity, nights)
         if number is None:
             state["pending"] = None
             state["open"] = "choose_offer" if state["offers"] else None
@@ -1288,13 +1402,13 @@ class TaskBranch:
             )
             turn.dirty = True
             return
-        arrival = dt.date.fromisoformat(pending["date"]) + dt.timedelta(days=int(item.get("arr_days") or 0))
-        booking = {
+        arrival = dt.date.fromisoformat(date) + dt.timedelta(days=int(item.get("arr_days") or 0))
+        booking: Booking = {
             "domain": domain,
             "order_no": number,
             "number": number,
             "item_id": item["id"],
-            "date": pending["date"],
+            "date": date,
             "arrival_date": arrival.isoformat(),
             "arr_city": item.get("arr_city") or item.get("city"),
             "dep_city": item.get("dep_city"),
@@ -1321,13 +1435,13 @@ class TaskBranch:
         turn.parts.append(R.booked(domain, item, pending, number, lang))
         if state["queue"]:
             queued = state["queue"].pop(0)
-            next_domain = queued.pop("domain")
+            next_domain = text_or_none(queued.pop("domain"))
             self._start(state, next_domain, queued, switch=False, turn=turn)
             turn.dirty = True
         else:
             turn.prompted = False
 
-    def _close(self, state: dict[str, Any], turn: _Turn) -> None:
+    def _close(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]
         state["open"], state["offers"], state["pending"], state["suggestion"] = None, [], None, None
         state["domain"], state["slots"], state["rebook"] = None, {}, None

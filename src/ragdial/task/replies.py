@@ -7,7 +7,9 @@ The user simulator reads these replies like a person would; the cue phrases it r
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from ragdial.task.values import as_int, as_str
 
 DOMAIN_NAMES = {
     "zh": {"flight": "航班", "train": "车次", "hotel": "酒店"},
@@ -109,23 +111,23 @@ def date_text(iso: str, language: str) -> str:
     return f"{int(month)}月{int(day)}日" if language == "zh" else f"{iso}"
 
 
-def code_of(item: dict[str, Any]) -> str:
+def code_of(item: Mapping[str, object]) -> str:
     return str(item.get("flight_no") or item.get("train_no") or item.get("code") or "")
 
 
-def item_summary(domain: str, item: dict[str, Any], language: str = "zh") -> str:
+def item_summary(domain: str | None, item: Mapping[str, object], language: str = "zh") -> str:
     """One line describing a flight, train or hotel row."""
     if domain == "hotel":
         if language == "zh":
             return f"{item['name']} {item['stars']}星 {item['district']} 每晚{item['price']}元"
         return f"{item['name']} {item['stars']}-star, {item['district']}, {item['price']} yuan/night"
     code = code_of(item)
-    days = item.get("arr_days", 0)
-    arrive = item["arr_time"]
+    days = as_int(item.get("arr_days") or 0)
+    arrive = as_str(item["arr_time"])
     if days:
         arrive = ("次日" if days == 1 else f"第{days + 1}天") + arrive if language == "zh" else f"{arrive}(+{days}d)"
-    seat = item["seat_class"] + item.get("berth", "")
-    when = date_text(item["date"], language)
+    seat = as_str(item["seat_class"]) + as_str(item.get("berth", ""))
+    when = date_text(as_str(item["date"]), language)
     if language == "zh":
         return (
             f"{code} {when} {item['dep_time']}{item['dep_place']}→{arrive}{item['arr_place']} {seat} {item['price']}元"
@@ -136,24 +138,24 @@ def item_summary(domain: str, item: dict[str, Any], language: str = "zh") -> str
     )
 
 
-def listing(domain: str, items: list[dict[str, Any]], language: str) -> str:
+def listing(domain: str | None, items: Sequence[Mapping[str, object]], language: str) -> str:
     return "\n".join(f"{i}. {item_summary(domain, item, language)}" for i, item in enumerate(items, 1))
 
 
-def options(domain: str, items: list[dict[str, Any]], head: str, language: str) -> str:
+def options(domain: str | None, items: Sequence[Mapping[str, object]], head: str, language: str) -> str:
     """List options and ask which one (cue: 请问您要订哪一个)."""
     return f"{head}\n{listing(domain, items, language)}\n{CHOOSE[language]}"
 
 
-def offer_details(domain: str, item: dict[str, Any], pending: dict[str, Any], language: str) -> str:
+def offer_details(domain: str, item: Mapping[str, object], pending: Mapping[str, object], language: str) -> str:
     """The whole offer as it will be booked: item, dates, quantity and total price."""
     zh = language == "zh"
     line = item_summary(domain, item, language)
     if domain == "hotel":
-        nights, rooms = int(pending.get("nights") or 1), int(pending.get("rooms") or 1)
-        check_in = pending["date"]
+        nights, rooms = as_int(pending.get("nights") or 1), as_int(pending.get("rooms") or 1)
+        check_in = as_str(pending["date"])
         check_out = (dt.date.fromisoformat(check_in) + dt.timedelta(days=nights)).isoformat()
-        total = item["price"] * nights * rooms
+        total = as_int(item["price"]) * nights * rooms
         if zh:
             return (
                 f"{line}，{date_text(check_in, 'zh')}入住，住{nights}晚（{date_text(check_out, 'zh')}退房），"
@@ -162,12 +164,12 @@ def offer_details(domain: str, item: dict[str, Any], pending: dict[str, Any], la
         return (
             f"{line}, check in {check_in}, {nights} night(s) (out {check_out}), {rooms} room(s), {total} yuan in total"
         )
-    count = int(pending.get("passengers") or 1)
-    total = item["price"] * count
+    count = as_int(pending.get("passengers") or 1)
+    total = as_int(item["price"]) * count
     return f"{line}，{count}张，共{total}元" if zh else f"{line}, {count} ticket(s), {total} yuan in total"
 
 
-def confirm(domain: str, item: dict[str, Any], pending: dict[str, Any], language: str) -> str:
+def confirm(domain: str, item: Mapping[str, object], pending: Mapping[str, object], language: str) -> str:
     """Read the whole offer back and ask to confirm (cue: 为您预订：… 请问确认预订吗)."""
     details = offer_details(domain, item, pending, language)
     if language == "zh":
@@ -175,7 +177,7 @@ def confirm(domain: str, item: dict[str, Any], pending: dict[str, Any], language
     return f"I'll book: {details}. {CONFIRM_Q['en']}"
 
 
-def booked(domain: str, item: dict[str, Any], pending: dict[str, Any], number: int, language: str) -> str:
+def booked(domain: str, item: Mapping[str, object], pending: Mapping[str, object], number: int, language: str) -> str:
     """Booking done (cue: 预订成功，订单号 N)."""
     details = offer_details(domain, item, pending, language)
     if language == "zh":

@@ -7,7 +7,6 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from ragdial.task.db import TravelDB
 from ragdial.task.goals import sample_goals
@@ -50,7 +49,7 @@ def write_logs(results: list[DialogResult], out_dir: Path) -> Path:
         for result in results:
             fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
     tmp.replace(out_dir / "dialogs.jsonl")
-    metrics: dict[str, Any] = summarise(results)
+    metrics = summarise(results)
     path = out_dir / "metrics.json"
     path.write_text(json.dumps(metrics, ensure_ascii=False, indent=2), encoding="utf-8")
     return path

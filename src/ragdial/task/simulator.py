@@ -21,8 +21,9 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
+from ragdial.jsontypes import JSONDict
 from ragdial.task.db import Gazetteer, TravelDB
 from ragdial.task.goals import Goal, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
@@ -55,7 +56,7 @@ class InProcessChannel:
 
     def __init__(self, branch: TaskBranch) -> None:
         self.branch = branch
-        self.state: dict[str, Any] | None = None
+        self.state: JSONDict | None = None
 
     def reset(self) -> None:
         self.state = None
@@ -90,7 +91,24 @@ OPTION_RE = re.compile(
 HOTEL_RE = re.compile(r"^\s*(\d+)\.\s+(\S+)\s+(\d)星\s+(\S+)\s+每晚(\d+)元\s*$")
 
 
-def read_item(line: str) -> dict[str, Any] | None:
+class OptionItem(TypedDict, total=False):
+    """An option line of a reply (or a booking summary) as the user reads it: the fields ``satisfies`` checks."""
+
+    index: int
+    code: str
+    day: str
+    dep_place: str
+    arr_place: str
+    dep_time: str
+    seat_class: str
+    berth: str
+    price: int
+    name: str
+    stars: int
+    district: str
+
+
+def read_item(line: str) -> OptionItem | None:
     """An option line (or a booking summary) of a reply as a dict with the fields ``satisfies`` checks."""
     text = line if re.match(r"^\s*\d+\.", line) else "0. " + line.strip()
     text = text.split("，")[0]
@@ -127,13 +145,13 @@ class DialogResult:
 
     goal: Goal
     log: list[dict[str, str]] = field(default_factory=list)
-    bookings: list[dict[str, Any]] = field(default_factory=list)
+    bookings: list[dict[str, int]] = field(default_factory=list)  # {"subgoal": i, "number": n}
     success: bool = False
     turns: int = MAX_TURNS
     guidance: int | None = None  # 0/1 where the user went off-topic, else None
     integrity_errors: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {
             "goal": self.goal.to_dict(),
             "goal_text": self.goal.describe(),
@@ -161,7 +179,7 @@ class UserSimulator:
         self.gazetteer = gazetteer
         self.phrases = phrases or default_phrases()
         self.index = 0  # current subgoal
-        self.options: list[dict[str, Any]] = []
+        self.options: list[OptionItem] = []
         self.pending_oos = goal.out_of_scope
         self.pending_ask = goal.ask_booking
         self.pending_change = goal.change_date
@@ -298,9 +316,9 @@ class UserSimulator:
             return self._request(sub, full=True, first=False)
         return None
 
-    def _fits(self, item: dict[str, Any], sub: SubGoal) -> bool:
+    def _fits(self, item: OptionItem, sub: SubGoal) -> bool:
         """Whether an option or booking summary meets the subgoal, as a person reads it."""
-        seen = dict(item)
+        seen: dict[str, object] = dict(item)
         gaz = self.gazetteer
         if gaz is not None and "dep_place" in item:
             seen["dep_city"] = gaz.places.get(item["dep_place"], ("?",))[0]
@@ -314,7 +332,7 @@ class UserSimulator:
             seen["city"] = sub.constraints["city"] if f"({sub.constraints['city']}" in item["name"] else "?"
         return satisfies(seen, sub.constraints)
 
-    def _select(self, item: dict[str, Any]) -> str:
+    def _select(self, item: OptionItem) -> str:
         """Name one listed option the way the bank's dev lines do (ordinal, code, price, brand, district)."""
         rng, phrases = self.rng, self.phrases
         ways = ["ordinal"]
@@ -572,7 +590,7 @@ def _verify(goal: Goal, bookings: list[tuple[int, int]], db: TravelDB) -> bool:
     return True
 
 
-def summarise(results: list[DialogResult]) -> dict[str, Any]:
+def summarise(results: list[DialogResult]) -> JSONDict:
     """SMP2017 task-2 online metrics (completion ratio, mean turns with unfinished = 30, guidance rate) and
     booking-integrity errors."""
     n = len(results)

@@ -16,10 +16,10 @@ import re
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from pypinyin import lazy_pinyin
 
+from ragdial.jsontypes import JSONDict
 from ragdial.task.db import Gazetteer
 
 WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
@@ -138,7 +138,7 @@ class Parse:
             or self.min_stars
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return asdict(self)
 
 
