@@ -82,3 +82,14 @@ def test_a_file_that_is_no_answer_model_is_one_error_naming_it(tmp_path):
 def test_the_packaged_model_was_trained_on_train_and_dev_only():
     meta = default_answer_model().meta
     assert meta["splits"] == ["train", "dev"] and "test" not in meta["splits"]
+
+
+def test_field_matches_read_the_field_names_of_the_item_itself():
+    from ragdial.pipeline.answer_features import field_matches
+    from ragdial.schema import Knowledge, SourceKind
+
+    usage = Knowledge("u:1", "Fuel used: 12 litres, Fuel left: 30 litres", SourceKind.USER_PROFILE, scope="u")
+    balance = Knowledge("u:2", "Balance: 5 euro", SourceKind.USER_PROFILE, scope="u")
+    assert field_matches("how much fuel is left", usage, None)[0] == 1.0
+    assert field_matches("how much fuel is left", balance, None)[0] == 0.0
+    assert field_matches("what is my balance", balance, None) == (1.0, 0.0, 0.0)  # no encoder: no cosines

@@ -364,3 +364,29 @@ def test_the_learned_policy_answers_products_and_declines_what_the_knowledge_lac
         assert reply.knowledge == [] and ("could not find" in reply.text or "没有查到" in reply.text)
     else:
         assert reply.knowledge[0].id.startswith(first) and grounding.verified
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "values"),
+    [
+        ("zh", "百兆和千兆宽带差多少钱", ("30元/月", "60元/月")),
+        ("en", "which is cheaper, the 100M or the 1000M home broadband bundle?", ("30 yuan", "60 yuan")),
+    ],
+)
+def test_a_comparison_cites_and_states_both_sides(systems, language, question, values):
+    (reply,) = ask(systems[language], "demo-u1", question)
+    assert reply.record.grounding.intent.comparison
+    assert {c.id for c in reply.knowledge} == {"product:24", "product:25"}
+    assert all(value in reply.text for value in values), reply.text
+
+
+def test_a_content_question_is_never_answered_with_a_greeting(systems):
+    hello, weather = ask(systems["en"], "demo-u1", "hi there", "Whats the weather in Shanghai tomorrow")
+    assert hello.record.grounding.policy == "small_talk"
+    assert weather.record.grounding.policy == "not_in_knowledge" and weather.knowledge == []
+
+
+def test_an_action_on_the_product_talked_about_explains_how_to_get_it(systems):
+    _, order = ask(systems["zh"], "demo-u1", "周末流量包是怎么算的", "给我办一个")
+    assert order.record.grounding.policy == "action" and order.knowledge[0].id == "product:16"
+    assert "1212" in order.text and "已办理" not in order.text

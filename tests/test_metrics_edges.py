@@ -12,7 +12,13 @@ import pytest
 from ragdial.errors import RagdialError
 from ragdial.metrics import bertscore, meteor
 from ragdial.metrics.challenges import dstc, futuredial
-from ragdial.metrics.grounding import Evidence, check_grounding, degenerate_reason
+from ragdial.metrics.grounding import (
+    Evidence,
+    check_grounding,
+    cut_degenerate,
+    degenerate_reason,
+    unsupported_claim_rate,
+)
 from ragdial.metrics.result import Score
 from ragdial.schema import Knowledge, SourceKind
 
@@ -170,3 +176,63 @@ def test_score_names():
     except meteor.WordNetMissing as err:
         pytest.skip(str(err))
     assert meteor.dstc9_meteor("free parking", "free parking", str.lower).name == "meteor"
+
+
+def test_a_check_as_the_service_reports_it():
+    check = check_grounding("月费58元，月费88元。", Evidence.of([PLAN]))
+    unsupported = {"kind": "price", "text": "88元", "supported": False, "evidence": ""}
+    assert check.to_dict() == {
+        "claims": [{"kind": "price", "text": "58元", "supported": True, "evidence": "p1"}, unsupported],
+        "unsupported": [unsupported],
+        "degenerate": None,
+    }
+
+
+LONG_PHRASE = "我们的套餐每个月包含二十个G的流量和三百分钟通话还可以免费使用视频会员和音乐会员服务另外"  # 44 characters
+LONG_REPLY = (
+    "青禾移动的畅享套餐每月五十八元，包含二十个G的国内流量和三百分钟国内通话，有效期十二个月；办理须年满十八周岁，"
+    "可以在营业厅或者手机营业厅办理，办理后次月生效，如需退订请拨打客服热线或者前往任意营业厅，工作人员会为您处理。"
+    "谢谢您的来电，祝您生活愉快。"
+)
+
+
+def test_long_text_made_of_one_long_phrase_is_repetition():
+    # a 44-character phrase three times (132 characters): too long a unit for the 4-repeats rule and no sentence
+    # ends, but only about 44 of its 127 six-character pieces differ (under 35%)
+    assert len(LONG_PHRASE * 3) == 132 and degenerate_reason(LONG_PHRASE * 3) == "repetition"
+    assert len(LONG_REPLY) > 120 and degenerate_reason(LONG_REPLY) is None
+
+
+def test_cut_degenerate_keeps_what_comes_before_the_first_bad_part():
+    assert cut_degenerate("好的，号码是123456789012345") == "好的，号码是"
+    assert cut_degenerate("每月11111111元") == "每月"
+    assert cut_degenerate(" 请稍等请稍等请稍等请稍等") == ""
+    assert cut_degenerate(" 月费58元。 ") == "月费58元。"
+
+
+def test_unsupported_claim_rate_counts_replies_with_a_wrong_claim_or_degenerate_text():
+    rate = unsupported_claim_rate(["月费58元。", "月费88元。", ""], [Evidence.of([PLAN])] * 3)
+    assert (rate.name, rate.value) == ("unsupported_claim_rate", pytest.approx(2 / 3))
+    assert rate.signature.split("|")[:3] == ["unsupported-claims", "unit:reply", "checker:v1"]
+    with pytest.raises(ValueError, match=r"^3 hypotheses but 2 evidences$"):
+        unsupported_claim_rate(["a", "b", "c"], [Evidence.of([PLAN])] * 2)
+
+
+def test_grounding_details_years_thousands_the_dialog_and_punctuation_only():
+    assert _claims("2024年3月1日开始。", [PLAN]) == [("date", "2024年3月1日", False, "")]  # another year
+    assert _claims("月费1,200元。", [Knowledge("x", "年费1200元", SourceKind.PRODUCT, {})]) == [
+        ("price", "1,200元", True, "x")
+    ]
+    said = check_grounding("月费58元。", Evidence.of([], ("我的月费是58元吗？",))).claims
+    assert [(c.kind, c.text, c.supported, c.evidence) for c in said] == [("price", "58元", True, "dialog")]
+    assert degenerate_reason("……？！") == "empty"
+
+
+def test_totals_count_unsupported_claims_per_kind():
+    from ragdial.metrics.grounding import grounding_totals
+
+    checks = [
+        check_grounding("月费88元，年费999元。", Evidence.of([PLAN])),
+        check_grounding("2024年3月1日", Evidence.of([PLAN])),
+    ]
+    assert grounding_totals(checks).to_dict()["unsupported_by_kind"] == {"price": 2, "date": 1}

@@ -125,6 +125,7 @@ def test_turn_intent_to_dict():
         "route": "faq",
         "follow_up": True,
         "services": True,
+        "comparison": False,
     }
 
 
@@ -141,3 +142,22 @@ def test_decision_allows_only_its_lookups_and_the_sessions_own_profile():
     assert (both.scope("u1").local, both.scope("u1").include_global) == ("u1", True)
     assert (faq_only.scope("u1").local, faq_only.scope("u1").include_global) == (None, True)
     assert (Decision(False).scope("u1").local, Decision(False).scope("u1").include_global) == (None, False)
+
+
+def test_a_comparison_is_recognised_by_its_words_not_by_names():
+    from ragdial.understanding.policy import asks_comparison
+
+    for text in (
+        "百兆和千兆差多少钱",
+        "视频包跟音乐包哪个流量多",
+        "is the weekend pack better value than that?",
+        "A vs B",
+    ):
+        assert asks_comparison(text), text
+    for text in (
+        "去日本用哪个包 多少钱一天",
+        "got anything bigger than that?",
+        "how much is left?",
+        "账户里还有多少钱",
+    ):
+        assert not asks_comparison(text), text

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
-from ragdial.understanding.policy import asks_own_services
+from ragdial.understanding.policy import asks_comparison, asks_own_services
 
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
@@ -108,11 +108,6 @@ POLICY_REPLIES = {
         "other_language": "Sorry, I can only answer in English or Chinese. 抱歉，我只能用英文或中文回答。",
     },
 }
-_COMPARE = re.compile(
-    r"哪个|还是|区别|差别|不同|比|对比|划算|省|有哪些"
-    r"|options|difference|compare|better|versus|\bvs\b|cheaper|which one|what (?:options|plans|packs)|\bor\b",
-    re.I,
-)
 _THANKS = re.compile(r"谢|thank|thx|cheers|\bta\b", re.I)
 _BYE = re.compile(r"再见|拜拜|bye|that'?s all|没事了|没有了", re.I)
 
@@ -148,9 +143,11 @@ def extractive_reply(request: GenerationRequest) -> str:
     if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
         return own_services(items, language)  # "which plans do I have?": every service cited
     named = [
-        i for i in items[:2] if i.is_global and item_fields(i).get("业务名称" if language == "zh" else "Service name")
+        i
+        for i in items[:2]
+        if i.source != SourceKind.FAQ and (item_fields(i).get("业务名称") or item_fields(i).get("Service name"))
     ]
-    if _COMPARE.search(question) and len(named) == 2:
+    if asks_comparison(question) and len(named) == 2:  # both sides of a comparison, each with its value
         return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
     return answer_from(items[0], question, language)
 

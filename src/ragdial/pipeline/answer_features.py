@@ -21,6 +21,7 @@ PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 SOURCES = (PROFILE, PRODUCT, FAQ)
 Dense = Callable[[str, Sequence[Knowledge]], list[float]]
 Lexical = Callable[[str, Knowledge], float]
+Embed = Callable[[str], "np.ndarray | None"]
 
 
 def source_of(item: Knowledge) -> str:
@@ -114,10 +115,15 @@ _ACTS = {
     ),
     "question": re.compile(
         r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|是不是|有没有|能不能|可不可以|"
-        r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b",
+        r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b"
+        r"|\b(?:what|who|where|how)'?s\b",
         re.I,
     ),
-    "greeting": re.compile(r"你好|您好|在吗|在不在|哈喽|\b(?:hi|hello|hey|morning|evening|afternoon)\b", re.I),
+    "greeting": re.compile(
+        r"你好|您好|在吗|在不在|哈喽|最近好吗|你是谁"
+        r"|\b(?:hi|hello|hey|morning|evening|afternoon|how are you|who are you)\b",
+        re.I,
+    ),
     "thanks": re.compile(r"谢|感谢|辛苦|\b(?:thanks?|thx|cheers|appreciate)\b", re.I),
     "bye": re.compile(r"再见|拜拜|回头见|没事了|没有了|就这些|\b(?:bye|goodbye|that'?s all|see you)\b", re.I),
     "ack": re.compile(
@@ -125,9 +131,15 @@ _ACTS = {
     ),
     "look_up": re.compile(r"查|看看|看一下|告诉|\b(?:check|show|tell|look up|find out)\b", re.I),
     "own": re.compile(r"我的|我家|我还|我这|我现在|我目前|我是|\bmy\b|\bdo i\b|\bam i\b|\bi have\b|\bi'?m\b", re.I),
+    "refer": re.compile(
+        r"它|这个|那个|这项|那项|该业务|这款|那款|这种|那种|这样|\b(?:it|its|that|this|them|those|these|one)\b", re.I
+    ),
     "past": re.compile(r"上个?月|上期|去年|以前|之前|\blast (?:month|year|week)\b|\bprevious\b|\bago\b", re.I),
 }
 ACTS = (*(f"act_{a}" for a in _ACTS), "act_request_change", "act_len_short", "act_len_long")
+
+
+SOCIAL_ACTS = ("act_greeting", "act_thanks", "act_bye", "act_ack")
 
 
 def dialog_acts(text: str) -> dict[str, float]:
@@ -170,6 +182,20 @@ CANDIDATE_FEATURES = (
     "src_product",
     "src_faq",
     "guest_x_profile",
+    "key_cover",
+    "key_dense",
+    "field_dense",
+    "key_dense_gap",
+    "field_dense_gap",
+    "own_x_profile",
+    "own_x_named",
+    "catalogue_lex",
+    "catalogue_dense",
+    "refer_x_cited_last",
+    "refer_x_lex_prev",
+    "refer_x_dense_prev",
+    "dense_query",
+    "dense_query_gap",
 )
 
 
@@ -194,12 +220,17 @@ def candidate_features(
     profile: Sequence[Knowledge] = (),
     types: Mapping[str, str] | None = None,
     cited_names: Sequence[str] = (),
+    embed: Embed | None = None,
+    catalogue: Mapping[str, Knowledge] | None = None,
 ) -> Candidates:
     """Feature rows of ``items`` for ``view`` (``query``: the rewritten turn retrieval was asked; ``ranks``: each
     item's 0-based rank in the retrieval of the turn alone and of the query, -1 where absent; ``profile``: the
     user's own items, whose service names tell which products the user has; ``types``: product name (lowercased)
     → its type (``item_types``), which also types the user's services; ``cited_names``: names of the items the
-    last reply cited)."""
+    last reply cited; ``embed``: a sentence vector of a text (unit length), for the field features: how well the
+    turn matches the item's own field names and fields (``field_matches``), the same for any knowledge base;
+    ``catalogue``: product name (lowercased) → the product, so that one of the user's services is as relevant as
+    the product it names)."""
     n = len(items)
     if not n:
         return Candidates((), np.zeros((0, len(CANDIDATE_FEATURES))))
@@ -210,6 +241,7 @@ def candidate_features(
     lex_query = np.array([lexical(query, item) for item in items])
     dense_turn = np.array(dense(text, items)) if dense is not None else np.zeros(n)
     dense_prev = np.array(dense(previous, items)) if dense is not None and previous else np.zeros(n)
+    dense_query = dense_turn if query == text or dense is None else np.array(dense(query, items))
     lowered = text.lower()
     recent = " ".join(view.previous[-2:]).lower()
     last = view.last_cited
@@ -218,6 +250,12 @@ def candidate_features(
     types = types or {}
     cited = {c.lower() for c in cited_names if c}
     rows = np.zeros((n, len(CANDIDATE_FEATURES)))
+    matches = [field_matches(text, item, embed) for item in items]
+    best_key = max(m[1] for m in matches)
+    best_field = max(m[2] for m in matches)
+    own_act = bool(_ACTS["own"].search(text))
+    refers = bool(_ACTS["refer"].search(text))
+    catalogue = catalogue or {}
     for j, item in enumerate(items):
         source = source_of(item)
         name = item_name(item).lower()
@@ -226,6 +264,7 @@ def candidate_features(
         named_turn = bool(name) and source != FAQ and name in lowered
         named_prev = bool(name) and source != FAQ and name in recent
         kind = types.get(name, "") if source != FAQ else ""
+        product = catalogue.get(name) if source == PROFILE and name else None
         values = {
             "rank_turn": 1.0 / (1 + turn_rank) if turn_rank >= 0 else 0.0,
             "rank_query": 1.0 / (1 + query_rank) if query_rank >= 0 else 0.0,
@@ -256,12 +295,61 @@ def candidate_features(
             "src_product": float(source == PRODUCT),
             "src_faq": float(source == FAQ),
             "guest_x_profile": float(view.guest and source == PROFILE),
+            "key_cover": matches[j][0],
+            "key_dense": matches[j][1],
+            "field_dense": matches[j][2],
+            "key_dense_gap": matches[j][1] - best_key,
+            "field_dense_gap": matches[j][2] - best_field,
+            "own_x_profile": float(own_act and source == PROFILE),
+            "own_x_named": float(own_act and source == PROFILE and _name_cover(name, lowered) >= 0.5),
+            "dense_query": dense_query[j],
+            "dense_query_gap": dense_query[j] - dense_query.max(),
+            "refer_x_cited_last": float(refers and item.id in last),
+            "refer_x_lex_prev": lex_prev[j] if refers else 0.0,
+            "refer_x_dense_prev": dense_prev[j] - dense_prev.max() if refers else -1.0,
+            "catalogue_lex": lexical(text, product) if product is not None else 0.0,
+            "catalogue_dense": dense(text, [product])[0] if product is not None and dense is not None else 0.0,
         }
         rows[j] = [values[k] for k in CANDIDATE_FEATURES]
     return Candidates(tuple(items), np.round(rows, 9))
 
 
 MAIN_PLAN = ("主套餐", "main plan")
+
+
+def field_matches(text: str, item: Knowledge, embed: Embed | None) -> tuple[float, float, float]:
+    """How well ``text`` matches the item's own fields, whatever the knowledge base names them: the best share of
+    a field name's bigrams/words found in the text, the best cosine of the text with a field name, and with a whole
+    ``name: value`` field (an FAQ: its question). The item's fields come from the item itself, no word list."""
+    if item.source == SourceKind.FAQ:
+        question = str(item.fields.get("question") or "")
+        keys, fields = [], [question] if question else []
+    else:
+        parsed = item_fields(item)
+        keys = list(parsed)
+        fields = [f"{k}：{v}" for k, v in parsed.items()]
+    lowered = text.lower()
+    cover = max((_name_cover(k.lower(), lowered) for k in keys), default=0.0)
+    if embed is None:
+        return cover, 0.0, 0.0
+    query = embed(text)
+    if query is None:
+        return cover, 0.0, 0.0
+
+    def best(texts: Sequence[str]) -> float:
+        vectors = [v for v in (embed(t) for t in texts) if v is not None and len(v) == len(query)]
+        return max((float(v @ query) for v in vectors), default=0.0)
+
+    return cover, best(keys), best(fields)
+
+
+def catalogue_of(items: Sequence[Knowledge]) -> dict[str, Knowledge]:
+    """Product name (lowercased) → the product (global items that are not FAQs and have a name)."""
+    return {
+        item_name(item).lower(): item
+        for item in items
+        if item.is_global and item.source != SourceKind.FAQ and item_name(item)
+    }
 
 
 def item_types(items: Sequence[Knowledge]) -> dict[str, str]:
@@ -309,6 +397,9 @@ def turn_numbers(view: TurnView, candidates: Candidates) -> dict[str, float]:
         numbers[f"cited_{source}"] = float(any(cited))
         numbers[f"asked_{source}"] = float(asked[mask].max()) if mask.any() else 0.0
         numbers[f"named_{source}"] = float(named[mask].max()) if mask.any() else 0.0
+        for column in ("key_cover", "key_dense", "field_dense"):
+            values = candidates.column(column)
+            numbers[f"{column}_{source}"] = float(values[mask].max()) if mask.any() else 0.0
     ordered = np.sort(lexical)[::-1]
     numbers["lex_margin"] = (
         float(ordered[0] - ordered[1]) if len(ordered) > 1 else float(ordered[0] if len(ordered) else 0)

@@ -38,6 +38,7 @@ ROUTE_NUMBERS = (
     "question",
     "first_turn",
     *(f"{k}_{s}" for s in SOURCES for k in ("lex", "dense", "cited", "asked", "named")),
+    *(f"{k}_{s}" for s in SOURCES for k in ("key_cover", "key_dense", "field_dense")),
     "lex_margin",
     *ACTS,
 )

@@ -24,9 +24,11 @@ from ragdial.generation.exemplars import Exemplars
 from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.answer_features import (
+    SOCIAL_ACTS,
     Candidates,
     TurnView,
     candidate_features,
+    catalogue_of,
     item_name,
     item_types,
     ranked_numbers,
@@ -56,6 +58,7 @@ from ragdial.understanding.policy import (
     OTHER_LANGUAGE,
     PROFILE,
     ROUTE_LABELS,
+    SMALL_TALK,
     Rewrite,
     TurnIntent,
     classify_turn,
@@ -149,6 +152,7 @@ class KnowledgeBranch:
                 self.profiles.setdefault(item.scope, []).append(item)
         self.names = knowledge_names(self.items.values())
         self.types = item_types(list(self.items.values()))
+        self.catalogue = catalogue_of(list(self.items.values()))
         embeddings = Embeddings(ANSWER_ENCODER, retriever)
         self.relevance = Relevance(self.items.values(), embeddings.cosines, embeddings.text)
         self._answer_model = answer_model
@@ -276,6 +280,8 @@ class KnowledgeBranch:
             profile,
             self.types,
             cited_names,
+            self.relevance.embed,
+            self.catalogue,
         )
         vector = self.relevance.embed(text) if self.relevance.embed is not None else None
         if not score:
@@ -297,6 +303,9 @@ class KnowledgeBranch:
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
+        social = any(numbers.get(act) for act in SOCIAL_ACTS)  # the turn's dialog acts are policy numbers
+        if policy == SMALL_TALK and numbers.get("act_question") and not social:
+            policy = NOT_IN_KNOWLEDGE  # a question with no greeting, thanks or goodbye in it is not small talk
         if cues.services and profile:  # "which services do I have": the user's services answer it
             best_route = PROFILE
         if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):

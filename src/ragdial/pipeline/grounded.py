@@ -29,9 +29,9 @@ from ragdial.generation.extractive import (
 )
 from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
-from ragdial.pipeline.answer_features import Candidates, TurnView
+from ragdial.pipeline.answer_features import Candidates, TurnView, item_name
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
 from ragdial.understanding.decision import Decision
 from ragdial.understanding.policy import (
     ACTION,
@@ -321,6 +321,9 @@ def select_cited(
     query = analysis.rewrite.text if analysis.rewrite else analysis.view.text
     if analysis.intent.policy == ACTION:  # how to do it oneself: an FAQ or a product's channels, not the profile
         ranked = [c for c in ranked if c.item.is_global] or ranked
+        talked_about = _talked_about(analysis)
+        if talked_about is not None:  # "给我办一个": the product the last reply was about
+            return [talked_about], [c.id for c in ranked[:top_k] if c.id != talked_about.id]
     services = [c for c in ranked if not c.item.is_global and is_service_item(c.item)]
     if analysis.intent.services and services:
         services.sort(key=lambda c: str(c.item.fields.get("index", "")).zfill(6))
@@ -328,12 +331,50 @@ def select_cited(
     first = ranked[0]
     if first.item.is_global and relevance.scores(query, [first.item])[0] < min_relevance:
         return [], [c.id for c in ranked[:top_k]]  # nothing relevant enough (a profile item answers as it is)
+    if analysis.intent.comparison:
+        other = _compared_with(analysis, first)
+        if other is not None:
+            return [first, other], [c.id for c in ranked[1:top_k] if c.id != other.id]
     kept = [first]
     cut: list[ScoredKnowledge] = []
     for candidate in ranked[1:top_k]:
         close = relevance.scores(query, [candidate.item])[0] >= min_relevance
         (kept if candidate.score >= cite_min and close else cut).append(candidate)
     return kept, [c.id for c in cut]
+
+
+def _talked_about(analysis: Analysis) -> ScoredKnowledge | None:
+    """For a turn that names no product or service: the named global item the last reply cited first, if any."""
+    columns = analysis.candidates
+    if not columns.items or columns.column("named_turn").any() or (columns.column("name_cover") >= 0.5).any():
+        return None
+    first = columns.column("cited_last_first")
+    for j, item in enumerate(columns.items):
+        if first[j] and item.is_global and item.source != SourceKind.FAQ and item_name(item):
+            return next((c for c in analysis.ranked if c.id == item.id), None)
+    return None
+
+
+def _compared_with(analysis: Analysis, first: ScoredKnowledge) -> ScoredKnowledge | None:
+    """The other side of a comparison whose first item is a named product or service: the best-ranked other named
+    product or service that the turn names or the last reply cited, else the best-ranked other one."""
+    if first.item.source == SourceKind.FAQ or not item_name(first.item):
+        return None
+    row = {item.id: j for j, item in enumerate(analysis.candidates.items)}
+    named, cited = analysis.candidates.column("name_cover"), analysis.candidates.column("cited_last")
+    others = [
+        c
+        for c in analysis.ranked[1:]
+        if c.item.source != SourceKind.FAQ and item_name(c.item) and item_name(c.item) != item_name(first.item)
+    ]
+    if not others:
+        return None
+
+    def pointed(c: ScoredKnowledge) -> bool:
+        j = row.get(c.id)
+        return j is not None and (named[j] >= 0.5 or cited[j] > 0)
+
+    return next((c for c in others if pointed(c)), others[0])
 
 
 def evidence_for(items: Sequence[Knowledge], context: Sequence[Turn], names: Sequence[str]) -> Evidence:

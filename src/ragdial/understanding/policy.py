@@ -55,18 +55,36 @@ _FOLLOW_UP = re.compile(
 )
 
 
+# the turn compares two things ("哪个便宜", "各多少", "A和B差多少", "which is cheaper", "vs"): function words and
+# comparison words of the two languages, no product names
+_COMPARE = re.compile(
+    r"哪(?:个|一个|种)[^，,。？?多少]{0,6}(?:更|比较)?(?:便宜|贵|划算|好|多(?!少)|少|大|快|合适|省|值)|还是|区别|差别|不同|相比|对比|比(?:一下|起来)?"
+    r"|划算|差多少|差几|多多少|少多少|各(?:是|有|多少|自)|分别|两个|俩"
+    r"|difference|differ\b|compare|compared|\bbetter\b|\bcheaper\b|more expensive|versus|\bvs\.?\b"
+    r"|which one|which is|\bboth\b|the two|\beach (?:cost|have|include|give)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class TurnIntent:
     """The policy and route of a turn (``route`` empty: every source); ``services``: it asks which services the user
-    has (answered by all of them)."""
+    has (answered by all of them); ``comparison``: it compares two items (both are cited and stated)."""
 
     policy: str
     route: str = ""
     follow_up: bool = False
     services: bool = False
+    comparison: bool = False
 
     def to_dict(self) -> JSONDict:
-        return {"policy": self.policy, "route": self.route, "follow_up": self.follow_up, "services": self.services}
+        return {
+            "policy": self.policy,
+            "route": self.route,
+            "follow_up": self.follow_up,
+            "services": self.services,
+            "comparison": self.comparison,
+        }
 
 
 @dataclass(frozen=True)
@@ -113,7 +131,12 @@ def classify_turn(text: str, previous: Sequence[str] = ()) -> TurnIntent:
         return TurnIntent(OTHER_LANGUAGE)
     follow_up = bool(_FOLLOW_UP.search(text)) and len(text) <= 40
     services = asks_own_services(text) and not _HOW_TO_CHECK.search(text)
-    return TurnIntent(ANSWER, "", follow_up, services=services)
+    return TurnIntent(ANSWER, "", follow_up, services=services, comparison=asks_comparison(text))
+
+
+def asks_comparison(text: str) -> bool:
+    """Whether ``text`` compares things ("百兆和千兆差多少钱", "is the weekend pack better value than that?")."""
+    return bool(_COMPARE.search(text))
 
 
 def asks_own_services(text: str) -> bool:
