@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,7 +34,7 @@ class BM25Writer:
         self.vocab: dict[str, int] = {}
         self._parts_dir = self.directory.with_name(self.directory.name + ".parts")
         self._parts: list[tuple[Path, int]] = []  # part file, documents in it
-        self._lengths: list[int] = []
+        self._lengths = array("i")  # tokens per document, 4 bytes each
         self._df = np.zeros(0, np.int64)
         self._rows: list[int] = []
         self._cols: list[int] = []
@@ -82,7 +83,7 @@ class BM25Writer:
 
         model = bm25s.BM25(method="lucene")
         k1, b = float(model.k1), float(model.b)
-        lengths = np.asarray(self._lengths)
+        lengths = np.frombuffer(self._lengths, dtype=np.int32).astype(np.int64)
         l_avg = lengths.mean()  # as bm25s: np.float64, so the arithmetic below is bm25s' own, in float64
         vocab_size = len(self.vocab)
         df = self._df
@@ -135,5 +136,5 @@ class BM25Writer:
             "backend": model.backend,
         }
         (self.directory / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
-        self.vocab, self._lengths, self._parts = {}, [], []
+        self.vocab, self._lengths, self._parts = {}, array("i"), []
         return docs

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,13 +93,13 @@ class ItemStore(Sequence[Knowledge]):
 
 def write_offsets(directory: Path, items: Iterable[Knowledge]) -> int:
     """Write ``items.jsonl`` and ``items.offsets.npy`` into ``directory``; the number of items."""
-    offsets = [0]
+    offsets = array("q", [0])  # 8 bytes an item, not a Python integer
     with open(directory / ITEMS, "wb") as handle:
         for item in items:
             line = (json.dumps(item.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
             handle.write(line)
             offsets.append(offsets[-1] + len(line))
-    np.save(directory / OFFSETS, np.asarray(offsets, dtype=np.int64), allow_pickle=False)
+    np.save(directory / OFFSETS, np.frombuffer(offsets, dtype=np.int64), allow_pickle=False)
     return len(offsets) - 1
 
 
@@ -145,7 +146,7 @@ class ColumnsBuilder:
 
     def __init__(self) -> None:
         self._codes: dict[str, dict[str, int]] = {"scope": {GLOBAL_SCOPE: 0}, "source": {}, "entity": {}}
-        self._rows: dict[str, list[int]] = {name: [] for name in COLUMN_ARRAYS}
+        self._rows = {name: array("i") for name in COLUMN_ARRAYS}  # 4 bytes an item and column
 
     def add(self, item: Knowledge) -> None:
         codes, rows = self._codes, self._rows
@@ -158,9 +159,9 @@ class ColumnsBuilder:
     def build(self) -> ItemColumns:
         rows, codes = self._rows, self._codes
         return ItemColumns(
-            np.asarray(rows["scope"], dtype=np.int32),
-            np.asarray(rows["source"], dtype=np.int16),
-            np.asarray(rows["entity"], dtype=np.int32),
+            np.frombuffer(rows["scope"], dtype=np.int32).copy(),
+            np.frombuffer(rows["source"], dtype=np.int32).astype(np.int16),
+            np.frombuffer(rows["entity"], dtype=np.int32).copy(),
             list(codes["scope"]),
             list(codes["source"]),
             list(codes["entity"]),
