@@ -168,3 +168,25 @@ def test_giving_up_a_change_keeps_the_booking_and_no_change_prompt_lingers(branc
 def test_rooms_left_is_a_number_for_the_stay(branch):
     turns = talk(branch, "明天在杭州住两晚", "第一家还剩几间房")
     assert "None" not in turns[-1].reply and "个空房" in turns[-1].reply
+
+
+def test_a_change_with_several_bookings_asks_which_one(branch):
+    turns = talk(branch, TRAIN_LIST, "第一个", "确认", "再订一张后天晚上北京飞上海的机票", "第一个", "确认")
+    assert len(turns[-1].state["bookings"]) == 2
+    (turn,) = talk(branch, "帮我改签到大后天", state=turns[-1].state)
+    assert turn.state["open"] == "choose_change" and "改签哪一个" in turn.reply
+    assert not turn.state.get("rebook") and all(b.get("status") != "cancelled" for b in turn.state["bookings"])
+    (turn,) = talk(branch, "第一个", state=turn.state)  # the train, booked first
+    train = turn.state["bookings"][0]
+    assert turn.state["rebook"] == {"order_no": train["order_no"]} and turn.state["domain"] == "train"
+    assert turn.state["slots"]["date"] == "2026-12-04"
+
+
+def test_a_change_naming_a_time_goes_to_the_trip_not_the_hotel(branch):
+    turns = talk(branch, TRAIN_LIST, "第一个", "确认", "上海的酒店住一晚", "第一个", "确认")
+    assert [b["domain"] for b in turns[-1].state["bookings"]] == ["train", "hotel"]
+    (turn,) = talk(branch, "帮我改签到下午的", state=turns[-1].state)
+    assert (
+        turn.state["domain"] == "train"
+        and turn.state["rebook"]["order_no"] == turns[-1].state["bookings"][0]["order_no"]
+    )

@@ -1063,7 +1063,7 @@ def _classify(
     deny = DENY.fullmatch(text) or (
         DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
     )
-    if deny and oq == "choose_cancel":
+    if deny and oq in ("choose_cancel", "choose_change"):
         return "deny", {}
     if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
         return "deny", {}
@@ -1169,6 +1169,17 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
     if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
         return None
+    if ctx.open_question == "choose_change":  # which booking to change: a domain, an order number or an ordinal
+        numbers = re.findall(r"\d+", text)
+        named: JSONDict = dict(_booking_domain(text))
+        order_no = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+        if order_no is not None:
+            named["order_no"] = order_no
+        m = re.search(rf"第\s*({NUM})\s*(?:个|张|笔|单)?", text)
+        if m and not named:
+            named["ordinal"] = cn_number(m.group(1))
+        if named:
+            return named
     said = bool(REBOOK.search(text)) or bool(REBOOK_VERB.search(text) and BOOKED_THING.search(text))
     if not said and ctx.open_question in ("anything_else", None) and not _domain_named(text, english):
         # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 changes it
@@ -1194,7 +1205,11 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
         slots.update({k: v for k, v in (("time_from", time_from), ("time_to", time_to)) if v})
-    elif domain != "hotel" and _period_of(text, english):
+    elif (
+        (domain != "hotel" or "domain" not in slots)
+        and _period_of(text, english)
+        and any(b.get("domain") != "hotel" for b in live)  # (a time of day changes a trip, not a stay)
+    ):
         slots["period"] = _period_of(text, english)
     value = _class_value(_classes_of(text, english), text, domain)
     if value is not None:
@@ -1770,17 +1785,17 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
         target = next(a for a in out if a.act in ("inform", "modify") and a.slots)
         elsewhere = target.slots.get("domain") not in (None, ctx.domain)
 
-        def merged(index: int, a: Act) -> bool:
+        def joins(index: int, a: Act) -> bool:
             # "二等座，确定，然后订酒店": a class confirmed, or said before a request for another kind of
             # thing, chooses among the offers listed; it is no constraint of the new request
             confirmed = any(b.act == "confirm" for b in out[index + 1 :])
             return a.act == "select" and set(a.slots) <= attribute_only and not confirmed and not elsewhere
 
         for index, a in enumerate(out):
-            if merged(index, a):
+            if joins(index, a):
                 for key, value in a.slots.items():
                     target.slots.setdefault(key, value)
-        out = [a for index, a in enumerate(out) if not merged(index, a)]
+        out = [a for index, a in enumerate(out) if not joins(index, a)]
     # "早上那个，9点20的": a time of day said with a choice describes the choice, it is no new window
     if ctx.open_question in ("choose_offer", "offer_alternative") and any(a.act == "select" for a in out):
         timing = {"period", "time_from", "time_to"}

@@ -117,6 +117,13 @@ class Rebook(TypedDict):
     order_no: int
 
 
+class ChangeQuestion(TypedDict):
+    """A change (改签) asked for while several bookings fit: which of them (``among``), with the new values said."""
+
+    among: list[int]
+    slots: JSONDict
+
+
 class TaskState(TypedDict):
     """The task dialog's state, kept as JSON in the session between turns."""
 
@@ -137,6 +144,7 @@ class TaskState(TypedDict):
     done: bool
     last_city_slot: NotRequired[str]
     alternative: NotRequired[str]
+    change: NotRequired[ChangeQuestion | None]
 
 
 class _Before(TypedDict):
@@ -320,7 +328,7 @@ class TaskBranch:
         if state.get("open") == "confirm_booking" and pending:
             item = self._pending_item(state)
             offers = [self._offer_view(pending["domain"], item)] if item else offers
-        if state.get("open") in ("confirm_cancel", "choose_cancel"):
+        if state.get("open") in ("confirm_cancel", "choose_cancel", "choose_change"):
             offers = []
         known = dict(state.get("slots") or {})
         if state.get("last_city_slot"):
@@ -513,7 +521,37 @@ class TaskBranch:
         live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
+        ordinal = slots.pop("ordinal", None)
+        asked = state.get("change") if state["open"] == "choose_change" else None
+        state["change"] = None
+        if asked:  # the answer to "which one?": the values said with the request still hold
+            live = [b for b in live if b["order_no"] in asked["among"]]
+            slots = {**asked["slots"], **slots}
+            if ordinal is not None:
+                index = as_int(ordinal) - 1
+                live = (
+                    [b for b in live if b["order_no"] == asked["among"][index]]
+                    if 0 <= index < len(asked["among"])
+                    else []
+                )
         fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
+        if len(fits) > 1 and not domain and not order:
+            # a new time or class only fits a trip; nights or rooms only a hotel
+            trip_only = {"period", "time_from", "time_to", "seat_class", "berth"} & set(slots)
+            hotel_only = {"nights", "rooms"} & set(slots)
+            fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
+            fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
+        if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
+            lines = "\n".join(f"{i}. {self._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
+            turn.parts.append(
+                f"您要改签哪一个？\n{lines}\n请说第几个或订单号。"
+                if zh
+                else f"Which booking should I change?\n{lines}\nSay its number or the order number."
+            )
+            state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
+            state["open"] = "choose_change"
+            turn.prompted = True
+            return
         if not fits:
             turn.parts.append(
                 ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
@@ -521,7 +559,7 @@ class TaskBranch:
                 else ("I found no such booking." if live else "You have no booking to change in this session.")
             )
             return
-        booking = fits[-1]  # the latest one that fits (the one just made, or the one named)
+        booking = fits[0]
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
         if booking["domain"] == "hotel":
             base = {
@@ -678,7 +716,11 @@ class TaskBranch:
             stay = (text_or_none(state["slots"].get("date")), as_int(state["slots"].get("nights") or 1))
             for row in targets:
                 date = text_or_none(row.get("date")) or stay[0]
-                row["rooms"] = self.db.rooms_free(int(row["id"]), date, stay[1]) if date else None
+                free = self.db.rooms_free(int(row["id"]), date, stay[1]) if date else None
+                if free is None:
+                    row.pop("rooms", None)
+                else:
+                    row["rooms"] = free
         answers = [self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked]
         turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
 
@@ -687,6 +729,12 @@ class TaskBranch:
         zh = lang == "zh"
         if state["open"] in ("confirm_cancel", "choose_cancel"):
             self._keep_booking(state, turn)
+            return
+        if state["open"] == "choose_change":
+            state["change"], state["open"] = None, "anything_else"
+            turn.parts.append("好的，不改签了。" if zh else "All right, nothing is changed.")
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
             return
         ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
         if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
@@ -764,9 +812,10 @@ class TaskBranch:
         found = self._resolve(domain, rows, act.slots)
         feature = text_or_none(act.slots.get("feature"))
         suggested = dict(state.get("suggestion") or {})
-        if feature and set(act.slots) == {"feature"} and "domain" not in suggested:
+        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|earliest|latest|fastest)", turn.text, re.I)
+        if feature and superlative and set(act.slots) == {"feature"} and "domain" not in suggested:
             # 要最早的一班: the earliest of all that fit (with the change offered, if one is), not only of the
-            # cheapest ones listed
+            # cheapest ones listed (早一点的那个 compares the listed ones)
             slots = dict(state["slots"])
             if state["open"] == "offer_alternative":
                 slots = {k: v for k, v in {**slots, **suggested}.items() if v is not None}
@@ -856,14 +905,16 @@ class TaskBranch:
             return  # "就5点那班吧，还是商务舱": the class said again with the choice changes nothing
         if turn.cancel_asked and state["open"] == "confirm_cancel":
             # "把这张机票退了，改坐火车": the request waits until the cancellation is answered
-            queued = {**slots, "after_cancel": True}
-            state["queue"] = [queued]
-            turn.queued = queued
+            waiting: JSONDict = {**slots, "after_cancel": True}
+            state["queue"] = [waiting]
+            turn.queued = waiting
             lang = state["language"]
             turn.parts.append(
                 "取消之后再为您查新的行程。" if lang == "zh" else "Once it is cancelled I'll look for the new trip."
             )
             return
+        if state["open"] == "choose_change":  # a new request instead of saying which booking to change
+            state["change"], state["open"] = None, "anything_else"
         if state["open"] in ("confirm_cancel", "choose_cancel"):  # a new request: the booking stays
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
@@ -1118,6 +1169,9 @@ class TaskBranch:
                 return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
+            return
+        if open_q == "choose_change" and state.get("change"):
+            turn.parts.append("请说要改签第几个或订单号。" if lang == "zh" else "Which booking should I change?")
             return
         if open_q == "confirm_booking" and state.get("pending"):
             turn.parts.append(self._read_back(state))
