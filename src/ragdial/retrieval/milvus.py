@@ -383,8 +383,8 @@ class MilvusRetriever(Retriever):
         bm25_last = np.zeros(n, np.float32)
         dense = np.zeros(n, np.float32)
         dense_last = np.zeros(n, np.float32)
-        for rank, (scores, weight) in enumerate(zip(lexical, weights, strict=True)):
-            row = np.array([scores.get(key, 0.0) for key in keys], np.float32)
+        for rank, (turn, weight) in enumerate(zip(lexical, weights, strict=True)):
+            row = np.array([turn.get(key, 0.0) for key in keys], np.float32)
             bm25 += weight * row
             if rank == 0:
                 bm25_last = row
