@@ -165,6 +165,9 @@ def test_milvus_ranks_as_the_in_process_retriever_with_the_same_scores(name, fus
     except Exception as err:  # the embedded server could not start here
         pytest.skip(f"milvus-lite could not start: {err}")
     remote.build(dataset.kb, vectors=local.vectors)
+    # opened again (a restart, ``build: missing``) with the system's knowledge: the same entity tracker, so the same
+    # entity scoping, as the retriever that built the collection
+    reopened = MilvusRetriever(str(tmp_path / "kb.db"), "same", config, language=language, kb=dataset.kb)
     compared = with_history = 0
     for example in dataset.examples:
         if not example.context or not example.context[-1].text.strip():
@@ -177,6 +180,9 @@ def test_milvus_ranks_as_the_in_process_retriever_with_the_same_scores(name, fus
         assert [hit.score for hit in got] == pytest.approx([hit.score for hit in want], rel=1e-4), example.id
         compared += 1
         with_history += len(example.context) > 1
+        assert [hit.id for hit in reopened.retrieve(example.context, example.dialog_id, k=8).ranked] == [
+            hit.id for hit in got
+        ]
     assert compared >= 5 and with_history >= 3  # weighted earlier turns took part
     remote.close()
 
@@ -198,3 +204,45 @@ def test_a_collection_built_for_the_other_lexical_mode_is_rebuilt_or_named(tmp_p
     rebuilt = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, encoder=None)  # build: missing
     assert rebuilt.stale() is None and rebuilt.count() == len(dstc.kb)
     rebuilt.close()
+
+
+def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_path):
+    """Reopened with the system's knowledge (a restart), the retriever learns entity aliases from the item texts as
+    in-process: "golden" is used in other entities' reviews, so it does not name Golden Curry House; the entity
+    names alone (all a collection holds) would take it for one and scope the turn to that entity's items."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.schema import SourceKind
+
+    curry = {"entity": "Golden Curry House"}
+    items = [
+        Knowledge("c1", "Golden Curry House serves mild curries.", SourceKind.FAQ, curry),
+        Knowledge("c2", "Golden Curry House has a small terrace.", SourceKind.FAQ, curry),
+        *(
+            Knowledge(
+                f"s{i}",
+                f"Guests of Sunrise Lodge watch the golden hour from the terrace ({i}).",
+                SourceKind.REVIEW,
+                {"entity": "Sunrise Lodge"},
+            )
+            for i in range(4)
+        ),
+    ]
+    config = RetrieverConfig(encoder=None, fusion="bm25")
+    uri = str(tmp_path / "kb.db")
+    try:
+        MilvusRetriever(uri, "golden", config).build(KnowledgeBase(items))
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    context = [user("Is the terrace nice at golden hour?")]
+    local = HybridRetriever(KnowledgeBase(items), config)
+    reopened = MilvusRetriever(uri, "golden", config, kb=KnowledgeBase(items))
+    names_only = MilvusRetriever(uri, "golden", config)
+    assert reopened.tracker.focus(context, 0) == local.tracker.focus(context, 0) == []
+    assert names_only.tracker.focus(context, 0) == ["Golden Curry House"]
+    ranked = [hit.id for hit in reopened.retrieve(context, k=6).ranked]
+    assert ranked == [hit.id for hit in local.retrieve(context, k=6).ranked if hit.score > 0]
+    assert any(i.startswith("s") for i in ranked)  # the lodge's reviews, left out when scoped to the curry house
+    reopened.close()

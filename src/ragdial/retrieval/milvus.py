@@ -143,6 +143,8 @@ class MilvusRetriever(Retriever):
                 raise RagdialError("a reranker after Milvus needs the knowledge base the collection holds")
             self.pool = KnowledgePool(kb, self.config, self.encoder, reranker=reranker)
             self.tracker = self.pool.tracker
+        elif kb is not None:  # the in-process tracker (its aliases learnt from the texts), not the names alone
+            self.tracker = EntityTracker(list(kb), pinyin=self.config.analyzer.pinyin)
         elif self.client.has_collection(collection) and self.stale() is None:
             self._load_entities()
 
