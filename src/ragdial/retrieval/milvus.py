@@ -5,7 +5,7 @@ the in-process retriever does; dialog scope and entities as Milvus filters.
 (``"http://host:19530"``); nothing else changes. Needs the ``milvus`` extra (``pymilvus``, ``milvus-lite``).
 
 A query is the in-process one: each weighted context turn is a BM25 search (``lexical: ragdial``, the default: over
-the items' ragdial analyzer tokens, kept in a ``terms`` field that Milvus only splits at spaces, so BM25 sees the very
+the items' ragdial analyzer tokens, kept in a ``terms`` field that Milvus only splits apart, so BM25 sees the very
 tokens ``HybridRetriever`` indexes; ``lexical: milvus``: over the raw text with Milvus' own analyzer, jieba for
 Chinese, the standard tokenizer for English), and the weighted mean of the turns' query vectors a dense search. The
 union of each list's best ``depth`` (the reranker's depth, at least ``shortlist``) is scored by every turn and by the
@@ -215,8 +215,11 @@ class MilvusRetriever(Retriever):
         schema.add_field(
             "text", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=own, analyzer_params=ANALYZERS[self.language]
         )
-        if not own:  # tokens already analysed by ragdial: split at spaces only
-            split = {"tokenizer": "standard" if self.lite else "whitespace"}
+        if not own:  # tokens already analysed by ragdial, each a run of word characters (``terms_text``): split
+            # them apart only. milvus-lite's standard is ``\w+``; a server's (Unicode word breaks) keeps such runs
+            # whole in Latin text but cuts Chinese words into characters, so Chinese needs its whitespace tokenizer
+            whitespace = not self.lite and self.language == "zh"
+            split = {"tokenizer": "whitespace" if whitespace else "standard"}
             schema.add_field(
                 "terms", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True, analyzer_params=split
             )
