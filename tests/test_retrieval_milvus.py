@@ -76,8 +76,9 @@ def test_local_items_need_their_dialog(milvus):
 def test_empty_query_and_reconnect(milvus):
     from ragdial.retrieval.milvus import MilvusRetriever
 
-    hybrid, _, uri = milvus
+    hybrid, lexical, uri = milvus
     assert hybrid.retrieve([user("  ")]) == Retrieval()
+    assert lexical.retrieve([user("zzzzqq xxyyw")]) == Retrieval()  # no term of the KB: nothing matches
     again = MilvusRetriever(uri, "ragdial_test_lexical", RetrieverConfig(encoder=None, fusion="bm25"))
     assert len(again.tracker) == 4  # entity names read back from the collection
     assert again.retrieve([user("Sunrise Lodge pets")], k=1).ranked[0].item.id == "h1:faq:2"

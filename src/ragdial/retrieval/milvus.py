@@ -308,6 +308,8 @@ class MilvusRetriever(Retriever):
             if self.pool is not None:
                 return self.pool.rank(context, scores, k, filter, select)
             best = top_k(scores.fused, k)
+            if not len(best):
+                return Retrieval()
             rows = {
                 str(r["pk"]): r
                 for r in self.client.get(self.collection, ids=[keys[i] for i in best], output_fields=FIELDS)
