@@ -301,7 +301,11 @@ def test_dstc9_recipe_on_the_shared_knowledge(shared_data: Path, tmp_path: Path)
     dstc9.mkdir()
     (dstc9 / "knowledge.json").symlink_to(shared_path(shared_data, "dstc9_track1") / "knowledge.json")
     (dstc9 / "dev").symlink_to(WRITTEN_DEV)
-    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", FAST)
+    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash"]
+    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    # the training KB's own questions are scored for the per-KB threshold calibration at run time
+    meta = json.loads((system / "detector" / "model.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["kb_calibration"]["questions"] >= 20 and len(meta["kb_calibration"]["quantiles"]) == 101
     done = run("dstc9", system, dstc9, tmp_path / "run", split="dev")
     assert done.scored and "labels.json format ok: 36 instances" in done.result.checks[0]
 
