@@ -190,3 +190,11 @@ def test_a_change_naming_a_time_goes_to_the_trip_not_the_hotel(branch):
         turn.state["domain"] == "train"
         and turn.state["rebook"]["order_no"] == turns[-1].state["bookings"][0]["order_no"]
     )
+
+
+def test_a_train_code_said_while_hotels_are_listed_is_a_request_for_that_train(branch):
+    turns = talk(branch, "后天在上海住一晚", "等等，先把后天北京到上海的G1500一等座给我订上")
+    turn = turns[-1]
+    assert turn.state["domain"] == "train" and "列出的结果里没有" not in turn.reply
+    item = branch.db.get("train", turn.state["pending"]["id"])
+    assert (item["train_no"], item["seat_class"]) == ("G1500", "一等座") and not turn.state["bookings"]

@@ -46,7 +46,7 @@ SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "d
 SHOWN = 3
 # constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
 NOT_FOR = {
-    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place"),
+    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
     "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
     "train": ("stars", "min_stars", "brand", "district", "airline"),
 }
@@ -1115,6 +1115,10 @@ class TaskBranch:
             return
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
+        code = text_or_none(slots.get("code"))
+        if code:  # 把G4990二等座订了: that train or flight only
+            every = self.db.search(domain, constraints, limit=1000)
+            rows = [r for r in every if R.code_of(r).upper() == code.upper()][:SHOWN]
         if not rows and turn.relative:
             kind, before = turn.relative
             state["slots"], state["offers"], state["open"] = before["slots"], before["offers"], before["open"]
@@ -1231,7 +1235,7 @@ class TaskBranch:
     def _said(self, slots: JSONObject, lang: str) -> str:
         """The optional constraints in force, so the user sees none was dropped."""
         parts = []
-        for key in ("period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
+        for key in ("code", "period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
             value = slots.get(key)
             if value in (None, "", []) or (key == "district" and lang == "zh"):
                 continue
