@@ -198,3 +198,11 @@ def test_a_train_code_said_while_hotels_are_listed_is_a_request_for_that_train(b
     assert turn.state["domain"] == "train" and "列出的结果里没有" not in turn.reply
     item = branch.db.get("train", turn.state["pending"]["id"])
     assert (item["train_no"], item["seat_class"]) == ("G1500", "一等座") and not turn.state["bookings"]
+
+
+@pytest.mark.parametrize("text", ["CZ6572", "21点15那个"])
+def test_naming_the_offer_read_back_again_reads_it_back_and_books_nothing(branch, text):
+    turns = talk(branch, "后天晚上北京飞上海", "第一个", text)
+    turn = turns[-1]
+    assert R.GUIDE["zh"] not in turn.reply and "CZ6572" in turn.reply and "请问确认预订吗" in turn.reply
+    assert not turn.state["bookings"]
