@@ -206,3 +206,23 @@ def test_naming_the_offer_read_back_again_reads_it_back_and_books_nothing(branch
     turn = turns[-1]
     assert R.GUIDE["zh"] not in turn.reply and "CZ6572" in turn.reply and "请问确认预订吗" in turn.reply
     assert not turn.state["bookings"]
+
+
+def test_no_thanks_after_nothing_matched_says_goodbye_once(branch):
+    turns = talk(branch, NO_DAWN_TRAIN, "不用了，谢谢")
+    reply = turns[-1].reply
+    assert "还需要别的帮助吗" not in reply and "想改哪个条件" not in reply and "再见" in reply
+
+
+def test_this_one_then_a_refusal_books_and_reads_back_nothing(branch):
+    turns = talk(branch, TRAIN_LIST, "那就这样吧，不订了")
+    turn = turns[-1]
+    assert "请问确认预订吗" not in turn.reply and not turn.state["pending"] and not turn.state["bookings"]
+    assert "哪一个" not in turn.reply and turn.state["open"] == "anything_else"
+
+
+def test_a_fallback_in_its_own_clause_and_a_lower_bound_on_stars(branch):
+    turns = talk(branch, "明天在杭州住一晚，五星级，200以内", "五星级没有的话，三星以上也可以，预算可以到400")
+    slots = turns[-1].state["slots"]
+    assert "stars" not in slots and slots["min_stars"] == 3 and slots["max_price"] == 400
+    assert offers(turns[-1].reply) and all(item.get("stars", 3) >= 3 for item in offers(turns[-1].reply))

@@ -1552,8 +1552,10 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: JSONDict = {}
     fallback = FALLBACK.search(text)
-    if fallback and text[fallback.end() :].strip():
-        text = text[fallback.end() :]  # 五星没有的话四星也行: the value after the condition is the one wanted
+    if fallback:  # 五星没有的话四星也行: the value after the condition is the one wanted
+        text = text[fallback.end() :]
+        if not re.sub(r"[，,。\s吧呢啊]", "", text):
+            return {}  # 五星级没有的话，… : the condition alone names what failed, not what is wanted
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -1819,6 +1821,12 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             if a.act not in ("inform", "modify")
             or not set(a.slots) <= timing
             or any(v is None for v in a.slots.values())
+        ]
+    # "那就这样吧，不订了": "this one" followed by a refusal is no choice
+    if any(a.act == "deny" for a in out):
+        first_deny = next(i for i, a in enumerate(out) if a.act == "deny")
+        out = [
+            a for i, a in enumerate(out) if not (a.act == "select" and a.slots == {"ref": "this"} and i < first_deny)
         ]
     # a select then a bare "this" select is one choice
     if len(out) > 1 and out[0].act == "select":

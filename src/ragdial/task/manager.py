@@ -738,7 +738,8 @@ class TaskBranch:
             return
         ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
         if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
-            self._give_up(state, turn)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
+            closing = any(a.act == "thanks" for a in rest)
+            self._give_up(state, turn, closing)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
             state["pending"] = None
@@ -1053,6 +1054,10 @@ class TaskBranch:
                 slots["nights"] = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days
         if "nights" in slots:
             current.pop("check_out", None)
+        if "min_stars" in slots and "stars" not in slots:
+            current.pop("stars", None)  # 三星以上也可以 after 五星: the lower bound replaces the exact rating
+        if "stars" in slots and "min_stars" not in slots:
+            current.pop("min_stars", None)
         if "seat_class" in slots and "berth" not in slots and current.get("berth"):
             classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
             if not any(c in ("硬卧", "软卧") for c in classes):
@@ -1638,7 +1643,7 @@ class TaskBranch:
         else:
             turn.prompted = False
 
-    def _give_up(self, state: TaskState, turn: _Turn) -> None:
+    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
         under way leaves the booking as it was."""
         lang = state["language"]
@@ -1655,7 +1660,8 @@ class TaskBranch:
         state["rebook"], state["pending"], state["suggestion"], state["offers"] = None, None, None, []
         state["queue"], state["failures"] = [], {}
         state["open"] = "anything_else"
-        turn.parts.append(R.ANYTHING_ELSE[lang])
+        if not closing:  # (不用了，谢谢: the thanks that follows says goodbye)
+            turn.parts.append(R.ANYTHING_ELSE[lang])
         turn.prompted = True
 
     def _close(self, state: TaskState, turn: _Turn) -> None:
