@@ -18,7 +18,8 @@ from ragdial.understanding.policy import asks_comparison, asks_own_services
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (
         re.compile(
-            r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue|behind on|unpaid|arrears", re.I
+            r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue|behind on|unpaid|arrears",
+            re.I,
         ),
         ("账户余额", "状态", "Balance", "Status"),  # the account's standing goes with its balance
     ),
