@@ -85,3 +85,38 @@ def test_training_a_transfer_reranker_without_gold_knowledge_says_so():
     chitchat = Example("d1:1", "d1", 1, [Turn(Speaker.USER, "hello there")], needs_knowledge=False, response="Hi!")
     with pytest.raises(RagdialError, match="no knowledge-seeking examples with gold knowledge to train the reranker"):
         transfer.train(retriever, [chitchat])
+
+
+def _hotel_examples() -> tuple[KnowledgeBase, list[Example]]:
+    kb = KnowledgeBase(
+        Knowledge(f"{e[0]}{a}", f"{e} {a} info", SourceKind.FAQ, {"entity": e})
+        for e in ("Gardenia", "Bloom")
+        for a in ("parking", "wifi")
+    )
+    asked = [("Gardenia", "parking"), ("Gardenia", "wifi"), ("Bloom", "parking"), ("Bloom", "wifi")] * 2
+    examples = [
+        Example(
+            f"d{i}:2",
+            f"d{i}",
+            2,
+            [Turn(Speaker.USER, f"hello {i}"), Turn(Speaker.SYSTEM, "hi"), Turn(Speaker.USER, f"does {e} have {a}?")],
+            needs_knowledge=True,
+            knowledge_ids=[f"{e[0]}{a}"],
+        )
+        for i, (e, a) in enumerate(asked)
+    ]
+    return kb, examples
+
+
+def test_widening_trains_the_transfer_reranker_on_the_unscoped_candidates_too():
+    from ragdial.retrieval import transfer
+
+    kb, examples = _hotel_examples()
+    scoped = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=True))
+    # scoped, each of the 8 questions has the 2 items of the hotel it names; unscoped, all 4 items
+    wide = transfer.train(scoped, examples, rounds=3, folds=2, widen=True).info
+    assert wide == {"queries": 8, "rows": 8 * (2 + 4), "positives": 8 * 2, "rounds": 3, "widen": True}
+    narrow = transfer.train(scoped, examples, rounds=3, folds=2, widen=False).info
+    assert narrow == {"queries": 8, "rows": 8 * 2, "positives": 8, "rounds": 3, "widen": False}
+    unscoped = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
+    assert transfer.train(unscoped, examples, rounds=3, folds=2, widen=True).info["rows"] == 8 * 4  # nothing to widen
