@@ -32,6 +32,7 @@ HUAWEI_CONTEXTS = FIXTURES / "recipes" / "huawei" / "test_contexts.json"
 DSTC = FIXTURES / "retrieval" / "dstc"
 DSTC9 = FIXTURES / "dstc9"
 MOBILECS2 = FIXTURES / "mobilecs2" / "official" / "zh"
+WRITTEN_DEV = Path(__file__).parent.parent / "benchmarks" / "data" / "dstc9_written" / "dev"  # not the locked test
 FAST = ["index.encoder=null", "index.fusion=bm25", "reranker.rounds=20"]
 FAST_DETECTOR = [*FAST, "detector.embedding=none"]
 SHIPPED = ["dstc11", "dstc9", "futuredial-track1", "futuredial-track2", "huawei", "kdconv", "smp2017"]
@@ -163,6 +164,17 @@ def test_a_bad_component_option_is_named_and_nothing_is_written(tmp_path: Path, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) -> None:
+    """``reranker.aux_encoder`` (the second encoder's features of issue 20) is a transfer-reranker option only."""
+    with pytest.raises(RagdialError, match=r"reranker \(transfer\): aux_encoder must be a name"):
+        train(
+            "dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.name=transfer", "reranker.aux_encoder=3"]
+        )
+    with pytest.raises(RagdialError, match=r"reranker \(in_domain\): unknown option 'aux_encoder'"):
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.aux_encoder=minilm"])
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
     system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
@@ -254,6 +266,41 @@ def test_dstc11_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.shared_data
+def test_kdconv_recipe_on_shared_slices(shared_data: Path, tmp_path: Path) -> None:
+    """Four dialogs each of film and music train; four travel dialogs are answered from travel's own KB."""
+    source = shared_path(shared_data, "kdconv")
+    film = _slice(source / "film" / "dev.json", tmp_path / "film.json", 4)
+    music = _slice(source / "music" / "dev.json", tmp_path / "music.json", 4)
+    travel = tmp_path / "travel"
+    _slice(source / "travel" / "dev.json", travel / "dev.json", 4)
+    (travel / "kb_travel.json").symlink_to(source / "travel" / "kb_travel.json")
+    system = train("kdconv", [f"kdconv:{film}", f"kdconv:{music}"], tmp_path / "s", FAST_DETECTOR)
+    done = run("kdconv", system, travel, tmp_path / "run")
+    assert done.scored and "result.json format ok" in done.result.checks[0]
+    answered = kdconv.read_result(tmp_path / "run" / "result.json")
+    assert len(answered) == done.result.counts["examples"] > 0
+
+
+@pytest.mark.shared_data
+def test_dstc9_recipe_on_the_shared_knowledge(shared_data: Path, tmp_path: Path) -> None:
+    """No DSTC9 logs are here: a DSTC11 val slice trains, and our written dev dialogs (benchmarks/data, over the real
+    DSTC9 knowledge.json's train and taxi snippets) are answered; labels.json is read back by the format check."""
+    source = shared_path(shared_data, "dstc11_track5")
+    root = tmp_path / "dstc11"
+    (root / "val").mkdir(parents=True)
+    (root / "knowledge.json").symlink_to(source / "knowledge.json")
+    _slice(source / "val" / "logs.json", root / "val" / "logs.json", 60)
+    _slice(source / "val" / "labels.json", root / "val" / "labels.json", 60)
+    dstc9 = tmp_path / "dstc9"
+    dstc9.mkdir()
+    (dstc9 / "knowledge.json").symlink_to(shared_path(shared_data, "dstc9_track1") / "knowledge.json")
+    (dstc9 / "dev").symlink_to(WRITTEN_DEV)
+    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", FAST)
+    done = run("dstc9", system, dstc9, tmp_path / "run", split="dev")
+    assert done.scored and "labels.json format ok: 36 instances" in done.result.checks[0]
+
+
+@pytest.mark.shared_data
 def test_smp2017_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> None:
     source = shared_path(shared_data, "smp2017_ecdt")
     root = tmp_path / "smp"
@@ -338,6 +385,21 @@ def test_detector_null_at_run_time_looks_every_turn_up(tmp_path: Path) -> None:
     assert not all(prediction_of(r).needs_knowledge for r in trained.result.predictions.values())
     with pytest.raises(RagdialError, match="a training option"):
         trained_recipe(system, "kdconv", ["detector.threshold=0.2"])
+    # selection with gold detection: micro P/R over the turns whose gold uses triples only, in scores.json
+    seeking = [e for e in kdconv.load(TRAVEL).examples if e.needs_knowledge and e.knowledge_ids]
+    picked = {e.id: set(prediction_of(always.result.predictions[e.id]).selection) for e in seeking}
+    hits = sum(len(picked[e.id] & set(e.knowledge_ids)) for e in seeking)
+    gold = json.loads((tmp_path / "always" / "scores.json").read_text(encoding="utf-8"))["gold_detection"]
+    assert 0 < gold["turns"] == len(seeking) < len(always.result.predictions)
+    assert gold["P"] == pytest.approx(hits / sum(len(p) for p in picked.values()))
+    assert gold["R"] == pytest.approx(hits / sum(len(set(e.knowledge_ids)) for e in seeking))
+    assert "gold_detection" not in json.loads((tmp_path / "run" / "scores.json").read_text(encoding="utf-8"))
+    shown = CliRunner().invoke(
+        app,
+        ["run", "kdconv", str(TRAVEL), "--system", str(system), "--set", "detector=null", "--out", str(tmp_path / "c")],
+    )
+    assert shown.exit_code == 0, shown.output
+    assert f"selection with gold detection (detector=null, the {len(seeking)} turns" in shown.output
 
 
 def test_smp2017_run_reports_progress_per_utterance(tmp_path: Path) -> None:

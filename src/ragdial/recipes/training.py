@@ -178,6 +178,7 @@ class TransferOptions(TypedDict, total=False):
     folds: int
     relative_cut: bool
     widen: bool
+    aux_encoder: str  # a second encoder's features (``minilm``: all-MiniLM-L6-v2, needs the torch extra)
 
 
 def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:
@@ -188,7 +189,8 @@ def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> 
             raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, {', '.join(hints)}")
         kind = hints[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise RagdialError(f"{where}: {key} must be {'true or false' if kind is bool else 'a whole number'}")
+            wanted = {bool: "true or false", str: "a name"}.get(kind, "a whole number")
+            raise RagdialError(f"{where}: {key} must be {wanted}")
     return dict(options)
 
 
