@@ -145,3 +145,52 @@ def test_the_recipes_default_encoders():
     assert [b.config()["encoder"] for b in intent.blocks if b.kind == "embedding"] == ["use", "e5"]
     cues = zero_shot_detector().blocks[0]
     assert cues.kind == "knowledge_cues" and cues.config()["encoder"] == "use"
+
+
+def _labelled() -> Dataset:
+    from ragdial.schema import Example
+
+    def example(n: int, **labels) -> Example:
+        return Example(f"d{n}:1", f"d{n}", 1, [user(f"turn {n}")], **labels)
+
+    examples = [
+        example(1, intent="balance", needs_knowledge=True, api_query="用户信息"),
+        example(2, intent=None, needs_knowledge=False, api_query=""),
+        example(3, intent="hotel", needs_knowledge=None, api_query=None),
+    ]
+    return Dataset("mobilecs2", "train", "zh", KnowledgeBase([]), [], examples, source_path="hand/train.json")
+
+
+def test_training_data_takes_each_tasks_labelled_examples_only():
+    from ragdial.understanding.tasks import training_data
+
+    dataset = _labelled()
+    contexts, targets = training_data("intent", dataset)
+    assert ([c[0].text for c in contexts], targets) == (["turn 1", "turn 3"], ["balance", "hotel"])
+    contexts, targets = training_data("detector", dataset)
+    assert ([c[0].text for c in contexts], targets) == (["turn 1", "turn 2"], [True, False])
+    contexts, targets = training_data("api_query", dataset)  # "" is a turn without a look-up: an empty label list
+    assert ([c[0].text for c in contexts], targets) == (["turn 1", "turn 2"], [["用户信息"], []])
+
+
+def test_training_data_names_the_file_and_the_task_it_has_no_labels_for():
+    from ragdial.errors import RagdialError
+    from ragdial.understanding.tasks import training_data
+
+    dataset = _labelled()
+    dataset.examples = dataset.examples[2:]
+    with pytest.raises(RagdialError, match=r"^hand/train.json: no examples labelled for task 'detector'$"):
+        training_data("detector", dataset)
+    with pytest.raises(RagdialError, match=r"^unknown task 'slots'; known: "):
+        training_data("slots", dataset)
+
+
+def test_predictions_as_text():
+    from ragdial.understanding.tasks import api_query_labels, display
+
+    assert display("detector", True) == "true" and display("detector", False) == "false"
+    assert display("intent", "balance") == "balance"
+    assert api_query_labels(["用户信息", "产品信息"]) == ["用户信息", "产品信息"]
+    with pytest.raises(TypeError, match="not an api_query prediction"):
+        api_query_labels("用户信息")
+    assert display("api_query", ["[QA]", "用户信息"]) == "[QA]，用户信息"  # MobileCS2's separator
