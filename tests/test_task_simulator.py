@@ -5,6 +5,7 @@ after an overnight train, asking about a booking by its domain, and choosing a l
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import re
 
@@ -178,3 +179,103 @@ def test_the_rooms_asked_for_follow_the_goal(nights, said):
     user = simulator(goal)
     wrong = 2 if nights == 1 else 1
     assert user._readback_mismatch(f"为您预订：如家(浦东店)，住1晚，{wrong}间。", goal.subgoals[0]) == said
+
+
+class Prefers(Fixed):
+    """A fixed rng whose ``choice`` takes ``wanted`` where the sequence has it."""
+
+    def __init__(self, wanted: str, value: float = 0.0) -> None:
+        super().__init__(value)
+        self.wanted = wanted
+
+    def choice(self, seq):
+        return self.wanted if self.wanted in seq else seq[0]
+
+
+def test_an_option_is_chosen_by_its_code_or_its_brand_as_asked():
+    goal = Goal(4, "train", [SubGoal("train", {"dep_city": "北京", "arr_city": "上海"})])
+    user = UserSimulator(goal, TODAY, Prefers("code"))
+    user.options = [read_item("1. G101 12月2日 08:00北京南→12:30上海虹桥 二等座 553元")]  # type: ignore[list-item]
+    assert user._select(user.options[0]) == "G101那个"  # the dev bank's first code template
+    hotel = Goal(5, "hotel", [SubGoal("hotel", {"city": "上海"})])
+    user = UserSimulator(hotel, TODAY, Prefers("brand"))
+    user.options = [
+        read_item("1. 如家快捷酒店(浦东店) 3星 浦东 每晚300元"),  # type: ignore[list-item]
+        read_item("2. 汉庭酒店(静安店) 3星 静安 每晚280元"),  # type: ignore[list-item]
+    ]
+    assert user._select(user.options[0]) == "如家吧，住好点"  # "酒店" and "快捷" are not said
+
+
+def test_a_part_meant_to_fail_moves_on_to_the_next_way_of_travel():
+    goal = Goal(
+        6,
+        "flight>train",
+        [
+            SubGoal("flight", {"dep_city": "北京", "arr_city": "上海"}, expect_fail=True),
+            SubGoal("train", {"dep_city": "北京", "arr_city": "上海"}),
+        ],
+    )
+    user = simulator(goal)
+    said = user.react("抱歉，没有找到符合条件的机票。")
+    assert (said, user.last_kind, user.index) == ("那帮我看看火车票吧", "modify", 1)
+    again = simulator(goal)
+    said = again.react("抱歉，没有找到符合条件的机票。坐火车的话有几班，需要帮您查吗？")
+    assert (said, again.last_kind) == ("好的", "confirm_suggestion")
+
+
+def test_a_user_who_changes_the_date_says_the_real_one_once_options_are_listed():
+    goal = train_then_hotel(change_date="2026-12-04")
+    user = simulator(goal)
+    said = user.react("可选的有：\n1. G101 12月4日 08:00北京南→12:30上海虹桥 二等座 553元\n请问您想订哪一个？")
+    assert user.last_kind == "modify" and user.pending_change is None
+    assert said is not None and "{date}" not in said
+    assert parse_date(said, TODAY) == "2026-12-02"  # the goal's real date
+
+
+@pytest.mark.parametrize(
+    ("item", "constraints", "fits"),
+    [
+        ({"dep_time": "09:00"}, {"time_from": "09:00"}, True),  # the bound itself is inside
+        ({"dep_time": "08:59"}, {"time_from": "09:00"}, False),
+        ({"dep_time": "17:00"}, {"time_to": "17:00"}, False),  # "before 17:00" leaves 17:00 out
+        ({"dep_time": "23:30"}, {"time_to": "24:00"}, True),
+        ({"price": 400}, {"max_price": 400}, True),
+        ({"price": 401}, {"max_price": 400}, False),
+        ({"berth": "下铺"}, {"berths": ["上铺", "下铺"]}, True),
+        ({"berth": "中铺"}, {"berths": ["上铺", "下铺"]}, False),
+        ({"stars": 4}, {"min_stars": 4}, True),
+        ({"stars": 3}, {"min_stars": 4}, False),
+        ({"price": 900}, {"dep_city": "北京", "max_price": None}, True),  # nothing said, nothing shown: no check
+    ],
+)
+def test_an_option_meets_a_constraint_at_its_bounds(item, constraints, fits):
+    from ragdial.task.goals import satisfies
+
+    assert satisfies(item, constraints) is fits
+
+
+def test_the_phrase_bank_takes_the_dev_halfs_chinese_lines_by_kind(tmp_path):
+    from ragdial.task.phrases import Phrases
+
+    def row(text, acts, split="dev", open_question=None):
+        return {"text": text, "acts": acts, "split": split, "context": {"open_question": open_question}}
+
+    rows = [
+        row("行，就这个", [{"act": "confirm", "slots": {}}], open_question="confirm_booking"),
+        row("好的好的", [{"act": "confirm", "slots": {}}], split="test", open_question="confirm_booking"),
+        row("yes please", [{"act": "confirm", "slots": {}}], open_question="confirm_booking"),
+        row("多谢啦", [{"act": "thanks", "slots": {}}]),
+        row("火车票订好了吗", [{"act": "ask_about_booking", "slots": {"domain": "train"}}]),
+        row("要G102那趟", [{"act": "select", "slots": {"code": "G102"}}]),
+        row("选第二个", [{"act": "select", "slots": {"ordinal": 2}}]),
+        row("改成后天吧", [{"act": "modify", "slots": {"date": "2026-12-03"}}]),
+    ]
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    phrases = Phrases.load(bank)
+    assert phrases.by_kind["confirm"] == ["行，就这个"]  # the test half and English lines are left out
+    assert phrases.by_kind["thanks"] == ["多谢啦"]
+    assert phrases.ask_by_domain == {"train": ["火车票订好了吗"]}
+    assert phrases.by_kind["select_code"] == ["要{code}那趟"]
+    assert phrases.by_kind["select_ordinal"] == ["选第{n}个"]
+    assert phrases.by_kind["modify_date"] == ["改成{date}吧"]
