@@ -134,3 +134,11 @@ def test_the_trained_reranker_ranks_and_cuts_after_milvus_as_after_the_in_proces
     assert same_first / len(seeking) >= 0.8
     remote.close()
     plain.close()
+
+
+def test_the_selection_is_the_configured_number_of_ranked_items_unless_asked_for_more(milvus):
+    _, lexical, _ = milvus  # select: 1 (the config's default)
+    context = [user("I'm looking at Blue Harbor Inn."), Turn(Speaker.SYSTEM, "Nice."), user("Is there parking?")]
+    default = lexical.retrieve(context, k=3)
+    assert len(default.ranked) == 3 and default.selected == default.ranked[:1]
+    assert lexical.retrieve(context, k=3, select=2).selected == default.ranked[:2]

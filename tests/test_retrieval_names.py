@@ -120,3 +120,48 @@ def test_widening_trains_the_transfer_reranker_on_the_unscoped_candidates_too():
     assert narrow == {"queries": 8, "rows": 8 * 2, "positives": 8, "rounds": 3, "widen": False}
     unscoped = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
     assert transfer.train(unscoped, examples, rounds=3, folds=2, widen=True).info["rows"] == 8 * 4  # nothing to widen
+
+
+def test_the_focus_carries_only_the_given_number_of_turns_before_the_last_naming_one():
+    tracker = EntityTracker(named("Gardenia", "Bloom", "Acorn House"))
+    context = [
+        Turn(Speaker.USER, "Is Gardenia nice?"),
+        Turn(Speaker.USER, "What about Bloom?"),
+        Turn(Speaker.USER, "And Acorn House?"),
+        Turn(Speaker.USER, "Does it have parking?"),
+    ]
+    assert tracker.focus(context) == ["Acorn House"]
+    assert tracker.focus(context, carry_turns=1) == ["Acorn House", "Bloom"]  # not Gardenia, two turns back
+    assert tracker.focus(context, carry_turns=5) == ["Acorn House", "Gardenia", "Bloom"]
+
+
+def test_a_knowledge_base_is_chinese_when_most_of_its_texts_are():
+    from ragdial.retrieval.milvus import language_of
+
+    zh = [Knowledge(f"z{i}", text, SourceKind.FAQ) for i, text in enumerate(["停车免费", "早餐七点开始", "Wifi free"])]
+    assert language_of(KnowledgeBase(zh)) == "zh"
+    en = [*zh[2:], Knowledge("e1", "Pets are welcome", SourceKind.FAQ), Knowledge("z9", "可以带宠物", SourceKind.FAQ)]
+    assert language_of(KnowledgeBase(en)) == "en"  # one Chinese text of three
+
+
+def test_a_saved_index_is_memory_mapped_unless_asked_not_to_be(tmp_path):
+    from ragdial.retrieval.registry import index
+
+    kb = KnowledgeBase(named("Gardenia", "Bloom"))
+    save_index(HybridRetriever(kb, RetrieverConfig(encoder="hash")), tmp_path / "index")
+    ctx = BuildContext(Dataset("demo", "val", "en", kb, [], []), "en")
+    assert isinstance(index(ctx, str(tmp_path / "index")).vectors, np.memmap)
+    assert not isinstance(index(ctx, str(tmp_path / "index"), mmap=False).vectors, np.memmap)
+
+
+def test_a_reranker_trained_on_fewer_dialogs_than_folds_scores_the_interaction_in_sample():
+    from ragdial.retrieval import rerank
+
+    kb, examples = _hotel_examples()
+    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
+    model = rerank.train(retriever, examples[:4], rounds=3, folds=5)  # 4 dialogs < 5 folds: no held-out fold
+    assert model.interaction is not None and (model.threshold, model.relative) == (0.5, 0.0)
+    with pytest.raises(
+        RagdialError, match=r"^no knowledge-seeking examples with gold knowledge to train the reranker on$"
+    ):
+        rerank.train(retriever, [Example("d9:1", "d9", 1, [Turn(Speaker.USER, "hello")], needs_knowledge=False)])
