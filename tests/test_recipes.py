@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_path
-from ragdial import recipes
+from ragdial import datasets, recipes
 from ragdial.challenges import benchmark
 from ragdial.cli import app
-from ragdial.datasets import kdconv
+from ragdial.datasets import kdconv, mobilecs2
 from ragdial.errors import RagdialError
 from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes.running import run_recipe, trained_recipe
@@ -208,12 +208,18 @@ def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) 
 @pytest.mark.parametrize(("name", "written"), [("futuredial-track1", "track1"), ("futuredial-track2", "track2")])
 def test_futuredial_recipes_write_their_track(tmp_path: Path, name: str, written: str) -> None:
     system = train(name, [f"mobilecs2:{MOBILECS2 / 'train_final_processed.json'}"], tmp_path / "s", FAST)
-    assert (system / "detector" / "model.json").exists()  # the api_query classifier
+    # track 2 writes the api_query classifier's label; track 1 ranks every turn over every source, no routing
+    assert (system / "detector" / "model.json").exists() == (written == "track2")
     done = run(name, system, MOBILECS2 / "dev_final_processed.json", tmp_path / "run", bertscore=written == "track2")
     files = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert files == sorted(["scores.json", "track1_top20.json" if written == "track1" else "track2_responses.json"])
     assert done.result.checks[0].endswith(("rankings", "replies")) and "format ok" in done.result.checks[0]
     assert done.scored
+    if written == "track1":  # no routing: a turn whose gold is in the dialog's local_kb finds it in its top 20
+        dataset = datasets.load("mobilecs2", MOBILECS2 / "dev_final_processed.json")
+        ranked = mobilecs2.read_track1(tmp_path / "run" / "track1_top20.json", dataset)
+        local = [e for e in dataset.examples if e.knowledge_ids and e.meta.get("scored_source") == "user_profile"]
+        assert len(local) >= 2 and all(set(e.knowledge_ids) & set(ranked[e.id]) for e in local)
 
 
 def test_smp2017_recipe_writes_predictions(tmp_path: Path) -> None:

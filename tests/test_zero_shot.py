@@ -89,6 +89,30 @@ def test_act_ngrams_mask_content_words():
     ]
 
 
+def test_act_ngrams_mask_the_words_of_the_system_turns_as_sys(tmp_path):
+    said = [
+        system("The address is 5 Mill Road and the postcode is cb11pt."),
+        system("Their postcode is cb23ab. Anything else?"),
+        system("It is in the north, the address is 8 Hill Street."),
+        system("Sure, the phone number is 01223 555."),
+    ]
+    contexts = [[*said[: i + 1], user("What is the address?")] for i in range(len(said))]
+    block = ActNgrams(ngram_range=(1, 1), min_df=1, system_share=0.5)  # in >= 2 of the 4 distinct system turns
+    block.set_knowledge(HOTEL_KB)
+    block.fit(contexts)
+    assert {"address", "postcode", "is", "the"} <= block.system_words
+    assert "north" not in block.system_words and "phone" not in block.system_words  # in one system turn only
+    # function words stay, the system's words become <sys>, the KB's <kb>, the rest <w>
+    assert block.mask("What is the postcode? Are pets allowed at the gym near the north?") == [
+        "what", "is", "the", "<sys>", "are", "<kb>", "allowed", "at", "the", "<kb>", "near", "the", "<w>",
+    ]  # fmt: skip
+    assert ActNgrams(system_share=0.0).fit(contexts).system_words == frozenset()
+    model = TextClassifier("detector", [block], zero_shot_detector(encoder="hash").head)
+    model.fit([*contexts, [user("Are pets allowed?")]], [False] * 4 + [True])
+    loaded = TextClassifier.load(model.save(tmp_path / "m"))
+    assert loaded.blocks[0].system_words == block.system_words
+
+
 def test_detector_trained_on_hotels_detects_questions_a_new_kb_answers(tmp_path):
     contexts, labels = hotel_training()
     model = zero_shot_detector(HOTEL_KB, encoder="hash").fit(contexts, labels)
