@@ -194,3 +194,88 @@ def test_predictions_as_text():
     with pytest.raises(TypeError, match="not an api_query prediction"):
         api_query_labels("用户信息")
     assert display("api_query", ["[QA]", "用户信息"]) == "[QA]，用户信息"  # MobileCS2's separator
+
+
+def test_per_class_thresholds_are_tuned_out_of_fold_and_only_with_enough_of_each():
+    from scipy import sparse
+
+    rows, targets = [], []
+    for i in range(12):
+        a, b, c = i % 3 == 0, i in (1, 2, 4, 5, 7, 10), i not in (0, 6)
+        rows.append([float(a), float(i < 8), 1.0])  # column 0 tells "a" apart; "b" has no column of its own
+        targets.append([label for label, on in (("a", a), ("b", b), ("c", c)) if on])
+    head = LinearHead("multilabel", "logistic", threshold=0.9, tune_thresholds=True)
+    head.fit(sparse.csr_matrix(np.array(rows)), targets, ["a", "b", "c"])
+    # a: every grid value from its held-out negatives' to its positives' probabilities gives F1 = 1; the one nearest
+    # the default (0.9) is kept. b: held-out probabilities are low, the best F1 takes almost every row (0.1).
+    # c: only 2 negatives, fewer than the 3 folds: left at the default
+    assert head.thresholds == [0.9, 0.1, 0.9]
+
+
+def test_one_kb_question_gives_no_peak_over_the_others():
+    cues = _cues()  # a single question in the KB
+    (row,) = cues.values([[user("Is breakfast included?")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    assert value["question_cos_max"] == pytest.approx(1.0, abs=1e-5)
+    assert value["question_cos_peak"] == pytest.approx(0.0, abs=1e-6)  # the best is the mean of the top ones
+
+
+def test_a_sentence_embedding_reads_the_last_user_turn_by_default():
+    from ragdial.understanding.features import SentenceEmbedding
+
+    block = SentenceEmbedding(encoder="hash")
+    contexts = [[user("Is breakfast included?")], [user("hello"), system("Hi."), user("Is breakfast included?")]]
+    block.fit(contexts)
+    first, second = block.transform(contexts).toarray()
+    assert first.any() and first.tolist() == second.tolist()
+
+
+def test_a_capped_vocabulary_breaks_ties_alphabetically():
+    block = NgramTfidf(analyzer="word", ngram_range=(1, 1), max_features=2)
+    block.fit([[user(t)] for t in ("zebra mango", "zebra apple", "zebra")])  # mango and apple: one text each
+    assert sorted(block.vocabulary) == ["apple", "zebra"]
+
+
+def test_saved_blocks_must_be_a_list(tmp_path):
+    _, folder = _saved_classifier(tmp_path)
+    _edit(folder, lambda d: d.update(blocks="ngram"))
+    with pytest.raises(ModelFormatError, match=r"\(TypeError: blocks: expected a list, found str\)$"):
+        TextClassifier.load(folder)
+
+
+def test_a_follow_up_carries_the_service_name_of_a_cited_item_without_a_name():
+    from ragdial.understanding.policy import classify_turn, rewrite_turn
+
+    item = Knowledge("p1", "流量王：每月30元", SourceKind.PRODUCT, {"name": "", "attributes": {"业务名称": "流量王"}})
+    context = (
+        user("有什么套餐推荐？"),
+        Turn(Speaker.SYSTEM, "推荐流量王。", knowledge_ids=["p1"]),
+        user("那这个多少钱？"),
+    )
+    intent = classify_turn(context[-1].text, [context[0].text])
+    result = rewrite_turn(context, intent, {"p1": item}.get, [])
+    assert result.carried == ("流量王",)
+    english = Knowledge(
+        "p2", "Data King", SourceKind.PRODUCT, {"name": "", "attributes": {"Service name": "Data King"}}
+    )
+    context = (
+        user("Any plans?"),
+        Turn(Speaker.SYSTEM, "Try Data King.", knowledge_ids=["p2"]),
+        user("How much is it then?"),
+    )
+    intent = classify_turn(context[-1].text, [context[0].text])
+    assert rewrite_turn(context, intent, {"p2": english}.get, []).carried == ("Data King",)
+
+
+def test_two_french_words_and_no_english_one_are_another_language():
+    assert other_language("mon solde") is True
+    assert other_language("solde") is False  # one word is not enough
+
+
+def test_a_zero_shot_detector_without_a_model_names_the_command():
+    from ragdial.components import BuildContext, ConfigError
+    from ragdial.understanding.registry import zero_shot
+
+    ctx = BuildContext(Dataset("dstc9", "val", "en", KnowledgeBase([]), [], []), "en")
+    with pytest.raises(ConfigError, match=r"\(train one with `ragdial train detector --zero-shot`\)$"):
+        zero_shot(ctx, None)
