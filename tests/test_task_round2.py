@@ -190,3 +190,51 @@ def test_a_change_naming_a_time_goes_to_the_trip_not_the_hotel(branch):
         turn.state["domain"] == "train"
         and turn.state["rebook"]["order_no"] == turns[-1].state["bookings"][0]["order_no"]
     )
+
+
+def test_a_train_code_said_while_hotels_are_listed_is_a_request_for_that_train(branch):
+    turns = talk(branch, "后天在上海住一晚", "等等，先把后天北京到上海的G1500一等座给我订上")
+    turn = turns[-1]
+    assert turn.state["domain"] == "train" and "列出的结果里没有" not in turn.reply
+    item = branch.db.get("train", turn.state["pending"]["id"])
+    assert (item["train_no"], item["seat_class"]) == ("G1500", "一等座") and not turn.state["bookings"]
+
+
+@pytest.mark.parametrize("text", ["CZ6572", "21点15那个"])
+def test_naming_the_offer_read_back_again_reads_it_back_and_books_nothing(branch, text):
+    turns = talk(branch, "后天晚上北京飞上海", "第一个", text)
+    turn = turns[-1]
+    assert R.GUIDE["zh"] not in turn.reply and "CZ6572" in turn.reply and "请问确认预订吗" in turn.reply
+    assert not turn.state["bookings"]
+
+
+def test_no_thanks_after_nothing_matched_says_goodbye_once(branch):
+    turns = talk(branch, NO_DAWN_TRAIN, "不用了，谢谢")
+    reply = turns[-1].reply
+    assert "还需要别的帮助吗" not in reply and "想改哪个条件" not in reply and "再见" in reply
+
+
+def test_this_one_then_a_refusal_books_and_reads_back_nothing(branch):
+    turns = talk(branch, TRAIN_LIST, "那就这样吧，不订了")
+    turn = turns[-1]
+    assert "请问确认预订吗" not in turn.reply and not turn.state["pending"] and not turn.state["bookings"]
+    assert "哪一个" not in turn.reply and turn.state["open"] == "anything_else"
+
+
+def test_a_fallback_in_its_own_clause_and_a_lower_bound_on_stars(branch):
+    turns = talk(branch, "明天在杭州住一晚，五星级，200以内", "五星级没有的话，三星以上也可以，预算可以到400")
+    slots = turns[-1].state["slots"]
+    assert "stars" not in slots and slots["min_stars"] == 3 and slots["max_price"] == 400
+    assert offers(turns[-1].reply) and all(item.get("stars", 3) >= 3 for item in offers(turns[-1].reply))
+
+
+def test_a_choice_and_its_yes_with_a_hotel_request_books_with_either_reader(branch):
+    turns = talk(branch, TRAIN_LIST, "第二趟，行，顺便帮我看看上海的宾馆")
+    turn = turns[-1]
+    assert turn.booked is not None and turn.booked["domain"] == "train"
+    assert turn.state["domain"] == "hotel" and offers(turn.reply)
+
+
+def test_a_refused_window_with_the_window_wanted_next_to_it(branch):
+    turns = talk(branch, "后天下午北京飞上海", "下午那些都不行，我得上午走")
+    assert turns[-1].state["slots"].get("period") == "上午"

@@ -487,6 +487,11 @@ def _code_of(text: str) -> str | None:
     return None
 
 
+def code_domain(code: str) -> str:
+    """Whether a code names a train (G4990, D6912, K423) or a flight (CA1234, 3U3892)."""
+    return "train" if re.fullmatch(r"[GDCKTZ]\d{1,4}", code.upper()) else "flight"
+
+
 def _classes_of(text: str, english: bool) -> list[str]:
     if english:
         lower = text.lower()
@@ -845,12 +850,16 @@ def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
     """Whether the rules' reading of ``text`` stands whatever a learned reader hears: turns of kinds the utterance
     banks hold no example of — another listed offer picked during a read-back (第二个), one of the alternatives
     offered when nothing matched picked (就9点35那趟), whether there really is none (一班都没有吗？), a window
-    refused (下午不行)."""
+    refused (下午不行), a train's code said while hotels are listed — and a choice with its yes said together
+    (the yes is heard by the rules' word lists; the model would drop it and ask again)."""
     oq = context.open_question
     if oq in ("confirm_booking", "offer_alternative") and any(a.act == "select" for a in acts):
         return True
-    if any(a.slots.get("availability") for a in acts):
-        return True
+    names = [a.act for a in acts]
+    if oq == "choose_offer" and any(names[i : i + 2] == ["select", "confirm"] for i in range(len(names) - 1)):
+        return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
+    if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
+        return True  # (a train or flight code said while something else is under way: a request for it)
     return any(NEGATED_PERIOD.match(FILLER.sub("", clause).strip()) for clause, _q in _clauses(text))
 
 
@@ -1031,7 +1040,7 @@ def _classify(
     change = _change_slots(text, ctx, gaz, today, english)
     if change is not None:
         return "change_booking", change
-    if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
+    if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订|给我订|把.{1,24}订上)", text):
         return "ask_about_booking", _booking_domain(text)
     if (
         ctx.open_question in ("offer_alternative", "change")
@@ -1078,6 +1087,15 @@ def _classify(
         )
         if ordinal:
             return "select", {"ordinal": ordinal}
+        said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
+        if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
+            return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+    code = _code_of(text)
+    if code and ctx.domain and code_domain(code) != ctx.domain:
+        # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels
+        said = _constraints(text, ctx, gaz, today, english, False, *extra)
+        said = {k: v for k, v in said.items() if k not in ("city", "nights", "rooms", "stars", "min_stars")}
+        return "inform", {**said, "domain": code_domain(code), "code": code}
     if oq in ("choose_offer", "offer_alternative") and ctx.offers:
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
@@ -1538,8 +1556,10 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: JSONDict = {}
     fallback = FALLBACK.search(text)
-    if fallback and text[fallback.end() :].strip():
-        text = text[fallback.end() :]  # 五星没有的话四星也行: the value after the condition is the one wanted
+    if fallback:  # 五星没有的话四星也行: the value after the condition is the one wanted
+        text = text[fallback.end() :]
+        if not re.sub(r"[，,。\s吧呢啊]", "", text):
+            return {}  # 五星级没有的话，… : the condition alone names what failed, not what is wanted
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -1739,6 +1759,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
                         either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
                         prev.slots[key] = either  # 动车也行…高铁有吗
+                    elif key in prev.slots and known is None and value is not None:
+                        prev.slots[key] = value  # 下午的不行，我得上午走: the window said replaces the one refused
                     else:
                         prev.slots.setdefault(key, value)
                 continue
@@ -1805,6 +1827,12 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             if a.act not in ("inform", "modify")
             or not set(a.slots) <= timing
             or any(v is None for v in a.slots.values())
+        ]
+    # "那就这样吧，不订了": "this one" followed by a refusal is no choice
+    if any(a.act == "deny" for a in out):
+        first_deny = next(i for i, a in enumerate(out) if a.act == "deny")
+        out = [
+            a for i, a in enumerate(out) if not (a.act == "select" and a.slots == {"ref": "this"} and i < first_deny)
         ]
     # a select then a bare "this" select is one choice
     if len(out) > 1 and out[0].act == "select":

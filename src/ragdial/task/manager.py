@@ -46,7 +46,7 @@ SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "d
 SHOWN = 3
 # constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
 NOT_FOR = {
-    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place"),
+    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
     "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
     "train": ("stars", "min_stars", "brand", "district", "airline"),
 }
@@ -738,7 +738,8 @@ class TaskBranch:
             return
         ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
         if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
-            self._give_up(state, turn)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
+            closing = any(a.act == "thanks" for a in rest)
+            self._give_up(state, turn, closing)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
             state["pending"] = None
@@ -1053,6 +1054,10 @@ class TaskBranch:
                 slots["nights"] = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days
         if "nights" in slots:
             current.pop("check_out", None)
+        if "min_stars" in slots and "stars" not in slots:
+            current.pop("stars", None)  # 三星以上也可以 after 五星: the lower bound replaces the exact rating
+        if "stars" in slots and "min_stars" not in slots:
+            current.pop("min_stars", None)
         if "seat_class" in slots and "berth" not in slots and current.get("berth"):
             classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
             if not any(c in ("硬卧", "软卧") for c in classes):
@@ -1115,6 +1120,10 @@ class TaskBranch:
             return
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
+        code = text_or_none(slots.get("code"))
+        if code:  # 把G4990二等座订了: that train or flight only
+            every = self.db.search(domain, constraints, limit=1000)
+            rows = [r for r in every if R.code_of(r).upper() == code.upper()][:SHOWN]
         if not rows and turn.relative:
             kind, before = turn.relative
             state["slots"], state["offers"], state["open"] = before["slots"], before["offers"], before["open"]
@@ -1231,7 +1240,7 @@ class TaskBranch:
     def _said(self, slots: JSONObject, lang: str) -> str:
         """The optional constraints in force, so the user sees none was dropped."""
         parts = []
-        for key in ("period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
+        for key in ("code", "period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
             value = slots.get(key)
             if value in (None, "", []) or (key == "district" and lang == "zh"):
                 continue
@@ -1634,7 +1643,7 @@ class TaskBranch:
         else:
             turn.prompted = False
 
-    def _give_up(self, state: TaskState, turn: _Turn) -> None:
+    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
         under way leaves the booking as it was."""
         lang = state["language"]
@@ -1651,7 +1660,8 @@ class TaskBranch:
         state["rebook"], state["pending"], state["suggestion"], state["offers"] = None, None, None, []
         state["queue"], state["failures"] = [], {}
         state["open"] = "anything_else"
-        turn.parts.append(R.ANYTHING_ELSE[lang])
+        if not closing:  # (不用了，谢谢: the thanks that follows says goodbye)
+            turn.parts.append(R.ANYTHING_ELSE[lang])
         turn.prompted = True
 
     def _close(self, state: TaskState, turn: _Turn) -> None:
