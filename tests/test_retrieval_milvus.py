@@ -247,3 +247,11 @@ def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_p
     assert ranked == [hit.id for hit in local.retrieve(context, k=6).ranked if hit.score > 0]
     assert any(i.startswith("s") for i in ranked)  # the lodge's reviews, left out when scoped to the curry house
     reopened.close()
+
+
+def test_the_selection_is_the_configured_number_of_ranked_items_unless_asked_for_more(milvus):
+    hybrid, _, _ = milvus  # select: 1 (the config's default)
+    context = [user("I'm looking at Blue Harbor Inn."), Turn(Speaker.SYSTEM, "Nice."), user("Is there parking?")]
+    default = hybrid.retrieve(context, k=3)
+    assert len(default.ranked) >= 2 and default.selected == default.ranked[:1]
+    assert hybrid.retrieve(context, k=3, select=2).selected == default.ranked[:2]

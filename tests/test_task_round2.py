@@ -226,3 +226,15 @@ def test_a_fallback_in_its_own_clause_and_a_lower_bound_on_stars(branch):
     slots = turns[-1].state["slots"]
     assert "stars" not in slots and slots["min_stars"] == 3 and slots["max_price"] == 400
     assert offers(turns[-1].reply) and all(item.get("stars", 3) >= 3 for item in offers(turns[-1].reply))
+
+
+def test_a_choice_and_its_yes_with_a_hotel_request_books_with_either_reader(branch):
+    turns = talk(branch, TRAIN_LIST, "第二趟，行，顺便帮我看看上海的宾馆")
+    turn = turns[-1]
+    assert turn.booked is not None and turn.booked["domain"] == "train"
+    assert turn.state["domain"] == "hotel" and offers(turn.reply)
+
+
+def test_a_refused_window_with_the_window_wanted_next_to_it(branch):
+    turns = talk(branch, "后天下午北京飞上海", "下午那些都不行，我得上午走")
+    assert turns[-1].state["slots"].get("period") == "上午"

@@ -333,6 +333,41 @@ def test_triple_features_read_the_asked_attribute_and_what_was_said():
     assert column["log_turn"][opening] == pytest.approx(np.log1p(3))
 
 
+def test_local_coverage_weights_the_turns_words_by_their_rarity_among_the_candidates():
+    """Among one hotel's review sentences "room" is everywhere and "quiet" is rare: the sentence with the rare
+    word covers most of the turn, and the ``local_*`` columns equal the candidate-local idf computed by hand."""
+    import math
+
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    def review(n: int, text: str) -> Knowledge:
+        return Knowledge(f"r:{n}", text, SourceKind.REVIEW, {"domain": "hotel", "entity": "Sunrise Lodge"})
+
+    items = [
+        review(0, "The room was quiet at night."),
+        review(1, "Our room was large."),
+        review(2, "The room had a nice view."),
+        review(3, "Breakfast was served late."),
+    ]
+    retriever = HybridRetriever(KnowledgeBase(items), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("Is the room quiet?")]
+    scores = retriever.score(context)
+    rows = transfer.features(retriever, context, scores)
+    column = {name: rows[:, i] for i, name in enumerate(transfer.FEATURES)}
+    by_id = {retriever.items[int(i)].id: row for row, i in enumerate(scores.indices)}
+    quiet, room = math.log(1 + 4 / 1), math.log(1 + 4 / 3)  # in 1 and in 3 of the 4 candidates
+    total = quiet + room
+    assert column["local_coverage"][by_id["r:0"]] == pytest.approx(1.0)
+    assert column["local_coverage"][by_id["r:1"]] == pytest.approx(room / total)
+    assert column["local_coverage"][by_id["r:3"]] == 0.0  # shares no word of the turn
+    assert column["local_coverage_gap"][by_id["r:1"]] == pytest.approx(1 - room / total)
+    assert column["local_rarest_word"][by_id["r:0"]] == 1.0
+    assert column["local_rarest_word"][by_id["r:2"]] == pytest.approx(room / quiet)
+
+
 @pytest.mark.shared_data
 def test_written_test_set_reads_with_the_dstc9_kb(shared_data):
     """The locked written test (benchmarks/data/dstc9_written) is DSTC9 format over the DSTC9 KB's train and taxi

@@ -850,10 +850,14 @@ def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
     """Whether the rules' reading of ``text`` stands whatever a learned reader hears: turns of kinds the utterance
     banks hold no example of — another listed offer picked during a read-back (第二个), one of the alternatives
     offered when nothing matched picked (就9点35那趟), whether there really is none (一班都没有吗？), a window
-    refused (下午不行), a train's code said while hotels are listed."""
+    refused (下午不行), a train's code said while hotels are listed — and a choice with its yes said together
+    (the yes is heard by the rules' word lists; the model would drop it and ask again)."""
     oq = context.open_question
     if oq in ("confirm_booking", "offer_alternative") and any(a.act == "select" for a in acts):
         return True
+    names = [a.act for a in acts]
+    if oq == "choose_offer" and any(names[i : i + 2] == ["select", "confirm"] for i in range(len(names) - 1)):
+        return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
     if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
         return True  # (a train or flight code said while something else is under way: a request for it)
     return any(NEGATED_PERIOD.match(FILLER.sub("", clause).strip()) for clause, _q in _clauses(text))
@@ -1755,6 +1759,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
                         either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
                         prev.slots[key] = either  # 动车也行…高铁有吗
+                    elif key in prev.slots and known is None and value is not None:
+                        prev.slots[key] = value  # 下午的不行，我得上午走: the window said replaces the one refused
                     else:
                         prev.slots.setdefault(key, value)
                 continue
