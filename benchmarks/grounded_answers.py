@@ -36,6 +36,7 @@ from typing import Any
 
 from ragdial.evaluation.latency import Latency
 from ragdial.metrics.grounding import Evidence, check_grounding, degenerate_reason, knowledge_names
+from ragdial.pipeline.answer_model import AnswerModel
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
 
@@ -115,6 +116,7 @@ def run(
     params: dict[str, Any],
     failures: bool = False,
     min_relevance: float | None = None,
+    answer_model: Path | None = None,
 ) -> dict[str, Tally]:
     """Each conversation asked turn by turn; per kind tallies. ``failures`` prints every turn that is not
     grounded-correct, has the wrong policy or a wrong first citation (never used on the test split)."""
@@ -127,6 +129,8 @@ def run(
         language = row["language"]
         if language not in systems:
             systems[language] = build_system(config, language)
+            if answer_model is not None:  # a model trained elsewhere (e.g. on train only, to tune on dev)
+                systems[language].knowledge_branch._answer_model = AnswerModel.load(answer_model)
             systems[language].warm_up()
         system = systems[language]
         names = knowledge_names(system.knowledge.dataset.kb)
@@ -195,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the table as JSON here")
     parser.add_argument("--failures", action="store_true", help="print each failed turn (train/dev only)")
     parser.add_argument("--min-relevance", type=float, help="the relevance cut (default: the config's)")
+    parser.add_argument("--answer-model", type=Path, help="answer model file (default: the packaged one)")
     args = parser.parse_args(argv)
     if args.failures and args.split == "test":
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
@@ -214,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             options[key] = int(value) if value.lstrip("-").isdigit() else value
         for grounded in (True, False) if args.baseline else (True,):
             name = f"{spec}{'' if grounded else ' (baseline: grounded off)'}"
-            tallies = run(generator, grounded, rows, options, args.failures, args.min_relevance)
+            tallies = run(generator, grounded, rows, options, args.failures, args.min_relevance, args.answer_model)
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     header = f"{'generator':38} {'kind':17} {'n':>4} {'1st-gold':>8} {'correct':>8} {'unsupp':>7} {'policy':>7} "
     print(header + f"{'degen':>6} {'fallbk':>6} {'p50 ms':>8} {'p95 ms':>8} {'tok/s':>6} {'1st p50':>8}")

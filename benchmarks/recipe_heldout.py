@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from ragdial.evaluation import detection_prf, recall_at, selection_scores
+from ragdial.evaluation import detection_prf, selection_scores
 from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes import DataSpec, load_recipe
-from ragdial.recipes.running import run_recipe, trained_recipe
+from ragdial.recipes.running import GOLD_DETECTION, run_recipe, trained_recipe
 from ragdial.recipes.training import train_recipe
 from ragdial.schema import Example
 
@@ -84,11 +84,10 @@ def run_fold(
     detected = {k: prediction_of(r) for k, r in runs["detector"][0].result.predictions.items()}
     row["detection_counts"] = [[bool(e.needs_knowledge), bool(detected[e.id].needs_knowledge)] for e in examples]
     always = {k: prediction_of(r) for k, r in runs["always"][0].result.predictions.items()}
-    for k in [None, *top_ks]:
-        picked = [list(always[e.id].selection)[:k] for e in seeking]
-        row[f"gold_detection{'' if k is None else f'_top{k}'}"] = selection_scores(golds, picked)
-    recall = recall_at(golds, [list(always[e.id].ranking) for e in seeking], (1, 5))
-    row["gold_detection"].update({"R@1": recall[1], "R@5": recall[5]})
+    scored = runs["always"][0].result.scores  # `run --set detector=null` scores selection with gold detection
+    row["gold_detection"] = {k: scored[f"{GOLD_DETECTION}.{k}"] for k in ("P", "R", "F1", "EM", "R@1", "R@5")}
+    for k in top_ks:  # a post-hoc prefix of the same selections
+        row[f"gold_detection_top{k}"] = selection_scores(golds, [list(always[e.id].selection)[:k] for e in seeking])
     row["with_detector"] = selection_scores(golds, [list(detected[e.id].selection) for e in seeking])
     row["challenge"] = runs["detector"][0].result.scores
     return row

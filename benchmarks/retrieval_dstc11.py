@@ -80,7 +80,7 @@ def main() -> None:
     curves[name] = curve(result.scores)
     rows.append(row(name, f"p>={hybrid.reranker.threshold:.3f}, >={hybrid.reranker.relative:.1f}xbest", result.scores))
     if args.milvus:
-        rows += milvus_rows(dataset, hybrid, evaluate, args.depth)
+        rows = [{**r, "ms/turn": ""} for r in rows] + milvus_rows(dataset, hybrid, evaluate, args.depth)
     table = markdown_table(rows)
     print(table)
     if args.milvus:
@@ -94,33 +94,38 @@ def main() -> None:
 
 
 def milvus_rows(dataset, hybrid: HybridRetriever, evaluate: RetrievalEvaluator, depth: int) -> list[dict[str, object]]:
-    """Milvus (BM25 by its own analyzer + FLAT dense on the same USE vectors, RRF) with the in-process RRF's tuned
-    top-k cut, then with the in-process reranker applied after it (``MilvusRetriever(reranker=...)``)."""
+    """MilvusRetriever on milvus-lite over the same USE vectors with the in-process RRF's tuned top-k cut: BM25 over
+    ragdial's analyzer tokens (``lexical: ragdial``, the default) and over Milvus' own analyzer (``lexical: milvus``),
+    then the in-process reranker applied after the first (``MilvusRetriever(reranker=...)``, the same collection)."""
     import tempfile
 
     from ragdial.retrieval.milvus import MilvusRetriever
 
     out = []
+    config = RetrieverConfig(fusion="rrf")
+
+    def timed(name: str, cut: str, retriever, select: bool = False) -> None:
+        start = time.perf_counter()
+        result = evaluate(as_model(retriever, depth, select=select))
+        per_turn = (time.perf_counter() - start) / len(evaluate.examples) * 1000
+        out.append({**row(name, cut, result.scores), "ms/turn": round(per_turn, 1)})
+        print(out[-1], flush=True)
+
     with tempfile.TemporaryDirectory() as tmp:
-        uri = str(Path(tmp) / "dstc11.db")
-        config = RetrieverConfig(fusion="rrf")
-        start = time.perf_counter()
-        plain = MilvusRetriever(uri, "dstc11", config, language="en")
-        plain.build(dataset.kb, vectors=hybrid.vectors)
-        print(f"milvus-lite: {len(dataset.kb)} items inserted in {time.perf_counter() - start:.1f}s", flush=True)
-        start = time.perf_counter()
-        result = evaluate(as_model(plain, depth))
-        out.append(row("milvus-lite RRF", f"top-{evaluate.cut}", result.scores))
-        print(f"{out[-1]} ({time.perf_counter() - start:.1f}s)", flush=True)
-        plain.close()
-        reranked = MilvusRetriever(uri, "dstc11", config, language="en", kb=dataset.kb, reranker=hybrid.reranker)
-        start = time.perf_counter()
-        result = evaluate(as_model(reranked, depth, select=True))
+        for lexical in ("ragdial", "milvus"):
+            uri = str(Path(tmp) / f"{lexical}.db")
+            start = time.perf_counter()
+            plain = MilvusRetriever(uri, "dstc11", config, language="en", lexical=lexical)
+            plain.build(dataset.kb, vectors=hybrid.vectors)
+            print(f"milvus-lite ({lexical}): {len(dataset.kb)} items in {time.perf_counter() - start:.1f}s", flush=True)
+            timed(f"milvus-lite RRF (lexical: {lexical})", f"top-{evaluate.cut}", plain)
+            plain.close()
         reranker = hybrid.reranker
         assert reranker is not None
+        uri = str(Path(tmp) / "ragdial.db")
+        reranked = MilvusRetriever(uri, "dstc11", config, language="en", kb=dataset.kb, reranker=reranker)
         cut = f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest"
-        out.append(row("milvus-lite + reranker (trained in-process)", cut, result.scores))
-        print(f"{out[-1]} ({time.perf_counter() - start:.1f}s)", flush=True)
+        timed("milvus-lite + reranker (trained in-process)", cut, reranked, select=True)
         reranked.close()
     return out
 

@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_path
-from ragdial import recipes
+from ragdial import datasets, recipes
 from ragdial.challenges import benchmark
 from ragdial.cli import app
-from ragdial.datasets import kdconv
+from ragdial.datasets import kdconv, mobilecs2
 from ragdial.errors import RagdialError
 from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes.running import run_recipe, trained_recipe
@@ -32,6 +32,7 @@ HUAWEI_CONTEXTS = FIXTURES / "recipes" / "huawei" / "test_contexts.json"
 DSTC = FIXTURES / "retrieval" / "dstc"
 DSTC9 = FIXTURES / "dstc9"
 MOBILECS2 = FIXTURES / "mobilecs2" / "official" / "zh"
+WRITTEN_DEV = Path(__file__).parent.parent / "benchmarks" / "data" / "dstc9_written" / "dev"  # not the locked test
 FAST = ["index.encoder=null", "index.fusion=bm25", "reranker.rounds=20"]
 FAST_DETECTOR = [*FAST, "detector.embedding=none"]
 SHIPPED = ["dstc11", "dstc9", "futuredial-track1", "futuredial-track2", "huawei", "kdconv", "smp2017"]
@@ -163,6 +164,22 @@ def test_a_bad_component_option_is_named_and_nothing_is_written(tmp_path: Path, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) -> None:
+    """``reranker.aux_encoder`` (the second encoder's features of issue 20) is a transfer-reranker option only."""
+    with pytest.raises(RagdialError, match=r"reranker \(transfer\): aux_encoder must be a name"):
+        train(
+            "dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.name=transfer", "reranker.aux_encoder=3"]
+        )
+    with pytest.raises(RagdialError, match=r"reranker \(in_domain\): unknown option 'aux_encoder'"):
+        train(
+            "dstc9",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "s",
+            [*FAST, "reranker.name=in_domain", "reranker.aux_encoder=minilm"],
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
     system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
@@ -185,9 +202,12 @@ def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path
     assert every.fold is None and every.result.counts["examples"] == info["examples"] + info["examples_left_out"]
 
 
-def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) -> None:
-    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST)
+def test_dstc9_recipe_with_the_in_domain_parts_answers_dstc9_data(tmp_path: Path) -> None:
+    """The DSTC11-style parts (not the default since session 5) are two overrides away."""
+    in_domain = ["detector.name=knowledge_seeking", "reranker.name=in_domain"]
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, *in_domain])
     done = run("dstc9", system, DSTC9, tmp_path / "run")
+    assert done.components["detector"] != "ZeroShotDetector" and (system / "reranker" / "reranker.json").is_file()
     assert done.scored and "labels.json format ok" in done.result.checks[0]
     labels = json.loads((tmp_path / "run" / "labels.json").read_text())
     assert all("doc_type" not in k for entry in labels for k in entry.get("knowledge", []))
@@ -196,12 +216,18 @@ def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) 
 @pytest.mark.parametrize(("name", "written"), [("futuredial-track1", "track1"), ("futuredial-track2", "track2")])
 def test_futuredial_recipes_write_their_track(tmp_path: Path, name: str, written: str) -> None:
     system = train(name, [f"mobilecs2:{MOBILECS2 / 'train_final_processed.json'}"], tmp_path / "s", FAST)
-    assert (system / "detector" / "model.json").exists()  # the api_query classifier
+    # track 2 writes the api_query classifier's label; track 1 ranks every turn over every source, no routing
+    assert (system / "detector" / "model.json").exists() == (written == "track2")
     done = run(name, system, MOBILECS2 / "dev_final_processed.json", tmp_path / "run", bertscore=written == "track2")
     files = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert files == sorted(["scores.json", "track1_top20.json" if written == "track1" else "track2_responses.json"])
     assert done.result.checks[0].endswith(("rankings", "replies")) and "format ok" in done.result.checks[0]
     assert done.scored
+    if written == "track1":  # no routing: a turn whose gold is in the dialog's local_kb finds it in its top 20
+        dataset = datasets.load("mobilecs2", MOBILECS2 / "dev_final_processed.json")
+        ranked = mobilecs2.read_track1(tmp_path / "run" / "track1_top20.json", dataset)
+        local = [e for e in dataset.examples if e.knowledge_ids and e.meta.get("scored_source") == "user_profile"]
+        assert len(local) >= 2 and all(set(e.knowledge_ids) & set(ranked[e.id]) for e in local)
 
 
 def test_smp2017_recipe_writes_predictions(tmp_path: Path) -> None:
@@ -254,6 +280,45 @@ def test_dstc11_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.shared_data
+def test_kdconv_recipe_on_shared_slices(shared_data: Path, tmp_path: Path) -> None:
+    """Four dialogs each of film and music train; four travel dialogs are answered from travel's own KB."""
+    source = shared_path(shared_data, "kdconv")
+    film = _slice(source / "film" / "dev.json", tmp_path / "film.json", 4)
+    music = _slice(source / "music" / "dev.json", tmp_path / "music.json", 4)
+    travel = tmp_path / "travel"
+    _slice(source / "travel" / "dev.json", travel / "dev.json", 4)
+    (travel / "kb_travel.json").symlink_to(source / "travel" / "kb_travel.json")
+    system = train("kdconv", [f"kdconv:{film}", f"kdconv:{music}"], tmp_path / "s", FAST_DETECTOR)
+    done = run("kdconv", system, travel, tmp_path / "run")
+    assert done.scored and "result.json format ok" in done.result.checks[0]
+    answered = kdconv.read_result(tmp_path / "run" / "result.json")
+    assert len(answered) == done.result.counts["examples"] > 0
+
+
+@pytest.mark.shared_data
+def test_dstc9_recipe_on_the_shared_knowledge(shared_data: Path, tmp_path: Path) -> None:
+    """No DSTC9 logs are here: a DSTC11 val slice trains, and our written dev dialogs (benchmarks/data, over the real
+    DSTC9 knowledge.json's train and taxi snippets) are answered; labels.json is read back by the format check."""
+    source = shared_path(shared_data, "dstc11_track5")
+    root = tmp_path / "dstc11"
+    (root / "val").mkdir(parents=True)
+    (root / "knowledge.json").symlink_to(source / "knowledge.json")
+    _slice(source / "val" / "logs.json", root / "val" / "logs.json", 60)
+    _slice(source / "val" / "labels.json", root / "val" / "labels.json", 60)
+    dstc9 = tmp_path / "dstc9"
+    dstc9.mkdir()
+    (dstc9 / "knowledge.json").symlink_to(shared_path(shared_data, "dstc9_track1") / "knowledge.json")
+    (dstc9 / "dev").symlink_to(WRITTEN_DEV)
+    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash"]
+    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    # the training KB's own questions are scored for the per-KB threshold calibration at run time
+    meta = json.loads((system / "detector" / "model.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["kb_calibration"]["questions"] >= 20 and len(meta["kb_calibration"]["quantiles"]) == 101
+    done = run("dstc9", system, dstc9, tmp_path / "run", split="dev")
+    assert done.scored and "labels.json format ok: 36 instances" in done.result.checks[0]
+
+
+@pytest.mark.shared_data
 def test_smp2017_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> None:
     source = shared_path(shared_data, "smp2017_ecdt")
     root = tmp_path / "smp"
@@ -297,20 +362,20 @@ def test_the_default_system_folder_is_found_by_run(tmp_path: Path, monkeypatch: 
 
 
 def test_dstc9_recipe_with_the_zero_shot_detector_and_the_transfer_reranker(tmp_path: Path) -> None:
-    """`--set detector.name=zero_shot --set reranker.name=transfer`: trained on DSTC11-format logs, matched against
-    the DSTC9 test root's own knowledge at run time; a reranker trained before is taken with `reranker.path`."""
-    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash", "reranker.name=transfer"]
-    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    """The default (issue 20's parts): trained on DSTC11-format logs, matched against the DSTC9 test root's own
+    knowledge at run time; a reranker trained before is taken with `reranker.path`."""
+    fast = [*FAST, "detector.embedding=hash"]
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", fast)
     config = (system / "system.yaml").read_text(encoding="utf-8")
     assert "name: zero_shot" in config and (system / "reranker" / "transfer.json").is_file()
     done = run("dstc9", system, DSTC9, tmp_path / "run")
     assert done.scored and "labels.json format ok" in done.result.checks[0]
     assert done.components["detector"] == "ZeroShotDetector"
     assert any(prediction_of(r).needs_knowledge for r in done.result.predictions.values())
-    again = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s2", [*FAST, f"reranker.path={system / 'reranker'}"])
+    again = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s2", [*fast, f"reranker.path={system / 'reranker'}"])
     assert (again / "reranker" / "transfer.json").read_text() == (system / "reranker" / "transfer.json").read_text()
     with pytest.raises(RagdialError, match=r"reranker\.path"):
-        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, f"reranker.path={tmp_path}"])
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*fast, f"reranker.path={tmp_path}"])
     with pytest.raises(RagdialError, match=r"reranker\.name must be one of in_domain, transfer"):
         train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, "reranker.name=lgbm"])
     with pytest.raises(RagdialError, match="name must be one of knowledge_seeking, zero_shot, not 'zeroshot'"):
@@ -338,6 +403,21 @@ def test_detector_null_at_run_time_looks_every_turn_up(tmp_path: Path) -> None:
     assert not all(prediction_of(r).needs_knowledge for r in trained.result.predictions.values())
     with pytest.raises(RagdialError, match="a training option"):
         trained_recipe(system, "kdconv", ["detector.threshold=0.2"])
+    # selection with gold detection: micro P/R over the turns whose gold uses triples only, in scores.json
+    seeking = [e for e in kdconv.load(TRAVEL).examples if e.needs_knowledge and e.knowledge_ids]
+    picked = {e.id: set(prediction_of(always.result.predictions[e.id]).selection) for e in seeking}
+    hits = sum(len(picked[e.id] & set(e.knowledge_ids)) for e in seeking)
+    gold = json.loads((tmp_path / "always" / "scores.json").read_text(encoding="utf-8"))["gold_detection"]
+    assert 0 < gold["turns"] == len(seeking) < len(always.result.predictions)
+    assert gold["P"] == pytest.approx(hits / sum(len(p) for p in picked.values()))
+    assert gold["R"] == pytest.approx(hits / sum(len(set(e.knowledge_ids)) for e in seeking))
+    assert "gold_detection" not in json.loads((tmp_path / "run" / "scores.json").read_text(encoding="utf-8"))
+    shown = CliRunner().invoke(
+        app,
+        ["run", "kdconv", str(TRAVEL), "--system", str(system), "--set", "detector=null", "--out", str(tmp_path / "c")],
+    )
+    assert shown.exit_code == 0, shown.output
+    assert f"selection with gold detection (detector=null, the {len(seeking)} turns" in shown.output
 
 
 def test_smp2017_run_reports_progress_per_utterance(tmp_path: Path) -> None:

@@ -76,8 +76,9 @@ def test_local_items_need_their_dialog(milvus):
 def test_empty_query_and_reconnect(milvus):
     from ragdial.retrieval.milvus import MilvusRetriever
 
-    hybrid, _, uri = milvus
+    hybrid, lexical, uri = milvus
     assert hybrid.retrieve([user("  ")]) == Retrieval()
+    assert lexical.retrieve([user("zzzzqq xxyyw")]) == Retrieval()  # no term of the KB: nothing matches
     again = MilvusRetriever(uri, "ragdial_test_lexical", RetrieverConfig(encoder=None, fusion="bm25"))
     assert len(again.tracker) == 4  # entity names read back from the collection
     assert again.retrieve([user("Sunrise Lodge pets")], k=1).ranked[0].item.id == "h1:faq:2"
@@ -134,3 +135,125 @@ def test_the_trained_reranker_ranks_and_cuts_after_milvus_as_after_the_in_proces
     assert same_first / len(seeking) >= 0.8
     remote.close()
     plain.close()
+
+
+def _same_dataset(name: str):
+    from ragdial import datasets
+    from ragdial.datasets import mobilecs2
+
+    if name == "dstc":  # English, entity-scoped turns
+        return datasets.load("dstc11", FIXTURE.parent / "dstc"), "en"
+    path = Path(__file__).parent / "fixtures" / "mobilecs2" / "zh" / "dev_final_processed.json"
+    return mobilecs2.load(path, rules="faq-answer"), "zh"  # Chinese, each dialog's own (local) items
+
+
+@pytest.mark.parametrize("name", ["dstc", "mobilecs2"])
+@pytest.mark.parametrize("fusion", ["bm25", "rrf"])
+def test_milvus_ranks_as_the_in_process_retriever_with_the_same_scores(name, fusion, tmp_path):
+    """Same tokens (ragdial's analyzer in a ``terms`` field), the same BM25 parameters and statistics (a sealed
+    collection), each context turn searched and weighted, the same dense scores and RRF: on a candidate pool
+    smaller than the shortlist depth Milvus gives the in-process ranking, with the in-process scores."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.milvus import MilvusRetriever
+
+    dataset, language = _same_dataset(name)
+    config = RetrieverConfig(encoder="hash" if fusion == "rrf" else None, fusion=fusion)
+    local = HybridRetriever(dataset.kb, config)
+    try:
+        remote = MilvusRetriever(str(tmp_path / "kb.db"), "same", config, language=language)
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    remote.build(dataset.kb, vectors=local.vectors)
+    # opened again (a restart, ``build: missing``) with the system's knowledge: the same entity tracker, so the same
+    # entity scoping, as the retriever that built the collection
+    reopened = MilvusRetriever(str(tmp_path / "kb.db"), "same", config, language=language, kb=dataset.kb)
+    compared = with_history = 0
+    for example in dataset.examples:
+        if not example.context or not example.context[-1].text.strip():
+            continue
+        want = local.retrieve(example.context, example.dialog_id, k=8).ranked
+        got = remote.retrieve(example.context, example.dialog_id, k=8).ranked
+        if fusion == "bm25":  # Milvus returns the items the query matches; in-process fills up with zeros
+            want = [hit for hit in want if hit.score > 0]
+        assert [hit.id for hit in got] == [hit.id for hit in want], example.id
+        assert [hit.score for hit in got] == pytest.approx([hit.score for hit in want], rel=1e-4), example.id
+        compared += 1
+        with_history += len(example.context) > 1
+        assert [hit.id for hit in reopened.retrieve(example.context, example.dialog_id, k=8).ranked] == [
+            hit.id for hit in got
+        ]
+    assert compared >= 5 and with_history >= 3  # weighted earlier turns took part
+    remote.close()
+
+
+def test_a_collection_built_for_the_other_lexical_mode_is_rebuilt_or_named(tmp_path):
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial import datasets
+    from ragdial.components import BuildContext, ConfigError
+    from ragdial.retrieval.registry import RETRIEVERS
+
+    dstc = datasets.load("dstc11", FIXTURE.parent / "dstc")
+    uri = str(tmp_path / "kb.db")
+    own = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, lexical="milvus", encoder=None)
+    assert own.stale() is None and own.to_config()["lexical"] == "milvus"
+    own.close()
+    with pytest.raises(ConfigError, match="built for lexical: milvus, not ragdial"):
+        RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", encoder=None)
+    with pytest.raises(ConfigError, match="retriever 'milvus': lexical must be one of ragdial, milvus, not 'bm25'"):
+        RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, lexical="bm25", encoder=None)
+    rebuilt = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, encoder=None)  # build: missing
+    assert rebuilt.stale() is None and rebuilt.count() == len(dstc.kb)
+    rebuilt.close()
+
+
+def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_path):
+    """Reopened with the system's knowledge (a restart), the retriever learns entity aliases from the item texts as
+    in-process: "golden" is used in other entities' reviews, so it does not name Golden Curry House; the entity
+    names alone (all a collection holds) would take it for one and scope the turn to that entity's items."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.schema import SourceKind
+
+    curry = {"entity": "Golden Curry House"}
+    items = [
+        Knowledge("c1", "Golden Curry House serves mild curries.", SourceKind.FAQ, curry),
+        Knowledge("c2", "Golden Curry House has a small terrace.", SourceKind.FAQ, curry),
+        *(
+            Knowledge(
+                f"s{i}",
+                f"Guests of Sunrise Lodge watch the golden hour from the terrace ({i}).",
+                SourceKind.REVIEW,
+                {"entity": "Sunrise Lodge"},
+            )
+            for i in range(4)
+        ),
+    ]
+    config = RetrieverConfig(encoder=None, fusion="bm25")
+    uri = str(tmp_path / "kb.db")
+    try:
+        MilvusRetriever(uri, "golden", config).build(KnowledgeBase(items))
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    context = [user("Is the terrace nice at golden hour?")]
+    local = HybridRetriever(KnowledgeBase(items), config)
+    reopened = MilvusRetriever(uri, "golden", config, kb=KnowledgeBase(items))
+    names_only = MilvusRetriever(uri, "golden", config)
+    assert reopened.tracker.focus(context, 0) == local.tracker.focus(context, 0) == []
+    assert names_only.tracker.focus(context, 0) == ["Golden Curry House"]
+    ranked = [hit.id for hit in reopened.retrieve(context, k=6).ranked]
+    assert ranked == [hit.id for hit in local.retrieve(context, k=6).ranked if hit.score > 0]
+    assert any(i.startswith("s") for i in ranked)  # the lodge's reviews, left out when scoped to the curry house
+    reopened.close()
+
+
+def test_the_selection_is_the_configured_number_of_ranked_items_unless_asked_for_more(milvus):
+    hybrid, _, _ = milvus  # select: 1 (the config's default)
+    context = [user("I'm looking at Blue Harbor Inn."), Turn(Speaker.SYSTEM, "Nice."), user("Is there parking?")]
+    default = hybrid.retrieve(context, k=3)
+    assert len(default.ranked) >= 2 and default.selected == default.ranked[:1]
+    assert hybrid.retrieve(context, k=3, select=2).selected == default.ranked[:2]

@@ -175,6 +175,46 @@ def test_cli_build_train_batch_ask(tmp_path):
     assert json.loads(result.output.splitlines()[0])["fields"]["entity"] == "Maple Court"
 
 
+def test_cli_build_with_a_reranker_streams_the_index_and_stores_the_reranker(dstc, trained, tmp_path, monkeypatch):
+    """``ragdial index build --reranker``: written by ``write_index`` (no in-memory retriever), the reranker stored
+    in it, and the loaded index ranks and selects as the retriever it was trained on."""
+    from ragdial.retrieval import hybrid
+
+    trained.reranker.save(tmp_path / "rr")
+
+    def in_memory(*args, **kwargs):
+        raise AssertionError("the index was built in memory")
+
+    monkeypatch.setattr(hybrid.HybridRetriever, "__init__", in_memory)
+    data = str(FIXTURES / "dstc")
+    result = runner.invoke(
+        app,
+        [
+            "index",
+            "build",
+            "dstc11",
+            data,
+            "-o",
+            str(tmp_path / "i"),
+            "--encoder",
+            "hash",
+            "--reranker",
+            str(tmp_path / "rr"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "items: " in result.stderr and (tmp_path / "i" / "reranker" / "reranker.json").is_file()
+    monkeypatch.undo()
+    loaded = load_index(tmp_path / "i")
+    assert loaded.reranker is not None and loaded.reranker.threshold == trained.reranker.threshold
+    for example in [e for e in dstc.examples if e.needs_knowledge]:
+        got, want = loaded.retrieve(example.context, k=5, select=5), trained.retrieve(example.context, k=5, select=5)
+        assert [r.item.id for r in got.selected] == [r.item.id for r in want.selected]
+        assert [r.score for r in got.ranked] == pytest.approx([r.score for r in want.ranked], abs=1e-6)
+    bad = runner.invoke(app, ["index", "build", "dstc11", data, "-o", str(tmp_path / "j"), "--reranker", str(tmp_path)])
+    assert bad.exit_code != 0 and not (tmp_path / "j").exists()  # not a reranker: nothing written
+
+
 def test_cli_batch_huawei_result(tmp_path):
     data = str(FIXTURES / "kd_dialogs.json")
     assert (

@@ -112,7 +112,6 @@ def test_asking_how_many_tickets_are_left_names_a_number_per_offer(branch):
     assert re.fullmatch(r"(\w+还有\d+个余票；){2}\w+还有\d+个余票。", turns[1].reply.splitlines()[0])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a hotel offer row carries no free-room count; the reply says 'None' (#15)")
 def test_asking_how_many_rooms_are_left_names_a_number_per_hotel(branch):
     turns = talk(branch, "我想订成都的酒店", "明天", "还剩几间房")
     assert "None" not in turns[2].reply and re.search(r"还有\d+个空房", turns[2].reply)

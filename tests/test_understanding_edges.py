@@ -15,7 +15,7 @@ from ragdial.schema import Dataset, Knowledge, KnowledgeBase, SourceKind, Speake
 from ragdial.understanding.detectors import KnowledgeSeekingDetector, ZeroShotDetector, decision_for_api_query
 from ragdial.understanding.features import KnowledgeMatch, NgramTfidf
 from ragdial.understanding.kb_calibration import META_KEY, MIN_QUESTIONS, held_out_scores, kb_threshold
-from ragdial.understanding.knowledge_cues import KnowledgeCues, item_names
+from ragdial.understanding.knowledge_cues import ActNgrams, KnowledgeCues, item_names
 from ragdial.understanding.linear import LinearHead, label_set
 from ragdial.understanding.model import TextClassifier
 from ragdial.understanding.policy import Rewrite, classify_turn, rewrite_turn
@@ -63,7 +63,9 @@ def test_the_detector_recipe():
 def test_the_zero_shot_recipe():
     model = zero_shot_detector(encoder="hash")
     assert model.task == "detector"
-    assert (model.head.mode, model.head.c, model.head.threshold) == ("binary", 1.0, 0.5)
+    assert (model.head.mode, model.head.c, model.head.threshold) == ("binary", 4.0, 0.5)
+    masked = [b for b in model.blocks if isinstance(b, ActNgrams)]
+    assert [b.system_share for b in masked] == [0.002]  # the <sys> mask is on by default
 
 
 def test_new_classifier_passes_the_embedding_and_the_knowledge_on():

@@ -50,7 +50,14 @@ def test_the_cues_before_the_model(text, previous, expected):
 
 @pytest.mark.parametrize(
     ("text", "services"),
-    [("我现在都开了哪些业务", True), ("which plans do I have?", True), ("怎么查询已办理的业务", False)],
+    [
+        ("我现在都开了哪些业务", True),
+        ("which plans do I have?", True),
+        ("怎么查询已办理的业务", False),
+        ("我每个月都交哪些钱", True),
+        ("what else am I paying for", True),
+        ("how much am I paying for the plan", False),
+    ],
 )
 def test_asking_which_services_one_has_but_not_how_to_look_them_up(text, services):
     assert classify_turn(text).services is services

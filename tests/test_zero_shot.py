@@ -89,6 +89,30 @@ def test_act_ngrams_mask_content_words():
     ]
 
 
+def test_act_ngrams_mask_the_words_of_the_system_turns_as_sys(tmp_path):
+    said = [
+        system("The address is 5 Mill Road and the postcode is cb11pt."),
+        system("Their postcode is cb23ab. Anything else?"),
+        system("It is in the north, the address is 8 Hill Street."),
+        system("Sure, the phone number is 01223 555."),
+    ]
+    contexts = [[*said[: i + 1], user("What is the address?")] for i in range(len(said))]
+    block = ActNgrams(ngram_range=(1, 1), min_df=1, system_share=0.5)  # in >= 2 of the 4 distinct system turns
+    block.set_knowledge(HOTEL_KB)
+    block.fit(contexts)
+    assert {"address", "postcode", "is", "the"} <= block.system_words
+    assert "north" not in block.system_words and "phone" not in block.system_words  # in one system turn only
+    # function words stay, the system's words become <sys>, the KB's <kb>, the rest <w>
+    assert block.mask("What is the postcode? Are pets allowed at the gym near the north?") == [
+        "what", "is", "the", "<sys>", "are", "<kb>", "allowed", "at", "the", "<kb>", "near", "the", "<w>",
+    ]  # fmt: skip
+    assert ActNgrams(system_share=0.0).fit(contexts).system_words == frozenset()
+    model = TextClassifier("detector", [block], zero_shot_detector(encoder="hash").head)
+    model.fit([*contexts, [user("Are pets allowed?")]], [False] * 4 + [True])
+    loaded = TextClassifier.load(model.save(tmp_path / "m"))
+    assert loaded.blocks[0].system_words == block.system_words
+
+
 def test_detector_trained_on_hotels_detects_questions_a_new_kb_answers(tmp_path):
     contexts, labels = hotel_training()
     model = zero_shot_detector(HOTEL_KB, encoder="hash").fit(contexts, labels)
@@ -307,6 +331,41 @@ def test_triple_features_read_the_asked_attribute_and_what_was_said():
     assert column["value_in_context"][ticket] == 1.0 and column["value_in_context"][opening] == 0.0
     assert column["value_in_last_turn"][ticket] == 0.0  # said two turns ago, not in the last one
     assert column["log_turn"][opening] == pytest.approx(np.log1p(3))
+
+
+def test_local_coverage_weights_the_turns_words_by_their_rarity_among_the_candidates():
+    """Among one hotel's review sentences "room" is everywhere and "quiet" is rare: the sentence with the rare
+    word covers most of the turn, and the ``local_*`` columns equal the candidate-local idf computed by hand."""
+    import math
+
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    def review(n: int, text: str) -> Knowledge:
+        return Knowledge(f"r:{n}", text, SourceKind.REVIEW, {"domain": "hotel", "entity": "Sunrise Lodge"})
+
+    items = [
+        review(0, "The room was quiet at night."),
+        review(1, "Our room was large."),
+        review(2, "The room had a nice view."),
+        review(3, "Breakfast was served late."),
+    ]
+    retriever = HybridRetriever(KnowledgeBase(items), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("Is the room quiet?")]
+    scores = retriever.score(context)
+    rows = transfer.features(retriever, context, scores)
+    column = {name: rows[:, i] for i, name in enumerate(transfer.FEATURES)}
+    by_id = {retriever.items[int(i)].id: row for row, i in enumerate(scores.indices)}
+    quiet, room = math.log(1 + 4 / 1), math.log(1 + 4 / 3)  # in 1 and in 3 of the 4 candidates
+    total = quiet + room
+    assert column["local_coverage"][by_id["r:0"]] == pytest.approx(1.0)
+    assert column["local_coverage"][by_id["r:1"]] == pytest.approx(room / total)
+    assert column["local_coverage"][by_id["r:3"]] == 0.0  # shares no word of the turn
+    assert column["local_coverage_gap"][by_id["r:1"]] == pytest.approx(1 - room / total)
+    assert column["local_rarest_word"][by_id["r:0"]] == 1.0
+    assert column["local_rarest_word"][by_id["r:2"]] == pytest.approx(room / quiet)
 
 
 @pytest.mark.shared_data

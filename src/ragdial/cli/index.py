@@ -16,9 +16,7 @@ from ragdial.cli._retrieval_options import EncoderOpt, FusionOpt, PinyinOpt, Que
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.hybrid import HybridRetriever
-from ragdial.retrieval.index import load_index, read_meta, save_index, write_index
-from ragdial.retrieval.rerank import Reranker
+from ragdial.retrieval.index import load_index, read_meta, write_index
 
 app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval indexes.")
 
@@ -37,8 +35,8 @@ def build(
     reranker: Annotated[Path | None, typer.Option(help="a trained reranker directory to store in the index")] = None,
 ) -> None:
     """Index the knowledge base of a dataset (BM25 + dense vectors) into a directory that loads back fast. Written
-    chunk by chunk (``write_index``: memory bounded by a chunk, a progress line per chunk on stderr); with
-    ``--reranker`` the retriever is built in memory and saved with it."""
+    chunk by chunk (``write_index``: memory bounded by a chunk, a progress line per chunk on stderr), with
+    ``--reranker`` stored in it."""
     start = time.perf_counter()
     dataset = datasets.load(format, path, split)
     config = RetrieverConfig(
@@ -49,17 +47,13 @@ def build(
         analyzer=Analyzer(pinyin=pinyin),
     )
     extra: JSONDict = {"format": format, "source": str(path), "split": dataset.split}
-    if reranker:
-        retriever = HybridRetriever(dataset.kb, config, reranker=Reranker.load(reranker))
-        save_index(retriever, out, extra)
-    else:
-        total, done = len(dataset.kb), {"items": 0, "bm25": 0, "ann index": 0}
+    total, done = len(dataset.kb), {"items": 0, "bm25": 0, "ann index": 0}
 
-        def progress(step: str, n: int) -> None:
-            done[step] += n
-            typer.echo(f"{step}: {done[step]:,} / {total:,}", err=True)
+    def progress(step: str, n: int) -> None:
+        done[step] += n
+        typer.echo(f"{step}: {done[step]:,} / {total:,}", err=True)
 
-        write_index(dataset.kb, out, config, progress=progress, extra=extra)
+    write_index(dataset.kb, out, config, progress=progress, extra=extra, reranker=reranker)
     typer.echo(f"indexed {len(dataset.kb)} items into {out} in {time.perf_counter() - start:.1f}s")
 
 

@@ -315,6 +315,13 @@ def run(
             )
     for result in done.result.challenge_scores:
         report(result, False, None)
+    gold = {k.partition(".")[2]: v for k, v in done.result.scores.items() if k.startswith("gold_detection.")}
+    if gold:
+        typer.echo(
+            f"selection with gold detection (detector=null, the {gold['turns']:.0f} turns whose gold uses knowledge): "
+            f"P {gold['P']:.4f} R {gold['R']:.4f} F1 {gold['F1']:.4f} EM {gold['EM']:.4f}"
+            f" R@1 {gold['R@1']:.4f} R@5 {gold['R@5']:.4f}"
+        )
     for line in done.result.checks:
         typer.echo(f"official format check: {line}")
     if not done.scored:

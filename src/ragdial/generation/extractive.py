@@ -17,8 +17,11 @@ from ragdial.understanding.policy import asks_comparison, asks_own_services
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (
-        re.compile(r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue", re.I),
-        ("账户余额", "Balance"),
+        re.compile(
+            r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue|behind on|unpaid|arrears",
+            re.I,
+        ),
+        ("账户余额", "状态", "Balance", "Status"),  # the account's standing goes with its balance
     ),
     (
         re.compile(r"扣了|花了|已产生|费用.*本月|本月.*费用|charges?|spent|bill", re.I),

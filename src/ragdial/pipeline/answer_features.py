@@ -22,6 +22,7 @@ SOURCES = (PROFILE, PRODUCT, FAQ)
 Dense = Callable[[str, Sequence[Knowledge]], list[float]]
 Lexical = Callable[[str, Knowledge], float]
 Embed = Callable[[str], "np.ndarray | None"]
+Terms = Callable[[str], list[str]]
 
 
 def source_of(item: Knowledge) -> str:
@@ -130,7 +131,11 @@ _ACTS = {
         r"^\s*(?:好的?|行|嗯+|哦+|ok(?:ay)?|明白|知道了|了解|great|perfect|cool|got it|alright|sure)", re.I
     ),
     "look_up": re.compile(r"查|看看|看一下|告诉|\b(?:check|show|tell|look up|find out)\b", re.I),
-    "own": re.compile(r"我的|我家|我还|我这|我现在|我目前|我是|\bmy\b|\bdo i\b|\bam i\b|\bi have\b|\bi'?m\b", re.I),
+    "own": re.compile(
+        r"我的|我家|我还|我这|我那|我自己|我现在|我目前|我是|\bmy\b|\bmine\b|\bdo i\b|\bam i\b|\bi have\b|\bi'?m\b"
+        r"|\bi'?ve got\b",
+        re.I,
+    ),
     "refer": re.compile(
         r"它|这个|那个|这项|那项|该业务|这款|那款|这种|那种|这样|\b(?:it|its|that|this|them|those|these|one)\b", re.I
     ),
@@ -140,6 +145,16 @@ ACTS = (*(f"act_{a}" for a in _ACTS), "act_request_change", "act_len_short", "ac
 
 
 SOCIAL_ACTS = ("act_greeting", "act_thanks", "act_bye", "act_ack")
+
+
+def own_turn(text: str) -> bool:
+    """Whether the turn speaks of the user's own things ("我的", "我那个", "my", "do I")."""
+    return bool(_ACTS["own"].search(text))
+
+
+def refers_back(text: str) -> bool:
+    """Whether the turn refers to something said before ("它", "这个", "it", "that one")."""
+    return bool(_ACTS["refer"].search(text))
 
 
 def dialog_acts(text: str) -> dict[str, float]:
@@ -196,15 +211,20 @@ CANDIDATE_FEATURES = (
     "refer_x_dense_prev",
     "dense_query",
     "dense_query_gap",
+    "head_cover_turn",
+    "head_cover_dialog",
+    "refer_x_head_uncovered",
 )
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """The items considered for a turn and their feature rows (``CANDIDATE_FEATURES`` order)."""
+    """The items considered for a turn and their feature rows (``CANDIDATE_FEATURES`` order); ``unknown``: the
+    share of the turn's terms that no item of the knowledge base has (``Relevance.unknown``)."""
 
     items: tuple[Knowledge, ...]
     features: np.ndarray
+    unknown: float = 0.0
 
     def column(self, name: str) -> np.ndarray:
         return self.features[:, CANDIDATE_FEATURES.index(name)]
@@ -222,6 +242,8 @@ def candidate_features(
     cited_names: Sequence[str] = (),
     embed: Embed | None = None,
     catalogue: Mapping[str, Knowledge] | None = None,
+    terms: Terms | None = None,
+    unknown: float = 0.0,
 ) -> Candidates:
     """Feature rows of ``items`` for ``view`` (``query``: the rewritten turn retrieval was asked; ``ranks``: each
     item's 0-based rank in the retrieval of the turn alone and of the query, -1 where absent; ``profile``: the
@@ -230,10 +252,13 @@ def candidate_features(
     last reply cited; ``embed``: a sentence vector of a text (unit length), for the field features: how well the
     turn matches the item's own field names and fields (``field_matches``), the same for any knowledge base;
     ``catalogue``: product name (lowercased) → the product, so that one of the user's services is as relevant as
-    the product it names)."""
+    the product it names; ``terms``: the lexical terms of a text, for how much of each item's head (an FAQ's
+    question, a product's name, else its field names) the turn and the recent dialog cover: a generic item whose
+    head names something nobody mentioned is not what "how do I cancel it?" is about; ``unknown``: see
+    ``Candidates``)."""
     n = len(items)
     if not n:
-        return Candidates((), np.zeros((0, len(CANDIDATE_FEATURES))))
+        return Candidates((), np.zeros((0, len(CANDIDATE_FEATURES))), unknown)
     text = view.text
     previous = view.previous[-1] if view.previous else ""
     lex_turn = np.array([lexical(text, item) for item in items])
@@ -256,6 +281,8 @@ def candidate_features(
     own_act = bool(_ACTS["own"].search(text))
     refers = bool(_ACTS["refer"].search(text))
     catalogue = catalogue or {}
+    said = set(terms(text)) if terms is not None else set()
+    context = said | set(terms(" ".join([*view.previous[-2:], *cited_names]))) if terms is not None else set()
     for j, item in enumerate(items):
         source = source_of(item)
         name = item_name(item).lower()
@@ -309,9 +336,31 @@ def candidate_features(
             "refer_x_dense_prev": dense_prev[j] - dense_prev.max() if refers else -1.0,
             "catalogue_lex": lexical(text, product) if product is not None else 0.0,
             "catalogue_dense": dense(text, [product])[0] if product is not None and dense is not None else 0.0,
+            **_head_covers(item, terms, said, context, refers),
         }
         rows[j] = [values[k] for k in CANDIDATE_FEATURES]
-    return Candidates(tuple(items), np.round(rows, 9))
+    return Candidates(tuple(items), np.round(rows, 9), unknown)
+
+
+def item_head(item: Knowledge) -> str:
+    """What the item is about: an FAQ's question, else its name, else its field names."""
+    return item_name(item) or " ".join(item_fields(item))
+
+
+def _head_covers(
+    item: Knowledge, terms: Terms | None, said: set[str], context: set[str], refers: bool
+) -> dict[str, float]:
+    """Share of the item's head terms in the turn and in the turn with the recent dialog (the last two user turns
+    and the names of the items cited last); for a referring turn, the share the dialog leaves uncovered."""
+    head = set(terms(item_head(item))) if terms is not None else set()
+    if not head:
+        return {"head_cover_turn": 0.0, "head_cover_dialog": 0.0, "refer_x_head_uncovered": 0.0}
+    in_dialog = len(head & context) / len(head)
+    return {
+        "head_cover_turn": len(head & said) / len(head),
+        "head_cover_dialog": in_dialog,
+        "refer_x_head_uncovered": 1.0 - in_dialog if refers else 0.0,
+    }
 
 
 MAIN_PLAN = ("主套餐", "main plan")
@@ -383,6 +432,7 @@ def turn_numbers(view: TurnView, candidates: Candidates) -> dict[str, float]:
         "guest": float(view.guest),
         "question": float(bool(re.search(r"[?？吗呢]\s*$", view.text))),
         "first_turn": float(not view.previous),
+        "unknown": candidates.unknown,
         **dialog_acts(view.text),
     }
     lexical, dense = candidates.column("lex_turn"), candidates.column("dense_turn")
@@ -421,6 +471,7 @@ def ranked_numbers(candidates: Candidates, scores: np.ndarray) -> dict[str, floa
     numbers["top_dense"] = float(candidates.column("dense_turn")[top])
     numbers["top_asked"] = float(candidates.column("asked_attribute")[top])
     numbers["top_named"] = float(candidates.column("named_turn")[top] or candidates.column("named_prev")[top])
+    numbers["top_head_cover"] = float(candidates.column("head_cover_dialog")[top])
     sources = [source_of(item) for item in candidates.items]
     for source in SOURCES:
         numbers[f"top_is_{source}"] = float(sources[top] == source)

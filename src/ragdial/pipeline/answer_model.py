@@ -33,6 +33,7 @@ from ragdial.pipeline.answer_features import ACTS, CANDIDATE_FEATURES, SOURCES, 
 
 POLICY_CLASSES = ("answer", "not_in_knowledge", "action", "small_talk")
 ROUTE_NUMBERS = (
+    "unknown",
     "short",
     "guest",
     "question",
@@ -43,6 +44,7 @@ ROUTE_NUMBERS = (
     *ACTS,
 )
 POLICY_NUMBERS = (
+    "unknown",
     "short",
     "guest",
     "question",
@@ -54,6 +56,7 @@ POLICY_NUMBERS = (
     "top_dense",
     "top_asked",
     "top_named",
+    "top_head_cover",
     *(f"top_is_{s}" for s in SOURCES),
     *(f"best_{s}" for s in SOURCES),
     *(f"route_{s}" for s in SOURCES),
@@ -298,7 +301,7 @@ def policy_numbers(
     numbers: Mapping[str, float], route: Mapping[str, float], ranked: Mapping[str, float]
 ) -> dict[str, float]:
     """The policy head's numbers: the turn's, the route probabilities and the ranking's."""
-    out = {k: numbers.get(k, 0.0) for k in ("short", "guest", "question", "first_turn", *ACTS)}
+    out = {k: numbers.get(k, 0.0) for k in ("unknown", "short", "guest", "question", "first_turn", *ACTS)}
     out.update(ranked)
     for source in SOURCES:
         out[f"route_{source}"] = route.get(source, 0.0)

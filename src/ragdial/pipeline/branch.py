@@ -36,6 +36,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
+from ragdial.pipeline.answer_order import reorder
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -53,6 +54,7 @@ from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
 from ragdial.understanding.decision import Decision, Detector
 from ragdial.understanding.policy import (
+    ACTION,
     ANSWER,
     NOT_IN_KNOWLEDGE,
     OTHER_LANGUAGE,
@@ -282,6 +284,8 @@ class KnowledgeBranch:
             cited_names,
             self.relevance.embed,
             self.catalogue,
+            self.relevance.terms,
+            self.relevance.unknown(text),
         )
         vector = self.relevance.embed(text) if self.relevance.embed is not None else None
         if not score:
@@ -294,18 +298,11 @@ class KnowledgeBranch:
         numbers = policy_numbers(numbers, route, ranked_numbers(candidates, scores))
         policies = model.policy_probs(terms, numbers, vector)
         order = sorted(range(len(items)), key=lambda j: -scores[j])
-        asked = candidates.column("asked_attribute")
-        if order and not items[order[0]].is_global and not asked[order[0]]:
-            # one's own data: the profile item holding the figure asked for, if one does, comes first
-            holding = [j for j in order if not items[j].is_global and asked[j]]
-            if holding:
-                order = [holding[0], *(j for j in order if j != holding[0])]
+        order = reorder(order, candidates, view, self.catalogue, rewrite.text)
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
-        social = any(numbers.get(act) for act in SOCIAL_ACTS)  # the turn's dialog acts are policy numbers
-        if policy == SMALL_TALK and numbers.get("act_question") and not social:
-            policy = NOT_IN_KNOWLEDGE  # a question with no greeting, thanks or goodbye in it is not small talk
+        policy = settle_small_talk(policy, numbers)
         if cues.services and profile:  # "which services do I have": the user's services answer it
             best_route = PROFILE
         if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):
@@ -380,6 +377,18 @@ class KnowledgeBranch:
         )
         usage = token_usage(generation, count)
         yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
+
+
+def settle_small_talk(policy: str, acts: Mapping[str, float]) -> str:
+    """The policy after two guards on a small-talk verdict (``acts``: the turn's dialog acts, ``dialog_acts``): a
+    question with no greeting, thanks, goodbye or acknowledgement in it is not small talk but not in the knowledge;
+    a turn with an account-changing verb beside its "ok" or "thanks" asks for an action ("ok, switch me to it")."""
+    if policy != SMALL_TALK:
+        return policy
+    if acts.get("act_change"):
+        return ACTION
+    social = any(acts.get(act) for act in SOCIAL_ACTS)
+    return NOT_IN_KNOWLEDGE if acts.get("act_question") and not social else policy
 
 
 def token_usage(request: GenerationRequest, completion: int) -> Usage:

@@ -199,6 +199,16 @@ class Relevance:
         self.dense = dense
         self.embed = embed  # the retriever's sentence vector of a text
 
+    def terms(self, text: str) -> list[str]:
+        """The lexical terms of ``text`` (Chinese character bigrams and other words, stop words left out)."""
+        return _terms(text)
+
+    def unknown(self, text: str) -> float:
+        """Share of the terms of ``text`` that no item of the knowledge base has (0 without terms): a question
+        about something the knowledge never mentions has many."""
+        terms = sorted(set(_terms(text)))
+        return sum(term not in self.counts for term in terms) / len(terms) if terms else 0.0
+
     def idf(self, term: str) -> float:
         return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
 

@@ -122,7 +122,14 @@ def run_recipe(
     tracks = [t.name for t in bench.challenge.tracks if t.filename in outputs] or None
     if tracks is not None and "track2" not in tracks and recipe.benchmark in ("mobilecs2", "demo"):
         options = dataclasses.replace(options, bertscore=False)  # track 2 is not written: not scored either
-    return run_benchmark(
+    seen: list[Example] = []
+
+    def start(dataset: Dataset, examples: list[Example]) -> None:
+        seen[:] = examples
+        if on_start is not None:
+            on_start(dataset, examples)
+
+    done = run_benchmark(
         recipe.benchmark,
         config,
         path,
@@ -131,7 +138,7 @@ def run_recipe(
         limit,
         out=folder,
         seed=seed,
-        on_start=on_start,
+        on_start=start,
         on_reply=on_reply,
         options=options,
         knowledge=items,
@@ -139,6 +146,39 @@ def run_recipe(
         load_options=_file_options(recipe.name, test.get("options") or {}),
         any_fold=fold is not None,
     )
+    if recipe.get("detector") is None and done.scored:
+        _add_gold_detection(done, seen, folder / "scores.json")
+    return done
+
+
+GOLD_DETECTION = "gold_detection"
+"""Key of ``scores.json`` (and prefix in ``result.scores``) for selection with gold detection."""
+
+
+def _add_gold_detection(done: BenchmarkResult, examples: list[Example], scores_file: Path) -> None:
+    """``run --set detector=null`` (every turn looks up): selection scored on the turns whose gold uses knowledge,
+    i.e. with gold detection, what the retrieval rows of docs/benchmarks.md measure; added to ``result.scores``
+    and ``scores.json``. The challenge's own scores of such a run count every turn as a lookup."""
+    import json
+
+    from ragdial.evaluation import recall_at, selection_scores
+    from ragdial.evaluation.pipeline import prediction_of
+    from ragdial.pipeline.turn import Reply
+
+    seeking = [e for e in examples if e.needs_knowledge and e.knowledge_ids]
+    replies = done.result.predictions
+    if not seeking or not all(isinstance(replies.get(e.id), Reply) for e in seeking):
+        return
+    predicted = [prediction_of(cast("Reply", replies[e.id])) for e in seeking]
+    golds = [list(e.knowledge_ids) for e in seeking]
+    scores: dict[str, float] = dict(selection_scores(golds, [list(p.selection) for p in predicted]))
+    recall = recall_at(golds, [list(p.ranking) for p in predicted], (1, 5))
+    scores.update({"R@1": recall[1], "R@5": recall[5], "turns": float(len(seeking))})
+    done.result.scores.update({f"{GOLD_DETECTION}.{k}": v for k, v in scores.items()})
+    if scores_file.is_file():
+        summary = json.loads(scores_file.read_text(encoding="utf-8"))
+        summary[GOLD_DETECTION] = scores
+        write_json(scores_file, summary)
 
 
 def _run_intent(

@@ -178,6 +178,7 @@ class TransferOptions(TypedDict, total=False):
     folds: int
     relative_cut: bool
     widen: bool
+    aux_encoder: str  # a second encoder's features (``minilm``: all-MiniLM-L6-v2, needs the torch extra)
 
 
 def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:
@@ -188,7 +189,8 @@ def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> 
             raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, {', '.join(hints)}")
         kind = hints[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise RagdialError(f"{where}: {key} must be {'true or false' if kind is bool else 'a whole number'}")
+            wanted = {bool: "true or false", str: "a name"}.get(kind, "a whole number")
+            raise RagdialError(f"{where}: {key} must be {wanted}")
     return dict(options)
 
 
@@ -287,6 +289,11 @@ def _classifier(
         step(f"training the {task} classifier on {len(contexts)} turns")
         model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
     model.fit(contexts, targets)
+    if name == "zero_shot":  # the training KB's own questions: the per-KB threshold calibration at run time needs them
+        from ragdial.understanding.kb_calibration import fit_reference
+
+        step(f"scoring the {len(learn.kb)} training knowledge items' own questions for the per-KB calibration")
+        fit_reference(model, list(learn.kb))
     model.save(folder)
     seconds[task] = time.perf_counter() - started
     if task == "api_query":

@@ -71,6 +71,7 @@ def write_index(
     vectors: np.ndarray | None = None,
     progress: Callable[[str, int], None] | None = None,
     extra: JSONDict | None = None,
+    reranker: str | Path | None = None,
 ) -> Path:
     """Write an index directory from a stream of items in memory bounded by a chunk of items (plus the vocabulary
     and, above ``prune_above`` items, the approximate index's 8-bit codes), never by the knowledge base: each item
@@ -79,13 +80,15 @@ def write_index(
     them the config's encoder encodes chunk by chunk) are written into the directory, and the approximate dense
     index is built from them when the items are more than ``prune_above``. The items' columns and the entity
     tracker (``ItemColumns``, ``EntityTracker``) are saved too, so ``load_index`` reads no item. ``progress(step,
-    n)`` hears of each chunk of ``n`` items per step (``items``, ``bm25``, ``ann index``). The directory is
-    replaced whole, as ``save_index``."""
+    n)`` hears of each chunk of ``n`` items per step (``items``, ``bm25``, ``ann index``). ``reranker``: a trained
+    reranker folder, checked by loading it and stored in the index. The directory is replaced whole, as
+    ``save_index``."""
     from ragdial.text.encoders import get_encoder
 
     config = config or RetrieverConfig()
     directory = Path(directory)
     encoder = get_encoder(config.encoder) if config.encoder and config.uses_dense else None
+    model = load_reranker(reranker) if reranker is not None else None  # a bad folder fails before any work
     with atomic_directory(directory) as tmp:
         bm25 = BM25Writer(tmp / BM25_DIR, CHUNK)
         columns = ColumnsBuilder()
@@ -135,6 +138,8 @@ def write_index(
                 del ann
             del stored
         (tmp / "vectors.raw").unlink()
+        if model is not None:
+            model.save(tmp / RERANKER_DIR)
         meta = _meta(count, config, encoder, extra)
         _write_meta(tmp, meta)
     return directory

@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from ragdial.retrieval.rerank import RerankerModel
 
 
+def fuse(config: RetrieverConfig, bm25: np.ndarray, dense: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """``config``'s fusion of lexical and dense scores over the same candidates (``depth``: they are the union of
+    each list's top ``depth``, and reciprocal-rank fusion counts a list's top ``depth`` only)."""
+    from ragdial.retrieval import fusion
+
+    if len(bm25) == 0 or config.fusion == "bm25":
+        return bm25
+    if config.fusion == "dense":
+        return dense
+    if config.fusion == "rrf":
+        return fusion.rrf([bm25, dense], config.rrf_k, depth=depth)
+    return fusion.weighted([bm25, dense], [config.lexical_weight, 1.0 - config.lexical_weight])
+
+
 @dataclass
 class CandidateScores:
     """Scores of one query over its candidates (parallel arrays, indices into the pool's items)."""
@@ -84,18 +98,8 @@ class KnowledgePool:
         return self._position[item_id]
 
     def fuse(self, bm25: np.ndarray, dense: np.ndarray, depth: int | None = None) -> np.ndarray:
-        """The configured fusion of lexical and dense scores over the same candidates (``depth``: they are the union
-        of each list's top ``depth``, and reciprocal-rank fusion counts a list's top ``depth`` only)."""
-        from ragdial.retrieval import fusion
-
-        config = self.config
-        if len(bm25) == 0 or config.fusion == "bm25":
-            return bm25
-        if config.fusion == "dense":
-            return dense
-        if config.fusion == "rrf":
-            return fusion.rrf([bm25, dense], config.rrf_k, depth=depth)
-        return fusion.weighted([bm25, dense], [config.lexical_weight, 1.0 - config.lexical_weight])
+        """The configured fusion of lexical and dense scores over the same candidates (:func:`fuse`)."""
+        return fuse(self.config, bm25, dense, depth)
 
     def rank(
         self,

@@ -67,35 +67,44 @@ def milvus(
     timeout: float = 10.0,
     progress: Callable[[int], None] | None = None,
     reranker: str | None = None,
+    lexical: str = "ragdial",
     **params: Unpack[RetrieverOptions],
 ) -> Retriever:
     """A Milvus collection: ``uri`` a milvus-lite file (``kb.db``, one process) or a server (``http://host:19530``).
     ``collection`` defaults to ``ragdial_<language>``. ``build``: ``missing`` (default: index the system's knowledge
     base into it when the collection is absent or holds another number of items), ``always``, or ``never`` (it must
-    exist). ``reranker``: a trained reranker folder, applied after Milvus as after the in-process retriever.
+    exist; a collection built for the other ``lexical`` mode or by an older ragdial counts as absent).
+    ``reranker``: a trained reranker folder, applied after Milvus as after the in-process retriever. ``lexical``:
+    ``ragdial`` (BM25 over ragdial's analyzer tokens, as in-process) or ``milvus`` (Milvus' own analyzer).
     Other parameters are ``RetrieverConfig`` fields. An unreachable ``uri`` is one error naming it.
     ``progress(n)`` (from code, not a config) hears of each batch of ``n`` items indexed."""
     import sys
 
     from ragdial.retrieval.config import RetrieverConfig
-    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.retrieval.milvus import LEXICAL, MilvusRetriever
 
     if build not in BUILD_MODES:
         raise ConfigError(f"retriever 'milvus': build must be one of {', '.join(BUILD_MODES)}, not {build!r}")
+    if lexical not in LEXICAL:
+        raise ConfigError(f"retriever 'milvus': lexical must be one of {', '.join(LEXICAL)}, not {lexical!r}")
     name = collection or f"ragdial_{ctx.language}"
     from ragdial.retrieval.rerank import load_reranker
 
     model = load_reranker(reranker) if reranker else None
     config = RetrieverConfig.from_dict(params)
-    retriever = MilvusRetriever(uri, name, config, ctx.language, token, timeout, kb=ctx.kb, reranker=model)
+    retriever = MilvusRetriever(
+        uri, name, config, ctx.language, token, timeout, kb=ctx.kb, reranker=model, lexical=lexical
+    )
     retriever.reranker_path = reranker
     rows = retriever.count()
-    if build == "always" or (build == "missing" and rows != len(ctx.kb)):
+    stale = retriever.stale()
+    if build == "always" or (build == "missing" and (rows != len(ctx.kb) or stale)):
         print(f"ragdial: indexing {len(ctx.kb)} items into Milvus {uri} ({name}) ...", file=sys.stderr, flush=True)
         retriever.build(ctx.kb, progress=progress)
-    elif rows < 0:
+    elif rows < 0 or stale:
         retriever.close()
-        raise ConfigError(f"retriever 'milvus': {uri} has no collection {name!r} (build it first, or build: missing)")
+        why = f"has no collection {name!r}" if rows < 0 else f"collection {name!r} cannot be used: {stale}"
+        raise ConfigError(f"retriever 'milvus': {uri} {why} (build it first, or build: missing)")
     return retriever
 
 

@@ -13,7 +13,9 @@ because the dialog is about trains. For knowledge-graph triples, the asked attri
 longest run of the attribute's name found in the last user turn and the USE cosine of the two (each with its gap to
 the best candidate), whether the same entity's attribute or the value itself came up earlier in the dialog or in the
 last turn, how far into the dialog the turn is, and whether the value has the form the question asks for (a date
-for "哪年…？"/"when", a number for "几首…？"/"how many") and its length.
+for "哪年…？"/"when", a number for "几首…？"/"how many") and its length. Among one entity's many review sentences the
+asked aspect is the turn's word that few of *this query's candidates* use: coverage of the turn weighted by that
+candidate-local idf (with its gap to the best), and whether the item has the locally rarest word of the turn.
 
 With an entity-scoped retriever every training candidate is in scope, so :func:`train` also adds the same turns'
 candidates without that narrowing (``widen``): the model then sees items outside the dialog's scope and learns
@@ -103,6 +105,9 @@ FEATURES = [
     "answer_type_match",
     "answer_type_clash",
     "value_log_length",
+    "local_coverage",
+    "local_coverage_gap",
+    "local_rarest_word",
 ]
 AUX_FEATURES = ["aux_cos", "aux_gap", "aux_log_rank", "aux_top_agreement"]
 """With a second encoder (``aux_encoder``, e.g. ``minilm``): the last user turn's cosine to each candidate under it,
@@ -443,9 +448,26 @@ def features(
         column = out[:, cols[name]]
         out[:, cols[f"{name}_gap"]] = float(column.max()) - column
     out[:, cols["log_turn"]] = math.log1p(len(context))
+    _local_coverage(out, cols, query_tokens, [view.question_tokens[i] | view.answer_tokens[i] for i in idx])
     if aux_encoder:
         out = np.concatenate([out, aux_features(retriever, context, scores, aux_encoder)], axis=1)
     return out
+
+
+def _local_coverage(out: np.ndarray, cols: dict[str, int], query: set[str], tokens: list[set[str]]) -> None:
+    """The ``local_*`` columns: the turn's words weighted by their idf among these candidates only (the aspect
+    word "quiet" is rare among a hotel's review sentences, "room" is not)."""
+    found = {t: sum(t in item for item in tokens) for t in query}
+    idf = {t: math.log(1 + len(tokens) / n) for t, n in found.items() if n}
+    total, rarest = sum(idf.values()), max(idf.values(), default=0.0)
+    if not total:
+        return
+    for row, item in enumerate(tokens):
+        shared = [idf[t] for t in query & item if t in idf]
+        out[row, cols["local_coverage"]] = sum(shared) / total
+        out[row, cols["local_rarest_word"]] = max(shared, default=0.0) / rarest
+    column = out[:, cols["local_coverage"]]
+    out[:, cols["local_coverage_gap"]] = float(column.max()) - column
 
 
 @dataclass

@@ -20,7 +20,7 @@ since a yes books), the acts are rebuilt: acts both agree on keep their rule slo
 model found gets its slots from the rule layer's slot finders for that act (none for confirm, deny,
 out_of_scope, greeting, thanks); an act only the rules found is dropped. Cancelling or changing a booking and
 taking a constraint back (不限预算) are the rules' alone (the banks have none), and so is a choice of another offer
-during a read-back (第二个). Whatever was combined then
+during a read-back (第二个) or among the alternatives offered when nothing matched. Whatever was combined then
 passes ``acts.no_yes_in_questions``: a question is never a yes. Everything is deterministic. Training
 (``reader_for``) takes about 7 s on a quiet machine, most of it the rules reading the training lines; it happens
 once per process, bank and code version, and the fitted model is kept in the cache folder for the next process.
@@ -291,7 +291,8 @@ def combine(
     have = set(rule_names)
     if _families(wanted) == _families(have):
         return rule_acts  # inform vs modify is the rules' call: whether the slot already has a value
-    added, dropped = wanted - have, have - wanted
+    added = {a for a in wanted - have if not _families({a}) & _families(have)}
+    dropped = {a for a in have - wanted if not _families({a}) & _families(wanted)}
     gap = min((probs[a] for a in added), default=1.0) - max((probs.get(a, 0.0) for a in dropped), default=0.0)
     if gap < margin:
         return rule_acts
@@ -299,7 +300,7 @@ def combine(
         return rule_acts  # a booking is made on a yes the model is sure of, and a question is never a yes
     if wanted == {"out_of_scope"}:
         return [A.Act("out_of_scope")]
-    kept = [a for a in rule_acts if a.act in wanted]
+    kept = [a for a in rule_acts if _families({a.act}) & _families(wanted)]  # (inform and modify: one family)
     for name in sorted(added, key=ORDER.index):
         act = A.Act(name, {} if name == "out_of_scope" else fill(name))
         position = next((i for i, k in enumerate(kept) if ORDER.index(k.act) > ORDER.index(name)), len(kept))
@@ -316,8 +317,8 @@ class ActReader:
     def __call__(self, text: str, context: A.Context | JSONObject | None, by_sound: bool = True) -> list[A.Act]:
         ctx = context if isinstance(context, A.Context) else A.Context.from_dict(context)
         rule_acts = A.understand(text, ctx, self.gaz, self.today, by_sound)
-        if ctx.open_question == "confirm_booking" and any(a.act == "select" for a in rule_acts):
-            return rule_acts  # another listed offer picked during a read-back (the banks have none): the rules'
+        if A.rules_decide(text, ctx, rule_acts):  # what the banks have no examples of: the rules decide
+            return A.no_yes_in_questions(rule_acts, text)
         probs = self.model.probabilities([(text, ctx, [a.act for a in rule_acts])])[0]
         margin = self.model.config.margin
         acts = combine(rule_acts, probs, margin, lambda name: self._fill(name, text, ctx, by_sound), text)

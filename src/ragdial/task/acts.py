@@ -60,6 +60,7 @@ REQUESTABLE = (
     "airline",
     "seat_class",
     "berth",
+    "availability",  # 一班都没有吗？ after nothing matched: whether there really is none
 )
 REFERENCE: tuple[str, ...] = (
     "ordinal",
@@ -250,12 +251,15 @@ DENY_WORDS = re.compile(
     r"没有别的了|没有了|没别的了|没别的|没事了|没了|不需要了|不需要|不想要|不想订|别订了|别订|先不要|再看看|我再想想|再想想|等等|"
     r"不是这个|错了|换一个|no thanks|no|nope|nah|not now|cancel|don't|太贵了不要|太贵了|那算了|算了吧|还是算了|"
     r"再看看别的|看看别的|没有|暂时不用|暂时不|先这样|我再考虑一下|再考虑一下|考虑一下|我考虑考虑|考虑考虑|"
+    r"我再考虑考虑|再考虑考虑|我想想|以后再说|改天再说|回头再说|再说吧|就算了|不退了|不退|别退了|不取消了|不取消|"
+    r"先不取消|不用取消|不用退|不改了|不改签了|不用改了|别改了|"
     r"吧|了|啊|呀|,|\s|thanks|谢谢)+$",
     re.I,
 )
 DENY = _Cue(DENY_WORDS)
 DENY_START = re.compile(
-    r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
+    r"^(不要|先不订|不订|不行|这个不行|那不行|不不|不了|不用|取消|算了|就算了|别订|先不要|不想|不需要|没有了|没了|再想想|我再想想|"
+    r"不退|别退|不取消|先不取消|不改了|不改签|"
     r"no\b|nope|nah|cancel)",
     re.I,
 )
@@ -345,6 +349,13 @@ FILLER = re.compile(
 )
 CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
 CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
+# asking whether there really is none (一班都没有吗？ / 真的没有吗): a question about the search just made
+NONE_ASKED = re.compile(
+    r"(一[个班趟家间张列]都没有|都没有|真的?没有|确实没有|就没有|全都没有|完全没有|一点都没有|都没了)"
+)
+# "if X cannot be had, Y": 五星没有的话四星也行 / 上午没有就下午吧 / 要是没有直飞的话
+FALLBACK = re.compile(r"^.{1,12}?(没有的话就?|没有就|不行的话就?|不行就|订不到的话就?|订不到就|满了的话就?|满了就)")
+SAME_DAY = re.compile(r"(同一天|同一日|同天|当天|那一天|那天|same day)", re.I)
 DATE_SHIFT = re.compile(rf"(提前|早|推迟|推后|延后|往后推|往后|晚|改晚|往前)\s*({NUM})\s*天")
 
 
@@ -476,6 +487,11 @@ def _code_of(text: str) -> str | None:
     return None
 
 
+def code_domain(code: str) -> str:
+    """Whether a code names a train (G4990, D6912, K423) or a flight (CA1234, 3U3892)."""
+    return "train" if re.fullmatch(r"[GDCKTZ]\d{1,4}", code.upper()) else "flight"
+
+
 def _classes_of(text: str, english: bool) -> list[str]:
     if english:
         lower = text.lower()
@@ -545,7 +561,13 @@ CLOCK_RANGE = re.compile(
 )
 # a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
 PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
-NOON = {"中午": "12:00"}  # 中午前 / 中午以后: before or after noon itself, not the lunch window
+NOON = {"中午": "12:00"}
+# a window refused: 下午不行 / 晚上的不要 / 不要早上的 (no constraint; it refuses what was offered)
+NEGATED_PERIOD = re.compile(
+    rf"^(?:(?:不要|不考虑|别给我|不想要){PERIOD_SAID}(?:的|那些|那班|那趟|出发)?|"
+    rf"{PERIOD_SAID}(?:的|那些|那班|那趟|的话|出发)?(?:也|都|肯定|真的|可)?"
+    r"(?:不行|不可以|不要|不方便|没空|不合适|不考虑|来不及|赶不上|不太行|走不了|去不了))(?:了|啊|吧|呢|哦)*$"
+)  # 中午前 / 中午以后: before or after noon itself, not the lunch window
 
 
 def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period: str | None) -> str:
@@ -627,7 +649,8 @@ def _price_of(text: str, open_question: str | None, english: bool) -> int | None
     for source in (text, canonical(text)):
         m = re.search(
             rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)"
-            rf"(?:提到|提高到|加到|放宽到|降到|调到|改成|改到|是|大概)?\s*({NUM})\s*(?:元|块)?"
+            rf"(?:可以|能|就)?(?:提到|提高到|加到|放宽到|放到|降到|调到|调整到|升到|涨到|增加到|改成|改到|到|是|为|大概)?"
+            rf"\s*({NUM})\s*(?:元|块)?"
             rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内|左右)",
             source,
         )
@@ -823,6 +846,23 @@ def understand(
         _BY_SOUND.reset(token)
 
 
+def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
+    """Whether the rules' reading of ``text`` stands whatever a learned reader hears: turns of kinds the utterance
+    banks hold no example of — another listed offer picked during a read-back (第二个), one of the alternatives
+    offered when nothing matched picked (就9点35那趟), whether there really is none (一班都没有吗？), a window
+    refused (下午不行), a train's code said while hotels are listed — and a choice with its yes said together
+    (the yes is heard by the rules' word lists; the model would drop it and ask again)."""
+    oq = context.open_question
+    if oq in ("confirm_booking", "offer_alternative") and any(a.act == "select" for a in acts):
+        return True
+    names = [a.act for a in acts]
+    if oq == "choose_offer" and any(names[i : i + 2] == ["select", "confirm"] for i in range(len(names) - 1)):
+        return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
+    if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
+        return True  # (a train or flight code said while something else is under way: a request for it)
+    return any(NEGATED_PERIOD.match(FILLER.sub("", clause).strip()) for clause, _q in _clauses(text))
+
+
 def _asks(clause: str, marked: bool) -> bool:
     """Whether a clause is a question (a question mark after it, 吗/么 at its end, 好不好, 对吧, is that …)."""
     return marked or bool(ASKS.search(FILLER.sub("", clause).strip() or clause))
@@ -1000,8 +1040,14 @@ def _classify(
     change = _change_slots(text, ctx, gaz, today, english)
     if change is not None:
         return "change_booking", change
-    if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订)", text):
+    if ASK_BOOKING.search(text) and not re.search(r"(帮我订|我要订|我想订|给我订|把.{1,24}订上)", text):
         return "ask_about_booking", _booking_domain(text)
+    if (
+        ctx.open_question in ("offer_alternative", "change")
+        and NONE_ASKED.search(text)
+        and (clause.question or re.search(r"(吗|么|啊|呀|嘛|呢)$", text))
+    ):
+        return "request", {"availability": "?"}  # 上午的一班都没有吗？ (the search said none): asked, not out of scope
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}
     if re.fullmatch(r"[\d\s]{5,}", text):
@@ -1026,7 +1072,7 @@ def _classify(
     deny = DENY.fullmatch(text) or (
         DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
     )
-    if deny and oq == "choose_cancel":
+    if deny and oq in ("choose_cancel", "choose_change"):
         return "deny", {}
     if deny and oq in ("confirm_booking", "offer_alternative", "anything_else", "choose_offer", None) and ctx.domain:
         return "deny", {}
@@ -1041,6 +1087,15 @@ def _classify(
         )
         if ordinal:
             return "select", {"ordinal": ordinal}
+        said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
+        if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
+            return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+    code = _code_of(text)
+    if code and ctx.domain and code_domain(code) != ctx.domain:
+        # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels
+        said = _constraints(text, ctx, gaz, today, english, False, *extra)
+        said = {k: v for k, v in said.items() if k not in ("city", "nights", "rooms", "stars", "min_stars")}
+        return "inform", {**said, "domain": code_domain(code), "code": code}
     if oq in ("choose_offer", "offer_alternative") and ctx.offers:
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
@@ -1065,6 +1120,14 @@ def _classify(
         return "confirm", {}
     if oq in ("confirm_booking",) and re.fullmatch(r"(就这个|就它|这个|就这家|就这趟)(吧|了)?", text) and not asking:
         return "confirm", {}
+    refusal = NEGATED_PERIOD.match(text)
+    if refusal and ctx.domain in ("flight", "train"):
+        refused = PERIOD_WORDS.get(refusal.group(1) or refusal.group(2) or "")
+        if oq == "offer_alternative":
+            return "deny", {}  # 下午不行 when flights in the afternoon are offered instead
+        if refused and ctx.state.get("period") == refused:
+            return "modify", {"period": None}
+        return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
     if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
         return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
@@ -1124,6 +1187,17 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
     if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
         return None
+    if ctx.open_question == "choose_change":  # which booking to change: a domain, an order number or an ordinal
+        numbers = re.findall(r"\d+", text)
+        named: JSONDict = dict(_booking_domain(text))
+        order_no = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+        if order_no is not None:
+            named["order_no"] = order_no
+        m = re.search(rf"第\s*({NUM})\s*(?:个|张|笔|单)?", text)
+        if m and not named:
+            named["ordinal"] = cn_number(m.group(1))
+        if named:
+            return named
     said = bool(REBOOK.search(text)) or bool(REBOOK_VERB.search(text) and BOOKED_THING.search(text))
     if not said and ctx.open_question in ("anything_else", None) and not _domain_named(text, english):
         # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 changes it
@@ -1149,7 +1223,11 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
         slots.update({k: v for k, v in (("time_from", time_from), ("time_to", time_to)) if v})
-    elif domain != "hotel" and _period_of(text, english):
+    elif (
+        (domain != "hotel" or "domain" not in slots)
+        and _period_of(text, english)
+        and any(b.get("domain") != "hotel" for b in live)  # (a time of day changes a trip, not a stay)
+    ):
         slots["period"] = _period_of(text, english)
     value = _class_value(_classes_of(text, english), text, domain)
     if value is not None:
@@ -1320,7 +1398,7 @@ def _has_constraints(text: str, gaz: Gazetteer, english: bool) -> bool:
 
 def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JSONDict | None:
     lower = text.lower()
-    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|差)", text) and not _asks(text, False):
+    if re.search(r"(太|有点|有些|稍微|略)(贵|高|慢|晚|早|远|差)", text) and not _asks(text, False):
         return None  # 出发时间有点早: a comment on the offer, no question
     wanted: list[str] = []
     for pattern, slot in REQUEST_CUES:
@@ -1397,7 +1475,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
             ref["airline"] = airline
     if "seat_class" not in asking:
         classes = [c for c in _classes_of(text, english) if c not in ("卧铺", "business", "first")]
-        if classes and not ("二等座" in classes and re.search(r"几张|剩", text) and False):
+        if classes:
             ref["seat_class"] = classes[0]
     berth = _berths_of(text, english)
     if berth and "berth" not in asking and isinstance(berth, str):
@@ -1413,7 +1491,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
         if re.search(pattern, lower):
             ref["feature"] = feature
             break
-    if not ref.get("code"):
+    if not ref.get("code") and not CLOCK_RANGE.search(text):  # (下午3点到6点 is a window, no offer's time)
         m = re.search(r"(\d{1,2})[:：](\d{2})", text)
         clock = None
         if m:
@@ -1477,6 +1555,11 @@ def _constraints(
 ) -> JSONDict:
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: JSONDict = {}
+    fallback = FALLBACK.search(text)
+    if fallback:  # 五星没有的话四星也行: the value after the condition is the one wanted
+        text = text[fallback.end() :]
+        if not re.sub(r"[，,。\s吧呢啊]", "", text):
+            return {}  # 五星级没有的话，… : the condition alone names what failed, not what is wanted
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -1541,6 +1624,11 @@ def _constraints(
     if "date" not in slots and re.search(r"(第二天|次日|隔天)", text) and (base_date or ctx.state.get("date")):
         base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
         slots["date"] = (base + dt.timedelta(days=1)).isoformat()
+    if "date" not in slots and SAME_DAY.search(text):  # 同一天 / 当天: the day of the trip talked about
+        known = [ctx.state.get("date")] + [b.get("date") for b in reversed(ctx.bookings)]
+        day = next((d for d in known if isinstance(d, str) and d), None)
+        if day:
+            slots["date"] = day
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
         if time_from:
@@ -1623,14 +1711,15 @@ def _split_changes(slots: JSONDict, ctx: Context, fresh: bool) -> tuple[JSONDict
         known = state.get(key)
         if new_request or known is None or known == "":
             inform[key] = value
-        elif _same(known, value):
+        elif same_value(known, value):
             continue
         else:
             modify[key] = value
     return inform, modify
 
 
-def _same(a: JSONValue, b: JSONValue) -> bool:
+def same_value(a: JSONValue, b: JSONValue) -> bool:
+    """Whether two slot values say the same (a one-item list and its item do)."""
     if isinstance(a, list) or isinstance(b, list):
         return sorted(a if isinstance(a, list) else [a]) == sorted(b if isinstance(b, list) else [b])
     return a == b
@@ -1670,6 +1759,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
                         either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
                         prev.slots[key] = either  # 动车也行…高铁有吗
+                    elif key in prev.slots and known is None and value is not None:
+                        prev.slots[key] = value  # 下午的不行，我得上午走: the window said replaces the one refused
                     else:
                         prev.slots.setdefault(key, value)
                 continue
@@ -1698,6 +1789,15 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
         and not re.search(r"(不订|不要|取消|太贵)", raw)
     ):
         out = [a for a in out if a.act != "deny"]
+    # "就三点五十那趟，二等座": a class or berth said next to a choice narrows the choice
+    if ctx.open_question in ("choose_offer", "offer_alternative") and any(a.act == "select" for a in out):
+        choice = next(a for a in out if a.act == "select")
+        for a in out:
+            narrows = a.act in ("inform", "modify") and a.slots and set(a.slots) <= {"seat_class", "berth"}
+            if narrows and all(isinstance(v, str) for v in a.slots.values()):
+                for key, value in a.slots.items():
+                    choice.slots.setdefault(key, value)
+                a.slots = {}
     # accepting a suggestion restates it: the restatement is not a new constraint
     if ctx.open_question == "offer_alternative" and out and out[0].act == "confirm":
         out = [out[0]] + [a for a in out[1:] if a.act not in ("inform", "modify") or _beyond_suggestion(a, ctx)]
@@ -1705,13 +1805,21 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
     if any(a.act in ("inform", "modify") and a.slots for a in out):
         attribute_only = {"district", "brand", "seat_class", "berth", "airline"}
         target = next(a for a in out if a.act in ("inform", "modify") and a.slots)
-        for a in out:
-            if a.act == "select" and set(a.slots) <= attribute_only:
+        elsewhere = target.slots.get("domain") not in (None, ctx.domain)
+
+        def joins(index: int, a: Act) -> bool:
+            # "二等座，确定，然后订酒店": a class confirmed, or said before a request for another kind of
+            # thing, chooses among the offers listed; it is no constraint of the new request
+            confirmed = any(b.act == "confirm" for b in out[index + 1 :])
+            return a.act == "select" and set(a.slots) <= attribute_only and not confirmed and not elsewhere
+
+        for index, a in enumerate(out):
+            if joins(index, a):
                 for key, value in a.slots.items():
                     target.slots.setdefault(key, value)
-        out = [a for a in out if not (a.act == "select" and set(a.slots) <= attribute_only)]
+        out = [a for index, a in enumerate(out) if not joins(index, a)]
     # "早上那个，9点20的": a time of day said with a choice describes the choice, it is no new window
-    if ctx.open_question == "choose_offer" and any(a.act == "select" for a in out):
+    if ctx.open_question in ("choose_offer", "offer_alternative") and any(a.act == "select" for a in out):
         timing = {"period", "time_from", "time_to"}
         out = [
             a
@@ -1719,6 +1827,12 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             if a.act not in ("inform", "modify")
             or not set(a.slots) <= timing
             or any(v is None for v in a.slots.values())
+        ]
+    # "那就这样吧，不订了": "this one" followed by a refusal is no choice
+    if any(a.act == "deny" for a in out):
+        first_deny = next(i for i, a in enumerate(out) if a.act == "deny")
+        out = [
+            a for i, a in enumerate(out) if not (a.act == "select" and a.slots == {"ref": "this"} and i < first_deny)
         ]
     # a select then a bare "this" select is one choice
     if len(out) > 1 and out[0].act == "select":
@@ -1735,6 +1849,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
 def _beyond_suggestion(act: Act, ctx: Context) -> bool:
     sugg = ctx.suggestion or {}
     return any(
-        (k not in sugg and k not in ("period", "max_price", "seat_class", "domain")) or (v is None and k not in sugg)
+        (k not in sugg and k not in ("period", "max_price", "seat_class", "domain"))
+        or (v is None and k not in sugg)
+        or (k == "max_price" and v not in (sugg.get(k), ctx.state.get(k)))  # 行吧，1200以内的: a new budget
         for k, v in act.slots.items()
     )

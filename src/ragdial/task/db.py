@@ -253,6 +253,16 @@ class TravelDB:
         with self.lock:
             return [cast(Row, dict(row)) for row in self.conn.execute(sql, args)]
 
+    def rooms_free(self, hotel_id: int, date: str, nights: int = 1) -> int | None:
+        """The rooms of hotel ``hotel_id`` free on every night of a stay from ``date`` (None: not on sale then)."""
+        last = (dt.date.fromisoformat(date) + dt.timedelta(days=max(1, nights) - 1)).isoformat()
+        with self.lock:
+            row = self.conn.execute(
+                "SELECT MIN(rooms), COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND date BETWEEN ? AND ?",
+                (hotel_id, date, last),
+            ).fetchone()
+        return int(row[0]) if row and row[1] == max(1, nights) and row[0] is not None else None
+
     def get(self, domain: str, item_id: int) -> Row | None:
         table = {"flight": "flights", "train": "trains", "hotel": "hotels"}[domain]
         with self.lock:

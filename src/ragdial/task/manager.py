@@ -31,7 +31,7 @@ from typing import NotRequired, Required, TypedDict, cast
 from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
-from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, slots_for, understand
+from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
@@ -44,6 +44,12 @@ TRIP_KEYS = ("dep_city", "arr_city", "date", "period", "time_from", "time_to", "
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "dep_place", "arr_place")
 SHOWN = 3
+# constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
+NOT_FOR = {
+    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
+    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
+    "train": ("stars", "min_stars", "brand", "district", "airline"),
+}
 STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
 UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the task dialog is under way
 
@@ -54,6 +60,12 @@ IntentClassifier = Callable[[str], str]
 # 今天几号来着 / 今天星期几 / what's the date today: answered before the guidance
 TODAY_ASKED = re.compile(
     r"(今天|今儿)\s*(是)?\s*(几号|几月几号|星期几|周几|礼拜几|什么日子)|what('s| is) (the )?date", re.I
+)
+# ending the request rather than refusing one offer: 算了 / 不订了 / 不改了 / 我再想想 / 以后再说
+CLOSING = re.compile(
+    r"(算了|不订了|不买了|不要了|不改了|不改签了|不用改了|别改了|不换了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|"
+    r"先这样吧|不需要了|不用了|never ?mind|forget it|leave it)",
+    re.I,
 )
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
@@ -105,6 +117,13 @@ class Rebook(TypedDict):
     order_no: int
 
 
+class ChangeQuestion(TypedDict):
+    """A change (改签) asked for while several bookings fit: which of them (``among``), with the new values said."""
+
+    among: list[int]
+    slots: JSONDict
+
+
 class TaskState(TypedDict):
     """The task dialog's state, kept as JSON in the session between turns."""
 
@@ -125,6 +144,7 @@ class TaskState(TypedDict):
     done: bool
     last_city_slot: NotRequired[str]
     alternative: NotRequired[str]
+    change: NotRequired[ChangeQuestion | None]
 
 
 class _Before(TypedDict):
@@ -206,6 +226,10 @@ class _Turn:
             None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
         )
         self.text = ""  # what the user said (an out-of-scope date question is answered from it)
+        self.unresolved = False  # a yes said while choosing, with no offer chosen: a further request waits
+        self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
+        self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
+        self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -304,7 +328,7 @@ class TaskBranch:
         if state.get("open") == "confirm_booking" and pending:
             item = self._pending_item(state)
             offers = [self._offer_view(pending["domain"], item)] if item else offers
-        if state.get("open") in ("confirm_cancel", "choose_cancel"):
+        if state.get("open") in ("confirm_cancel", "choose_cancel", "choose_change"):
             offers = []
         known = dict(state.get("slots") or {})
         if state.get("last_city_slot"):
@@ -337,6 +361,15 @@ class TaskBranch:
         turn.text = text
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
+        for index, act in enumerate(acts):
+            if (
+                act.act == "select"
+                and act.slots.get("feature")
+                and any(a.act in ("inform", "modify") for a in acts[index + 1 :])
+            ):
+                turn.deferred = act  # 那就要最早的一班，1200以内的: chosen among what the change finds
+                acts = acts[:index] + acts[index + 1 :]
+                break
         for index, act in enumerate(acts):
             getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
         if turn.dirty:
@@ -372,16 +405,26 @@ class TaskBranch:
         self._close(state, turn)
 
     def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not
-            return
         lang = state["language"]
+        today = ""
         if TODAY_ASKED.search(turn.text):  # 今天几号来着: the one fact of the world this branch knows
             weekday = "一二三四五六日"[self.today.weekday()]
-            turn.parts.append(
+            today = (
                 f"今天是{R.date_text(self.today.isoformat(), 'zh')}，星期{weekday}。"
                 if lang == "zh"
                 else f"Today is {self.today.strftime('%A, %d %B %Y')}."
             )
+        if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not (the date is)
+            turn.parts.append(today)
+            return
+        if turn.parts:
+            # "汉庭那个，对了那边冷不冷": the aside after a choice is turned down first, so that the reply ends
+            # with the open question (the read-back); a remark next to a question answered needs no refusal
+            if not turn.answered:
+                turn.parts.insert(0, today + R.GUIDE[lang] if today else R.GUIDE[lang])
+            return
+        if today:
+            turn.parts.append(today)
         turn.parts.append(R.GUIDE[lang])
 
     def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -463,6 +506,7 @@ class TaskBranch:
         booking = fits[0]
         state["cancel"] = {"order_no": booking["order_no"], "resume": resume}
         state["open"] = "confirm_cancel"
+        turn.cancel_asked = True
         turn.parts.append(self._cancel_question(booking, lang))
         turn.prompted = True
 
@@ -477,7 +521,37 @@ class TaskBranch:
         live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
+        ordinal = slots.pop("ordinal", None)
+        asked = state.get("change") if state["open"] == "choose_change" else None
+        state["change"] = None
+        if asked:  # the answer to "which one?": the values said with the request still hold
+            live = [b for b in live if b["order_no"] in asked["among"]]
+            slots = {**asked["slots"], **slots}
+            if ordinal is not None:
+                index = as_int(ordinal) - 1
+                live = (
+                    [b for b in live if b["order_no"] == asked["among"][index]]
+                    if 0 <= index < len(asked["among"])
+                    else []
+                )
         fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
+        if len(fits) > 1 and not domain and not order:
+            # a new time or class only fits a trip; nights or rooms only a hotel
+            trip_only = {"period", "time_from", "time_to", "seat_class", "berth"} & set(slots)
+            hotel_only = {"nights", "rooms"} & set(slots)
+            fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
+            fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
+        if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
+            lines = "\n".join(f"{i}. {self._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
+            turn.parts.append(
+                f"您要改签哪一个？\n{lines}\n请说第几个或订单号。"
+                if zh
+                else f"Which booking should I change?\n{lines}\nSay its number or the order number."
+            )
+            state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
+            state["open"] = "choose_change"
+            turn.prompted = True
+            return
         if not fits:
             turn.parts.append(
                 ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
@@ -485,7 +559,7 @@ class TaskBranch:
                 else ("I found no such booking." if live else "You have no booking to change in this session.")
             )
             return
-        booking = fits[-1]  # the latest one that fits (the one just made, or the one named)
+        booking = fits[0]
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
         if booking["domain"] == "hotel":
             base = {
@@ -556,12 +630,42 @@ class TaskBranch:
             if zh
             else f"Booking {booking['order_no']} is cancelled; the seats or rooms are released."
         )
+        waiting = [q for q in state["queue"] if q.get("after_cancel")]
+        if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
+            state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
+            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
+            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
+            trip = self._trip_of(booking, domain)
+            slots = state["slots"]
+            if domain != "hotel" and all(slots.get(k) == v for k, v in trip.items()):
+                trip |= {k: v for k, v in slots.items() if k in TRIP_KEYS}  # its time window too
+            self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
+            turn.dirty = True
+            return
         if state["open"] in (None, "anything_else"):
             state["open"] = "anything_else"
             turn.parts.append(R.ANYTHING_ELSE[lang])
             turn.prompted = True
 
+    def _trip_of(self, booking: Booking, domain: str) -> JSONDict:
+        """The route and date (a hotel's city and date) of a booking, for a request replacing it."""
+        if domain == "hotel":
+            return {
+                k: v
+                for k, v in (("city", booking.get("city") or booking.get("arr_city")), ("date", booking["date"]))
+                if v
+            }
+        if booking["domain"] == "hotel":
+            return {"arr_city": booking.get("city"), "date": booking["date"]} if booking.get("city") else {}
+        route = (
+            ("dep_city", booking.get("dep_city")),
+            ("arr_city", booking.get("arr_city")),
+            ("date", booking["date"]),
+        )
+        return {k: v for k, v in route if v}
+
     def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
+        state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
         asked = state.get("cancel") or {}
         state["cancel"] = None
         state["open"] = asked.get("resume")
@@ -581,6 +685,15 @@ class TaskBranch:
         pending = self._pending_item(state) if state.get("pending") else None
         ref = {k: v for k, v in act.slots.items() if v != "?"}
         asked = [k for k, v in act.slots.items() if v == "?"]
+        if "availability" in asked:  # 一班都没有吗？: yes, none; the alternative is offered again after this
+            turn.answered = True
+            name = R.DOMAIN_NAMES[lang].get(domain or "", "")
+            turn.parts.append(
+                f"是的，这一天的{name}我都查过了，同时满足您全部条件的确实没有。"
+                if lang == "zh"
+                else f"Yes: I searched all {name} of that day, and none meets all of your conditions."
+            )
+            return
         if not asked:  # "确定吗？" / "is that right?": nothing is done on a question; the read-back follows
             if state["open"] == "confirm_booking" and state.get("pending"):
                 turn.parts.append("还没有为您预订。" if lang == "zh" else "Nothing is booked yet.")
@@ -599,6 +712,15 @@ class TaskBranch:
                 "请先告诉我您要查的行程或酒店。" if lang == "zh" else "Tell me which trip or hotel first, please."
             )
             return
+        if domain == "hotel" and "rooms_left" in asked:  # a hotel row carries no count: the stay's free rooms
+            stay = (text_or_none(state["slots"].get("date")), as_int(state["slots"].get("nights") or 1))
+            for row in targets:
+                date = text_or_none(row.get("date")) or stay[0]
+                free = self.db.rooms_free(int(row["id"]), date, stay[1]) if date else None
+                if free is None:
+                    row.pop("rooms", None)
+                else:
+                    row["rooms"] = free
         answers = [self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked]
         turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
 
@@ -607,6 +729,17 @@ class TaskBranch:
         zh = lang == "zh"
         if state["open"] in ("confirm_cancel", "choose_cancel"):
             self._keep_booking(state, turn)
+            return
+        if state["open"] == "choose_change":
+            state["change"], state["open"] = None, "anything_else"
+            turn.parts.append("好的，不改签了。" if zh else "All right, nothing is changed.")
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
+            return
+        ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
+        if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
+            closing = any(a.act == "thanks" for a in rest)
+            self._give_up(state, turn, closing)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
             state["pending"] = None
@@ -626,7 +759,7 @@ class TaskBranch:
             return
         if state["open"] == "offer_alternative":
             state["suggestion"] = None
-            state["open"] = None
+            state["open"] = "change"  # the request stays under way: 太贵了，改坐高铁吧 keeps the route
             if not any(a.act in ("inform", "modify") for a in rest):
                 turn.parts.append(
                     "好的。请问您想改哪个条件（日期、时间、预算等）？"
@@ -662,8 +795,10 @@ class TaskBranch:
             return
         if state["open"] == "anything_else" and not rest:
             self._close(state, turn)
-        elif state["open"] == "choose_offer" and not rest:
+        elif state["open"] == "choose_offer" and not any(a.act == "select" for a in rest):
+            # a yes with no offer chosen books nothing; a further request said with it waits for the choice
             turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
+            turn.unresolved = True
 
     def _on_select(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if turn.dirty and act.slots.get("feature"):  # 不限时间，要最便宜的: chosen among the offers found anew
@@ -676,8 +811,26 @@ class TaskBranch:
             turn.parts.append("目前没有可选的结果。" if lang == "zh" else "There are no options to choose from.")
             return
         found = self._resolve(domain, rows, act.slots)
+        feature = text_or_none(act.slots.get("feature"))
+        suggested = dict(state.get("suggestion") or {})
+        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|earliest|latest|fastest)", turn.text, re.I)
+        if feature and superlative and set(act.slots) == {"feature"} and "domain" not in suggested:
+            # 要最早的一班: the earliest of all that fit (with the change offered, if one is), not only of the
+            # cheapest ones listed (早一点的那个 compares the listed ones)
+            slots = dict(state["slots"])
+            if state["open"] == "offer_alternative":
+                slots = {k: v for k, v in {**slots, **suggested}.items() if v is not None}
+            if state["open"] in ("choose_offer", "offer_alternative"):
+                every = self.db.search(domain, self._constraints(domain, slots), limit=1000)
+                found = self._resolve(domain, every, act.slots) or found
         if not found and act.slots.get("code") and domain in ("flight", "train"):
             found = self._by_code(state, domain, str(act.slots["code"]))  # 就D6912吧: on the route, not listed
+        if not found and act.slots.get("seat_class") and domain in ("flight", "train"):
+            # 就9点35那趟，一等座: the train chosen, in a class not listed
+            same = self._resolve(domain, rows, {k: v for k, v in act.slots.items() if k not in ("seat_class", "berth")})
+            codes = {R.code_of(r) for r in same}
+            if len(codes) == 1:
+                found = self._by_code(state, domain, codes.pop(), dict(act.slots))
         if len(found) != 1:
             zh = lang == "zh"
             if found:
@@ -713,19 +866,23 @@ class TaskBranch:
             state["suggestion"] = None
         state["pending"] = self._pending_for(state, domain, item)
         state["open"] = "confirm_booking"
+        turn.chosen = True
         if any(a.act == "confirm" for a in rest):
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
         turn.prompted = True
 
-    def _by_code(self, state: TaskState, domain: str, code: str) -> list[Row]:
+    def _by_code(self, state: TaskState, domain: str, code: str, said: JSONDict | None = None) -> list[Row]:
         """The cheapest row of flight/train ``code`` on the route and date under way (whatever window, kind or
-        budget was asked), in the class asked for if it has one: a code the user names that is not listed."""
-        slots = state["slots"]
+        budget was asked), in the class asked for (``said`` with the choice, or before) if it has one: a code
+        the user names that is not listed."""
+        slots = {**state["slots"], **(said or {})}
         route = {k: slots[k] for k in ("dep_city", "arr_city", "date") if slots.get(k)}
         if len(route) < 3:
             return []
         rows = [r for r in self.db.search(domain, route, limit=1000) if R.code_of(r).upper() == code.upper()]
+        if said and said.get("berth"):
+            rows = [r for r in rows if r.get("berth") == said["berth"]] or rows
         classes = slots.get("seat_class")
         wanted = set(classes) if isinstance(classes, list) else {classes} if classes else set()
         fitting = [r for r in rows if r.get("seat_class") in wanted] or rows
@@ -742,6 +899,23 @@ class TaskBranch:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
             turn.queued.update(slots)
             return
+        if turn.chosen and all(
+            state["domain"] == value if key == "domain" else same_value(state["slots"].get(key), value)
+            for key, value in slots.items()
+        ):
+            return  # "就5点那班吧，还是商务舱": the class said again with the choice changes nothing
+        if turn.cancel_asked and state["open"] == "confirm_cancel":
+            # "把这张机票退了，改坐火车": the request waits until the cancellation is answered
+            waiting: JSONDict = {**slots, "after_cancel": True}
+            state["queue"] = [waiting]
+            turn.queued = waiting
+            lang = state["language"]
+            turn.parts.append(
+                "取消之后再为您查新的行程。" if lang == "zh" else "Once it is cancelled I'll look for the new trip."
+            )
+            return
+        if state["open"] == "choose_change":  # a new request instead of saying which booking to change
+            state["change"], state["open"] = None, "anything_else"
         if state["open"] in ("confirm_cancel", "choose_cancel"):  # a new request: the booking stays
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
@@ -766,7 +940,13 @@ class TaskBranch:
         domain = text_or_none(slots.pop("domain", None))
         starting = state["open"] in (None, "anything_else") or state["domain"] is None
         reading_back = state["open"] == "confirm_booking" and state.get("pending")
-        if reading_back and domain and domain != state["domain"] and "hotel" in (domain, state["domain"]):
+        holding = turn.unresolved and state["open"] == "choose_offer" and bool(state["offers"])
+        if (
+            (reading_back or holding)
+            and domain
+            and domain != state["domain"]
+            and (holding or "hotel" in (domain, state["domain"]))
+        ):
             # a further item asked for before the read-back was confirmed: it waits, the read-back stays open
             queued: JSONDict | None = next((q for q in state["queue"] if q.get("domain") == domain), None)
             if queued is None:
@@ -775,9 +955,16 @@ class TaskBranch:
             queued.update(slots)
             turn.queued = queued
             lang = state["language"]
-            turn.parts.append(
-                "好的，稍后为您办理。先确认一下刚才这个：" if lang == "zh" else "Sure, right after this one. First: "
-            )
+            if holding:
+                turn.parts.append("好的，稍后为您办理。" if lang == "zh" else "Sure, right after this one.")
+            elif turn.chosen and turn.parts:  # the read-back of the choice just made stays the last line
+                turn.parts.insert(-1, "好的，稍后为您办理。" if lang == "zh" else "Sure, right after this one.")
+            else:
+                turn.parts.append(
+                    "好的，稍后为您办理。先确认一下刚才这个："
+                    if lang == "zh"
+                    else "Sure, right after this one. First: "
+                )
             return
         if reading_back and domain and domain != state["domain"]:
             lang = state["language"]
@@ -867,6 +1054,10 @@ class TaskBranch:
                 slots["nights"] = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days
         if "nights" in slots:
             current.pop("check_out", None)
+        if "min_stars" in slots and "stars" not in slots:
+            current.pop("stars", None)  # 三星以上也可以 after 五星: the lower bound replaces the exact rating
+        if "stars" in slots and "min_stars" not in slots:
+            current.pop("min_stars", None)
         if "seat_class" in slots and "berth" not in slots and current.get("berth"):
             classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
             if not any(c in ("硬卧", "软卧") for c in classes):
@@ -881,6 +1072,8 @@ class TaskBranch:
         current.pop("check_out", None) if "nights" in current else None
         if state["domain"] is None and self._guess_domain(current):
             state["domain"] = self._guess_domain(current)
+        for key in NOT_FOR.get(state["domain"] or "", ()):
+            current.pop(key, None)
 
     def _accept_suggestion(self, state: TaskState, turn: _Turn) -> None:
         suggestion = dict(state["suggestion"] or {})
@@ -927,6 +1120,10 @@ class TaskBranch:
             return
         constraints = self._constraints(domain, slots)
         rows = self.db.search(domain, constraints, limit=SHOWN)
+        code = text_or_none(slots.get("code"))
+        if code:  # 把G4990二等座订了: that train or flight only
+            every = self.db.search(domain, constraints, limit=1000)
+            rows = [r for r in every if R.code_of(r).upper() == code.upper()][:SHOWN]
         if not rows and turn.relative:
             kind, before = turn.relative
             state["slots"], state["offers"], state["open"] = before["slots"], before["offers"], before["open"]
@@ -981,6 +1178,9 @@ class TaskBranch:
                 return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
+            return
+        if open_q == "choose_change" and state.get("change"):
+            turn.parts.append("请说要改签第几个或订单号。" if lang == "zh" else "Which booking should I change?")
             return
         if open_q == "confirm_booking" and state.get("pending"):
             turn.parts.append(self._read_back(state))
@@ -1040,7 +1240,7 @@ class TaskBranch:
     def _said(self, slots: JSONObject, lang: str) -> str:
         """The optional constraints in force, so the user sees none was dropped."""
         parts = []
-        for key in ("period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
+        for key in ("code", "period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
             value = slots.get(key)
             if value in (None, "", []) or (key == "district" and lang == "zh"):
                 continue
@@ -1361,6 +1561,8 @@ class TaskBranch:
             )
         if key in ("seats_left", "rooms_left"):
             left = row.get("rooms") if domain == "hotel" else row.get("seats")
+            if left is None:
+                return f"{name}这几天没有可订的房间" if zh else f"{name}: none free for those nights"
             return f"{name}还有{left}个{'空房' if domain == 'hotel' else '余票'}" if zh else f"{name}: {left} left"
         labels = {
             "dep_place": "出发",
@@ -1440,6 +1642,27 @@ class TaskBranch:
             turn.dirty = True
         else:
             turn.prompted = False
+
+    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False) -> None:
+        """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
+        under way leaves the booking as it was."""
+        lang = state["language"]
+        zh = lang == "zh"
+        old = self._rebooked(state)
+        if old is not None:
+            turn.parts.append(
+                f"好的，不改签了，订单{old['order_no']}仍然有效。"
+                if zh
+                else f"All right, no change; booking {old['order_no']} stays as it is."
+            )
+        else:
+            turn.parts.append("好的，这次先不订了。" if zh else "All right, nothing is booked this time.")
+        state["rebook"], state["pending"], state["suggestion"], state["offers"] = None, None, None, []
+        state["queue"], state["failures"] = [], {}
+        state["open"] = "anything_else"
+        if not closing:  # (不用了，谢谢: the thanks that follows says goodbye)
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+        turn.prompted = True
 
     def _close(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]

@@ -58,6 +58,7 @@ ANYTHING_ELSE = {"zh": "还需要别的帮助吗？", "en": "Anything else?"}
 SLOT_NAMES = {
     "zh": {
         "max_price": "预算",
+        "code": "车次/航班号",
         "period": "出发时段",
         "time_from": "出发时间",
         "time_to": "出发时间",
@@ -81,6 +82,7 @@ SLOT_NAMES = {
     },
     "en": {
         "max_price": "budget",
+        "code": "train or flight number",
         "period": "time of day",
         "time_from": "departure time",
         "time_to": "departure time",

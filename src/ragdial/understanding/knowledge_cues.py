@@ -8,8 +8,9 @@ The task definition (DSTC9/11 track 1): a turn is knowledge-seeking when some it
   in the turn), and dialog-act cues of the last user and system turns (question form, numbers and times, booking,
   thanks, the system's offer or question). Every value lies in about [0, 1] whatever the knowledge base.
 - :class:`ActNgrams`: word n-grams of the last user turn and last system turn with every content word masked
-  (``<kb>`` when the knowledge base uses the word, ``<w>`` when not, ``<num>`` for numbers), so "can i bring my
-  <kb> on the <kb>" is learnt, never "dog" or "train".
+  (``<sys>`` when the training dialogs' system turns use the word, ``<kb>`` when the knowledge base uses it,
+  ``<w>`` when neither, ``<num>`` for numbers), so "can i bring my <kb> on the <kb>" is learnt, never "dog" or
+  "train"; "what is the <sys> <sys>" is a question the system's database answers (address, price range, ...).
 
 The knowledge base is not part of what is learnt: :meth:`set_knowledge` swaps in the deployment KB; the items
 given at training time are kept only so that a saved model reproduces its own training features.
@@ -308,19 +309,44 @@ def _item_from_state(data: JSONValue) -> KnowledgeText:
 
 class ActNgrams(NgramTfidf):
     """Word n-grams over a view with content words masked: function words stay, numbers become ``<num>``, words
-    the knowledge base uses ``<kb>``, others ``<w>``."""
+    the system's own turns use ``<sys>`` (with ``system_share``), words the knowledge base uses ``<kb>``, others
+    ``<w>``.
+
+    The system's words are learnt at :meth:`fit` from the training dialogs: the words found in at least
+    ``system_share`` of their distinct system turns. They are what the system talks about from its database and
+    its booking (address, postcode, price range, stars, leaves at, reference), so "what is the <sys> <sys>" is
+    told apart from "is it <kb>" (a question only the knowledge answers). MultiWOZ-style dialogs span several
+    domains, so the words of a domain the knowledge-seeking turns never cover are learnt too. 0 turns it off."""
 
     kind = "act_ngrams"
 
     def __init__(
-        self, view: str = "last_user", ngram_range: Sequence[int] = (1, 3), min_df: int = 2, weight: float = 1.0
+        self,
+        view: str = "last_user",
+        ngram_range: Sequence[int] = (1, 3),
+        min_df: int = 2,
+        weight: float = 1.0,
+        system_share: float = 0.0,
     ) -> None:
         super().__init__(view, "word", ngram_range, min_df=min_df)
         self.weight = weight
+        self.system_share = system_share
         self.kb_words: frozenset[str] = frozenset()
+        self.system_words: frozenset[str] = frozenset()
 
     def config(self) -> JSONDict:
-        return {"view": self.view, "ngram_range": list(self.ngram_range), "min_df": self.min_df, "weight": self.weight}
+        return {
+            "view": self.view,
+            "ngram_range": list(self.ngram_range),
+            "min_df": self.min_df,
+            "weight": self.weight,
+            "system_share": self.system_share,
+        }
+
+    def fit(self, contexts: Sequence[Context]) -> ActNgrams:
+        self.system_words = system_vocabulary(contexts, self.system_share) if self.system_share > 0 else frozenset()
+        super().fit(contexts)
+        return self
 
     def transform(self, contexts: Sequence[Context]) -> sparse.csr_matrix:
         return super().transform(contexts) * self.weight
@@ -335,6 +361,8 @@ class ActNgrams(NgramTfidf):
                 out.append(token)
             elif _NUMBER.search(token):
                 out.append("<num>")
+            elif token in self.system_words:
+                out.append("<sys>")
             else:
                 out.append("<kb>" if token in self.kb_words else "<w>")
         return out
@@ -346,11 +374,23 @@ class ActNgrams(NgramTfidf):
 
     def state(self) -> tuple[JSONDict, dict[str, np.ndarray]]:
         data, arrays = super().state()
-        return {**data, "kb_words": sorted(self.kb_words)}, arrays
+        return {**data, "kb_words": sorted(self.kb_words), "system_words": sorted(self.system_words)}, arrays
 
     def load_state(self, data: JSONObject, arrays: Mapping[str, np.ndarray]) -> None:
         super().load_state(data, arrays)
         self.kb_words = frozenset(texts(data.get("kb_words", []), "kb_words"))
+        self.system_words = frozenset(texts(data.get("system_words", []), "system_words"))
+
+
+def system_vocabulary(contexts: Sequence[Context], share: float) -> frozenset[str]:
+    """The words found in at least ``share`` of the distinct system turns of ``contexts`` (a dialog's turns recur
+    in each of its contexts, so each text counts once)."""
+    turns = {t.text for c in contexts for t in c if t.speaker == Speaker.SYSTEM and t.text.strip()}
+    df: Counter[str] = Counter()
+    for text in turns:
+        df.update(set(_tokens(text)))
+    least = share * len(turns)
+    return frozenset(w for w, n in df.items() if n >= least)
 
 
 BLOCKS[KnowledgeCues.kind] = KnowledgeCues

@@ -45,7 +45,9 @@ _OWN_SERVICES = re.compile(
 # the user's services named as a whole ("我已办理的业务", "my subscriptions"): their own data, whatever is asked
 _SUBSCRIBED = re.compile(
     r"(?:已|已经)(?:开通|办理|订购|订阅|开|办|订)(?:了)?(?:的|过的)(?:业务|套餐|服务)"
-    r"|\bmy\s+(?:subscriptions?|services|plans|packages|add-?ons)\b",
+    r"|\bmy\s+(?:subscriptions?|services|plans|packages|add-?ons)\b"
+    r"|(?:每个?月)?(?:都)?(?:在)?(?:交|付|扣)(?:了)?(?:哪些|什么)(?:钱|费|业务)"
+    r"|\b(?:what|everything)(?:\s+else)?\s+(?:am\s+i|i'?m|im|i\s+am)\s+(?:paying|charged)\s+for\b",
     re.IGNORECASE,
 )
 _FOLLOW_UP = re.compile(

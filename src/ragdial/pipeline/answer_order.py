@@ -1,0 +1,146 @@
+"""Structural corrections of the answer model's ranking, read from the candidates' features and the items
+themselves (no word list of any knowledge base):
+
+- **one's own figure**: when a profile item comes first, the profile item that holds the attribute asked for
+  comes first;
+- **the referent of an anaphor**: a short turn that refers back ("how do I cancel it?") and names nothing is about
+  what the last reply was about; a global item whose head (an FAQ's question, a product's name) names something
+  neither the turn nor the recent dialog mentions goes below the item cited last;
+- **the user's own instance**: a question about one's own service ("is my plan 5G?", "我那个亲情号一个月多少钱")
+  whose best item is the catalogue product of a service the user has is answered by the user's record of it
+  first (its fee and start date are the user's), unless the attribute asked for is only in the product.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+
+from ragdial.pipeline.answer_features import (
+    Candidates,
+    TurnView,
+    item_head,
+    item_name,
+    own_turn,
+    refers_back,
+)
+from ragdial.schema import Knowledge, SourceKind
+
+
+def reorder(
+    order: Sequence[int],
+    candidates: Candidates,
+    view: TurnView,
+    catalogue: Mapping[str, Knowledge],
+    query: str = "",
+) -> list[int]:
+    """``order`` (candidate indices, best first) after the corrections above (``query``: the rewritten turn)."""
+    order = list(order)
+    if not order:
+        return order
+    order = _referent_first(order, candidates, view, catalogue)
+    mine = _own_instance_first(order, candidates, view, catalogue, query)
+    if mine[0] != order[0]:
+        return mine  # the user's record of the service asked about (not another figure of theirs)
+    return _own_figure_first(order, candidates, view)
+
+
+def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
+    items, asked = candidates.items, candidates.column("asked_attribute")
+    top, own = items[order[0]], own_turn(view.text)
+    named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
+    if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
+        return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
+    holding = [j for j in order if not items[j].is_global and asked[j] and (not top.is_global or not named[j])]
+    return [holding[0], *(j for j in order if j != holding[0])] if holding else order
+
+
+_HOW = re.compile(
+    r"怎么|怎样|如何|咋|在哪|哪里|步骤|\bhow (?:do|can|could|should|would) (?:i|you|we)\b|\bwhere\b|\bsteps?\b", re.I
+)
+
+
+def asks_how(text: str) -> bool:
+    """Whether the turn asks how or where to do something (answered by an FAQ, not by the user's figures)."""
+    return bool(_HOW.search(text))
+
+
+def _referent_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    if not (view.short and refers_back(view.text)) or not view.last_cited or re.search(r"\d", view.text):
+        return order  # not a bare reference (a number names its subject: "38的那个")
+    items = candidates.items
+    if candidates.column("named_turn").any() or (candidates.column("name_cover") >= 0.5).any():
+        return order  # the turn names its subject itself
+    cited, referent = candidates.column("cited_last"), candidates.column("cited_last_first")
+    first_cited = next((j for j in order if referent[j]), None)
+    if first_cited is None or not items[first_cited].is_global:
+        return order  # the referent is what the last reply was about: an FAQ or a product
+    # what the dialog talks about: the turn, the last two user turns, the names of the items cited last
+    said = " ".join([view.text, *view.previous[-2:], *(item_head(items[j]) for j in order if cited[j])])
+    spoken = _fragments(said, name_only=False)
+    objects = {f for name in catalogue for f in _fragments(name)}  # what product names are made of
+
+    def stranger(j: int) -> bool:  # an item mostly about another kind of thing than the one talked about
+        named = _fragments(item_head(items[j])) & objects
+        return items[j].is_global and not cited[j] and len(named - spoken) * 2 > len(named)
+
+    above = [j for j in order[: order.index(first_cited)] if stranger(j)]
+    if not above or order[0] not in above:
+        return order
+    rest = [j for j in order if j not in above]  # the strangers go right below the item cited last
+    at = rest.index(first_cited) + 1
+    return [*rest[:at], *above, *rest[at:]]
+
+
+def _own_instance_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge], query: str
+) -> list[int]:
+    if view.guest or not (own_turn(view.text) or own_turn(query)):
+        return order
+    items = candidates.items
+    top = items[order[0]]
+    if not top.is_global:
+        return order
+    asked = candidates.column("asked_attribute")
+    services = [j for j in order if not items[j].is_global and item_name(items[j])]
+    if top.source != SourceKind.FAQ:  # the catalogue product of one of the user's services
+        mine = [j for j in services if _product_of(items[j], catalogue) == top.id]
+        if mine and not (asked[order[0]] and not asked[mine[0]]):  # unless only the product holds what is asked
+            return [mine[0], *(j for j in order if j != mine[0])]
+    # a service of the user's that the turn names, holding the attribute asked for (its fee, its start date)
+    common = common_fragments(list(catalogue))
+    text = f"{view.text} {query}"
+    named = [j for j in services if asked[j] and mentions(item_name(items[j]), text, common)]
+    if named:
+        return [named[0], *(j for j in order if j != named[0])]
+    return order
+
+
+def _product_of(item: Knowledge, catalogue: Mapping[str, Knowledge]) -> str:
+    product = catalogue.get(item_name(item).lower())
+    return product.id if product is not None else ""
+
+
+def mentions(name: str, text: str, common: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` mentions ``name`` in part: a Chinese character pair of it, or an English word of it of
+    three letters or more, that is not ``common`` (fragments many names share, see ``common_fragments``)."""
+    return bool((_fragments(name) - common) & _fragments(text, name_only=False))
+
+
+def common_fragments(names: Sequence[str], most: int = 3) -> frozenset[str]:
+    """The name fragments (``mentions``) found in ``most`` or more of ``names``: "套餐", "plan", "data"."""
+    counts: dict[str, int] = {}
+    for name in names:
+        for fragment in _fragments(name):
+            counts[fragment] = counts.get(fragment, 0) + 1
+    return frozenset(f for f, n in counts.items() if n >= most)
+
+
+def _fragments(text: str, name_only: bool = True) -> set[str]:
+    text = text.lower()
+    pairs = {a + b for run in re.findall(r"[\u4e00-\u9fff]+", text) for a, b in pairwise(run)}
+    words = set(re.findall(r"[a-z]{3,}", text)) if name_only else set(re.findall(r"[a-z]+", text))
+    return pairs | words

@@ -1,0 +1,110 @@
+"""Structural corrections of the answer model's ranking (ragdial.pipeline.answer_order) on a small knowledge base
+of our own (a gym: memberships, classes, FAQs), and the knowledge base's unknown-term share
+(ragdial.pipeline.grounded.Relevance.unknown) that the policy head reads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragdial.pipeline.answer_features import CANDIDATE_FEATURES, Candidates, TurnView, catalogue_of
+from ragdial.pipeline.answer_order import common_fragments, mentions, reorder
+from ragdial.pipeline.grounded import Relevance
+from ragdial.schema import Knowledge, SourceKind
+
+
+def _faq(index: int, question: str, answer: str) -> Knowledge:
+    return Knowledge(f"faq:{index}", f"Question: {question}, Answer: {answer}", SourceKind.FAQ, {"question": question})
+
+
+def _product(index: int, name: str, rest: str) -> Knowledge:
+    return Knowledge(f"product:{index}", f"Service name: {name}, {rest}", SourceKind.PRODUCT, {"name": name})
+
+
+FREEZE_CLASS = _faq(0, "How do I freeze a class pass", "In the app open My Passes and tap Freeze.")
+LOCKER = _faq(1, "How do I rent a locker", "Ask at the desk; say STOP at the desk to end it.")
+JOIN = _faq(2, "How do I join the Gold Membership", "Bring an ID to the desk.")
+GOLD = _product(3, "Gold Membership", "Fee: 40 euro per month, Classes: all classes, Rules: 12 months minimum")
+PASS = _product(4, "Yoga Class Pass", "Fee: 10 euro per month, Classes: 4 yoga classes")
+SPIN = _product(5, "Spin Class Pass", "Fee: 12 euro per month, Classes: 4 spin classes")
+MINE = Knowledge(
+    "u1:local:0",
+    "Service name: Gold Membership, Fee: 40 euro per month, Start date: 1 May 2025",
+    SourceKind.USER_PROFILE,
+    scope="u1",
+)
+ITEMS = (FREEZE_CLASS, LOCKER, JOIN, GOLD, PASS, SPIN, MINE)
+CATALOGUE = catalogue_of(ITEMS)
+
+
+def _candidates(items, **columns) -> Candidates:
+    """Feature rows of ``items``, zero but for ``columns`` (name → one value per item)."""
+    rows = np.zeros((len(items), len(CANDIDATE_FEATURES)))
+    for name, values in columns.items():
+        rows[:, CANDIDATE_FEATURES.index(name)] = values
+    return Candidates(tuple(items), rows)
+
+
+def _ids(order, candidates):
+    return [candidates.items[j].id for j in order]
+
+
+def test_a_bare_reference_stays_with_what_the_last_reply_was_about():
+    # "how do I cancel it?" after the locker FAQ: the generic class-pass FAQ names another kind of thing
+    view = TurnView("how do I cancel it?", ("how do I rent a locker",), (("faq:1",),), language="en")
+    candidates = _candidates(
+        (FREEZE_CLASS, LOCKER, PASS), cited_last=[0, 1, 0], cited_last_first=[0, 1, 0], head_cover_dialog=[0, 1, 0]
+    )
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates) == ["faq:1", "faq:0", "product:4"]
+
+
+def test_a_reference_that_names_its_subject_or_follows_a_profile_figure_is_left_alone():
+    candidates = _candidates((FREEZE_CLASS, LOCKER), cited_last=[0, 1], cited_last_first=[0, 1])
+    with_number = TurnView("how do I cancel the 10 one?", ("how do I rent a locker",), (("faq:1",),), language="en")
+    assert reorder([0, 1], candidates, with_number, CATALOGUE) == [0, 1]  # a number names its subject
+    named = _candidates((FREEZE_CLASS, LOCKER), cited_last=[0, 1], cited_last_first=[0, 1], name_cover=[0.6, 0])
+    plain = TurnView("how do I cancel it?", ("how do I rent a locker",), (("faq:1",),), language="en")
+    assert reorder([0, 1], named, plain, CATALOGUE) == [0, 1]
+    # the class pass was talked about: a class-pass FAQ is no stranger
+    about_pass = TurnView("how do I stop it?", ("is there a yoga class pass",), (("product:4",),), language="en")
+    passes = _candidates((FREEZE_CLASS, PASS), cited_last=[0, 1], cited_last_first=[0, 1])
+    assert reorder([0, 1], passes, about_pass, CATALOGUE) == [0, 1]
+
+
+def test_a_question_about_ones_own_service_cites_the_users_record_first():
+    candidates = _candidates((GOLD, MINE, PASS))
+    own = TurnView("is my membership the gold one?", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, own, CATALOGUE), candidates)[0] == "u1:local:0"
+    # not about one's own, or a guest: the product stays first
+    general = TurnView("is the gold membership good value?", language="en")
+    assert reorder([0, 1, 2], candidates, general, CATALOGUE) == [0, 1, 2]
+    guest = TurnView("is my membership the gold one?", guest=True, language="en")
+    assert reorder([0, 1, 2], candidates, guest, CATALOGUE) == [0, 1, 2]
+    # what is asked is only in the product (its classes): the product stays first
+    contents = _candidates((GOLD, MINE, PASS), asked_attribute=[1, 0, 0])
+    assert reorder([0, 1, 2], contents, own, CATALOGUE) == [0, 1, 2]
+
+
+def test_ones_own_service_named_in_the_turn_answers_over_an_faq_about_it():
+    view = TurnView("when did my gold membership start", language="en")
+    candidates = _candidates((JOIN, MINE), asked_attribute=[0, 1])
+    assert _ids(reorder([0, 1], candidates, view, CATALOGUE), candidates) == ["u1:local:0", "faq:2"]
+    not_held = _candidates((JOIN, MINE), asked_attribute=[0, 0])  # "how do I join": the record does not say
+    assert reorder([0, 1], not_held, TurnView("how do I join my gold membership", language="en"), CATALOGUE) == [0, 1]
+
+
+def test_a_name_is_mentioned_by_a_part_that_few_names_share():
+    names = ["Gold Membership", "Yoga Class Pass", "Spin Class Pass", "Boxing Class Pass"]
+    names += ["金卡会员", "瑜伽次卡", "动感单车次卡", "拳击次卡"]
+    common = common_fragments(names)
+    assert {"class", "pass", "次卡"} <= common and "gold" not in common
+    assert mentions("Gold Membership", "when does my gold one end", common)
+    assert not mentions("Yoga Class Pass", "is my class pass still valid", common)
+    assert mentions("金卡会员", "我的金卡什么时候到期", common) and not mentions("瑜伽次卡", "我的次卡还剩几次", common)
+
+
+def test_unknown_is_the_share_of_the_turns_terms_no_item_has():
+    relevance = Relevance(ITEMS)
+    assert relevance.unknown("how do I rent a locker") == 0.0
+    assert relevance.unknown("do you sell protein shakes") == 1.0
+    assert 0.0 < relevance.unknown("can I bring a friend to the spin class") < 1.0
+    assert relevance.unknown("") == 0.0
