@@ -79,6 +79,12 @@ create_mutants(1)
 """mutmut's first step alone (mutmut 3.8): write the mutants without running any test, so a sample can be drawn."""
 
 
+TIMEOUT_MULTIPLIER = 3.0
+"""mutmut stops a mutant after ``(t + 1) * multiplier * 2`` CPU seconds, ``t`` the wall time its tests took in the
+clean run (mutmut's default multiplier 15 let a mutant that makes a task dialog loop forever run for half an hour of
+CPU; CPU time does not grow with the machine's load, so 6x the clean run's wall time is still a wide margin)."""
+
+
 def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
@@ -101,6 +107,7 @@ def prepare(work: Path, modules: list[str]) -> None:
         f"pytest_add_cli_args = {_toml_list(['-p', 'no:randomly', '-p', 'no:cacheprovider', '-m', 'not slow'])}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         "use_git_change_detection = false\n"
+        f"timeout_multiplier = {TIMEOUT_MULTIPLIER}\n"
     )
     (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
 

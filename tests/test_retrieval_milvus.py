@@ -202,6 +202,8 @@ def test_a_collection_built_for_the_other_lexical_mode_is_rebuilt_or_named(tmp_p
     own.close()
     with pytest.raises(ConfigError, match="built for lexical: milvus, not ragdial"):
         RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", encoder=None)
+    with pytest.raises(ConfigError, match="retriever 'milvus': lexical must be one of ragdial, milvus, not 'bm25'"):
+        RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, lexical="bm25", encoder=None)
     rebuilt = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, encoder=None)  # build: missing
     assert rebuilt.stale() is None and rebuilt.count() == len(dstc.kb)
     rebuilt.close()
@@ -247,3 +249,11 @@ def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_p
     assert ranked == [hit.id for hit in local.retrieve(context, k=6).ranked if hit.score > 0]
     assert any(i.startswith("s") for i in ranked)  # the lodge's reviews, left out when scoped to the curry house
     reopened.close()
+
+
+def test_the_selection_is_the_configured_number_of_ranked_items_unless_asked_for_more(milvus):
+    hybrid, _, _ = milvus  # select: 1 (the config's default)
+    context = [user("I'm looking at Blue Harbor Inn."), Turn(Speaker.SYSTEM, "Nice."), user("Is there parking?")]
+    default = hybrid.retrieve(context, k=3)
+    assert len(default.ranked) >= 2 and default.selected == default.ranked[:1]
+    assert hybrid.retrieve(context, k=3, select=2).selected == default.ranked[:2]

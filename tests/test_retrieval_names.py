@@ -1,0 +1,167 @@
+"""Entity names with typing errors, a saved index's extra metadata, a cited item read back, the Milvus registry's
+build modes, and the transfer reranker's fallback and training errors: small hand-written cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragdial.components import BuildContext, ConfigError
+from ragdial.errors import RagdialError
+from ragdial.retrieval.base import ScoredKnowledge
+from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.entities import EntityTracker
+from ragdial.retrieval.hybrid import HybridRetriever
+from ragdial.retrieval.index import read_meta, save_index
+from ragdial.retrieval.transfer import best_fallback
+from ragdial.schema import Dataset, Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
+
+
+def named(*names: str) -> list[Knowledge]:
+    return [
+        Knowledge(f"k{i}", f"{name} is open daily", SourceKind.FAQ, {"entity": name}) for i, name in enumerate(names)
+    ]
+
+
+def test_a_long_one_word_name_is_found_with_two_neighbouring_letters_swapped():
+    tracker = EntityTracker(named("Gardenia", "Bloom"))
+    assert tracker.find("is the gardenai open late?") == ["Gardenia"]  # "ia" typed "ai"
+    # two letters swapped that are not neighbours is two errors, not one
+    assert tracker.find("is the gardinea open late?") == []
+
+
+def test_a_one_word_name_of_six_letters_forgives_a_typo_and_one_of_five_does_not():
+    tracker = EntityTracker(named("Nandos", "Bloom"))
+    assert tracker.find("book a table at nandso please") == ["Nandos"]
+    assert tracker.find("book a table at blom please") == []  # "bloom" is too short to guess at
+    assert tracker.find("book a table at bloom please") == ["Bloom"]
+
+
+def test_a_misspelt_one_word_name_before_street_is_an_address():
+    tracker = EntityTracker(named("Gardenia"))
+    assert tracker.find("the shop on gardenai street") == []
+    assert tracker.find("the shop on gardenai please") == ["Gardenia"]
+
+
+def test_a_cited_item_is_read_back_with_its_score():
+    item = Knowledge("f1", "Parking is free", SourceKind.FAQ, {"entity": "Bell Inn"}, scope="dialog-3")
+    back = ScoredKnowledge.from_dict(ScoredKnowledge(item, 0.75).to_dict())
+    assert (back.item.id, back.item.text, back.item.source, back.item.scope, back.score) == (
+        "f1",
+        "Parking is free",
+        SourceKind.FAQ,
+        "dialog-3",
+        0.75,
+    )
+    assert back.item.fields == {}  # the cited form has no structured fields
+    assert ScoredKnowledge.from_dict({"id": "a", "source": "faq", "text": "t", "score": "high"}).score == 0.0
+
+
+def test_a_saved_index_keeps_the_extra_metadata_it_was_given(tmp_path):
+    retriever = HybridRetriever(KnowledgeBase(named("Gardenia", "Bloom")), RetrieverConfig(encoder=None))
+    save_index(retriever, tmp_path / "index", extra={"dataset": "hand-written", "split": "dev"})
+    meta = read_meta(tmp_path / "index")
+    assert (meta["dataset"], meta["split"], meta["items"], meta["encoder"]) == ("hand-written", "dev", 2, None)
+
+
+def test_the_milvus_registry_refuses_an_unknown_build_mode_before_connecting(tmp_path):
+    from ragdial.retrieval.registry import milvus
+
+    ctx = BuildContext(Dataset("demo", "val", "en", KnowledgeBase(named("Gardenia")), [], []), "en")
+    with pytest.raises(ConfigError, match=r"build must be one of missing, always, never, not 'sometimes'"):
+        milvus(ctx, str(tmp_path / "absent" / "kb.db"), build="sometimes")
+
+
+def test_the_fallback_of_a_single_unsure_wrong_query_is_the_lowest_that_keeps_the_given_order():
+    # the reranker puts item 1 first at 0.12, but item 0 (first in the given order) is gold: from fallback 0.15 on,
+    # the given order is kept (MRR 1 instead of 1/2)
+    assert best_fallback([np.array([0.1, 0.12])], [np.array([True, False])]) == 0.15
+
+
+def test_training_a_transfer_reranker_without_gold_knowledge_says_so():
+    from ragdial.retrieval import transfer
+
+    retriever = HybridRetriever(KnowledgeBase(named("Gardenia", "Bloom")), RetrieverConfig(encoder=None))
+    chitchat = Example("d1:1", "d1", 1, [Turn(Speaker.USER, "hello there")], needs_knowledge=False, response="Hi!")
+    with pytest.raises(RagdialError, match="no knowledge-seeking examples with gold knowledge to train the reranker"):
+        transfer.train(retriever, [chitchat])
+
+
+def _hotel_examples() -> tuple[KnowledgeBase, list[Example]]:
+    kb = KnowledgeBase(
+        Knowledge(f"{e[0]}{a}", f"{e} {a} info", SourceKind.FAQ, {"entity": e})
+        for e in ("Gardenia", "Bloom")
+        for a in ("parking", "wifi")
+    )
+    asked = [("Gardenia", "parking"), ("Gardenia", "wifi"), ("Bloom", "parking"), ("Bloom", "wifi")] * 2
+    examples = [
+        Example(
+            f"d{i}:2",
+            f"d{i}",
+            2,
+            [Turn(Speaker.USER, f"hello {i}"), Turn(Speaker.SYSTEM, "hi"), Turn(Speaker.USER, f"does {e} have {a}?")],
+            needs_knowledge=True,
+            knowledge_ids=[f"{e[0]}{a}"],
+        )
+        for i, (e, a) in enumerate(asked)
+    ]
+    return kb, examples
+
+
+def test_widening_trains_the_transfer_reranker_on_the_unscoped_candidates_too():
+    from ragdial.retrieval import transfer
+
+    kb, examples = _hotel_examples()
+    scoped = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=True))
+    # scoped, each of the 8 questions has the 2 items of the hotel it names; unscoped, all 4 items
+    wide = transfer.train(scoped, examples, rounds=3, folds=2, widen=True).info
+    assert wide == {"queries": 8, "rows": 8 * (2 + 4), "positives": 8 * 2, "rounds": 3, "widen": True}
+    narrow = transfer.train(scoped, examples, rounds=3, folds=2, widen=False).info
+    assert narrow == {"queries": 8, "rows": 8 * 2, "positives": 8, "rounds": 3, "widen": False}
+    unscoped = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
+    assert transfer.train(unscoped, examples, rounds=3, folds=2, widen=True).info["rows"] == 8 * 4  # nothing to widen
+
+
+def test_the_focus_carries_only_the_given_number_of_turns_before_the_last_naming_one():
+    tracker = EntityTracker(named("Gardenia", "Bloom", "Acorn House"))
+    context = [
+        Turn(Speaker.USER, "Is Gardenia nice?"),
+        Turn(Speaker.USER, "What about Bloom?"),
+        Turn(Speaker.USER, "And Acorn House?"),
+        Turn(Speaker.USER, "Does it have parking?"),
+    ]
+    assert tracker.focus(context) == ["Acorn House"]
+    assert tracker.focus(context, carry_turns=1) == ["Acorn House", "Bloom"]  # not Gardenia, two turns back
+    assert tracker.focus(context, carry_turns=5) == ["Acorn House", "Gardenia", "Bloom"]
+
+
+def test_a_knowledge_base_is_chinese_when_most_of_its_texts_are():
+    from ragdial.retrieval.milvus import language_of
+
+    zh = [Knowledge(f"z{i}", text, SourceKind.FAQ) for i, text in enumerate(["停车免费", "早餐七点开始", "Wifi free"])]
+    assert language_of(KnowledgeBase(zh)) == "zh"
+    en = [*zh[2:], Knowledge("e1", "Pets are welcome", SourceKind.FAQ), Knowledge("z9", "可以带宠物", SourceKind.FAQ)]
+    assert language_of(KnowledgeBase(en)) == "en"  # one Chinese text of three
+
+
+def test_a_saved_index_is_memory_mapped_unless_asked_not_to_be(tmp_path):
+    from ragdial.retrieval.registry import index
+
+    kb = KnowledgeBase(named("Gardenia", "Bloom"))
+    save_index(HybridRetriever(kb, RetrieverConfig(encoder="hash")), tmp_path / "index")
+    ctx = BuildContext(Dataset("demo", "val", "en", kb, [], []), "en")
+    assert isinstance(index(ctx, str(tmp_path / "index")).vectors, np.memmap)
+    assert not isinstance(index(ctx, str(tmp_path / "index"), mmap=False).vectors, np.memmap)
+
+
+def test_a_reranker_trained_on_fewer_dialogs_than_folds_scores_the_interaction_in_sample():
+    from ragdial.retrieval import rerank
+
+    kb, examples = _hotel_examples()
+    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
+    model = rerank.train(retriever, examples[:4], rounds=3, folds=5)  # 4 dialogs < 5 folds: no held-out fold
+    assert model.interaction is not None and (model.threshold, model.relative) == (0.5, 0.0)
+    with pytest.raises(
+        RagdialError, match=r"^no knowledge-seeking examples with gold knowledge to train the reranker on$"
+    ):
+        rerank.train(retriever, [Example("d9:1", "d9", 1, [Turn(Speaker.USER, "hello")], needs_knowledge=False)])
