@@ -25,8 +25,10 @@ Systems, each in its own process (so its peak memory is its own):
   process with ``write_index`` from the stream of synthetic items (never all in memory: items to ``items.jsonl``,
   BM25 from token ids, the vectors, the faiss dense index above ``prune_above`` items); served by another that loads
   it memory-mapped (``load_index``, what ``retriever: {name: index, path: …}`` serves) and answers the queries.
-- ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file): BM25 by Milvus' analyzer, FLAT inner
-  product on the same vectors, RRF by ``hybrid_search``. Peak memory adds the milvus-lite server process.
+- ``milvus``: ragdial's ``MilvusRetriever`` on milvus-lite (a local file), or on the Milvus server ``--milvus-uri``
+  names (a collection ``ragdial_scaling_<size>``, dropped after): BM25 over ragdial's tokens and FLAT inner product
+  on the same vectors, each query turn searched and fused as in-process. Peak memory adds the milvus-lite server
+  process (a remote server's is not seen).
 Build steps stream the items in chunks with a text progress bar on stderr; the vectors are written to a ``.npy``
 chunk by chunk and read back the same way (so the build's peak memory is ragdial's, not pages of the matrix).
 
@@ -389,7 +391,9 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
             vectors = _vectors(vectors_path, base_vectors, args.size, args.seed, label)
         build["vectors (synthetic)"] = time.perf_counter() - start
         start = time.perf_counter()
-        retriever = MilvusRetriever(str(work / "milvus.db"), config=RetrieverConfig(fusion="rrf"), language="en")
+        uri = args.milvus_uri or str(work / "milvus.db")
+        collection = f"ragdial_scaling_{args.size}"
+        retriever = MilvusRetriever(uri, collection, config=RetrieverConfig(fusion="rrf"), language="en")
         bar = Bar(f"{label}: insert", len(items))
         retriever.build(KnowledgeBase(items), batch_size=1000, vectors=vectors, progress=bar)
         build["insert"] = time.perf_counter() - start
@@ -410,6 +414,8 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         del items
         row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
         row.update(peak_mb(descendants()))
+        if args.milvus_uri:
+            retriever.client.drop_collection(collection)
         retriever.close()
     else:
         raise SystemExit(f"unknown system {args.system!r}")
@@ -437,6 +443,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=None, help="seconds of queries per system and size (>= 10)")
     parser.add_argument("--agreement", type=int, default=30, help="queries also ranked exactly, to compare")
     parser.add_argument("--out", type=Path, default=DOCS / "retrieval_scaling.json")
+    parser.add_argument("--milvus-uri", default="", help="a Milvus server (http://host:19530) instead of milvus-lite")
     parser.add_argument("--child", dest="system", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -478,6 +485,8 @@ def main() -> None:
             command = [sys.executable, __file__, "--child", system, "--size", str(size), "--work", str(args.work)]
             command += ["--data", str(args.data), "--seed", str(args.seed)]
             command += ["--agreement", str(args.agreement)]
+            if args.milvus_uri:
+                command += ["--milvus-uri", args.milvus_uri]
             if args.budget is not None:
                 command += ["--budget", str(args.budget)]
             start = time.perf_counter()

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from ragdial.paths import data_root
+from task_dialogs import small_travel_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NO_DATA = Path(__file__).parent / "fixtures" / "no-shared-data-without-the-shared_data-marker"
@@ -109,3 +110,10 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
     yield urlsplit(postgres_server)._replace(path=f"/{name}").geturl()
     with psycopg.connect(postgres_server, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def travel_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small generated travel database of ``task_dialogs``, one per test module (the task tests open scratch
+    copies of it; the few that write to it directly only see their own module's writes)."""
+    return small_travel_db(tmp_path_factory.mktemp("travel-db"))

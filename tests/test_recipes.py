@@ -171,7 +171,12 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
             "dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.name=transfer", "reranker.aux_encoder=3"]
         )
     with pytest.raises(RagdialError, match=r"reranker \(in_domain\): unknown option 'aux_encoder'"):
-        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.aux_encoder=minilm"])
+        train(
+            "dstc9",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "s",
+            [*FAST, "reranker.name=in_domain", "reranker.aux_encoder=minilm"],
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -197,9 +202,12 @@ def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path
     assert every.fold is None and every.result.counts["examples"] == info["examples"] + info["examples_left_out"]
 
 
-def test_dstc9_recipe_answers_dstc9_data_trained_on_dstc11_logs(tmp_path: Path) -> None:
-    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST)
+def test_dstc9_recipe_with_the_in_domain_parts_answers_dstc9_data(tmp_path: Path) -> None:
+    """The DSTC11-style parts (not the default since session 5) are two overrides away."""
+    in_domain = ["detector.name=knowledge_seeking", "reranker.name=in_domain"]
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, *in_domain])
     done = run("dstc9", system, DSTC9, tmp_path / "run")
+    assert done.components["detector"] != "ZeroShotDetector" and (system / "reranker" / "reranker.json").is_file()
     assert done.scored and "labels.json format ok" in done.result.checks[0]
     labels = json.loads((tmp_path / "run" / "labels.json").read_text())
     assert all("doc_type" not in k for entry in labels for k in entry.get("knowledge", []))
@@ -301,7 +309,11 @@ def test_dstc9_recipe_on_the_shared_knowledge(shared_data: Path, tmp_path: Path)
     dstc9.mkdir()
     (dstc9 / "knowledge.json").symlink_to(shared_path(shared_data, "dstc9_track1") / "knowledge.json")
     (dstc9 / "dev").symlink_to(WRITTEN_DEV)
-    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", FAST)
+    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash"]
+    system = train("dstc9", [f"dstc11:{root}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    # the training KB's own questions are scored for the per-KB threshold calibration at run time
+    meta = json.loads((system / "detector" / "model.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["kb_calibration"]["questions"] >= 20 and len(meta["kb_calibration"]["quantiles"]) == 101
     done = run("dstc9", system, dstc9, tmp_path / "run", split="dev")
     assert done.scored and "labels.json format ok: 36 instances" in done.result.checks[0]
 
@@ -350,20 +362,20 @@ def test_the_default_system_folder_is_found_by_run(tmp_path: Path, monkeypatch: 
 
 
 def test_dstc9_recipe_with_the_zero_shot_detector_and_the_transfer_reranker(tmp_path: Path) -> None:
-    """`--set detector.name=zero_shot --set reranker.name=transfer`: trained on DSTC11-format logs, matched against
-    the DSTC9 test root's own knowledge at run time; a reranker trained before is taken with `reranker.path`."""
-    zero_shot = ["detector.name=zero_shot", "detector.embedding=hash", "reranker.name=transfer"]
-    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, *zero_shot])
+    """The default (issue 20's parts): trained on DSTC11-format logs, matched against the DSTC9 test root's own
+    knowledge at run time; a reranker trained before is taken with `reranker.path`."""
+    fast = [*FAST, "detector.embedding=hash"]
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", fast)
     config = (system / "system.yaml").read_text(encoding="utf-8")
     assert "name: zero_shot" in config and (system / "reranker" / "transfer.json").is_file()
     done = run("dstc9", system, DSTC9, tmp_path / "run")
     assert done.scored and "labels.json format ok" in done.result.checks[0]
     assert done.components["detector"] == "ZeroShotDetector"
     assert any(prediction_of(r).needs_knowledge for r in done.result.predictions.values())
-    again = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s2", [*FAST, f"reranker.path={system / 'reranker'}"])
+    again = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s2", [*fast, f"reranker.path={system / 'reranker'}"])
     assert (again / "reranker" / "transfer.json").read_text() == (system / "reranker" / "transfer.json").read_text()
     with pytest.raises(RagdialError, match=r"reranker\.path"):
-        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, f"reranker.path={tmp_path}"])
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*fast, f"reranker.path={tmp_path}"])
     with pytest.raises(RagdialError, match=r"reranker\.name must be one of in_domain, transfer"):
         train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s3", [*FAST, "reranker.name=lgbm"])
     with pytest.raises(RagdialError, match="name must be one of knowledge_seeking, zero_shot, not 'zeroshot'"):

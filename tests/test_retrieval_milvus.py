@@ -202,6 +202,8 @@ def test_a_collection_built_for_the_other_lexical_mode_is_rebuilt_or_named(tmp_p
     own.close()
     with pytest.raises(ConfigError, match="built for lexical: milvus, not ragdial"):
         RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", encoder=None)
+    with pytest.raises(ConfigError, match="retriever 'milvus': lexical must be one of ragdial, milvus, not 'bm25'"):
+        RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, lexical="bm25", encoder=None)
     rebuilt = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, encoder=None)  # build: missing
     assert rebuilt.stale() is None and rebuilt.count() == len(dstc.kb)
     rebuilt.close()

@@ -10,17 +10,12 @@ import pytest
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import read_item
-from task_dialogs import small_travel_db, talk
-
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
+from task_dialogs import talk
 
 
 @pytest.fixture(params=["learned", "rules"])
-def branch(request, db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True), acts=request.param)
+def branch(request, travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True), acts=request.param)
 
 
 def offers(reply: str) -> list[dict]:
@@ -158,8 +153,8 @@ def test_this_weekend_and_early_flights(branch):
         assert "出发时段" in turn.reply and turn.booked is None
 
 
-def test_rebook_is_all_or_nothing(db_path):
-    db = TravelDB(db_path, scratch=True)
+def test_rebook_is_all_or_nothing(travel_db_path):
+    db = TravelDB(travel_db_path, scratch=True)
     a, b = db.search("train", {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"}, limit=2)
     number = db.book("train", a, a["date"], "a", quantity=2)
     assert number is not None

@@ -14,17 +14,12 @@ from ragdial.task.dbgen import generate
 from ragdial.task.goals import sample_goals, satisfies
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import InProcessChannel, read_item, run_dialog, summarise
-from task_dialogs import TODAY, small_travel_db, talk
-
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
+from task_dialogs import TODAY, talk
 
 
 @pytest.fixture
-def branch(db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True))
+def branch(travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True))
 
 
 def test_generator_is_seeded(tmp_path):
@@ -36,17 +31,17 @@ def test_generator_is_seeded(tmp_path):
     assert all(r["price"] <= s["price"] for r, s in itertools.pairwise(rows_a))
 
 
-def test_database_urls(db_path):
-    assert sqlite_target(f"sqlite:///{db_path}") == str(db_path)
-    assert TravelDB(f"sqlite:///{db_path}").dates()[0] == "2026-12-01"
+def test_database_urls(travel_db_path):
+    assert sqlite_target(f"sqlite:///{travel_db_path}") == str(travel_db_path)
+    assert TravelDB(f"sqlite:///{travel_db_path}").dates()[0] == "2026-12-01"
     with pytest.raises(RagdialError, match="only sqlite"):
         TravelDB("postgresql://localhost/travel")
     with pytest.raises(RagdialError, match="make-db"):
         TravelDB("/nonexistent/travel.sqlite")
 
 
-def test_empty_results(db_path):
-    db = TravelDB(db_path)
+def test_empty_results(travel_db_path):
+    db = TravelDB(travel_db_path)
     assert db.search("flight", {"dep_city": "苏州", "arr_city": "北京"}) == []  # 苏州 has no airport
     assert db.search("train", {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02", "max_price": 1}) == []
     assert db.search("hotel", {"city": "北京", "date": "2030-01-01"}) == []
@@ -135,8 +130,8 @@ def test_english_dialog(branch):
     assert turns[2].booked and "Booked" in turns[2].reply
 
 
-def test_simulator_on_a_few_goals(db_path):
-    db = TravelDB(db_path, scratch=True)
+def test_simulator_on_a_few_goals(travel_db_path):
+    db = TravelDB(travel_db_path, scratch=True)
     goals = sample_goals(db, 8, seed=6, today=TODAY)
     # the goals are seeded: the same kinds every run, and a sub-goal is meant to fail exactly when no row fits
     assert [g.kind for g in goals] == [
@@ -167,14 +162,14 @@ def test_simulator_on_a_few_goals(db_path):
             assert len(result.bookings) == sum(not s.expect_fail for s in result.goal.subgoals)
 
 
-def test_intent_classifier_routes_only_before_a_task(db_path):
+def test_intent_classifier_routes_only_before_a_task(travel_db_path):
     calls = []
 
     def classifier(text):
         calls.append(text)
         return "flight" if "走" in text else "chat"
 
-    branch = TaskBranch(TravelDB(db_path, scratch=True), intent=classifier)
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True), intent=classifier)
     turns = talk(branch, "明天想从北京走，去上海", "从北京走")
     assert turns[0].state["domain"] == "flight" and "请问您要订哪一个" in turns[0].reply
     assert calls == ["明天想从北京走，去上海"]  # mid-task the classifier is not asked
@@ -194,7 +189,7 @@ def test_same_city_twice_does_not_loop(branch):
     assert turns[2].state["slots"]["dep_city"] == "上海" and turns[2].state["slots"]["arr_city"] == "西安"
 
 
-def test_http_channel_speaks_the_chat_completions_api(db_path):
+def test_http_channel_speaks_the_chat_completions_api(travel_db_path):
     """The simulator over HTTP against a stand-in server with the service's request/response shape."""
     import uuid
 
@@ -203,7 +198,7 @@ def test_http_channel_speaks_the_chat_completions_api(db_path):
 
     from ragdial.task.http_channel import HttpChannel
 
-    branch = TaskBranch(TravelDB(db_path, scratch=True))
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
     sessions: dict[str, dict] = {}
     app = FastAPI()
 
@@ -214,7 +209,7 @@ def test_http_channel_speaks_the_chat_completions_api(db_path):
         sessions[sid] = turn.state
         return {"choices": [{"message": {"role": "assistant", "content": turn.reply}}], "ragdial": {"session_id": sid}}
 
-    db = TravelDB(db_path, scratch=True)
+    db = TravelDB(travel_db_path, scratch=True)
     goals = sample_goals(db, 3, seed=11, today=TODAY)
     channel = HttpChannel("http://testserver", client=TestClient(app))
     results = [run_dialog(g, channel, branch.db, TODAY, seed=g.id) for g in goals]

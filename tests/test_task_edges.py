@@ -13,7 +13,7 @@ from ragdial.task.acts import Context, understand
 from ragdial.task.db import TravelDB
 from ragdial.task.goals import Goal, SubGoal
 from ragdial.task.manager import TaskBranch
-from task_dialogs import TODAY, small_travel_db, talk
+from task_dialogs import TODAY, talk
 
 OFFERS = {
     "domain": "flight",
@@ -26,29 +26,24 @@ OFFERS = {
 }
 
 
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
-
-
 @pytest.fixture
-def branch(db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True))
+def branch(travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True))
 
 
 @pytest.mark.parametrize(
     ("text", "clock"),
     [("十点三刻那班", "10:45"), ("要十点一刻的", "10:15"), ("十点半的", "10:30"), ("就十点那班", "10:00")],
 )
-def test_choosing_by_a_quarter_or_half_hour(db_path, text, clock):
-    gaz = TravelDB(db_path).gazetteer()
+def test_choosing_by_a_quarter_or_half_hour(travel_db_path, text, clock):
+    gaz = TravelDB(travel_db_path).gazetteer()
     assert [(a.act, a.slots) for a in understand(text, Context(**OFFERS), gaz, TODAY)] == [
         ("select", {"dep_time": clock})
     ]
 
 
-def test_flight_search_keeps_the_airline_asked_for(db_path):
-    db = TravelDB(db_path)
+def test_flight_search_keeps_the_airline_asked_for(travel_db_path):
+    db = TravelDB(travel_db_path)
     route = {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"}
     every = db.search("flight", route, limit=50)
     airlines = {row["airline"] for row in every}

@@ -13,7 +13,7 @@ from ragdial.task import act_model as M
 from ragdial.task.acts import Act, Context, no_yes_in_questions
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
-from task_dialogs import TODAY, small_travel_db, talk
+from task_dialogs import TODAY, talk
 
 QUESTIONS = [
     "嗯？",
@@ -59,14 +59,9 @@ YESES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
-
-
 @pytest.fixture(params=["learned", "rules"])
-def branch(request, db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True), acts=request.param)
+def branch(request, travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True), acts=request.param)
 
 
 def _read_back(branch):
@@ -144,9 +139,9 @@ def test_a_question_during_a_cancel_read_back_cancels_nothing(branch):
     assert done.state["bookings"][0]["status"] == "cancelled"
 
 
-def test_the_learned_reader_cannot_turn_a_question_into_a_yes(db_path):
+def test_the_learned_reader_cannot_turn_a_question_into_a_yes(travel_db_path):
     """Whatever the model says (here a stand-in sure of a yes), a question is no confirmation."""
-    gaz = TravelDB(db_path).gazetteer()
+    gaz = TravelDB(travel_db_path).gazetteer()
     sure = SimpleNamespace(
         config=SimpleNamespace(margin=0.0),
         probabilities=lambda items: [{**dict.fromkeys(M.LABELS, 0.0), "confirm": 0.99} for _ in items],

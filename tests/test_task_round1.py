@@ -10,17 +10,12 @@ import pytest
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import read_item
-from task_dialogs import small_travel_db, talk
-
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
+from task_dialogs import talk
 
 
 @pytest.fixture(params=["learned", "rules"])
-def branch(request, db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True), acts=request.param)
+def branch(request, travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True), acts=request.param)
 
 
 def offers(reply: str) -> list[dict]:

@@ -10,17 +10,12 @@ from ragdial.task import replies as R
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import read_item
-from task_dialogs import small_travel_db, talk
-
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
+from task_dialogs import talk
 
 
 @pytest.fixture(params=["learned", "rules"])
-def branch(request, db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True), acts=request.param)
+def branch(request, travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True), acts=request.param)
 
 
 def offers(reply: str) -> list[dict]:
@@ -238,3 +233,10 @@ def test_a_choice_and_its_yes_with_a_hotel_request_books_with_either_reader(bran
 def test_a_refused_window_with_the_window_wanted_next_to_it(branch):
     turns = talk(branch, "后天下午北京飞上海", "下午那些都不行，我得上午走")
     assert turns[-1].state["slots"].get("period") == "上午"
+
+
+def test_insisting_on_the_conditions_that_have_none_is_answered(branch):
+    turns = talk(branch, NO_DAWN_TRAIN, "不是，我就要凌晨的高铁")
+    turn = turns[-1]
+    assert "确实没有" in turn.reply and "想改哪个条件" not in turn.reply
+    assert turn.state["open"] == "offer_alternative" and offers(turn.reply)

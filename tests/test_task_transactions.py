@@ -9,17 +9,12 @@ import pytest
 from ragdial.task.acts import Context, understand
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
-from task_dialogs import TODAY, small_travel_db, talk
-
-
-@pytest.fixture(scope="module")
-def db_path(tmp_path_factory):
-    return small_travel_db(tmp_path_factory.mktemp("db"))
+from task_dialogs import TODAY, talk
 
 
 @pytest.fixture
-def branch(db_path):
-    return TaskBranch(TravelDB(db_path, scratch=True))
+def branch(travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True))
 
 
 def _seats(branch, booking):

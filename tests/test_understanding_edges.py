@@ -66,6 +66,11 @@ def test_the_zero_shot_recipe():
     assert (model.head.mode, model.head.c, model.head.threshold) == ("binary", 4.0, 0.5)
     masked = [b for b in model.blocks if isinstance(b, ActNgrams)]
     assert [b.system_share for b in masked] == [0.002]  # the <sys> mask is on by default
+    # the defaults follow the training KB's language: a Chinese KB keeps C 1 and no <sys> mask
+    chinese = zero_shot_detector([Knowledge("k1", "白云寺 门票 20元", SourceKind.KG_TRIPLE, {})], encoder="hash")
+    assert chinese.head.c == 1.0 and [b.system_share for b in chinese.blocks if isinstance(b, ActNgrams)] == [0.0]
+    english = zero_shot_detector(["Pets are allowed for a small fee."], encoder="hash", c=2.0)
+    assert english.head.c == 2.0 and [b.system_share for b in english.blocks if isinstance(b, ActNgrams)] == [0.002]
 
 
 def test_new_classifier_passes_the_embedding_and_the_knowledge_on():

@@ -289,6 +289,11 @@ def _classifier(
         step(f"training the {task} classifier on {len(contexts)} turns")
         model = new_classifier(task, learn, None if embedding == "none" else embedding, knowledge, threshold)
     model.fit(contexts, targets)
+    if name == "zero_shot":  # the training KB's own questions: the per-KB threshold calibration at run time needs them
+        from ragdial.understanding.kb_calibration import fit_reference
+
+        step(f"scoring the {len(learn.kb)} training knowledge items' own questions for the per-KB calibration")
+        fit_reference(model, list(learn.kb))
     model.save(folder)
     seconds[task] = time.perf_counter() - started
     if task == "api_query":

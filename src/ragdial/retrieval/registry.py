@@ -81,10 +81,12 @@ def milvus(
     import sys
 
     from ragdial.retrieval.config import RetrieverConfig
-    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.retrieval.milvus import LEXICAL, MilvusRetriever
 
     if build not in BUILD_MODES:
         raise ConfigError(f"retriever 'milvus': build must be one of {', '.join(BUILD_MODES)}, not {build!r}")
+    if lexical not in LEXICAL:
+        raise ConfigError(f"retriever 'milvus': lexical must be one of {', '.join(LEXICAL)}, not {lexical!r}")
     name = collection or f"ragdial_{ctx.language}"
     from ragdial.retrieval.rerank import load_reranker
 

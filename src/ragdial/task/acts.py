@@ -950,6 +950,9 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     acts = _post(acts, ctx, raw)
+    if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
+        # 不是，我要上午的: the alternative refused and the conditions said again, which have none
+        acts.append(Act("request", {"availability": "?"}))
     said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope

@@ -758,6 +758,8 @@ class TaskBranch:
                 turn.prompted = True
             return
         if state["open"] == "offer_alternative":
+            if any(a.slots.get("availability") for a in rest):
+                return  # insisting on the conditions: answered (none), and the alternative stays on offer
             state["suggestion"] = None
             state["open"] = "change"  # the request stays under way: 太贵了，改坐高铁吧 keeps the route
             if not any(a.act in ("inform", "modify") for a in rest):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ragdial.errors import RagdialError
 from ragdial.schema import Dataset, Knowledge, Turn
+from ragdial.text.tokenize import detect_language
 from ragdial.understanding.features import (
     FeatureBlock,
     KnowledgeMatch,
@@ -92,25 +93,40 @@ def turn_detector(
     return TextClassifier("detector", blocks, LinearHead("binary", "logistic", c=c, threshold=threshold))
 
 
+ZERO_SHOT_DEFAULTS = {"en": (4.0, 0.002), "zh": (1.0, 0.0)}
+"""The zero-shot detector's (C, system_share) per training-KB language."""
+
+
+def _item_text(item: str | Knowledge) -> str:
+    return item if isinstance(item, str) else item.text
+
+
 def zero_shot_detector(
     knowledge: Sequence[str | Knowledge] = (),
     encoder: str = "use",
-    c: float = 4.0,
+    c: float | None = None,
     threshold: float = 0.5,
     ngrams: bool = True,
     embedding: str | None = None,
     ngram_weight: float = 1.0,
     ngram_views: Sequence[str] = ("last_user",),
-    system_share: float = 0.002,
+    system_share: float | None = None,
 ) -> TextClassifier:
     """A knowledge-conditioned detector that carries to domains never trained on: how well the turn matches the
     knowledge base and dialog-act cues (:class:`KnowledgeCues`), plus masked word n-grams of the last user and
     system turns (:class:`ActNgrams`, content words masked as ``<sys>`` when the training dialogs' system turns use
     them, in at least ``system_share`` of them); no feature reads a content word (unless ``embedding`` adds a
     sentence embedding of the last user turn). Call ``set_knowledge`` with the
-    deployment KB before predicting on another domain. ``c`` 4 and ``system_share`` 0.002 were chosen on DSTC11
-    leave-one-domain-out (val); KdConv cross-domain detection was better with the earlier ``c=1``,
-    ``system_share=0`` (docs/benchmarks/zero_shot.md)."""
+    deployment KB before predicting on another domain.
+
+    Unset ``c`` / ``system_share`` follow the training KB's language (:data:`ZERO_SHOT_DEFAULTS`, as measured in
+    docs/benchmarks/zero_shot.md): English 4 / 0.002, chosen on DSTC11 leave-one-domain-out (val), whose
+    MultiWOZ-style system turns talk about a database; Chinese 1 / 0 (no ``<sys>`` mask), which detected better on
+    KdConv cross-domain."""
+    language = detect_language(" ".join(_item_text(i) for i in list(knowledge)[:200])) if knowledge else "en"
+    default_c, default_share = ZERO_SHOT_DEFAULTS[language]
+    c = default_c if c is None else c
+    system_share = default_share if system_share is None else system_share
     cues = KnowledgeCues(encoder)
     cues.set_knowledge(knowledge)
     blocks: list[FeatureBlock] = [cues]
