@@ -195,8 +195,11 @@ class Prefers(Fixed):
 def test_an_option_is_chosen_by_its_code_or_its_brand_as_asked():
     goal = Goal(4, "train", [SubGoal("train", {"dep_city": "北京", "arr_city": "上海"})])
     user = UserSimulator(goal, TODAY, Prefers("code"))
-    user.options = [read_item("1. G101 12月2日 08:00北京南→12:30上海虹桥 二等座 553元")]  # type: ignore[list-item]
-    assert user._select(user.options[0]) == "G101那个"  # the dev bank's first code template
+    user.options = [
+        read_item("1. G101 12月2日 08:00北京南→12:30上海虹桥 二等座 553元"),  # type: ignore[list-item]
+        read_item("2. G105 12月2日 09:00北京南→13:30上海虹桥 二等座 553元"),  # type: ignore[list-item]
+    ]
+    assert user._select(user.options[0]) == "G101那个"  # the dev bank's first code template (the price is shared)
     hotel = Goal(5, "hotel", [SubGoal("hotel", {"city": "上海"})])
     user = UserSimulator(hotel, TODAY, Prefers("brand"))
     user.options = [
@@ -279,3 +282,55 @@ def test_the_phrase_bank_takes_the_dev_halfs_chinese_lines_by_kind(tmp_path):
     assert phrases.by_kind["select_code"] == ["要{code}那趟"]
     assert phrases.by_kind["select_ordinal"] == ["选第{n}个"]
     assert phrases.by_kind["modify_date"] == ["改成{date}吧"]
+
+
+class Last(Fixed):
+    """A fixed rng whose ``choice`` takes the last of the sequence."""
+
+    def choice(self, seq):
+        return seq[-1]
+
+
+def test_a_hotel_date_is_answered_as_a_check_in_and_a_trip_date_as_a_departure():
+    goal = train_then_hotel()
+    user = UserSimulator(goal, TODAY, Last(0.99))
+    assert (user._answer("请问您哪天出发？") or "").endswith("出发")
+    user.index = 1
+    assert (user._answer("请问您哪天入住？") or "").endswith("入住")
+
+
+def test_two_passengers_ask_for_two_tickets():
+    goal = Goal(
+        7, "train", [SubGoal("train", {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02", "passengers": 2})]
+    )
+    said = simulator(goal)._request(goal.subgoals[0], full=True)
+    assert said.endswith("，两个人")  # the first of the phrasings
+    alone = Goal(8, "train", [SubGoal("train", {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"})])
+    assert "两" not in simulator(alone)._request(alone.subgoals[0], full=True)
+
+
+@pytest.mark.parametrize(
+    ("hour", "extra", "minute", "period", "clock"),
+    [("十", "三刻", None, "上午", "10:45"), ("十", "一刻", None, "上午", "10:15"), ("三", "半", None, "下午", "15:30"),
+     ("八", None, "二十", "晚上", "20:20")],
+)  # fmt: skip
+def test_quarter_and_half_hours_in_words(hour, extra, minute, period, clock):
+    from ragdial.task.acts import _clock_of
+
+    assert _clock_of(hour, extra, minute, period) == clock
+
+
+def test_an_offers_code_is_its_flight_or_train_number():
+    from ragdial.task.acts import _offer_code
+
+    assert _offer_code({"flight_no": "CA1501"}) == "CA1501"
+    assert _offer_code({"train_no": "G101", "name": "x"}) == "G101"
+    assert _offer_code({"code": "K21", "train_no": "G101"}) == "K21"
+    assert _offer_code({"name": "如家"}) == ""
+
+
+def test_the_travel_database_lives_in_the_cache_folder(tmp_path, monkeypatch):
+    from ragdial.task.db import default_db_path
+
+    monkeypatch.setenv("RAGDIAL_CACHE", str(tmp_path))
+    assert default_db_path() == tmp_path / "task" / "travel.sqlite"

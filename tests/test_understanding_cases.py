@@ -111,7 +111,9 @@ def _edit(folder, change) -> None:
 def test_saved_classes_must_be_a_list_of_texts_or_bools(tmp_path):
     _, folder = _saved_classifier(tmp_path)
     _edit(folder, lambda d: d["head"]["state"].update(classes=["hotel", 3]))
-    with pytest.raises(ModelFormatError, match=r"inconsistent model \(TypeError: classes: expected texts or bools, "):
+    with pytest.raises(
+        ModelFormatError, match=r"inconsistent model \(TypeError: classes: expected texts or bools, found int\)"
+    ):
         TextClassifier.load(folder)
     _edit(folder, lambda d: d["head"]["state"].update(classes="hotel"))
     with pytest.raises(ModelFormatError, match=r"\(TypeError: classes: expected a list, found str\)"):
@@ -279,3 +281,37 @@ def test_a_zero_shot_detector_without_a_model_names_the_command():
     ctx = BuildContext(Dataset("dstc9", "val", "en", KnowledgeBase([]), [], []), "en")
     with pytest.raises(ConfigError, match=r"\(train one with `ragdial train detector --zero-shot`\)$"):
         zero_shot(ctx, None)
+
+
+def test_masked_ngrams_keep_their_kb_words_through_a_save():
+    from ragdial.understanding.knowledge_cues import ActNgrams
+
+    block = ActNgrams(min_df=1)
+    block.set_knowledge(["Is breakfast included?"])
+    block.fit([[user("is breakfast included")], [user("hello there")]])
+    data, arrays = block.state()
+    again = ActNgrams(min_df=1)
+    again.load_state(json.loads(json.dumps(data)), arrays)
+    assert again.kb_words == block.kb_words and "breakfast" in again.kb_words
+    assert again.mask("is breakfast late") == block.mask("is breakfast late") == ["is", "<kb>", "<w>"]
+
+
+def test_the_api_query_recipe():
+    from ragdial.understanding.tasks import api_query_classifier
+
+    model = api_query_classifier()
+    grams = [(b.view, b.config()["analyzer"], tuple(b.config()["ngram_range"])) for b in model.blocks[:3]]
+    assert grams == [("last_user", "char", (1, 3)), ("last_user", "word", (1, 2)), ("history", "word", (1, 1))]
+    assert (model.head.mode, model.head.class_weight, model.head.empty_label) == ("multilabel", "balanced", "")
+
+
+def test_a_saved_head_whose_weights_do_not_fit_its_classes_is_named(tmp_path):
+    _, folder = _saved_classifier(tmp_path)
+    with np.load(folder / "arrays.npz") as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    arrays["head.bias"] = arrays["head.bias"][:1]
+    np.savez(folder / "arrays.npz", **arrays)
+    with pytest.raises(
+        ModelFormatError, match=r"\(ValueError: weights \(2, \d+\) and bias \(1,\) do not fit 2 classes\)$"
+    ):
+        TextClassifier.load(folder)
