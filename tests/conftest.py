@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 import pytest
 
 from ragdial.paths import data_root
-from task_dialogs import small_travel_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NO_DATA = Path(__file__).parent / "fixtures" / "no-shared-data-without-the-shared_data-marker"
@@ -115,5 +114,8 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def travel_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small generated travel database of ``task_dialogs``, one per test module (the task tests open scratch
-    copies of it; the few that write to it directly only see their own module's writes)."""
+    copies of it; the few that write to it directly only see their own module's writes). Imported here, not at the
+    top: tests/test_paths.py runs this conftest alone in a folder without ``task_dialogs``."""
+    from task_dialogs import small_travel_db
+
     return small_travel_db(tmp_path_factory.mktemp("travel-db"))

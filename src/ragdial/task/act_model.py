@@ -316,6 +316,7 @@ class ActReader:
 
     def __call__(self, text: str, context: A.Context | JSONObject | None, by_sound: bool = True) -> list[A.Act]:
         ctx = context if isinstance(context, A.Context) else A.Context.from_dict(context)
+        text = A.said_plainly(text, ctx)  # (哦对了，… is no yes to the model either; 确认改签 is a yes to it too)
         rule_acts = A.understand(text, ctx, self.gaz, self.today, by_sound)
         if A.rules_decide(text, ctx, rule_acts):  # what the banks have no examples of: the rules decide
             return A.no_yes_in_questions(rule_acts, text)

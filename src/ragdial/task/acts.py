@@ -401,9 +401,20 @@ def _is_english(text: str) -> bool:
     return letters > 0 and han == 0
 
 
+# 对了 / 哦对了 / 对了对了 ("oh, by the way") opening a further clause: a discourse marker, not 对 (a yes books)
+AFTERTHOUGHT = re.compile(
+    r"(?:^|(?<=[，,。！!；;\s]))[哦噢啊哎诶欸呃嗯]*(?:对了)+[，,。！!~～…\s]*(?=[^，,。！!~～…\s])"
+)
+
+
+def without_afterthought_marker(text: str) -> str:
+    """``text`` without the 对了 that opens an afterthought (对了，改成住两晚 -> 改成住两晚); 对了 said alone stays."""
+    return AFTERTHOUGHT.sub("", text.strip())
+
+
 def _normalise(text: str, gaz: Gazetteer) -> str:
     """Typing slips and mixed-language words in a Chinese utterance, put into the words the parser knows."""
-    text = text.strip()
+    text = without_afterthought_marker(text)
     text = text.replace("俩", "两个").replace("仨", "三个")  # colloquial numbers: 俩人 = 两个人
     text = re.sub(r"([上中下卧])辅", r"\1铺", text)
     text = text.replace("仓", "舱") if re.search(r"(经济|商务|头等|公务)仓", text) else text
@@ -893,8 +904,58 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
 
+# a yes that names the action asked about (确认改签 / 机票确定取消 / 那就退掉吧 / 好，订吧): that yes, said plainly
+_ASKED_THING = r"(?:机票|火车票|高铁票|车票|票|酒店|房间|订单|单子|航班|火车|高铁)"
+_ASKED_OBJECT = rf"(?:(?:这|那)?(?:一)?(?:张|个|单|间|班|趟)?{_ASKED_THING}?\s*\d*)"
+_YES = r"(?:确认|确定|同意|好的|好|对|行|可以|没问题|是的|嗯)"
+_NAMED_ACTION = {
+    "book": r"(?:预订|预定|订票|订|下单|买)",
+    "change": r"(?:改签|改期|改)",
+    "cancel": r"(?:取消|退票|退订|退掉|退|撤销)",
+}
+
+
+def _named_yes(body: str, action: str) -> bool:
+    """Whether ``body`` (a clause, fillers stripped) is a yes to the question asking to do ``action``: the action's
+    verb with at most the thing it is done to and a yes word, 就/那就 or 吧 around it (火车票确定取消 / 那就改签吧);
+    a cancellation or change asked about is also agreed to by its verb alone (取消这张票 / 改签)."""
+    verb = _NAMED_ACTION[action]
+    m = re.fullmatch(
+        rf"{_ASKED_OBJECT}(?P<yes>{_YES})?[，,\s]*(?P<so>就这么|那就|就|这么|那)?(?:要|帮我|给我|请)?{verb}(?:一下)?"
+        rf"{_ASKED_OBJECT}(?P<tail>[吧了啊呀的掉嘛]*)",
+        body,
+    )
+    return bool(m and (action != "book" or m.group("yes") or m.group("so") or "吧" in m.group("tail")))
+
+
+def said_plainly(text: str, context: Context | JSONDict | None) -> str:
+    """``text`` as the readers take it: without the 对了 opening an afterthought, and at a yes/no question with a
+    clause that agrees by naming the action asked about (确认改签 at a change's read-back, 机票确认取消 at a
+    cancellation's question) said as a plain 确认; 确认取消 at a booking's read-back is a plain 不了."""
+    text = without_afterthought_marker(text)
+    ctx = context if isinstance(context, Context) else Context.from_dict(context)
+    asked = {"confirm_cancel": "cancel", "confirm_booking": "change" if ctx.state.get("rebooking") else "book"}
+    action = asked.get(ctx.open_question or "")
+    if not action or not text or ASKS.search(text):
+        return text
+    pieces = _clauses(text)
+    if any(q for _c, q in pieces):
+        return text
+    out = []
+    for clause, _q in pieces:
+        body = FILLER.sub("", clause).strip() or clause
+        if _named_yes(body, action):
+            out.append("确认")
+        elif action != "cancel" and re.fullmatch(rf"{_YES}[，,\s]*(?:就|那就)?取消(?:吧|了|啊|呀)*", body):
+            out.append("不了")  # 确认取消 when asked to book: no
+        else:
+            out.append(clause)
+    return "，".join(out)
+
+
 def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
+    text = said_plainly(text, ctx)
     if ctx.open_question == "confirm_cancel":  # a yes/no is expected, as after a read-back
         live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
         domain = ctx.domain or (text_or_none(live[-1]["domain"]) if live else None)

@@ -333,6 +333,8 @@ class TaskBranch:
         known = dict(state.get("slots") or {})
         if state.get("last_city_slot"):
             known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
+        if state.get("open") == "confirm_booking" and pending and self._rebooked(state) is not None:
+            known["rebooking"] = True  # the read-back is of a change (改签): 确认改签 is its yes
         return Context(
             domain,
             state.get("open"),
