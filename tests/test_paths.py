@@ -50,7 +50,8 @@ def test_an_unmarked_test_asking_for_the_data_fails(tmp_path):
     (tmp_path / "test_unmarked.py").write_text(
         "def test_reads_data(shared_data):\n    assert shared_data\n", encoding="utf-8"
     )
-    (tmp_path / "conftest.py").write_text((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    for helper in ("conftest.py", "task_dialogs.py"):  # the suite's conftest and the helper module it imports
+        (tmp_path / helper).write_text((REPO / "tests" / helper).read_text(encoding="utf-8"))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "RAGDIAL_DATA": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", str(tmp_path)],
