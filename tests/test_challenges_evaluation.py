@@ -137,3 +137,31 @@ def test_data_stats_reads_the_challenge_default_path(monkeypatch, tmp_path, fixt
     assert done.exit_code == 0, done.output
     expected = DSTC11.load(fixtures / "retrieval" / "dstc").stats()
     assert json.loads(done.stdout) == {"format": "dstc11", "split": "val", **expected}
+
+
+def test_dstc9_writes_the_selection_then_the_ranking_and_dstc11_the_selection(fixtures, tmp_path):
+    """DSTC9 scores a target's knowledge list as a ranking: a wrong first choice with the gold item second in the
+    ranking scores R@1 0, R@5 1, MRR@5 0.5; DSTC11 scores the list as a set, so it carries the selection only."""
+    from ragdial.challenges import DSTC9
+
+    dataset = DSTC9.load(fixtures / "dstc9", "val")
+    ids = [item.id for item in dataset.kb]
+    predictions = {}
+    for e in dataset.examples:
+        if not e.needs_knowledge:
+            predictions[e.id] = Prediction(needs_knowledge=False, response=None)
+            continue
+        gold = e.knowledge_ids[0]
+        others = [i for i in ids if i != gold]
+        ranking = (others[0], gold, *others[1:8])
+        predictions[e.id] = Prediction(True, (others[0],), ranking, "Here is what I found.")
+    scores = DSTC9.score(dataset, dataset.examples, predictions)[0].scores["selection"]
+    assert scores == pytest.approx({"mrr@5": 0.5, "r@1": 0.0, "r@5": 1.0})
+    written = json.loads(
+        DSTC9.write_track(DSTC9.tracks[0], tmp_path / "labels.json", dataset, dataset.examples, predictions).read_text()
+    )
+    first_target = next(r for r in written if r["target"])
+    assert len(first_target["knowledge"]) == 5
+    assert [r for r in written if not r["target"]] and all("knowledge" not in r for r in written if not r["target"])
+    kept = DSTC11.as_written(predictions)
+    assert all(kept[k].selection == p.selection for k, p in predictions.items())

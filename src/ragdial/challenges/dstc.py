@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from ragdial.jsontypes import JSONDict
 
 LABELS = Track("labels", "labels.json", "selection")
+RANKED_DEPTH = 5
+"""DSTC9's ``scores.py`` reads a target's knowledge list as a ranking (MRR@5, R@1, R@5)."""
 
 
 class DstcChallenge(Challenge):
@@ -38,7 +41,11 @@ class DstcChallenge(Challenge):
     ) -> Path:
         from ragdial.datasets import dstc
 
-        return dstc.write_labels(path, dataset.kb, predicted_examples(examples, predictions))
+        return dstc.write_labels(path, dataset.kb, predicted_examples(examples, self.as_written(predictions)))
+
+    def as_written(self, predictions: Predictions) -> Predictions:
+        """The knowledge list a target's record carries: DSTC11 scores it as a set (the selection)."""
+        return predictions
 
     def check_track(self, track: Track, path: Path, dataset: Dataset, examples: Sequence[Example]) -> str:
         """What the organisers' ``check_results.py`` checks: one entry per instance, a boolean ``target``, known
@@ -66,7 +73,7 @@ class DstcChallenge(Challenge):
         gold = [gold_all[int(e.id)] for e in examples]
         records = [
             dstc.label_record(dataset.kb, bool(e.needs_knowledge), e.knowledge_ids, e.response, None)
-            for e in predicted_examples(examples, predictions)
+            for e in predicted_examples(examples, self.as_written(predictions))
         ]
         checked = check_predictions("predictions", records, gold, self.name, {item.id for item in dataset.kb})
         return [self.score_records(gold, checked, options.meteor)]
@@ -142,6 +149,16 @@ class Dstc9Challenge(DstcChallenge):
     title = "DSTC9 track 1"
     formats = ("dstc9",)
     default_paths: ClassVar[Mapping[str, str]] = {"dstc9": "dstc9_track1"}
+
+    def as_written(self, predictions: Predictions) -> Predictions:
+        """DSTC9 scores the list as a ranking: the selection first (so R@1 is the selection's first item), then the
+        rest of the ranking, :data:`RANKED_DEPTH` items in all (more when more are selected), as the organisers'
+        baseline writes its top five."""
+        written = {}
+        for key, p in predictions.items():
+            ranked = tuple(dict.fromkeys([*p.selection, *p.ranking])) if p.selection else ()
+            written[key] = replace(p, selection=ranked[: max(RANKED_DEPTH, len(p.selection))])
+        return written
 
 
 class Dstc11Challenge(DstcChallenge):
