@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ragdial.task.db import TravelDB
@@ -85,3 +87,16 @@ def test_a_yes_naming_the_cancellation_cancels(branch, text):
 def test_naming_the_cancellation_at_a_booking_read_back_is_no(branch):
     turns = talk(branch, *TRAIN, "确认取消")
     assert turns[-1].booked is None and not turns[-1].state["bookings"]
+
+
+# 7. 到X in a hotel request is where one stays; a route slot is never named to the user as a raw key
+@pytest.mark.parametrize(
+    "text",
+    ["后天到杭州，住两晚，要五星的，每晚100以内", "下周二要到杭州出差，订个酒店住一晚"],
+)
+def test_a_hotel_request_naming_where_one_goes_stays_there(branch, text):
+    (turn,) = talk(branch, text)
+    assert turn.state["domain"] == "hotel"
+    assert turn.state["slots"]["city"] == "杭州" and "arr_city" not in turn.state["slots"]
+    assert "哪个城市" not in turn.reply
+    assert not re.search(r"[a-z]+_[a-z]+", turn.reply)  # no internal slot name in what the user reads

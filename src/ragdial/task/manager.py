@@ -1039,6 +1039,9 @@ class TaskBranch:
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        if state["domain"] == "hotel" and slots.get("arr_city") and not slots.get("city"):
+            # 下周三到桂林，住三晚: for a hotel the place one goes to is where one stays (a route is no hotel slot)
+            slots = {k: v for k, v in slots.items() if k not in ("dep_city", "arr_city")} | {"city": slots["arr_city"]}
         for key in ("dep_city", "arr_city", "city"):
             if key in slots and slots[key] != current.get(key):
                 state["last_city_slot"] = key
@@ -1287,7 +1290,8 @@ class TaskBranch:
         name = R.DOMAIN_NAMES[lang][domain]
         base_keys = ("city", "date") if domain == "hotel" else ("dep_city", "arr_city", "date")
         base = {k: constraints[k] for k in base_keys if constraints.get(k)}
-        optional = [k for k in slots if k not in base_keys and k not in ("check_out", "guests", "passengers")]
+        not_conditions = ("check_out", "guests", "passengers", "city", "dep_city", "arr_city", "date")
+        optional = [k for k in slots if k not in base_keys and k not in not_conditions]
         optional = [k for k in optional if slots.get(k) not in (None, "", [])]
         if domain != "hotel":
             base["min_seats"] = constraints.get("min_seats", 1)
