@@ -100,3 +100,9 @@ def test_a_hotel_request_naming_where_one_goes_stays_there(branch, text):
     assert turn.state["slots"]["city"] == "杭州" and "arr_city" not in turn.state["slots"]
     assert "哪个城市" not in turn.reply
     assert not re.search(r"[a-z]+_[a-z]+", turn.reply)  # no internal slot name in what the user reads
+
+
+def test_a_fare_asked_about_is_kept_apart_from_its_code(branch):
+    """A train code ran into its fare (K514 + 75元 read as K51475元)."""
+    *_, turn = talk(branch, "后天上海到杭州的火车", "第二个多少钱？")
+    assert turn.reply.startswith("K373：26元")

@@ -1549,7 +1549,7 @@ class TaskBranch:
         ):
             return f"{name}没有这一项信息" if zh else f"{name}: not applicable"
         if key == "price":
-            unit = "每晚" if domain == "hotel" else ""
+            unit = "每晚" if domain == "hotel" else "："  # K514：75元, never K51475元 (a code runs into its price)
             return f"{name}{unit}{row['price']}元" if zh else f"{name}: {row['price']} yuan"
         if key == "dep_time":
             return f"{name} {row['dep_time']}出发" if zh else f"{name} leaves at {row['dep_time']}"
