@@ -106,3 +106,14 @@ def test_a_fare_asked_about_is_kept_apart_from_its_code(branch):
     """A train code ran into its fare (K514 + 75元 read as K51475元)."""
     *_, turn = talk(branch, "后天上海到杭州的火车", "第二个多少钱？")
     assert turn.reply.startswith("K373：26元")
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [("后天上海到杭州的火车，上午不行，我下午才有空", "下午"), ("明天北京到上海的飞机，早上的不要，晚上走", "晚上")],
+)
+def test_a_window_refused_inside_a_request_is_not_the_window_searched(branch, text, period):
+    """上午不行，我下午才有空 searched the morning (the first window named), round-3 tester dialog 11."""
+    (turn,) = talk(branch, text)
+    assert turn.state["slots"]["period"] == period
+    assert f"{period}的" in turn.reply.splitlines()[0]

@@ -579,6 +579,8 @@ NEGATED_PERIOD = re.compile(
     rf"{PERIOD_SAID}(?:的|那些|那班|那趟|的话|出发)?(?:也|都|肯定|真的|可)?"
     r"(?:不行|不可以|不要|不方便|没空|不合适|不考虑|来不及|赶不上|不太行|走不了|去不了))(?:了|啊|吧|呢|哦)*$"
 )  # 中午前 / 中午以后: before or after noon itself, not the lunch window
+REFUSED_PERIOD = re.compile(NEGATED_PERIOD.pattern.removeprefix("^").removesuffix("$"))
+"""The same refusal anywhere in a turn (上午不行，我下午才有空)."""
 
 
 def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period: str | None) -> str:
@@ -649,6 +651,8 @@ def _period_of(text: str, english: bool) -> str | None:
         return None
     for word in CLASS_WORDS:  # 商务舱 sounds like 上午 (shang wu): words said exactly take no match by sound
         text = text.replace(word, "□" * len(word))
+    # 上午不行，我下午才有空: a window refused inside a longer turn is no window asked for
+    text = REFUSED_PERIOD.sub(lambda m: "□" * len(m.group(0)), text)
     found = _find(text, list(PERIOD_WORDS))
     return PERIOD_WORDS[found[0][2]] if found else None
 
