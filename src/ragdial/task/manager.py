@@ -465,6 +465,13 @@ class TaskBranch:
             return f"订单号{booking['order_no']}：{booking['details']}"
         return f"booking {booking['order_no']}: {booking['details']}"
 
+    @classmethod
+    def _which_booking(cls, fits: list[Booking], question: str, lang: str) -> str:
+        """``question`` (which booking to cancel or change?) over the numbered bookings it could mean."""
+        lines = "\n".join(f"{i}. {cls._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
+        how = "请说第几个或订单号。" if lang == "zh" else "Say its number or the order number."
+        return f"{question}\n{lines}\n{how}"
+
     # ------------------------------------------------------------------ cancelling a booking (a transaction too)
     def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
@@ -495,12 +502,8 @@ class TaskBranch:
                 return
             fits = live
         if len(fits) > 1:
-            lines = "\n".join(f"{i}. {self._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
-            turn.parts.append(
-                f"您要取消哪一个？\n{lines}\n请说第几个或订单号。"
-                if zh
-                else f"Which one should I cancel?\n{lines}\nSay its number or the order number."
-            )
+            question = "您要取消哪一个？" if zh else "Which one should I cancel?"
+            turn.parts.append(self._which_booking(fits, question, lang))
             state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
             state["open"] = "choose_cancel"
             turn.prompted = True
@@ -544,12 +547,8 @@ class TaskBranch:
             fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
             fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
         if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
-            lines = "\n".join(f"{i}. {self._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
-            turn.parts.append(
-                f"您要改签哪一个？\n{lines}\n请说第几个或订单号。"
-                if zh
-                else f"Which booking should I change?\n{lines}\nSay its number or the order number."
-            )
+            question = "您要改签哪一个？" if zh else "Which booking should I change?"
+            turn.parts.append(self._which_booking(fits, question, lang))
             state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
             state["open"] = "choose_change"
             turn.prompted = True
