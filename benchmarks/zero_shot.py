@@ -114,14 +114,12 @@ def selection_rows(
     test_kb: KnowledgeBase,
     aux_encoder: str | None = None,
     transfer_depth: int = 50,
-    aspect: bool = False,
     use_precedent: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
-    ``aspect`` too, once more with the learnt aspect matcher on that encoder; with ``use_precedent``, the in-domain
-    reranker again wrapped with the training turns as precedents): ranking and cut scores on ``test`` (gold
-    detection)."""
+    ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents): ranking and cut
+    scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -161,16 +159,10 @@ def selection_rows(
         preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
         score("LightGBM reranker (in-domain features) + precedents", cut, rankings, preds)
-    variants = [(None, 50, False)]
-    if aux_encoder:
-        variants.append((aux_encoder, transfer_depth, False))
-    if aux_encoder and aspect:
-        variants.append((aux_encoder, transfer_depth, True))
-    for aux, depth, learnt in variants:
+    for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
-        model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux, aspect=learnt)
+        model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
         label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
-        label += " + aspect matcher" if learnt else ""
         print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
         for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
             test_retriever.reranker = replace(model, fallback=fallback)
@@ -284,7 +276,6 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the tables here")
     parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
-    parser.add_argument("--aspect", action="store_true", help="also that reranker with the learnt aspect matcher")
     parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
     args = parser.parse_args()
     if args.protocol == "kdconv":
@@ -317,7 +308,7 @@ def main() -> None:
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
             entry["selection"], ranked = selection_rows(
-                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.aspect, args.precedent
+                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.precedent
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

@@ -54,7 +54,6 @@ from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
 if TYPE_CHECKING:
-    from ragdial.retrieval.aspect import AspectAdapter
     from ragdial.retrieval.hybrid import HybridRetriever
     from ragdial.retrieval.pool import CandidateScores, KnowledgePool
 
@@ -113,19 +112,14 @@ FEATURES = [
 AUX_FEATURES = ["aux_cos", "aux_gap", "aux_log_rank", "aux_top_agreement"]
 """With a second encoder (``aux_encoder``, e.g. ``minilm``): the last user turn's cosine to each candidate under it,
 the gap to the best, its rank, and the candidate's cosine to the mean of that encoder's top 3."""
-ASPECT_FEATURES = ["aspect_cos", "aspect_gap", "aspect_log_rank"]
-"""With a learnt aspect matcher (``aspect=True``, :mod:`ragdial.retrieval.aspect`, on the second encoder's vectors):
-the adapted cosine of the last user turn to each candidate, its gap to the best and its rank."""
 MODEL_FILE = "transfer.txt"
 META_FILE = "transfer.json"
-ASPECT_FILE = "aspect.npy"
 FORMAT = "ragdial-transfer-reranker"
 
 
-def feature_names(aux_encoder: str | None = None, aspect: bool = False) -> list[str]:
-    """The feature columns of a model with (or without) a second encoder and an aspect matcher."""
-    names = FEATURES + AUX_FEATURES if aux_encoder else list(FEATURES)
-    return names + ASPECT_FEATURES if aux_encoder and aspect else names
+def feature_names(aux_encoder: str | None = None) -> list[str]:
+    """The feature columns of a model with (or without) a second encoder."""
+    return FEATURES + AUX_FEATURES if aux_encoder else list(FEATURES)
 
 
 def _question(item) -> str:
@@ -300,43 +294,17 @@ def aux_vectors(retriever: KnowledgePool, name: str) -> np.ndarray:
     return table[name]
 
 
-def _last_user(context: Sequence[Turn]) -> str:
-    return next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
-
-
-def aux_query(context: Sequence[Turn], name: str) -> np.ndarray | None:
-    """The last user turn's vector under the encoder ``name`` (None without a user turn)."""
-    from ragdial.text.encoders import QueryCache, get_encoder
-
-    last_user = _last_user(context)
-    return QueryCache.shared(get_encoder(name))([last_user])[0] if last_user.strip() else None
-
-
 def _aux_cosine(
     retriever: KnowledgePool, context: Sequence[Turn], indices: np.ndarray, name: str
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(the items' vectors, their cosine to the last user turn) under the encoder ``name``; None without a turn."""
-    query = aux_query(context, name) if len(indices) else None
-    if query is None:
+    from ragdial.text.encoders import QueryCache, get_encoder
+
+    last_user = next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
+    if len(indices) == 0 or not last_user.strip():
         return None
     vectors = aux_vectors(retriever, name)[indices.astype(np.int64)]
-    return vectors, vectors @ query
-
-
-def aspect_features(
-    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, name: str, adapter: AspectAdapter
-) -> np.ndarray:
-    """The ``ASPECT_FEATURES`` columns: the last user turn against the candidates under ``adapter`` (a map of the
-    encoder ``name``'s space)."""
-    out = np.zeros((len(scores.indices), len(ASPECT_FEATURES)), dtype=np.float32)
-    query = aux_query(context, name) if len(scores.indices) else None
-    if query is None:
-        return out
-    cos = adapter.cosine(aux_vectors(retriever, name)[scores.indices.astype(np.int64)], query)
-    out[:, 0] = cos
-    out[:, 1] = float(cos.max()) - cos
-    out[:, 2] = np.log(ranks(cos))
-    return out
+    return vectors, vectors @ QueryCache.shared(get_encoder(name))([last_user])[0]
 
 
 def reranker_input(
@@ -370,18 +338,13 @@ def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: Cand
 
 
 def features(
-    retriever: KnowledgePool,
-    context: Sequence[Turn],
-    scores: CandidateScores,
-    aux_encoder: str | None = None,
-    aspect: AspectAdapter | None = None,
+    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, aux_encoder: str | None = None
 ) -> np.ndarray:
-    """One row per candidate, columns in ``feature_names(aux_encoder, aspect is not None)`` order (``aspect`` is
-    read only with ``aux_encoder``: it maps that encoder's space)."""
+    """One row per candidate, columns in ``feature_names(aux_encoder)`` order."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
-        return np.zeros((0, len(feature_names(aux_encoder, aspect is not None))), dtype=np.float32)
+        return np.zeros((0, len(feature_names(aux_encoder))), dtype=np.float32)
     view = kb_view(retriever)
     cols = {name: i for i, name in enumerate(FEATURES)}
     idx = scores.indices.astype(np.int64)
@@ -488,8 +451,6 @@ def features(
     _local_coverage(out, cols, query_tokens, [view.question_tokens[i] | view.answer_tokens[i] for i in idx])
     if aux_encoder:
         out = np.concatenate([out, aux_features(retriever, context, scores, aux_encoder)], axis=1)
-        if aspect is not None:
-            out = np.concatenate([out, aspect_features(retriever, context, scores, aux_encoder, aspect)], axis=1)
     return out
 
 
@@ -521,13 +482,12 @@ class TransferReranker:
     fallback: float = 0.0
     info: JSONDict = field(default_factory=dict)
     aux_encoder: str | None = None
-    aspect: AspectAdapter | None = None
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
         top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder)
         sub = subset_scores(scores, top)
-        return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder, self.aspect))
+        return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder))
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones (or, below the
@@ -553,13 +513,10 @@ class TransferReranker:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.booster.save_model(str(directory / MODEL_FILE))
-        if self.aspect is not None:
-            self.aspect.save(directory / ASPECT_FILE)
         meta = {
             "format": FORMAT,
-            "features": feature_names(self.aux_encoder, self.aspect is not None),
+            "features": feature_names(self.aux_encoder),
             "aux_encoder": self.aux_encoder,
-            "aspect": ASPECT_FILE if self.aspect is not None else None,
             "threshold": self.threshold,
             "max_select": self.max_select,
             "depth": self.depth,
@@ -582,20 +539,12 @@ class TransferReranker:
         aux = meta.get("aux_encoder")
         if aux is not None and not isinstance(aux, str):
             raise RagdialError(f"{meta_path}: field 'aux_encoder' must be an encoder name or null, got {aux!r}")
-        aspect_file = meta.get("aspect")
-        if aspect_file is not None and aspect_file != ASPECT_FILE:
-            raise RagdialError(f"{meta_path}: field 'aspect' must be {ASPECT_FILE!r} or null, got {aspect_file!r}")
-        if meta.get("features") != feature_names(aux, aspect_file is not None):
+        if meta.get("features") != feature_names(aux):
             raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
-        aspect = None
-        if aspect_file is not None:
-            from ragdial.retrieval.aspect import AspectAdapter
-
-            aspect = AspectAdapter.load(directory / ASPECT_FILE)
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         keys = ("threshold", "max_select", "depth", "relative", "fallback")
         values = {k: type(getattr(cls, k))(meta[k]) for k in keys}
-        return cls(booster, **values, info=meta.get("info", {}), aux_encoder=aux, aspect=aspect)
+        return cls(booster, **values, info=meta.get("info", {}), aux_encoder=aux)
 
 
 @dataclass
@@ -608,17 +557,9 @@ class _Rows:
     dialogs: list[str]
 
 
-def _rows(
-    retriever: HybridRetriever,
-    examples: Sequence[Example],
-    depth: int,
-    aux: str | None = None,
-    aspects: Sequence[AspectAdapter] | None = None,
-) -> _Rows:
-    """Feature rows of the knowledge-seeking ``examples``; ``aspects`` (one adapter per example, fitted without
-    it) add the aspect columns."""
+def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int, aux: str | None = None) -> _Rows:
     xs, ys, groups, cand_ids, golds, dialogs = [], [], [], [], [], []
-    for index, example in enumerate(examples):
+    for example in examples:
         if not example.needs_knowledge or not example.knowledge_ids:
             continue
         scores = retriever.score(example.context, example.dialog_id)
@@ -627,7 +568,7 @@ def _rows(
         top = reranker_input(retriever, example.context, scores, depth, aux)
         sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
-        xs.append(features(retriever, example.context, sub, aux, aspects[index] if aspects else None))
+        xs.append(features(retriever, example.context, sub, aux))
         ys.append(np.array([i in set(example.knowledge_ids) for i in ids], dtype=np.float32))
         groups.append(len(ids))
         cand_ids.append(ids)
@@ -693,22 +634,13 @@ def train(
     relative_cut: bool = True,
     widen: bool = True,
     aux_encoder: str | None = None,
-    aspect: bool = False,
-    aspect_folds: int = 3,
 ) -> TransferReranker:
     """Fit on ``examples`` (knowledge-seeking with gold). The cut and the fallback are chosen on predictions made
     out of fold (dialogs grouped by their first turn) on the retriever's own candidates; the final model is fit on
     those plus, with ``widen``, the candidates of an unscoped twin of the retriever. ``aux_encoder`` (e.g.
-    ``minilm``) adds the ``AUX_FEATURES`` of a second encoder; ``aspect`` (needs ``aux_encoder`` and torch) also
-    fits an aspect matcher on that encoder's vectors (:mod:`ragdial.retrieval.aspect`) and adds its columns, each
-    training row's computed by a matcher fitted without that row's dialog (``aspect_folds`` of them)."""
-    if aspect and not aux_encoder:
-        raise RagdialError("the aspect matcher maps the second encoder's vectors: give aux_encoder too")
-    columns = feature_names(aux_encoder, aspect)
-    adapter, aspects = (
-        _cross_fit_aspect(retriever, examples, str(aux_encoder), aspect_folds, seed) if aspect else (None, None)
-    )
-    data = _rows(retriever, examples, depth, aux_encoder, aspects)
+    ``minilm``) adds the ``AUX_FEATURES`` of a second encoder."""
+    columns = feature_names(aux_encoder)
+    data = _rows(retriever, examples, depth, aux_encoder)
     names = sorted(set(data.dialogs))
     random.Random(seed).shuffle(names)
     fold_of = {name: i % folds for i, name in enumerate(names)}
@@ -733,62 +665,14 @@ def train(
 
         config = replace(retriever.config, entity_scope=False)
         twin = HybridRetriever(retriever.kb, config, lexical=retriever.lexical, vectors=retriever.vectors)
-        wide = _rows(twin, examples, depth, aux_encoder, aspects)
+        wide = _rows(twin, examples, depth, aux_encoder)
         x, y = np.concatenate([x, wide.x]), np.concatenate([y, wide.y])
     booster = _fit(x, y, seed, rounds, columns)
     info: JSONDict = {
-        "aspect_folds": aspect_folds if aspect else 0,
         "queries": len(data.groups),
         "rows": len(y),
         "positives": int(y.sum()),
         "rounds": rounds,
         "widen": widen,
     }
-    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info, aux_encoder, adapter)
-
-
-def aspect_pools(
-    retriever: KnowledgePool, examples: Sequence[Example], name: str
-) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """What the aspect matcher is fitted on: per example, the last user turn's vector under the encoder ``name`` and
-    (the rows of the items sharing a scope with its gold items, which of them are gold). Examples without gold
-    knowledge or a user turn get an empty pool."""
-    from ragdial.text.encoders import get_encoder
-
-    view = kb_view(retriever)
-    by_scope: dict[str, list[int]] = {}
-    for row, scope in enumerate(view.entity_of):
-        by_scope.setdefault(scope, []).append(row)
-    position = {item.id: row for row, item in enumerate(retriever.items)}
-    queries = np.zeros((len(examples), get_encoder(name).dim), dtype=np.float32)
-    pools: list[tuple[np.ndarray, np.ndarray]] = []
-    for index, example in enumerate(examples):
-        gold = {position[k] for k in example.knowledge_ids if k in position} if example.needs_knowledge else set()
-        query = aux_query(example.context, name) if gold else None
-        if query is None:
-            pools.append((np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)))
-            continue
-        queries[index] = query
-        rows = np.array(sorted({r for g in gold for r in by_scope[view.entity_of[g]]}), dtype=np.int64)
-        pools.append((rows, np.isin(rows, sorted(gold))))
-    return queries, pools
-
-
-def _cross_fit_aspect(
-    retriever: KnowledgePool, examples: Sequence[Example], name: str, folds: int, seed: int
-) -> tuple[AspectAdapter, list[AspectAdapter]]:
-    """(the aspect matcher fitted on all ``examples``, per example one fitted without its dialog's fold)."""
-    from ragdial.retrieval import aspect
-
-    queries, pools = aspect_pools(retriever, examples, name)
-    items = aux_vectors(retriever, name)
-    keys = [e.context[0].text if e.context else e.dialog_id for e in examples]
-    names = sorted(set(keys))
-    random.Random(seed).shuffle(names)
-    fold_of = {key: i % folds for i, key in enumerate(names)}
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
-    fitted = []
-    for fold in range(folds):
-        kept = [pool if fold_of[key] != fold else empty for pool, key in zip(pools, keys, strict=True)]
-        fitted.append(aspect.fit(queries, items, kept, seed=seed))
-    return aspect.fit(queries, items, pools, seed=seed), [fitted[fold_of[k]] for k in keys]
+    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info, aux_encoder)
