@@ -33,6 +33,7 @@ from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
 REQUIRED = {
@@ -354,6 +355,8 @@ class TaskBranch:
         state["turns"] += 1
         state["language"] = self._language(text, state["language"])
         acts = self.understand(text, self.context(state))
+        if state.get("open") not in ("confirm_cancel", "choose_cancel", "choose_change"):
+            acts = replacing_trip(acts, text, state["bookings"])  # 算了，还是坐高铁吧 after a flight was booked
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:

@@ -259,7 +259,7 @@ ORDINAL = re.compile(
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
 CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
 BOOKED_MARK = re.compile(
-    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|飞机|火车|高铁|动车|"
     r"booking|reservation|order|ticket|hotel|flight|train)",
     re.I,
 )
