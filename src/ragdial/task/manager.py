@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import NotRequired, Required, TypedDict, cast
 
 from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
+from ragdial.task import comparing
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
+from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
@@ -65,9 +67,11 @@ TODAY_ASKED = re.compile(
 # ending the request rather than refusing one offer: 算了 / 不订了 / 不改了 / 我再想想 / 以后再说
 CLOSING = re.compile(
     r"(算了|不订了|不买了|不要了|不改了|不改签了|不用改了|别改了|不换了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|"
-    r"先这样吧|不需要了|不用了|never ?mind|forget it|leave it)",
+    r"先这样吧|不需要了|不用了|不订|别订|不用订|never ?mind|forget it|leave it)",
     re.I,
 )
+# putting the decision off (not choosing another offer): ends a request also at its read-back
+PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -231,6 +235,8 @@ class _Turn:
         self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
         self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
         self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
+        self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
+        self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -364,6 +370,8 @@ class TaskBranch:
                     act.slots["domain"] = label
         turn = _Turn()
         turn.text = text
+        acts = self._comparing(state, acts, turn)
+        acts = self._other_mode(state, acts, text)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -391,6 +399,39 @@ class TaskBranch:
         reply = "\n".join(p for p in turn.parts if p)
         booked = as_json(turn.booked[-1]) if turn.booked else None
         return TaskTurn(reply, as_json(state), done=bool(done), booked=booked, in_scope=in_scope, acts=names)
+
+    def _comparing(self, state: TaskState, acts: list[Act], turn: _Turn) -> list[Act]:
+        """坐飞机和坐火车哪个便宜: the turn's request for one way to travel becomes a request for either (the
+        domain is asked after the two are compared, ``_advance``)."""
+        feature = comparing.asked(turn.text)
+        said = [a for a in acts if a.act in ("inform", "modify")]
+        known = state["domain"] in ("flight", "train") and {"dep_city", "arr_city"} <= set(state["slots"])
+        if feature is None or not (said or known) or state.get("open") in ("confirm_cancel", "choose_cancel"):
+            return acts
+        turn.compare = feature
+        for act in said:
+            if act.slots.get("domain") in ("flight", "train"):
+                act.slots.pop("domain")
+            act.slots.pop("train_kinds", None)
+        if state["domain"] in ("flight", "train"):
+            state["domain"], state["open"], state["offers"], state["pending"] = None, "domain", [], None
+            state["slots"] = {k: v for k, v in state["slots"].items() if k in TRIP_KEYS}
+        rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
+        return [*(said or [Act("inform", {})]), *rest]
+
+    @staticmethod
+    def _other_mode(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """那飞机最便宜多少钱 while trains are listed: a question naming the other way to travel asks for it (the
+        list of it, cheapest first, answers)."""
+        domain = state["domain"]
+        if domain not in ("flight", "train") or not {"dep_city", "arr_city"} <= set(state["slots"]):
+            return acts
+        named = _booking_domain(text).get("domain")
+        if named not in ("flight", "train") or named == domain or not any(a.act == "request" for a in acts):
+            return acts
+        if any(a.act in ("inform", "modify", "select", "cancel_booking", "change_booking") for a in acts):
+            return acts
+        return [Act("modify", {"domain": named}), *(a for a in acts if a.act != "request")]
 
     # ------------------------------------------------------------------ act handlers
     def _on_greeting(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -741,9 +782,13 @@ class TaskBranch:
             turn.prompted = True
             return
         ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
+        if state["open"] == "confirm_booking" and PUTTING_OFF.search(turn.text):
+            ending = True  # 我再考虑考虑，先不订了 at a read-back: the request ends (a bare 算了 may pick another)
         if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
             closing = any(a.act == "thanks" for a in rest)
-            self._give_up(state, turn, closing)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
+            self._give_up(
+                state, turn, closing, later=bool(rest)
+            )  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
             state["pending"] = None
@@ -905,6 +950,9 @@ class TaskBranch:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
             turn.queued.update(slots)
             return
+        facts = turn.booked_facts
+        if facts and slots and all(v is not None and same_value(facts.get(k), v) for k, v in slots.items()):
+            return  # "周二啊，行，订一晚" / "三星可以，订了": what was just booked said again with its yes
         if turn.chosen and all(
             state["domain"] == value if key == "domain" else same_value(state["slots"].get(key), value)
             for key, value in slots.items()
@@ -1115,6 +1163,12 @@ class TaskBranch:
         if missing:
             state["open"] = missing.replace("hotel_date", "date").replace("trip_domain", "domain")
             state["offers"] = []
+            slots = state["slots"]
+            if turn.compare and missing == "trip_domain" and {"dep_city", "arr_city", "date"} <= set(slots):
+                found = {d: self.db.search(d, self._constraints(d, slots), limit=1000) for d in ("flight", "train")}
+                head = self._count_note("flight", slots, 0, lang).split("的航班")[0].removeprefix("为您找到")
+                line = comparing.compare_line(found, turn.compare, lang)
+                turn.parts.append(f"{head}：{line}" if lang == "zh" else line)
             turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
             return
         domain, slots = state["domain"], state["slots"]
@@ -1641,6 +1695,8 @@ class TaskBranch:
         state["rebook"] = None
         state["bookings"].append(booking)
         turn.booked.append(booking)
+        counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
+        turn.booked_facts = {**state["slots"], **item, **pending, **counts, "domain": domain}
         state["pending"], state["offers"], state["suggestion"] = None, [], None
         state["open"] = "anything_else"
         state["failures"] = {}
@@ -1653,9 +1709,10 @@ class TaskBranch:
         else:
             turn.prompted = False
 
-    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False) -> None:
+    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False, later: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
-        under way leaves the booking as it was."""
+        under way leaves the booking as it was. ``later``: more acts follow (the open question is asked after
+        them, not in the middle)."""
         lang = state["language"]
         zh = lang == "zh"
         old = self._rebooked(state)
@@ -1670,9 +1727,9 @@ class TaskBranch:
         state["rebook"], state["pending"], state["suggestion"], state["offers"] = None, None, None, []
         state["queue"], state["failures"] = [], {}
         state["open"] = "anything_else"
-        if not closing:  # (不用了，谢谢: the thanks that follows says goodbye)
+        if not closing and not later:  # (不用了，谢谢: the thanks that follows says goodbye)
             turn.parts.append(R.ANYTHING_ELSE[lang])
-        turn.prompted = True
+        turn.prompted = not later
 
     def _close(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]

@@ -24,6 +24,7 @@ from ragdial.task.acts.words import (
     FILLER,
     GREETING,
     NEGATED_CLASS,
+    NEGATED_REQUEST,
     NONE_ASKED,
     OOS,
     ORDINAL,
@@ -153,8 +154,10 @@ def _classify(
     if request is not None:
         return "request", request
     oq = ctx.open_question
-    deny = DENY.fullmatch(text) or (
-        DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
+    deny = (
+        DENY.fullmatch(text)
+        or (DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text))
+        or NEGATED_REQUEST.fullmatch(text)
     )
     if deny and oq in ("choose_cancel", "choose_change"):
         return "deny", {}

@@ -237,6 +237,11 @@ DENY_START = re.compile(
     r"no\b|nope|nah|cancel)",
     re.I,
 )
+# a request said negated: 不订酒店了 / 酒店先不订 / 机票不用订了 (no request, a no)
+NEGATED_REQUEST = re.compile(
+    r"(先|那|就|我|那就|那我)?(酒店|机票|火车票|车票|高铁票|房间|宾馆|飞机票)?(先|就|暂时|也)?"
+    r"(不|别|不用|不必|不需要|甭)(再)?(订|预订|预定|买|要|查)(了)?(酒店|机票|火车票|车票|高铁票|房间|宾馆|飞机票)?(了|啦|吧|呢)?"
+)
 CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
 # a question that checks rather than agrees (确定吗 / 对吧 / 好不好 / is that right?): never a yes (a yes books)
 ASKS = re.compile(
