@@ -882,6 +882,10 @@ class TaskBranch:
             codes = {R.code_of(r) for r in same}
             if len(codes) == 1:
                 found = self._by_code(state, domain, codes.pop(), dict(act.slots))
+        named = {k: v for k, v in act.slots.items() if k in ("brand", "district", "airline")}
+        if not found and named and set(act.slots) == set(named) and state["open"] == "choose_offer":
+            self._update(state, named, turn, modify=True)  # 那维也纳呢 (not listed): searched for, not refused
+            return
         if len(found) != 1:
             zh = lang == "zh"
             if found:
@@ -1378,7 +1382,10 @@ class TaskBranch:
                     if not (k in ("nights", "rooms", "passengers") and as_int(slots.get(k) or 1) == 1)
                 ] or blocking
             names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
-            if together:
+            full = self._sold_out(domain, constraints)
+            if full:  # the hotel or train asked for is there, only full (not "no such hotel")
+                head = self._sold_out_text(domain, full, slots, lang)
+            elif together:
                 head = (
                     f"抱歉，没有同时满足{names}这几个条件的{name}（每个条件单独都能满足）。"
                     if zh
@@ -1464,6 +1471,49 @@ class TaskBranch:
         state["open"] = "offer_alternative" if suggestion else "change"
         state["alternative"] = msg
         turn.parts.append(msg)
+
+    def _sold_out(self, domain: str, constraints: JSONDict) -> list[Row]:
+        """The rows meeting every condition but free rooms or seats (a full hotel, a sold-out train), within the
+        days the database sells."""
+        if domain == "hotel":
+            days = self.db.dates()
+            if not constraints.get("date") or as_str(constraints["date"]) not in days:
+                return []
+            named = {k: v for k, v in constraints.items() if k not in ("date", "nights", "rooms")}
+            return self.db.search(domain, named, limit=3)
+        return self.db.search(domain, {**constraints, "min_seats": 0}, limit=3)
+
+    def _sold_out_text(self, domain: str, rows: list[Row], slots: JSONObject, lang: str) -> str:
+        """抱歉，维也纳酒店(上海徐汇店)12月7日已经订满了。 (and another day it has room, when there is one)"""
+        zh = lang == "zh"
+        names = "、".join(dict.fromkeys(as_str(r["name"]) if domain == "hotel" else R.code_of(r) for r in rows))
+        day = as_str(slots["date"])
+        if domain == "hotel":
+            nights, rooms = as_int(slots.get("nights") or 1), as_int(slots.get("rooms") or 1)
+            stay = (
+                R.date_text(day, lang)
+                + (f"起住{nights}晚" if nights > 1 else "")
+                + (f"、{rooms}间" if rooms > 1 else "")
+            )
+            text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
+        else:
+            text = (
+                f"抱歉，符合条件的{names}{R.date_text(day, lang)}已经售完了。"
+                if zh
+                else f"Sorry, {names} is sold out on {day}."
+            )
+        for shift in (1, -1, 2):
+            other = dt.date.fromisoformat(day) + dt.timedelta(days=shift)
+            if other < self.today:
+                continue
+            if self.db.search(domain, self._constraints(domain, {**slots, "date": other.isoformat()}), limit=1):
+                text += (
+                    f"{R.date_text(other.isoformat(), lang)}还有，想改日期的话告诉我。"
+                    if zh
+                    else f" On {other} there is room, if you can change the date."
+                )
+                break
+        return text
 
     @staticmethod
     def _named(key: str, slots: JSONObject, lang: str) -> str:

@@ -103,6 +103,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act(kind, slots))
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
+        acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
     acts = _post(acts, ctx, raw)
     if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none
