@@ -30,6 +30,7 @@ from ragdial.task.acts.words import (
     ORDINAL,
     PERIOD_WORDS,
     THANKS,
+    WINDOWS,
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
@@ -214,6 +215,13 @@ def _classify(
             return "deny", {}  # 下午不行 when flights in the afternoon are offered instead
         if refused and ctx.state.get("period") == refused:
             return "modify", {"period": None}
+        bounded = {k: ctx.state[k] for k in ("period", "time_from", "time_to") if ctx.state.get(k)}
+        if refused in WINDOWS and not bounded:  # 上午不行 with no window asked: departures outside it
+            start, end = WINDOWS[refused]
+            if start <= "06:00":
+                return "modify", {"time_from": end}
+            if end >= "24:00":
+                return "modify", {"time_to": start}
         return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
     if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):

@@ -28,7 +28,16 @@ from ragdial.task.acts.finders import (
     _time_bounds,
     parse,
 )
-from ragdial.task.acts.words import CHANGE_CUES, FALLBACK, NEGATED_CLASS, PERIOD_WORDS, REQUEST_CUES, SAME_DAY, WINDOWS
+from ragdial.task.acts.words import (
+    CHANGE_CUES,
+    CLASS_WORDS,
+    FALLBACK,
+    NEGATED_CLASS,
+    PERIOD_WORDS,
+    REQUEST_CUES,
+    SAME_DAY,
+    WINDOWS,
+)
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import NUM, _find
@@ -90,10 +99,18 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: JSONDict = {}
     fallback = FALLBACK.search(text)
-    if fallback:  # 五星没有的话四星也行: the value after the condition is the one wanted
-        text = text[fallback.end() :]
-        if not re.sub(r"[，,。\s吧呢啊]", "", text):
-            return {}  # 五星级没有的话，… : the condition alone names what failed, not what is wanted
+    if fallback and (fallback.group("pre") or fallback.group("what")):
+        # 五星没有的话四星也行: the value after the condition is the one wanted; 下午没商务座的话一等座也行: what
+        # the condition holds (下午) stays, and the class that may fail (商务座) is wanted too
+        args = (ctx, gaz, today, english, hotelish, negated_elsewhere, base_date, change_said)
+        held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
+        after = text[fallback.end() :]
+        slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
+        failed = _classes_of(fallback.group("what") or fallback.group("pre"), english)
+        wanted = slots.get("seat_class")
+        if failed and isinstance(wanted, str) and wanted not in failed:
+            slots["seat_class"] = [*failed, wanted]
+        return {**held, **slots}
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -171,7 +188,8 @@ def _constraints(
             slots["time_to"] = time_to
     elif not hotel:
         period = _period_of(text, english)
-        said = {PERIOD_WORDS[w] for _s, _e, w in _find(text, list(PERIOD_WORDS))} if not english else set()
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
         if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
             # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
             slots["time_from"] = min(WINDOWS[p][0] for p in said)
@@ -180,6 +198,9 @@ def _constraints(
             slots["period"] = period
     classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
+    known = ctx.state.get("seat_class")
+    if isinstance(value, str) and isinstance(known, str) and known != value and re.search(r"(也行|也可以|也成)", text):
+        value = [known, value]  # 一等座也行 after 商务座: either
     if value is not None:
         slots["seat_class"] = value
     berth = _berths_of(text, english)

@@ -299,6 +299,9 @@ NONE_ASKED = re.compile(
     r"(一[个班趟家间张列]都没有|都没有|真的?没有|确实没有|就没有|全都没有|完全没有|一点都没有|都没了)"
 )
 # "if X cannot be had, Y": 五星没有的话四星也行 / 上午没有就下午吧 / 要是没有直飞的话
-FALLBACK = re.compile(r"^.{1,12}?(没有的话就?|没有就|不行的话就?|不行就|订不到的话就?|订不到就|满了的话就?|满了就)")
+# a fallback: 五星没有的话四星也行 (``pre`` is what fails) / 下午没商务座的话一等座也行 (``what`` fails, ``pre`` holds)
+FALLBACK = re.compile(
+    r"^(?P<pre>.{0,12}?)(?:没有?|没了|满了|订不到|买不到|不行)(?P<what>[^，,。的]{0,6}?)(?:的话就?|就)(?!算)"
+)
 SAME_DAY = re.compile(r"(同一天|同一日|同天|当天|那一天|那天|same day)", re.I)
 DATE_SHIFT = re.compile(rf"(提前|早|推迟|推后|延后|往后推|往后|晚|改晚|往前)\s*({NUM})\s*天")
