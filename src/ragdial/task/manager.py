@@ -34,6 +34,7 @@ from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
+from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
@@ -60,10 +61,6 @@ UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the tas
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 # words that keep a turn naming a service topic (积分, 号码 ...) in the travel dialog
-# 今天几号来着 / 今天星期几 / what's the date today: answered before the guidance
-TODAY_ASKED = re.compile(
-    r"(今天|今儿)\s*(是)?\s*(几号|几月几号|星期几|周几|礼拜几|什么日子)|what('s| is) (the )?date", re.I
-)
 # ending the request rather than refusing one offer: 算了 / 不订了 / 不改了 / 我再想想 / 以后再说
 CLOSING = re.compile(
     r"(算了|不订了|不买了|不要了|不改了|不改签了|不用改了|别改了|不换了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|"
@@ -150,6 +147,7 @@ class TaskState(TypedDict):
     last_city_slot: NotRequired[str]
     alternative: NotRequired[str]
     change: NotRequired[ChangeQuestion | None]
+    said_date: NotRequired[str]  # the day a calendar question asked about (那天 names it next)
 
 
 class _Before(TypedDict):
@@ -302,8 +300,8 @@ class TaskBranch:
                 # there; this branch does not run, so its state is kept and the booking resumes on the next turn
                 return bool(TRAVEL_WORDS.search(text))
             return True
-        if self.understands(text):
-            return True
+        if self.understands(text) or date_answer(text, self.today, "zh"):
+            return True  # (下下周二是几号来着 as a first turn: the calendar is this branch's, not the knowledge base's)
         if state and state.get("bookings"):
             acts = self.understand(text, self.context(_task_state(state)))
             return any(a.act in ("ask_about_booking", "cancel_booking", "change_booking") for a in acts)
@@ -338,6 +336,8 @@ class TaskBranch:
         if state.get("open") in ("confirm_cancel", "choose_cancel", "choose_change"):
             offers = []
         known = dict(state.get("slots") or {})
+        if state.get("said_date"):
+            known["said_date"] = state["said_date"]  # 那天 after 下下周二是几号
         if state.get("last_city_slot"):
             known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
         if state.get("open") == "confirm_booking" and pending and self._rebooked(state) is not None:
@@ -452,14 +452,7 @@ class TaskBranch:
 
     def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
-        today = ""
-        if TODAY_ASKED.search(turn.text):  # 今天几号来着: the one fact of the world this branch knows
-            weekday = "一二三四五六日"[self.today.weekday()]
-            today = (
-                f"今天是{R.date_text(self.today.isoformat(), 'zh')}，星期{weekday}。"
-                if lang == "zh"
-                else f"Today is {self.today.strftime('%A, %d %B %Y')}."
-            )
+        today = date_answer(turn.text, self.today, lang) or ""  # 今天几号来着 / 下下周二是几号: answered
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not (the date is)
             turn.parts.append(today)
             return
@@ -469,8 +462,13 @@ class TaskBranch:
             if not turn.answered:
                 turn.parts.insert(0, today + R.GUIDE[lang] if today else R.GUIDE[lang])
             return
-        if today:
+        if today:  # the question answered is no refusal: the open question follows
+            asked = asked_day(turn.text, self.today)
+            if asked is not None and asked[1] != self.today:
+                state["said_date"] = asked[1].isoformat()
             turn.parts.append(today)
+            turn.answered = True
+            return
         turn.parts.append(R.GUIDE[lang])
 
     def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:

@@ -40,7 +40,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import NUM, _find
+from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items
 
 
@@ -176,7 +176,7 @@ def _constraints(
         base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
         slots["date"] = (base + dt.timedelta(days=1)).isoformat()
     if "date" not in slots and SAME_DAY.search(text):  # 同一天 / 当天: the day of the trip talked about
-        known = [ctx.state.get("date")] + [b.get("date") for b in reversed(ctx.bookings)]
+        known = [ctx.state.get("date"), ctx.state.get("said_date")] + [b.get("date") for b in reversed(ctx.bookings)]
         day = next((d for d in known if isinstance(d, str) and d), None)
         if day:
             slots["date"] = day
@@ -231,6 +231,7 @@ def _constraints(
         if district:
             slots["district"] = district
         slots.update(_hotel_numbers(text, english))
+        _extension(text, slots, ctx)
         if oq == "guests" and "guests" not in slots:
             n = _count(text, rf"({NUM})\s*(?:个)")
             if n:
@@ -247,6 +248,27 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     return slots
+
+
+# staying longer: 周日还要再待一天 / 再住一晚 / 多住两天 (a day said with it is the last night, not a new check-in)
+EXTEND = re.compile(r"(再待|再住|再呆|多住|多待|多呆|还要待|还要住|还得住|续住|延住|加住|延长|也住|也要住)")
+
+
+def _extension(text: str, slots: JSONDict, ctx: Context) -> None:
+    """The stay under way made longer: ``nights`` up to the day said, or more by the nights said (default 1);
+    the day said is no check-in."""
+    checkin = ctx.state.get("date")
+    if not isinstance(checkin, str) or not EXTEND.search(text):
+        return
+    nights = int(str(ctx.state.get("nights") or 1))
+    said = slots.pop("date", None)
+    if isinstance(said, str) and said >= checkin:
+        last = (dt.date.fromisoformat(said) - dt.date.fromisoformat(checkin)).days + 1
+        slots["nights"] = max(nights, last)
+        return
+    m = re.search(rf"({NUM})\s*(?:晚|天|夜)", text[EXTEND.search(text).end() :])  # type: ignore[union-attr]
+    more = cn_number(m.group(1)) if m else 1
+    slots["nights"] = nights + (more or 1)
 
 
 def _split_changes(slots: JSONDict, ctx: Context, fresh: bool) -> tuple[JSONDict, JSONDict]:

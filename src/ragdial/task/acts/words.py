@@ -290,8 +290,8 @@ RELATIVE = (
 )
 RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
-    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
-)
+    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那(?!一?天)|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
+)  # (那天 is a day, not 那 + 天)
 CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
 CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
 # asking whether there really is none (一班都没有吗？ / 真的没有吗): a question about the search just made
