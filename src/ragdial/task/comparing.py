@@ -11,7 +11,7 @@ from ragdial.task.values import as_int, as_str
 
 _FLY = r"(飞机|机票|航班|坐飞|flight|plane|fly)"
 _RAIL = r"(火车|高铁|动车|车票|列车|坐车|train|rail)"
-_WHICH = r"(哪个|哪种|哪样|还是|比较|对比|相比|比起|差多少|划算|which|compare|cheaper|faster)"
+_WHICH = r"(哪个|哪种|哪样|比较|对比|相比|比起|差多少|划算|which|compare|cheaper|faster|还是.{2,12}(呢|吗|？|\?))"
 FAST = re.compile(r"(快|省时|时间短|用时|多久|faster|quicker|quickest)", re.I)
 
 Row = Mapping[str, object]

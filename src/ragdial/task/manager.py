@@ -406,7 +406,13 @@ class TaskBranch:
         feature = comparing.asked(turn.text)
         said = [a for a in acts if a.act in ("inform", "modify")]
         known = state["domain"] in ("flight", "train") and {"dep_city", "arr_city"} <= set(state["slots"])
-        if feature is None or not (said or known) or state.get("open") in ("confirm_cancel", "choose_cancel"):
+        replacing = any(a.act in ("cancel_booking", "change_booking") for a in acts)
+        if (
+            feature is None
+            or not (said or known)
+            or replacing
+            or state.get("open") in ("confirm_cancel", "choose_cancel")
+        ):
             return acts
         turn.compare = feature
         for act in said:

@@ -101,15 +101,11 @@ def _constraints(
     fallback = FALLBACK.search(text)
     if fallback and (fallback.group("pre") or fallback.group("what")):
         # 五星没有的话四星也行: the value after the condition is the one wanted; 下午没商务座的话一等座也行: what
-        # the condition holds (下午) stays, and the class that may fail (商务座) is wanted too
+        # the condition holds besides what may fail (下午) stays
         args = (ctx, gaz, today, english, hotelish, negated_elsewhere, base_date, change_said)
         held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
         after = text[fallback.end() :]
         slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
-        failed = _classes_of(fallback.group("what") or fallback.group("pre"), english)
-        wanted = slots.get("seat_class")
-        if failed and isinstance(wanted, str) and wanted not in failed:
-            slots["seat_class"] = [*failed, wanted]
         return {**held, **slots}
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):

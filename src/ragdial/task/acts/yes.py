@@ -8,7 +8,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.context import Act, Context
 from ragdial.task.acts.finders import NEGATED_PERIOD
 from ragdial.task.acts.text import _clauses, without_afterthought_marker
-from ragdial.task.acts.words import ASKS, CONFIRM, CONFIRM_START, FILLER, OTHER_OPTION, RESERVATION
+from ragdial.task.acts.words import ASKS, CONFIRM, CONFIRM_START, FILLER, NEGATED_REQUEST, OTHER_OPTION, RESERVATION
 
 
 def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
@@ -25,7 +25,10 @@ def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
         return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
     if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
         return True  # (a train or flight code said while something else is under way: a request for it)
-    return any(NEGATED_PERIOD.match(FILLER.sub("", clause).strip()) for clause, _q in _clauses(text))
+    plain = [FILLER.sub("", clause).strip() for clause, _q in _clauses(text)]
+    if "deny" in names and any(NEGATED_REQUEST.fullmatch(c) for c in plain):
+        return True  # 不订酒店了，我订了哪些: a request said negated is a no (the banks have none)
+    return any(NEGATED_PERIOD.match(clause) for clause in plain)
 
 
 def _asks(clause: str, marked: bool) -> bool:
