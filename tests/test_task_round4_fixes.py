@@ -143,3 +143,27 @@ def test_staying_longer_lengthens_the_stay(branch, text):
     last = turns[-1]
     assert last.booked is None and last.state["slots"]["date"] == "2026-12-03", last.reply
     assert last.state["slots"].get("nights") == 2, last.reply
+
+
+# 8. a yes said with a code or an aside at a read-back
+def test_a_yes_naming_the_offer_read_back_books_it_once(branch):
+    turns = talk(branch, "后天上海到北京的机票", "第一个")
+    code = turns[-1].state["pending"]["code"] if "code" in turns[-1].state["pending"] else None
+    code = code or turns[-1].reply.split("即将为您预订：")[1].split()[0]
+    (turn,) = talk(branch, f"确认预订，{code}", state=turns[-1].state)
+    assert turn.booked is not None and code in turn.booked["details"], turn.reply
+    assert "没有可选" not in turn.reply and len(turn.state["bookings"]) == 1, turn.reply
+
+
+def test_a_yes_naming_another_offer_reads_that_one_back_and_books_nothing(branch):
+    turns = talk(branch, "后天上海到北京的机票")
+    codes = [line.split()[1] for line in turns[-1].reply.splitlines() if line[:2] in ("1.", "2.")]
+    turns = talk(branch, "第一个", f"确认预订，{codes[1]}", state=turns[-1].state)
+    assert turns[-1].booked is None and not turns[-1].state["bookings"], turns[-1].reply
+    assert f"即将为您预订：{codes[1]}" in turns[-1].reply, turns[-1].reply
+
+
+def test_a_yes_before_an_aside_question_still_books(branch):
+    turns = talk(branch, "后天上海到北京的机票", "第一个", "行，确定。话说北京烤鸭哪家最正宗啊？")
+    assert turns[-1].booked is not None, turns[-1].reply
+    assert turns[-1].reply.rstrip().endswith("还需要别的帮助吗？"), turns[-1].reply

@@ -372,6 +372,7 @@ class TaskBranch:
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
+        acts = self._yes_naming(state, acts)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -424,6 +425,25 @@ class TaskBranch:
             state["slots"] = {k: v for k, v in state["slots"].items() if k in TRIP_KEYS}
         rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
         return [*(said or [Act("inform", {})]), *rest]
+
+    def _yes_naming(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """A yes said with a code at a read-back: the code of the offer read back is part of the yes (确认预订，
+        HU9138); another one's is a choice of that one, read back first (nothing is booked on a yes that named
+        another offer)."""
+        if state["open"] != "confirm_booking" or not state.get("pending"):
+            return acts
+        if not any(a.act == "confirm" for a in acts):
+            return acts
+        chosen = [a for a in acts if a.act == "select" and set(a.slots) <= {"code", "dep_time"} and a.slots]
+        item = self._pending_item(state)
+        if not chosen or item is None:
+            return acts
+        same = all(
+            str(a.slots.get("code", R.code_of(item))).upper() == R.code_of(item).upper()
+            and a.slots.get("dep_time", item.get("dep_time")) == item.get("dep_time")
+            for a in chosen
+        )
+        return [a for a in acts if a not in chosen] if same else [a for a in acts if a.act != "confirm"]
 
     @staticmethod
     def _other_mode(state: TaskState, acts: list[Act], text: str) -> list[Act]:

@@ -178,6 +178,9 @@ def _classify(
         said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
         if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
             return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+        named = _code_of(text)
+        if named and ctx.domain and code_domain(named) == ctx.domain and not asking:
+            return "select", {"code": named}  # 确认预订，CZ5491 while HU9138 is read back: that other one
     code = _code_of(text)
     if code and ctx.domain and code_domain(code) != ctx.domain:
         # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels

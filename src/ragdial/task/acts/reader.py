@@ -90,6 +90,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 and _says_else(FILLER.sub("", clause.text), gaz)
             ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
+            elif i > 0 and confirmed and clause.question and not english and _says_else(clause.text, gaz):
+                acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
         if kind in ("confirm", "select"):
             confirmed = True
