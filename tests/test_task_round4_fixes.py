@@ -167,3 +167,20 @@ def test_a_yes_before_an_aside_question_still_books(branch):
     turns = talk(branch, "后天上海到北京的机票", "第一个", "行，确定。话说北京烤鸭哪家最正宗啊？")
     assert turns[-1].booked is not None, turns[-1].reply
     assert turns[-1].reply.rstrip().endswith("还需要别的帮助吗？"), turns[-1].reply
+
+
+# 9. nothing more after "anything else?", and a turn said plainly keeps its words
+@pytest.mark.parametrize("text", ["就这些吧", "先这样吧", "好，就这样"])
+def test_nothing_more_after_a_booking_says_goodbye(branch, text):
+    turns = talk(branch, "后天上海到北京的机票", "第一个", "确认", text)
+    assert "再见" in turns[-1].reply and "帮不上忙" not in turns[-1].reply, turns[-1].reply
+    assert turns[-1].state["open"] is None
+
+
+def test_an_english_yes_with_a_further_request_is_not_glued_together(travel_db_path):
+    from ragdial.task.acts import Context, said_plainly
+
+    context = Context("flight", "confirm_booking", state={"dep_city": "上海", "arr_city": "北京"})
+    text = "yes, and I also need a hotel in Beijing for 2 nights"
+    assert said_plainly(text, context) == text
+    assert said_plainly("好，订吧", context) == "好，确认"  # (the clause naming the booking is a plain yes)

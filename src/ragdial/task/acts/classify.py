@@ -36,6 +36,11 @@ from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
 
+# nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
+ALL_DONE = re.compile(
+    r"(那|那就|好|好的|行|嗯)?[，,\s]*(就这些|就这样|先这样|这样|这样就行|这样就好|这样就可以|够了|可以了|没别的|没其他的?|没什么了)"
+    r"(了|吧|啊|哈|呢)*"
+)
 # taking a constraint back: 不限预算 / 预算不要了 / 多少钱都行 / 别的时间也行 / 时间放宽 / 全天的 / 几星都行
 DROP_CUE = re.compile(
     r"(不限|不管|都行|都可以|都没关系|无所谓|随便|不要了|不用了|不要求|不讲究|放宽|去掉|不用管|全天|任何时间|什么时候都|"
@@ -120,6 +125,8 @@ def _classify(
         <= 1
     ):
         return "thanks", {}
+    if ctx.open_question == "anything_else" and ctx.domain and ALL_DONE.fullmatch(text):
+        return "deny", {}  # 就这些吧 / 先这样 after "anything else?": nothing more
     cancel = _cancel_slots(text, ctx)
     if cancel is not None:
         return "cancel_booking", cancel

@@ -109,4 +109,6 @@ def said_plainly(text: str, context: Context | JSONDict | None) -> str:
             out.append("不了")  # 确认取消 when asked to book: no
         else:
             out.append(clause)
+    if out == [clause for clause, _q in pieces]:
+        return text  # nothing said plainly: the turn as typed (a rejoin would glue English words: "andI")
     return "，".join(out)
