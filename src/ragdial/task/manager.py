@@ -1770,7 +1770,8 @@ class TaskBranch:
         state["bookings"].append(booking)
         turn.booked.append(booking)
         counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
-        turn.booked_facts = {**state["slots"], **item, **pending, **counts, "domain": domain}
+        facts = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **counts, "domain": domain}
+        turn.booked_facts = facts
         state["pending"], state["offers"], state["suggestion"] = None, [], None
         state["open"] = "anything_else"
         state["failures"] = {}

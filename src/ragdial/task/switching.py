@@ -42,8 +42,9 @@ def replacing_trip(acts: Sequence[Act], text: str, bookings: Sequence[Mapping[st
     else:
         booking = replaced[0]
         slots: JSONDict = {"domain": str(booking["domain"])}
-        if isinstance(booking.get("order_no"), int):
-            slots["order_no"] = booking["order_no"]
+        order = booking.get("order_no")
+        if isinstance(order, int):
+            slots["order_no"] = order
         said = [Act("cancel_booking", slots)]
     joined: JSONDict = {}
     trip = [a for a in acts if a.act in ("inform", "modify") and a.slots.get("domain") in (None, domain)]

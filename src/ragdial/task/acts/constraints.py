@@ -194,10 +194,10 @@ def _constraints(
             slots["period"] = period
     classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
-    known = ctx.state.get("seat_class")
-    if isinstance(value, str) and isinstance(known, str) and known != value and re.search(r"(也行|也可以|也成)", text):
-        value = [known, value]  # 一等座也行 after 商务座: either
-    if value is not None:
+    asked = ctx.state.get("seat_class")
+    if isinstance(value, str) and isinstance(asked, str) and asked != value and re.search(r"(也行|也可以|也成)", text):
+        slots["seat_class"] = [asked, value]  # 一等座也行 after 商务座: either
+    elif value is not None:
         slots["seat_class"] = value
     berth = _berths_of(text, english)
     if berth:
