@@ -194,9 +194,10 @@ def _constraints(
             slots["period"] = period
     classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
-    asked = ctx.state.get("seat_class")
-    if isinstance(value, str) and isinstance(asked, str) and asked != value and re.search(r"(也行|也可以|也成)", text):
-        slots["seat_class"] = [asked, value]  # 一等座也行 after 商务座: either
+    asked_class = ctx.state.get("seat_class")
+    also = re.search(r"(也行|也可以|也成)", text)
+    if isinstance(value, str) and isinstance(asked_class, str) and asked_class != value and also:
+        slots["seat_class"] = [asked_class, value]  # 一等座也行 after 商务座: either
     elif value is not None:
         slots["seat_class"] = value
     berth = _berths_of(text, english)
