@@ -74,7 +74,10 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ("办理渠道", "Channels"),
     ),
     (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
-    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
+    (
+        re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge|cheap|expensive|pricier", re.I),
+        ("业务费用", "Fee"),
+    ),
 )
 _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
@@ -145,14 +148,22 @@ def extractive_reply(request: GenerationRequest) -> str:
     items = request.knowledge
     if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
         return own_services(items, language)  # "which plans do I have?": every service cited
+    compared = comparison_reply(items, question, language)
+    return compared if compared is not None else answer_from(items[0], question, language)
+
+
+def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
+    """Both sides of a comparison ("is the weekend pack better value than that?"), each named with its asked
+    value(s) (else its key fields): when ``question`` compares and the first two items are named plans, products
+    or services; else ``None``. Values are copied verbatim."""
     named = [
         i
         for i in items[:2]
         if i.source != SourceKind.FAQ and (item_fields(i).get("业务名称") or item_fields(i).get("Service name"))
     ]
-    if asks_comparison(question) and len(named) == 2:  # both sides of a comparison, each with its value
-        return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
-    return answer_from(items[0], question, language)
+    if not asks_comparison(question) or len(named) != 2:
+        return None
+    return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
 
 
 def answer_from(item: Knowledge, question: str, language: str) -> str:
