@@ -5,11 +5,15 @@ of the session-6 metrics mutation sample (docs/testing.md)."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import sys
 
 import pytest
 
+from ragdial.errors import RagdialError
 from ragdial.metrics import meteor, retrieval
+from ragdial.metrics.bertscore import bertscore
 from ragdial.metrics.challenges import kdsd
 from ragdial.metrics.grounding import degenerate_reason
 from ragdial.metrics.result import ChallengeScores, Score
@@ -56,3 +60,43 @@ def test_the_repeated_sentence_rule_at_its_boundaries(text, reason):
 @pytest.mark.skipif(shutil.which("java") is None, reason="METEOR 1.5 needs Java")
 def test_meteor15_is_named_meteor():
     assert meteor.meteor15(["free parking"], ["free parking"]).name == "meteor"
+
+
+def test_bertscore_without_its_packages_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "bert_score", None)  # "import bert_score" raises ImportError
+    message = "BERTScore needs torch and bert-score (pip install 'ragdial[torch]')"
+    with pytest.raises(RagdialError, match=f"^{re.escape(message)}$"):
+        bertscore(["a reply"], ["a reference"], model="roberta-large", layers=17)
+
+
+def test_the_meteor_jar_needs_its_paraphrase_table_beside_it(tmp_path, monkeypatch):
+    import importlib.machinery
+    import importlib.util
+
+    package = tmp_path / "pycocoevalcap"
+    (package / "meteor" / "data").mkdir(parents=True)
+    jar = package / "meteor" / "meteor-1.5.jar"
+    jar.write_bytes(b"")
+    spec = importlib.machinery.ModuleSpec("pycocoevalcap", None, is_package=True)
+    spec.submodule_search_locations = [str(package)]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec if name == "pycocoevalcap" else None)
+    with pytest.raises(RagdialError, match="paraphrase table not found"):
+        meteor.meteor_jar()
+    (package / "meteor" / "data" / "paraphrase-en.gz").write_bytes(b"")
+    assert meteor.meteor_jar() == jar
+
+
+def test_wordnet_is_found_as_a_zip_too(monkeypatch):
+    import nltk
+
+    found = {"corpora/wordnet.zip"}
+
+    def find(name):
+        if name not in found:
+            raise LookupError(name)
+        return name
+
+    monkeypatch.setattr(nltk.data, "find", find)
+    assert meteor._nltk_has_wordnet() is True
+    found.clear()
+    assert meteor._nltk_has_wordnet() is False
