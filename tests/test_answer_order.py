@@ -108,3 +108,37 @@ def test_unknown_is_the_share_of_the_turns_terms_no_item_has():
     assert relevance.unknown("do you sell protein shakes") == 1.0
     assert 0.0 < relevance.unknown("can I bring a friend to the spin class") < 1.0
     assert relevance.unknown("") == 0.0
+
+
+VISITS = Knowledge(
+    "u1:local:1",
+    "Visits used this month: 9, Visits left: 3, Guest visits left: 2",
+    SourceKind.USER_PROFILE,
+    scope="u1",
+)
+TOWELS = Knowledge("u1:local:2", "Towels used this month: 5, Towels left: 7", SourceKind.USER_PROFILE, scope="u1")
+
+
+def test_the_users_figure_the_turn_names_by_its_field_words_goes_first():
+    # "how many are left?" after a question about visits: the record with "Visits left", not the membership record
+    # that the model put first (its fee answers "how much"), nor the towels (their "left" is not the visits')
+    view = TurnView("and how many are left?", ("how many visits did I use",), language="en")
+    candidates = _candidates((MINE, TOWELS, VISITS))
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates) == [
+        "u1:local:1",
+        "u1:local:0",
+        "u1:local:2",
+    ]
+    guests = TurnView("how many guest visits are left", language="en")  # every word of "Guest visits left"
+    assert _ids(reorder([0, 1, 2], candidates, guests, CATALOGUE), candidates)[0] == "u1:local:1"
+
+
+def test_a_named_service_or_an_ambiguous_figure_keeps_the_models_order():
+    candidates = _candidates((MINE, TOWELS, VISITS), name_cover=[1.0, 0, 0])
+    named = TurnView("how much is left on my gold membership", language="en")
+    assert reorder([0, 1, 2], candidates, named, CATALOGUE) == [0, 1, 2]  # the turn names the leading service
+    plain = _candidates((MINE, TOWELS, VISITS))
+    ambiguous = TurnView("how many are left?", language="en")  # towels or visits: nothing said before settles it
+    assert reorder([0, 1, 2], plain, ambiguous, CATALOGUE) == [0, 1, 2]
+    product_first = _candidates((GOLD, VISITS))
+    assert reorder([0, 1], product_first, ambiguous, CATALOGUE) == [0, 1]  # only the user's own items move
