@@ -94,7 +94,7 @@ PACKS = [
     ("question", "reply"),
     [
         (
-            "which of the two Sunny packs is cheaper?",
+            "which of the two Sunny packs costs less?",
             "The Sunny 3GB Pack costs 7 yuan per month. The Sunny 9GB Pack costs 16 yuan per month.",
         ),
         (

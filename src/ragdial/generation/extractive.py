@@ -75,10 +75,7 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ("办理渠道", "Channels"),
     ),
     (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
-    (
-        re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge|cheap|expensive|pricier", re.I),
-        ("业务费用", "Fee"),
-    ),
+    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
 )
 _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
