@@ -404,6 +404,27 @@ def test_a_comparison_cites_and_states_both_sides(systems, language, question, v
     assert all(value in reply.text for value in values), reply.text
 
 
+@pytest.mark.parametrize(
+    ("profile", "turns", "first", "value", "not_said"),
+    [
+        ("demo-u4", ("how much data have I got", "how much is left?"), "demo-u4:local:4", "0.7GB", "2 yuan"),
+        (
+            "demo-u5",
+            ("how long is left on my contract", "and the monthly credit?"),
+            "demo-u5:local:5",
+            "12.5",
+            "-12.40",
+        ),
+        ("demo-u1", ("how many minutes have I used so far", "and how many are left?"), "demo-u1:local:4", "88", "212"),
+    ],
+)
+def test_a_follow_up_about_ones_figures_states_the_figure_its_words_name(
+    systems, profile, turns, first, value, not_said
+):
+    reply = ask(systems["en"], profile, *turns)[-1]
+    assert reply.knowledge[0].id == first and value in reply.text and not_said not in reply.text, reply.text
+
+
 def test_the_template_generator_states_both_sides_of_a_comparison_too():
     config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
     (reply,) = ask(build_system(config, "en"), "demo-u1", "which is cheaper, the 100M or the 1000M home broadband?")
