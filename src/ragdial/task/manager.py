@@ -1482,9 +1482,11 @@ class TaskBranch:
                 if zh
                 else "Nothing can be booked under these conditions; please try another date or destination."
             )
+        if not zh:  # a sentence of its own after the head's full stop
+            tail = tail[:1].upper() + tail[1:]
         if seen:
             tail = ("这些条件我已经查过了，确实没有。" if zh else "I have checked these conditions already. ") + tail
-        msg = head + tail
+        msg = head + tail if zh else f"{head} {tail}"
         state["pending"] = None
         if relaxed_rows:
             state["offers"] = [row["id"] for row in relaxed_rows]
