@@ -20,8 +20,8 @@ WEEKDAYS = "一二三四五六日"
 def asked_day(text: str, today: dt.date) -> tuple[str, dt.date] | None:
     """(the words for the day, the day) a calendar question in ``text`` asks about, or None."""
     m = DATE_ASKED.search(text)
-    if m is None:
-        return None
+    if m is None or re.search(r"(农历|阴历|lunar)", text, re.I):
+        return None  # (the lunar calendar is not this branch's)
     when = re.sub(r"^(那|请问|问一下|问下|我想问|你知道)", "", (m.group("when") or "").strip())
     if re.fullmatch(r"(今天|今儿|今日)?", when):
         return "今天", today
@@ -37,4 +37,6 @@ def date_answer(text: str, today: dt.date, lang: str) -> str | None:
     if lang != "zh":
         return f"Today is {today.strftime('%A, %d %B %Y')}."
     name, day = asked
+    if re.search(r"[号日]", name):  # 12月5号是周几: the weekday is what is asked
+        return f"{date_text(day.isoformat(), 'zh')}是星期{WEEKDAYS[day.weekday()]}。"
     return f"{name}是{date_text(day.isoformat(), 'zh')}，星期{WEEKDAYS[day.weekday()]}。"
