@@ -1517,14 +1517,15 @@ class TaskBranch:
         if domain == "hotel":
             nights, rooms = as_int(slots.get("nights") or 1), as_int(slots.get("rooms") or 1)
             stay = (
-                R.date_text(day, lang)
+                "在"
+                + R.date_text(day, lang)
                 + (f"起住{nights}晚" if nights > 1 else "")
                 + (f"、{rooms}间" if rooms > 1 else "")
             )
             text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
         else:
             text = (
-                f"抱歉，符合条件的{names}{R.date_text(day, lang)}已经售完了。"
+                f"抱歉，符合条件的{names}在{R.date_text(day, lang)}已经售完了。"
                 if zh
                 else f"Sorry, {names} is sold out on {day}."
             )
