@@ -183,3 +183,13 @@ def test_an_english_yes_with_a_further_request_is_not_glued_together(travel_db_p
     text = "yes, and I also need a hotel in Beijing for 2 nights"
     assert said_plainly(text, context) == text
     assert said_plainly("好，订吧", context) == "好，确认"  # (the clause naming the booking is a plain yes)
+
+
+# 10. a brand alone asks for a hotel; a day said as N号 while fewer offers are listed is that day
+def test_a_brand_alone_is_a_hotel_request_and_another_day_for_it_is_a_day(branch):
+    (turn,) = talk(branch, "后天在杭州订万豪")
+    assert turn.state["domain"] == "hotel" and turn.state["slots"].get("brand") == "万豪酒店", turn.reply
+    assert "订满" in turn.reply and "12月4日还有" in turn.reply, turn.reply
+    (turn,) = talk(branch, "那就4号吧", state=turn.state)
+    assert turn.state["slots"]["date"] == "2026-12-04", turn.reply
+    assert "即将为您预订：万豪酒店(杭州滨江店)" in turn.reply, turn.reply

@@ -12,7 +12,7 @@ from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _is_choice, _reference, _relative
 from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
-from ragdial.task.acts.finders import NEGATED_PERIOD, _code_of, _district_of, _domain_named, code_domain
+from ragdial.task.acts.finders import NEGATED_PERIOD, _brand_of, _code_of, _district_of, _domain_named, code_domain
 from ragdial.task.acts.words import (
     ASK_BOOKING,
     CONFIRM,
@@ -86,6 +86,7 @@ def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
             (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
             or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
             or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
+            or (_brand_of(text, gaz) is not None and not re.search(r"(飞|到|去|机票|航班|火车|高铁|动车)", text))
         )
     )
 
