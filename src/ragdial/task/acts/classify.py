@@ -24,16 +24,23 @@ from ragdial.task.acts.words import (
     FILLER,
     GREETING,
     NEGATED_CLASS,
+    NEGATED_REQUEST,
     NONE_ASKED,
     OOS,
     ORDINAL,
     PERIOD_WORDS,
     THANKS,
+    WINDOWS,
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
 
+# nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
+ALL_DONE = re.compile(
+    r"(那|那就|好|好的|行|嗯)?[，,\s]*(就这些|就这样|先这样|这样|这样就行|这样就好|这样就可以|够了|可以了|没别的|没其他的?|没什么了)"
+    r"(了|吧|啊|哈|呢)*"
+)
 # taking a constraint back: 不限预算 / 预算不要了 / 多少钱都行 / 别的时间也行 / 时间放宽 / 全天的 / 几星都行
 DROP_CUE = re.compile(
     r"(不限|不管|都行|都可以|都没关系|无所谓|随便|不要了|不用了|不要求|不讲究|放宽|去掉|不用管|全天|任何时间|什么时候都|"
@@ -118,6 +125,8 @@ def _classify(
         <= 1
     ):
         return "thanks", {}
+    if ctx.open_question == "anything_else" and ctx.domain and ALL_DONE.fullmatch(text):
+        return "deny", {}  # 就这些吧 / 先这样 after "anything else?": nothing more
     cancel = _cancel_slots(text, ctx)
     if cancel is not None:
         return "cancel_booking", cancel
@@ -153,8 +162,10 @@ def _classify(
     if request is not None:
         return "request", request
     oq = ctx.open_question
-    deny = DENY.fullmatch(text) or (
-        DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
+    deny = (
+        DENY.fullmatch(text)
+        or (DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text))
+        or NEGATED_REQUEST.fullmatch(text)
     )
     if deny and oq in ("choose_cancel", "choose_change"):
         return "deny", {}
@@ -174,6 +185,9 @@ def _classify(
         said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
         if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
             return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+        named = _code_of(text)
+        if named and ctx.domain and code_domain(named) == ctx.domain and not asking:
+            return "select", {"code": named}  # 确认预订，CZ5491 while HU9138 is read back: that other one
     code = _code_of(text)
     if code and ctx.domain and code_domain(code) != ctx.domain:
         # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels
@@ -211,6 +225,13 @@ def _classify(
             return "deny", {}  # 下午不行 when flights in the afternoon are offered instead
         if refused and ctx.state.get("period") == refused:
             return "modify", {"period": None}
+        bounded = {k: ctx.state[k] for k in ("period", "time_from", "time_to") if ctx.state.get(k)}
+        if refused in WINDOWS and not bounded:  # 上午不行 with no window asked: departures outside it
+            start, end = WINDOWS[refused]
+            if start <= "06:00":
+                return "modify", {"time_from": end}
+            if end >= "24:00":
+                return "modify", {"time_to": start}
         return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
     if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
