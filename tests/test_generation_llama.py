@@ -158,3 +158,26 @@ def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_us
         assert fast.to_config()["prefix_cache"] > 0
     finally:
         fast.close()
+
+
+def test_priming_keeps_the_head_so_the_first_turn_evaluates_only_its_knowledge_and_dialog(generator):
+    """``prime`` (the service's warm-up) runs one token of a request with the turn's instruction and no knowledge:
+    the first real turn after it restores or reuses that head, and its reply is plain greedy decoding's."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512)
+    guidance = "只回答用户问的那一项。"
+    try:
+        fast.prime(GenerationRequest([Turn(Speaker.USER, "你好")], language="zh", instruction=guidance))
+        assert len(fast._decoder.snapshots) == 1 and fast._decoder.stats.generated == 1
+        (head,) = fast._decoder.snapshots
+        request = ticket_request(max_tokens=12)
+        request.instruction = guidance
+        reply = fast.generate(request)
+        stats = fast._decoder.stats
+        assert stats.reused_tokens >= len(head) > 40 and stats.prompt_tokens - stats.reused_tokens < len(head)
+        plain = ticket_request(max_tokens=12)
+        plain.instruction = guidance
+        assert reply == generator.generate(plain)
+    finally:
+        fast.close()

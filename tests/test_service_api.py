@@ -136,6 +136,7 @@ def test_every_language_answers_one_short_turn_before_the_service_serves(tmp_pat
     requests = [r for g in generators for r in g.requests]
     assert all(g.warmed for g in generators)
     assert sorted(r.language for r in requests) == ["en", "zh"] and all(r.max_tokens == 2 for r in requests)
+    assert sorted(r.language for g in generators for r in g.primed) == ["en", "zh"]  # a local LLM keeps the head
     assert set(service.warmed_ms) == {"zh", "en"}
 
 

@@ -14,6 +14,7 @@ import codecs
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,12 @@ class LlamaCppGenerator(Generator):
                 )
                 self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup, snapshots=self.prefix_cache)
         self._llm = llm
+
+    def prime(self, request: GenerationRequest) -> None:
+        """One token of ``request`` through the path its turns take: the model loaded, and for a greedy request
+        the snapshot of its prompt head (the instruction and the policy's guidance) kept, so the first turn of
+        each language evaluates only its knowledge and dialog."""
+        self.generate(replace(request, max_tokens=1, usage={}, cancel=None))
 
     @property
     def llm(self) -> Any:  # Any: llama_cpp (untyped Llama)

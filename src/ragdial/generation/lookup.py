@@ -32,6 +32,10 @@ MAX_NGRAM = 3
 MIN_NGRAM = 2  # a one-token match predicts little; a wrong draft costs more than the decode call it might save
 MIN_DRAFT = 3  # on CPU a batch of two costs about two single decodes: shorter drafts do not pay
 SNAPSHOTS = 8  # prompt heads kept (two languages x the policies' guidance, with room for a retry's)
+# llama.cpp's CPU backend repacks Q4_K weights and multiplies them with 4 activation rows at a time (a GEMM), the
+# rows left over one by one (GEMV): a call of 4 or 8 tokens costs less than one of 3 or 7 (measured curve in
+# docs/benchmarks.md). A draft is cut so that the call (the chosen token and the draft) fills whole blocks.
+BATCH_BLOCK = 4
 
 
 @dataclass
@@ -47,6 +51,13 @@ class DecodeStats:
     decode_calls: int = 0
     drafted: int = 0
     accepted: int = 0
+
+
+def fit_draft(draft: list[int], block: int = BATCH_BLOCK) -> list[int]:
+    """``draft`` cut so that it and the token before it fill whole blocks of ``block`` rows, or nothing when that
+    leaves fewer than ``MIN_DRAFT`` tokens."""
+    size = (len(draft) + 1) // block * block - 1 if block > 1 else len(draft)
+    return draft[:size] if size >= MIN_DRAFT else []
 
 
 class DraftIndex:
@@ -89,6 +100,7 @@ class GreedyDecoder:
         self.llm = llm
         self.max_draft = max(0, int(draft))
         self.max_snapshots = max(0, int(snapshots))
+        self.block = BATCH_BLOCK
         self.snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt head -> its cache, LRU order
         self._api = llama_cpp
         self._vocab = llm._model.vocab
@@ -216,9 +228,7 @@ class GreedyDecoder:
                 if stats.generated >= max_tokens:
                     return
                 draft = index.draft(min(size, max_tokens - stats.generated, llm.n_batch - 1))
-                draft = draft[: max(0, llm.n_ctx() - position - 1)]
-                if len(draft) < MIN_DRAFT:
-                    draft = []
+                draft = fit_draft(draft[: max(0, llm.n_ctx() - position - 1)], self.block)
                 self._decode([pending, *draft], position, logits=True)
                 stats.decode_calls += 1
                 stats.drafted += len(draft)

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ragdial.errors import RagdialError
+from ragdial.gbdt import TextTrees, UnsupportedTrees
 from ragdial.jsontypes import JSONDict, JSONObject, as_object, as_texts
 from ragdial.pipeline.answer_features import ACTS, CANDIDATE_FEATURES, SOURCES, Candidates, source_of
 
@@ -109,13 +111,20 @@ class Ranker:
     candidates become probabilities by a softmax over the candidates."""
 
     def __init__(self, text: str) -> None:
-        import lightgbm
-
         self.text = text
-        self.booster = lightgbm.Booster(model_str=text)
+        self.booster: TextTrees | Any  # Any: lightgbm (untyped Booster), only for a model TextTrees cannot evaluate
+        try:
+            self.booster = TextTrees(text)  # the same scores without importing lightgbm and scikit-learn at start
+        except UnsupportedTrees:
+            import lightgbm
+
+            self.booster = lightgbm.Booster(model_str=text)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        z = np.asarray(self.booster.predict(x, num_threads=1), dtype=float)
+        if isinstance(self.booster, TextTrees):
+            z = self.booster.predict(x)
+        else:
+            z = np.asarray(self.booster.predict(x, num_threads=1), dtype=float)
         e = np.exp(z - z.max())
         return e / e.sum()
 

@@ -105,6 +105,7 @@ class DialogSystem:
         """Load what components load lazily (models, query encoders) now, not on the first user's turn."""
         for component in self.components():
             warm_up(component)
+        self.knowledge_branch.warm_up()
         user = self.users[0].id if self.users else None
         context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
         self.retrieve(context, user)
