@@ -151,7 +151,7 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, depth"),
+        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, precedent, depth"),
         ("reranker.rounds=many", r"reranker \(in_domain\): rounds must be a whole number"),
         ("reranker.interaction=1", r"reranker \(in_domain\): interaction must be true or false"),
         ("detector.threshold=high", r"detector: threshold must be a number, not 'high'"),
