@@ -181,3 +181,30 @@ def test_priming_keeps_the_head_so_the_first_turn_evaluates_only_its_knowledge_a
         assert reply == generator.generate(plain)
     finally:
         fast.close()
+
+
+def test_the_thread_count_follows_the_machines_load_unless_it_is_fixed(monkeypatch):
+    """Without a fixed count each generation takes 2 threads, or 1 while the load average exceeds the cores + 1
+    (llama.cpp's threads wait for each other, which on an oversubscribed machine costs far more than they add)."""
+    from llama_cpp import llama_n_threads
+
+    import ragdial.generation.llama as llama_module
+    from ragdial.generation.llama import THREADS_ENV, LlamaCppGenerator, threads_for_load
+
+    assert [threads_for_load(load, 2) for load in (0.2, 2.9, 3.0, 9.5)] == [2, 2, 1, 1]
+    assert threads_for_load(0.0, 1) == 1 and threads_for_load(0.0, 8) == 2 and threads_for_load(0.0, 8, most=4) == 4
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    monkeypatch.setattr(llama_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(llama_module, "_load_average", lambda: 9.5)
+    auto = LlamaCppGenerator(n_ctx=512, prefix_cache=0)
+    try:
+        assert auto.auto_threads and auto.to_config()["n_threads"] is None
+        busy = auto.generate(ticket_request(max_tokens=6))
+        assert llama_n_threads(auto.llm._ctx.ctx) == auto.n_threads == 1
+        monkeypatch.setattr(llama_module, "_load_average", lambda: 0.5)
+        assert auto.generate(ticket_request(max_tokens=6)) == busy  # the reply does not depend on the count
+        assert llama_n_threads(auto.llm._ctx.ctx) == auto.n_threads == 2
+    finally:
+        auto.close()
+    fixed = LlamaCppGenerator(n_threads=2)
+    assert not fixed.auto_threads and fixed.to_config()["n_threads"] == 2

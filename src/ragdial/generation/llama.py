@@ -31,12 +31,24 @@ THREADS_ENV = "RAGDIAL_LLM_THREADS"
 DEFAULT_THREADS = 2  # on a machine busy with other work, 1 thread decodes far faster (no spinning at sync points)
 
 
+def threads_for_load(load: float, cpus: int, most: int = DEFAULT_THREADS) -> int:
+    """Threads for the next generation: up to ``most`` (and the cores), but 1 when the 1-minute load average shows
+    the cores busy beyond what this generation adds: llama.cpp's threads wait for each other at every matrix, so on
+    an oversubscribed machine 2 threads decode about 6x slower than 1 (docs/benchmarks/grounded.md)."""
+    return 1 if load >= cpus + 1 else max(1, min(most, cpus))
+
+
+def _load_average() -> float:
+    return os.getloadavg()[0]
+
+
 class LlamaCppGenerator(Generator):
     """Streams a chat completion from a GGUF model using the model's own chat template.
 
     ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
     packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
-    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2. ``prompt_lookup`` is the longest draft (tokens) of
+    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS``; without either, each generation picks 2 threads, or 1 while
+    the machine is busier than its cores (``threads_for_load``). ``prompt_lookup`` is the longest draft (tokens) of
     prompt-lookup decoding for greedy requests (0: no drafts); ``prefix_cache`` is how many prompt heads are kept
     as cache snapshots. With both 0 every request goes through llama-cpp-python's sampler.
     """
@@ -53,7 +65,9 @@ class LlamaCppGenerator(Generator):
     ) -> None:
         self.model_name = model
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
+        fixed = n_threads or int(os.environ.get(THREADS_ENV, 0))
+        self.auto_threads = not fixed
+        self.n_threads = fixed or threads_for_load(_load_average(), os.cpu_count() or 1)
         self.n_batch = n_batch
         self.prompt_lookup = int(prompt_lookup)
         self.prefix_cache = int(prefix_cache)
@@ -131,8 +145,20 @@ class LlamaCppGenerator(Generator):
         """The reply's pieces; one generation runs at a time, and an abandoned stream frees the model."""
         return locked_stream(self._lock, lambda: self._pieces(request))
 
+    def _fit_threads(self) -> None:
+        """With no fixed thread count, set the one the machine's load calls for now."""
+        if not self.auto_threads:
+            return
+        wanted = threads_for_load(_load_average(), os.cpu_count() or 1)
+        if wanted != self.n_threads:
+            from llama_cpp import llama_set_n_threads
+
+            llama_set_n_threads(self.llm._ctx.ctx, wanted, wanted)
+            self.n_threads = wanted
+
     def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         messages, max_tokens = self.fit(request)
+        self._fit_threads()
         if self._decoder is not None and request.temperature <= 0:
             yield from self._greedy(self._decoder, messages, max_tokens, request)
             return
@@ -218,7 +244,7 @@ class LlamaCppGenerator(Generator):
             "name": "llama",
             "model": model,
             "n_ctx": self.n_ctx,
-            "n_threads": self.n_threads,
+            "n_threads": None if self.auto_threads else self.n_threads,
             "prompt_lookup": self.prompt_lookup,
             "prefix_cache": self.prefix_cache,
             **self.llama_options,
