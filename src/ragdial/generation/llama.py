@@ -11,6 +11,7 @@ llama-cpp-python's own ``create_chat_completion``.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import threading
 from collections.abc import Iterator
@@ -25,7 +26,9 @@ from ragdial.generation.lookup import SNAPSHOTS, GreedyDecoder
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages, prompt_text
 from ragdial.jsontypes import JSONDict
+from ragdial.paths import cache_dir
 
+HEAD_CACHE = "cache"  # head_dir's default: a folder of ragdial's cache (``ragdial.paths.cache_dir``)
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
 THREADS_ENV = "RAGDIAL_LLM_THREADS"
 DEFAULT_THREADS = 2  # on a machine busy with other work, 1 thread decodes far faster (no spinning at sync points)
@@ -50,7 +53,9 @@ class LlamaCppGenerator(Generator):
     ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS``; without either, each generation picks 2 threads, or 1 while
     the machine is busier than its cores (``threads_for_load``). ``prompt_lookup`` is the longest draft (tokens) of
     prompt-lookup decoding for greedy requests (0: no drafts); ``prefix_cache`` is how many prompt heads are kept
-    as cache snapshots. With both 0 every request goes through llama-cpp-python's sampler.
+    as cache snapshots; ``head_dir`` keeps them on disk for the next start (``"cache"``: under ragdial's cache
+    folder, per model file, llama.cpp build and context shape; a folder; ``None``: memory only). With
+    ``prompt_lookup`` and ``prefix_cache`` both 0 every request goes through llama-cpp-python's sampler.
     """
 
     def __init__(
@@ -61,6 +66,7 @@ class LlamaCppGenerator(Generator):
         n_batch: int = 256,
         prompt_lookup: int = 0,
         prefix_cache: int = SNAPSHOTS,
+        head_dir: str | Path | None = HEAD_CACHE,
         **llama_options: Any,  # Any: llama_cpp (Llama's own keyword options pass through)
     ) -> None:
         self.model_name = model
@@ -71,6 +77,7 @@ class LlamaCppGenerator(Generator):
         self.n_batch = n_batch
         self.prompt_lookup = int(prompt_lookup)
         self.prefix_cache = int(prefix_cache)
+        self.head_dir = head_dir
         self.llama_options = llama_options
         self._llm: Any = None  # Any: llama_cpp (untyped Llama)
         self._decoder: GreedyDecoder | None = None
@@ -114,8 +121,22 @@ class LlamaCppGenerator(Generator):
                     eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
                     bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
                 )
-                self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup, snapshots=self.prefix_cache)
+                store = self._head_store(llm)
+                self._decoder = GreedyDecoder(llm, self.prompt_lookup, self.prefix_cache, store)
         self._llm = llm
+
+    def _head_store(self, llm: Any) -> Path | None:  # Any: llama_cpp (untyped Llama)
+        """The folder of saved prompt heads for this model file, llama.cpp build and context shape (None: off)."""
+        if not self.head_dir or self.model_path is None:
+            return None
+        import llama_cpp
+
+        stat = self.model_path.stat()
+        shape = f"{self.model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{llama_cpp.__version__}|"
+        shape += f"{self.n_ctx}|{self.n_batch}|{sorted(self.llama_options.items())}"
+        key = hashlib.sha256(shape.encode("utf-8")).hexdigest()[:16]
+        root = cache_dir() / "llm-heads" if str(self.head_dir) == HEAD_CACHE else Path(self.head_dir).expanduser()
+        return root / key
 
     def prime(self, request: GenerationRequest) -> None:
         """One token of ``request`` through the path its turns take: the model loaded, and for a greedy request
@@ -247,6 +268,7 @@ class LlamaCppGenerator(Generator):
             "n_threads": None if self.auto_threads else self.n_threads,
             "prompt_lookup": self.prompt_lookup,
             "prefix_cache": self.prefix_cache,
+            "head_dir": None if self.head_dir is None else str(self.head_dir),
             **self.llama_options,
         }
 
