@@ -166,3 +166,17 @@ def test_i_right_before_a_word_of_the_knowledges_names_is_a_question_about_ones_
     assert _ids(reorder([0, 1, 2], candidates, view, catalogue), candidates)[0] == "u2:local:0"
     wish = TurnView("我想办金卡，一个月多少钱", language="zh")
     assert reorder([0, 1, 2], candidates, wish, catalogue) == [0, 1, 2]
+
+
+def test_a_short_turn_going_on_from_ones_figures_stays_with_ones_figures():
+    # "and towels?" after the visits left: the towels left, not the product the model put first
+    view = TurnView("and towels?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    candidates = _candidates((SPIN, VISITS, TOWELS), cited_last=[0, 1, 0], cited_last_first=[0, 1, 0])
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates)[0] == "u1:local:2"
+    # a product named, or a reply that was not about one's figures: the model's order stands
+    named = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[0, 1, 0], named_turn=[1, 0, 0])
+    spin = TurnView("and the spin class pass?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    assert reorder([0, 1, 2], named, spin, CATALOGUE) == [0, 1, 2]
+    after_product = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[1, 0, 0])
+    towels = TurnView("and towels?", ("is there a spin class pass",), (("product:5",),), language="en")
+    assert reorder([0, 1, 2], after_product, towels, CATALOGUE) == [0, 1, 2]

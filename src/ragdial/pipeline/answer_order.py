@@ -65,10 +65,15 @@ def _names_of(item: Knowledge) -> list[str]:
 def _named_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
     """Among the user's own items, the one with a field the turn names best by the field's own words
     (``named_keys``: "how much is left?" after a data question → the item with ``Data left``) goes first, when a
-    profile item leads whose service the turn does not name and no other item matches as well."""
+    profile item leads whose service the turn does not name and no other item matches as well; or when a short
+    turn goes on from a reply about the user's own figures and names no product ("and data?" after the minutes
+    left)."""
     items = candidates.items
     top = order[0]
-    if items[top].is_global or candidates.column("named_turn")[top] or candidates.column("name_cover")[top] >= 0.5:
+    named, cover = candidates.column("named_turn"), candidates.column("name_cover")
+    referent = candidates.column("cited_last_first")
+    going_on = view.short and any(referent[j] and not items[j].is_global for j in order) and not named.any()
+    if (items[top].is_global and not going_on) or named[top] or cover[top] >= 0.5:
         return order
     before = view.previous[-1] if view.previous else ""
     score = {}
