@@ -193,3 +193,14 @@ def test_a_brand_alone_is_a_hotel_request_and_another_day_for_it_is_a_day(branch
     (turn,) = talk(branch, "那就4号吧", state=turn.state)
     assert turn.state["slots"]["date"] == "2026-12-04", turn.reply
     assert "即将为您预订：万豪酒店(杭州滨江店)" in turn.reply, turn.reply
+
+
+# 11. 改签 to another day on the same train
+def test_changing_to_another_day_on_the_same_train_keeps_the_train(branch):
+    turns = talk(branch, "今天上海到北京的火车", "第一个", "确认")
+    code = turns[-1].booked["details"].split()[0]
+    (turn,) = talk(branch, "帮我改签到明天，还是这趟车", state=turns[-1].state)
+    assert turn.state["slots"].get("code") == code and turn.state["slots"]["date"] == "2026-12-02", turn.reply
+    assert f"改为：{code} 12月2日" in turn.reply or all(
+        line.split()[1] == code for line in turn.reply.splitlines() if line[:2] in ("1.", "2.", "3.")
+    ), turn.reply
