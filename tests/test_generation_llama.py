@@ -235,3 +235,20 @@ def test_saved_prompt_heads_are_read_back_by_the_next_start(generator, tmp_path)
         assert not (store / "junk.head").exists() and second.to_config()["head_dir"] == str(tmp_path)
     finally:
         second.close()
+
+
+def test_building_checks_the_model_and_warm_up_loads_it(tmp_path):
+    """The registry checks the model file when it builds the generator (so ``auto`` can move on) but leaves the
+    load to warm-up, which a service runs beside the encoders' loading."""
+    from ragdial.errors import RagdialError
+    from ragdial.generation.registry import create
+
+    built = create("llama", n_ctx=256)
+    try:
+        assert built._llm is None and built.model_path is not None and built.model_path.is_file()
+        built.warm_up()
+        assert built._llm is not None
+    finally:
+        built.close()
+    with pytest.raises(RagdialError, match=r"none\.gguf is missing"):
+        create("llama", model=str(tmp_path / "none.gguf"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
@@ -85,18 +86,27 @@ class LlamaCppGenerator(Generator):
         self._lock = threading.Lock()
         self.model_path: Path | None = None
 
+    def check(self) -> Path:
+        """That llama-cpp-python is installed and the GGUF is there (joined and verified, for the packaged model),
+        without loading it: the error a missing model gives, before anything waits for the load."""
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'")
+        if self.model_path is None:
+            self.model_path = resolve_model(self.model_name)
+        return self.model_path
+
     def warm_up(self) -> None:
         if self._llm is not None:
             return
+        model_path = self.check()
         try:
             from llama_cpp import Llama
         except ImportError:
             raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'") from None
-        self.model_path = resolve_model(self.model_name)
         options = dict(self.llama_options)
         try:
             llm = Llama(
-                model_path=str(self.model_path),
+                model_path=str(model_path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
@@ -105,7 +115,7 @@ class LlamaCppGenerator(Generator):
                 **options,
             )
         except (ValueError, RuntimeError) as err:
-            raise RagdialError(f"could not load model {self.model_path}: {err}") from None
+            raise RagdialError(f"could not load model {model_path}: {err}") from None
         # one short generation before the model is used, so the first user's turn does not pay for the first decode;
         # a service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same.
         # No lock: the model is not shared yet (warm_up may run inside a stream that holds the lock).
