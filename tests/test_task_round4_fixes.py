@@ -183,3 +183,32 @@ def test_an_english_yes_with_a_further_request_is_not_glued_together(travel_db_p
     text = "yes, and I also need a hotel in Beijing for 2 nights"
     assert said_plainly(text, context) == text
     assert said_plainly("好，订吧", context) == "好，确认"  # (the clause naming the booking is a plain yes)
+
+
+# 10. a brand alone asks for a hotel; a day said as N号 while fewer offers are listed is that day
+def test_a_brand_alone_is_a_hotel_request_and_another_day_for_it_is_a_day(branch):
+    (turn,) = talk(branch, "后天在杭州订万豪")
+    assert turn.state["domain"] == "hotel" and turn.state["slots"].get("brand") == "万豪酒店", turn.reply
+    assert "订满" in turn.reply and "12月4日还有" in turn.reply, turn.reply
+    (turn,) = talk(branch, "那就4号吧", state=turn.state)
+    assert turn.state["slots"]["date"] == "2026-12-04", turn.reply
+    assert "即将为您预订：万豪酒店(杭州滨江店)" in turn.reply, turn.reply
+
+
+# 11. 改签 to another day on the same train
+def test_changing_to_another_day_on_the_same_train_keeps_the_train(branch):
+    turns = talk(branch, "今天上海到北京的火车", "第一个", "确认")
+    code = turns[-1].booked["details"].split()[0]
+    (turn,) = talk(branch, "帮我改签到明天，还是这趟车", state=turns[-1].state)
+    assert turn.state["slots"].get("code") == code and turn.state["slots"]["date"] == "2026-12-02", turn.reply
+    assert f"改为：{code} 12月2日" in turn.reply or all(
+        line.split()[1] == code for line in turn.reply.splitlines() if line[:2] in ("1.", "2.", "3.")
+    ), turn.reply
+
+
+# 12. a short refusal at a read-back is a no, not an aside
+@pytest.mark.parametrize("text", ["我不要这个", "这个时间不行", "不太想要", "太早了不要"])
+def test_a_short_refusal_at_a_read_back_books_nothing_and_is_no_aside(branch, text):
+    turns = talk(branch, "后天上海到北京的机票", "第一个", text)
+    assert turns[-1].booked is None and "帮不上忙" not in turns[-1].reply, turns[-1].reply
+    assert "没有预订" in turns[-1].reply, turns[-1].reply

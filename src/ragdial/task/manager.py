@@ -67,6 +67,8 @@ CLOSING = re.compile(
     r"先这样吧|不需要了|不用了|不订|别订|不用订|never ?mind|forget it|leave it)",
     re.I,
 )
+# the same train or flight as the one booked (改签到19号，还是这趟车)
+SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 # putting the decision off (not choosing another offer): ends a request also at its read-back
 PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
@@ -648,6 +650,8 @@ class TaskBranch:
             }
             if int(booking.get("quantity") or 1) > 1:
                 base["passengers"] = int(booking["quantity"])
+            if SAME_TRIP.search(turn.text) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
         if "seat_class" in slots and "berth" not in slots:
             base.pop("berth", None)
         state["domain"] = booking["domain"]
@@ -1507,7 +1511,9 @@ class TaskBranch:
                 return []
             named = {k: v for k, v in constraints.items() if k not in ("date", "nights", "rooms")}
             return self.db.search(domain, named, limit=3)
-        return self.db.search(domain, {**constraints, "min_seats": 0}, limit=3)
+        code = text_or_none(constraints.get("code"))
+        rows = self.db.search(domain, {**constraints, "min_seats": 0}, limit=1000 if code else 3)
+        return [r for r in rows if R.code_of(r).upper() == code.upper()][:3] if code else rows
 
     def _sold_out_text(self, domain: str, rows: list[Row], slots: JSONObject, lang: str) -> str:
         """抱歉，维也纳酒店(上海徐汇店)12月7日已经订满了。 (and another day it has room, when there is one)"""
@@ -1517,14 +1523,15 @@ class TaskBranch:
         if domain == "hotel":
             nights, rooms = as_int(slots.get("nights") or 1), as_int(slots.get("rooms") or 1)
             stay = (
-                R.date_text(day, lang)
+                "在"
+                + R.date_text(day, lang)
                 + (f"起住{nights}晚" if nights > 1 else "")
                 + (f"、{rooms}间" if rooms > 1 else "")
             )
             text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
         else:
             text = (
-                f"抱歉，符合条件的{names}{R.date_text(day, lang)}已经售完了。"
+                f"抱歉，符合条件的{names}在{R.date_text(day, lang)}已经售完了。"
                 if zh
                 else f"Sorry, {names} is sold out on {day}."
             )

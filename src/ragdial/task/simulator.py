@@ -491,7 +491,10 @@ class UserSimulator:
                     return confirm + "，然后" + self._request(following, first=False, after_booking=True)
                 return self._say("confirm", confirm)
             return self._say("deny", self.phrases.pick("deny", self.rng) + "，" + self._request(sub, True, False))
-        failed = any(cue in reply for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足"))
+        failed = any(
+            cue in reply
+            for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足", "已经售完", "已经订满")
+        )
         if failed and sub.expect_fail:
             self.index += 1
             self.options = []
