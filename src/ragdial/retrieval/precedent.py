@@ -29,6 +29,7 @@ from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.schema import Example, Speaker, Turn
 
 if TYPE_CHECKING:
+    from ragdial.retrieval.hybrid import HybridRetriever
     from ragdial.retrieval.pool import CandidateScores, KnowledgePool
     from ragdial.retrieval.rerank import RerankerModel
 
@@ -167,7 +168,7 @@ def best_threshold(cosines: Sequence[float], f1s: Sequence[float], floor: float)
 
 
 def train(
-    retriever: KnowledgePool, examples: Sequence[Example], base: RerankerModel, floor: float = 0.85
+    retriever: HybridRetriever, examples: Sequence[Example], base: RerankerModel, floor: float = 0.85
 ) -> PrecedentReranker:
     """Wrap ``base`` with the knowledge-seeking ``examples`` as precedents. The threshold: each training turn looks
     up the closest precedent of *another* dialog (grouped by first turn) its focus allows, as at run time; the
