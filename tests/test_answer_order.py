@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragdial.pipeline.answer_features import CANDIDATE_FEATURES, Candidates, TurnView, catalogue_of
-from ragdial.pipeline.answer_order import common_fragments, mentions, reorder
+from ragdial.pipeline.answer_order import common_fragments, mentions, reorder, says_mine
 from ragdial.pipeline.grounded import Relevance
 from ragdial.schema import Knowledge, SourceKind
 
@@ -142,3 +142,41 @@ def test_a_named_service_or_an_ambiguous_figure_keeps_the_models_order():
     assert reorder([0, 1, 2], plain, ambiguous, CATALOGUE) == [0, 1, 2]
     product_first = _candidates((GOLD, VISITS))
     assert reorder([0, 1], product_first, ambiguous, CATALOGUE) == [0, 1]  # only the user's own items move
+
+
+GOLD_ZH = Knowledge(
+    "product:7", "业务名称：金卡会员，业务费用：300元/月，课程：全部课程", SourceKind.PRODUCT, {"name": "金卡会员"}
+)
+JOIN_ZH = _faq(8, "金卡会员怎么办理", "带身份证到前台办理。")
+MINE_ZH = Knowledge(
+    "u2:local:0", "业务名称：金卡会员，业务费用：300元/月，开始时间：2025年5月1日", SourceKind.USER_PROFILE, scope="u2"
+)
+
+
+def test_i_right_before_a_word_of_the_knowledges_names_is_a_question_about_ones_own():
+    names = ["金卡会员", "剩余次数"]
+    assert says_mine("我金卡一个月多少钱", names)
+    assert says_mine("我剩余次数还有几次", names)
+    assert not says_mine("我想办金卡", names)  # 想办 is no name's word: a wish, not a possession
+    assert not says_mine("金卡一个月多少钱", names)
+    # the user's record goes before the FAQ the model put first, as it does for "我的金卡"
+    view = TurnView("我金卡一个月多少钱", ("前台几点关门",), language="zh")
+    candidates = _candidates((JOIN_ZH, GOLD_ZH, MINE_ZH), asked_attribute=[0, 1, 1])
+    catalogue = catalogue_of((JOIN_ZH, GOLD_ZH, MINE_ZH))
+    assert _ids(reorder([0, 1, 2], candidates, view, catalogue), candidates)[0] == "u2:local:0"
+    wish = TurnView("我想办金卡，一个月多少钱", language="zh")
+    assert reorder([0, 1, 2], candidates, wish, catalogue) == [0, 1, 2]
+
+
+def test_a_short_turn_going_on_from_ones_figures_stays_with_ones_figures():
+    # "and towels?" after the visits left: the towels left, not the product the model put first
+    view = TurnView("and towels?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    candidates = _candidates((SPIN, VISITS, TOWELS), cited_last=[0, 1, 0], cited_last_first=[0, 1, 0])
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates)[0] == "u1:local:2"
+    # a product named, or a reply that was not about one's figures: the model's order stands
+    named = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[0, 1, 0], named_turn=[1, 0, 0])
+    spin = TurnView("and the spin class pass?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    assert reorder([0, 1, 2], named, spin, CATALOGUE) == [0, 1, 2]
+    after_product = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[1, 0, 0])
+    towels = TurnView("and towels?", ("is there a spin class pass",), (("product:5",),), language="en")
+    assert reorder([0, 1, 2], after_product, towels, CATALOGUE) == [0, 1, 2]

@@ -18,7 +18,8 @@ LOCKER = {"Hours used this week": "6", "Hours left": "4", "Weekend hours left": 
         ("how many are left?", "how many hours have I used", ["Hours left"]),  # "hours" said before, not "weekend"
         ("how many weekend hours are left", "", ["Weekend hours left"]),
         ("what is my deposit", "", ["Deposit"]),
-        ("how much is left for the weekend?", "", ["Weekend hours left"]),  # the one key with two words said
+        ("how much is left for the weekend?", "", []),  # "Weekend hours left" half said: not named
+        ("how many hours can I still use this week", "", []),  # not "Hours used this week" (three words of four)
         ("how many are left?", "", []),  # hours or weekend hours: nothing settles it
         ("can I bring a friend", "", []),
     ],

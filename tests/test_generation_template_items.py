@@ -94,7 +94,7 @@ PACKS = [
     ("question", "reply"),
     [
         (
-            "which of the two Sunny packs is cheaper?",
+            "which of the two Sunny packs costs less?",
             "The Sunny 3GB Pack costs 7 yuan per month. The Sunny 9GB Pack costs 16 yuan per month.",
         ),
         (
@@ -121,3 +121,17 @@ def test_a_question_that_compares_nothing_or_one_named_item_is_not_a_comparison_
         GenerationRequest(ask("which is better, the 3GB pack or switching?"), [PACKS[0], faq], language="en")
     )
     assert "Sunny 9GB" not in mixed and "once a month" in mixed  # one named item: no two-sided reply
+
+
+def test_an_account_action_gets_the_action_reply_not_an_item_dump_or_a_bare_ok():
+    template = TemplateGenerator(TemplateModel(language="zh", fallback="好的，还有什么可以帮您的吗？"))
+    pack = Knowledge("p3", "业务名称：晴天3G包，业务费用：7元/月，办理渠道：APP或营业厅", SourceKind.PRODUCT)
+    done = template.generate(GenerationRequest(ask("直接给我开一个"), [pack], language="zh", policy="action"))
+    assert done == (
+        "这项操作我无法直接为您办理，也不会替您提交。您可以这样自己办理：晴天3G包可以通过APP或营业厅办理。"
+        "如需人工办理，我可以为您转接人工客服。"
+    )
+    bare = template.generate(GenerationRequest(ask("直接给我开一个"), [], language="zh", policy="action"))
+    assert bare.startswith("这项操作我无法直接为您办理") and "好的" not in bare
+    answer = template.generate(GenerationRequest(ask("晴天3G包多少钱"), [pack], language="zh"))
+    assert answer.startswith("业务名称：晴天3G包")  # an answer turn: the template's own reply, as before

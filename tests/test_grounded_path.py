@@ -427,13 +427,10 @@ def test_a_follow_up_about_ones_figures_states_the_figure_its_words_name(
 
 def test_the_template_generator_states_both_sides_of_a_comparison_too():
     config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
-    (reply,) = ask(build_system(config, "en"), "demo-u1", "which is cheaper, the 100M or the 1000M home broadband?")
+    (reply,) = ask(build_system(config, "zh"), "demo-u1", "百兆和千兆宽带哪个更便宜")
     assert {c.id for c in reply.knowledge} == {"product:24", "product:25"}
-    sides = {
-        "The 100M Home Broadband Bundle costs 30 yuan per month.",
-        "The 1000M Home Broadband Bundle costs 60 yuan per month.",
-    }
-    assert {s.strip() + "." for s in reply.text.split(".") if s.strip()} == sides, reply.text  # both, nothing else
+    sides = {"百兆宽带融合的费用是30元/月", "千兆宽带融合的费用是60元/月"}
+    assert {s for s in reply.text.split("。") if s} == sides, reply.text  # both, nothing else
 
 
 def test_a_content_question_is_never_answered_with_a_greeting(systems):
@@ -454,3 +451,37 @@ def test_small_talk_with_an_account_verb_is_an_action_and_a_bare_question_is_not
     assert settle_small_talk("small_talk", dialog_acts("thanks a lot!")) == "small_talk"
     assert settle_small_talk("small_talk", dialog_acts("what's the weather tomorrow")) == "not_in_knowledge"
     assert settle_small_talk("answer", dialog_acts("ok, switch me to the bigger plan then")) == "answer"
+
+
+class Priming(Scripted):
+    """Scripted, and records what it was primed with."""
+
+    def __init__(self, *replies: str) -> None:
+        super().__init__(*replies)
+        self.primed: list[GenerationRequest] = []
+
+    def prime(self, request: GenerationRequest) -> None:
+        self.primed.append(request)
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_warm_up_primes_the_generator_with_the_head_of_a_real_answer_turn(systems, language):
+    """The request a system primes its generator with at warm-up has the same system-message head (instruction and
+    the answer policy's guidance, everything before the knowledge) as the request a real answer turn sends."""
+    from ragdial.generation.prompts import build_messages, prompt_text
+
+    system = systems[language]
+    branch = system.knowledge_branch
+    priming = Priming("您的账户余额是23.50元。" if language == "zh" else "Your balance is 23.50.")
+    original, branch.generator = branch.generator, priming
+    try:
+        system.warm_up()
+        ask(system, "demo-u1", "话费还剩多少钱" if language == "zh" else "what is my balance")
+    finally:
+        branch.generator = original
+    (primed,) = priming.primed
+    assert primed.language == language and primed.policy == "answer" and primed.instruction
+    marker = "\n\n" + prompt_text(language).knowledge
+    head = build_messages(primed)[0]["content"].split(marker)[0]
+    turn = build_messages(priming.requests[0])[0]["content"]
+    assert priming.requests[0].knowledge and turn.startswith(head + marker)

@@ -75,10 +75,7 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ("办理渠道", "Channels"),
     ),
     (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
-    (
-        re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge|cheap|expensive|pricier", re.I),
-        ("业务费用", "Fee"),
-    ),
+    (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
 )
 _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
@@ -263,17 +260,14 @@ def key_match(key: str, question: str, context: str = "") -> tuple[int, int, int
 def named_keys(question: str, fields: dict[str, str], context: str = "") -> list[str]:
     """The keys of ``fields`` the question names by their own words (``key_match``): of the keys with the most
     words in the question, those whose every word is said in the question or the turn before (the most said
-    before first), else the one key alone with two or more; [] when the question names no key that way.
-    "how much is left?" after a data question → ``Data left`` (not ``Night data left``); "how much app data is
-    left?" → ``App-specific data left``."""
+    before first); [] when none is (a key half said may be the wrong one: "how many minutes can I still call
+    this month" is not ``Minutes used this month``). "how much is left?" after a data question → ``Data left``,
+    not ``Night data left``."""
     scored = {k: key_match(k, question, context) for k in fields}
     hit = max((v[0] for v in scored.values()), default=0)
-    top = {k: v for k, v in scored.items() if hit and v[0] == hit}
-    full = {k: v for k, v in top.items() if not v[2]}
-    if full:
-        best = max(full.values())
-        return [k for k, v in full.items() if v == best]
-    return list(top) if len(top) == 1 and hit >= 2 else []
+    full = {k: v for k, v in scored.items() if hit and v[0] == hit and not v[2]}
+    best = max(full.values(), default=(0, 0, 0))
+    return [k for k, v in full.items() if v == best]
 
 
 def _own(key: str, value: str, language: str) -> str:

@@ -16,7 +16,7 @@ themselves (no word list of any knowledge base):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
 from ragdial.generation.extractive import item_fields, key_match, named_keys
@@ -43,19 +43,37 @@ def reorder(
     if not order:
         return order
     order = _referent_first(order, candidates, view, catalogue)
-    mine = _own_instance_first(order, candidates, view, catalogue, query)
+    names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
+    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names)
+    mine = _own_instance_first(order, candidates, view, catalogue, query, own)
     if mine[0] != order[0]:
         return mine  # the user's record of the service asked about (not another figure of theirs)
-    return _named_figure_first(_own_figure_first(order, candidates, view), candidates, view)
+    return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
+
+
+def says_mine(text: str, names: Iterable[str]) -> bool:
+    """Whether a Chinese turn puts 我 right before a word of the knowledge's names ("我宽带是哪个档的", "我流量还剩多少"
+    : the possessive without 的); ``names``: product names, the user's services and the names of their fields."""
+    pairs = {a + b for name in names for a, b in pairwise(name)}
+    return any(m.group(1) in pairs for m in re.finditer(r"我(?=([\u4e00-\u9fff]{2}))", text))
+
+
+def _names_of(item: Knowledge) -> list[str]:
+    return [item_name(item), *item_fields(item)]
 
 
 def _named_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
     """Among the user's own items, the one with a field the turn names best by the field's own words
     (``named_keys``: "how much is left?" after a data question → the item with ``Data left``) goes first, when a
-    profile item leads whose service the turn does not name and no other item matches as well."""
+    profile item leads whose service the turn does not name and no other item matches as well; or when a short
+    turn goes on from a reply about the user's own figures and names no product ("and data?" after the minutes
+    left)."""
     items = candidates.items
     top = order[0]
-    if items[top].is_global or candidates.column("named_turn")[top] or candidates.column("name_cover")[top] >= 0.5:
+    named, cover = candidates.column("named_turn"), candidates.column("name_cover")
+    referent = candidates.column("cited_last_first")
+    going_on = view.short and any(referent[j] and not items[j].is_global for j in order) and not named.any()
+    if (items[top].is_global and not going_on) or named[top] or cover[top] >= 0.5:
         return order
     before = view.previous[-1] if view.previous else ""
     score = {}
@@ -70,9 +88,9 @@ def _named_figure_first(order: list[int], candidates: Candidates, view: TurnView
     return [winners[0], *(j for j in order if j != winners[0])]
 
 
-def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
+def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, own: bool) -> list[int]:
     items, asked = candidates.items, candidates.column("asked_attribute")
-    top, own = items[order[0]], own_turn(view.text)
+    top = items[order[0]]
     named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
     if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
         return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
@@ -120,9 +138,14 @@ def _referent_first(
 
 
 def _own_instance_first(
-    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge], query: str
+    order: list[int],
+    candidates: Candidates,
+    view: TurnView,
+    catalogue: Mapping[str, Knowledge],
+    query: str,
+    own: bool,
 ) -> list[int]:
-    if view.guest or not (own_turn(view.text) or own_turn(query)):
+    if view.guest or not own:
         return order
     items = candidates.items
     top = items[order[0]]

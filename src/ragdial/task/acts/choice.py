@@ -93,8 +93,9 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
         m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
             r"\b(first|second|third|fourth)\b(?! class)", lower
         )
-        if m:
-            ref["ordinal"] = {"first": 1, "second": 2, "third": 3, "fourth": 4}.get(m.group(1)) or cn_number(m.group(1))
+        number = m and ({"first": 1, "second": 2, "third": 3, "fourth": 4}.get(m.group(1)) or cn_number(m.group(1)))
+        if number and not ("号" in text and number > len(ctx.offers)):  # (那就8号吧 with 3 listed: a day)
+            ref["ordinal"] = number
     code = _code_of(text)
     if code:
         ref["code"] = code

@@ -12,7 +12,7 @@ from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _is_choice, _reference, _relative
 from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
-from ragdial.task.acts.finders import NEGATED_PERIOD, _code_of, _district_of, _domain_named, code_domain
+from ragdial.task.acts.finders import NEGATED_PERIOD, _brand_of, _code_of, _district_of, _domain_named, code_domain
 from ragdial.task.acts.words import (
     ASK_BOOKING,
     CONFIRM,
@@ -24,16 +24,29 @@ from ragdial.task.acts.words import (
     FILLER,
     GREETING,
     NEGATED_CLASS,
+    NEGATED_REQUEST,
     NONE_ASKED,
     OOS,
     ORDINAL,
     PERIOD_WORDS,
     THANKS,
+    WINDOWS,
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
 
+# a short refusal of what is offered (where a yes/no is expected): 不合适 / 这个时间不行 / 太早了不要 / 先别 / 没啥了
+REFUSING = re.compile(
+    r"(我|那|那我|我看|我看还是|还是|暂时|暂时先|这个|这|那个)?(这个|那个|这|时间|价格|太贵了|太早了|太晚了|太贵|太早|太晚)?"
+    r"(不要|不用|不合适|不太合适|不太行|不行|先别|别了|别了别了|别|不考虑|不太想要|不想要|不太想|没啥了|没有|没有了|没了|没啥)"
+    r"(这个|那个)?(了|吧|啊|哈)*"
+)
+# nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
+ALL_DONE = re.compile(
+    r"(那|那就|好|好的|行|嗯)?[，,\s]*(就这些|就这样|先这样|这样|这样就行|这样就好|这样就可以|够了|可以了|没别的|没其他的?|没什么了)"
+    r"(了|吧|啊|哈|呢)*"
+)
 # taking a constraint back: 不限预算 / 预算不要了 / 多少钱都行 / 别的时间也行 / 时间放宽 / 全天的 / 几星都行
 DROP_CUE = re.compile(
     r"(不限|不管|都行|都可以|都没关系|无所谓|随便|不要了|不用了|不要求|不讲究|放宽|去掉|不用管|全天|任何时间|什么时候都|"
@@ -79,6 +92,7 @@ def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
             (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
             or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
             or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
+            or (_brand_of(text, gaz) is not None and not re.search(r"(飞|到|去|机票|航班|火车|高铁|动车)", text))
         )
     )
 
@@ -118,6 +132,8 @@ def _classify(
         <= 1
     ):
         return "thanks", {}
+    if ctx.open_question == "anything_else" and ctx.domain and ALL_DONE.fullmatch(text):
+        return "deny", {}  # 就这些吧 / 先这样 after "anything else?": nothing more
     cancel = _cancel_slots(text, ctx)
     if cancel is not None:
         return "cancel_booking", cancel
@@ -153,8 +169,10 @@ def _classify(
     if request is not None:
         return "request", request
     oq = ctx.open_question
-    deny = DENY.fullmatch(text) or (
-        DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text)
+    deny = (
+        DENY.fullmatch(text)
+        or (DENY_START.match(text) and not _has_constraints(text, gaz, english) and not NEGATED_CLASS.search(text))
+        or NEGATED_REQUEST.fullmatch(text)
     )
     if deny and oq in ("choose_cancel", "choose_change"):
         return "deny", {}
@@ -174,6 +192,9 @@ def _classify(
         said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
         if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
             return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+        named = _code_of(text)
+        if named and ctx.domain and code_domain(named) == ctx.domain and not asking:
+            return "select", {"code": named}  # 确认预订，CZ5491 while HU9138 is read back: that other one
     code = _code_of(text)
     if code and ctx.domain and code_domain(code) != ctx.domain:
         # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels
@@ -211,6 +232,13 @@ def _classify(
             return "deny", {}  # 下午不行 when flights in the afternoon are offered instead
         if refused and ctx.state.get("period") == refused:
             return "modify", {"period": None}
+        bounded = {k: ctx.state[k] for k in ("period", "time_from", "time_to") if ctx.state.get(k)}
+        if refused in WINDOWS and not bounded:  # 上午不行 with no window asked: departures outside it
+            start, end = WINDOWS[refused]
+            if start <= "06:00":
+                return "modify", {"time_from": end}
+            if end >= "24:00":
+                return "modify", {"time_to": start}
         return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
     if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
@@ -232,6 +260,8 @@ def _classify(
         if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower) and not (
             NEGATED_CLASS.search(text)
         ):
+            return "deny", {}
+        if REFUSING.fullmatch(text):  # 我不要这个 / 这个时间不行 / 不太想要 / 先别: a no
             return "deny", {}
         if (
             oq != "anything_else"

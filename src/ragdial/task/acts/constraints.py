@@ -28,10 +28,19 @@ from ragdial.task.acts.finders import (
     _time_bounds,
     parse,
 )
-from ragdial.task.acts.words import CHANGE_CUES, FALLBACK, NEGATED_CLASS, PERIOD_WORDS, REQUEST_CUES, SAME_DAY, WINDOWS
+from ragdial.task.acts.words import (
+    CHANGE_CUES,
+    CLASS_WORDS,
+    FALLBACK,
+    NEGATED_CLASS,
+    PERIOD_WORDS,
+    REQUEST_CUES,
+    SAME_DAY,
+    WINDOWS,
+)
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import NUM, _find
+from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items
 
 
@@ -90,10 +99,14 @@ def _constraints(
     """Constraint slots a clause states (before deciding inform vs modify)."""
     slots: JSONDict = {}
     fallback = FALLBACK.search(text)
-    if fallback:  # 五星没有的话四星也行: the value after the condition is the one wanted
-        text = text[fallback.end() :]
-        if not re.sub(r"[，,。\s吧呢啊]", "", text):
-            return {}  # 五星级没有的话，… : the condition alone names what failed, not what is wanted
+    if fallback and (fallback.group("pre") or fallback.group("what")):
+        # 五星没有的话四星也行: the value after the condition is the one wanted; 下午没商务座的话一等座也行: what
+        # the condition holds besides what may fail (下午) stays
+        args = (ctx, gaz, today, english, hotelish, negated_elsewhere, base_date, change_said)
+        held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
+        after = text[fallback.end() :]
+        slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
+        return {**held, **slots}
     p = parse(text, gaz, today)
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
@@ -159,7 +172,7 @@ def _constraints(
         base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
         slots["date"] = (base + dt.timedelta(days=1)).isoformat()
     if "date" not in slots and SAME_DAY.search(text):  # 同一天 / 当天: the day of the trip talked about
-        known = [ctx.state.get("date")] + [b.get("date") for b in reversed(ctx.bookings)]
+        known = [ctx.state.get("date"), ctx.state.get("said_date")] + [b.get("date") for b in reversed(ctx.bookings)]
         day = next((d for d in known if isinstance(d, str) and d), None)
         if day:
             slots["date"] = day
@@ -171,7 +184,8 @@ def _constraints(
             slots["time_to"] = time_to
     elif not hotel:
         period = _period_of(text, english)
-        said = {PERIOD_WORDS[w] for _s, _e, w in _find(text, list(PERIOD_WORDS))} if not english else set()
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
         if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
             # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
             slots["time_from"] = min(WINDOWS[p][0] for p in said)
@@ -180,7 +194,11 @@ def _constraints(
             slots["period"] = period
     classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
     value = _class_value(classes, text, target)
-    if value is not None:
+    asked_class = ctx.state.get("seat_class")
+    also = re.search(r"(也行|也可以|也成)", text)
+    if isinstance(value, str) and isinstance(asked_class, str) and asked_class != value and also:
+        slots["seat_class"] = [asked_class, value]  # 一等座也行 after 商务座: either
+    elif value is not None:
         slots["seat_class"] = value
     berth = _berths_of(text, english)
     if berth:
@@ -210,6 +228,7 @@ def _constraints(
         if district:
             slots["district"] = district
         slots.update(_hotel_numbers(text, english))
+        _extension(text, slots, ctx)
         if oq == "guests" and "guests" not in slots:
             n = _count(text, rf"({NUM})\s*(?:个)")
             if n:
@@ -226,6 +245,27 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     return slots
+
+
+# staying longer: 周日还要再待一天 / 再住一晚 / 多住两天 (a day said with it is the last night, not a new check-in)
+EXTEND = re.compile(r"(再待|再住|再呆|多住|多待|多呆|还要待|还要住|还得住|续住|延住|加住|延长|也住|也要住)")
+
+
+def _extension(text: str, slots: JSONDict, ctx: Context) -> None:
+    """The stay under way made longer: ``nights`` up to the day said, or more by the nights said (default 1);
+    the day said is no check-in."""
+    checkin = ctx.state.get("date")
+    if not isinstance(checkin, str) or not EXTEND.search(text):
+        return
+    nights = int(str(ctx.state.get("nights") or 1))
+    said = slots.pop("date", None)
+    if isinstance(said, str) and said >= checkin:
+        last = (dt.date.fromisoformat(said) - dt.date.fromisoformat(checkin)).days + 1
+        slots["nights"] = max(nights, last)
+        return
+    m = re.search(rf"({NUM})\s*(?:晚|天|夜)", text[EXTEND.search(text).end() :])  # type: ignore[union-attr]
+    more = cn_number(m.group(1)) if m else 1
+    slots["nights"] = nights + (more or 1)
 
 
 def _split_changes(slots: JSONDict, ctx: Context, fresh: bool) -> tuple[JSONDict, JSONDict]:

@@ -155,7 +155,7 @@ PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|�
 NOON = {"中午": "12:00"}
 # a window refused: 下午不行 / 晚上的不要 / 不要早上的 (no constraint; it refuses what was offered)
 NEGATED_PERIOD = re.compile(
-    rf"^(?:(?:不要|不考虑|别给我|不想要){PERIOD_SAID}(?:的|那些|那班|那趟|出发)?|"
+    rf"^(?:我们?|咱们?)?(?:(?:不要|不考虑|别给我|不想要){PERIOD_SAID}(?:的|那些|那班|那趟|出发)?|"
     rf"{PERIOD_SAID}(?:的|那些|那班|那趟|的话|出发)?(?:也|都|肯定|真的|可)?"
     r"(?:不行|不可以|不要|不方便|没空|不合适|不考虑|来不及|赶不上|不太行|走不了|去不了))(?:了|啊|吧|呢|哦)*$"
 )  # 中午前 / 中午以后: before or after noon itself, not the lunch window

@@ -90,6 +90,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 and _says_else(FILLER.sub("", clause.text), gaz)
             ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
+            elif i > 0 and confirmed and clause.question and not english and _says_else(clause.text, gaz):
+                acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
         if kind in ("confirm", "select"):
             confirmed = True
@@ -103,6 +105,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act(kind, slots))
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
+        acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
     acts = _post(acts, ctx, raw)
     if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none

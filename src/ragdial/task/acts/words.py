@@ -237,6 +237,11 @@ DENY_START = re.compile(
     r"no\b|nope|nah|cancel)",
     re.I,
 )
+# a request said negated: 不订酒店了 / 酒店先不订 / 机票不用订了 (no request, a no)
+NEGATED_REQUEST = re.compile(
+    r"(先|那|就|我|那就|那我)?(酒店|机票|火车票|车票|高铁票|房间|宾馆|飞机票)?(先|就|暂时|也)?"
+    r"(不|别|不用|不必|不需要|甭)(再)?(订|预订|预定|买|要|查)(了)?(酒店|机票|火车票|车票|高铁票|房间|宾馆|飞机票)?(了|啦|吧|呢)?"
+)
 CORRECTION = re.compile(r"(不对|不是|错了|说错|搞错)")
 # a question that checks rather than agrees (确定吗 / 对吧 / 好不好 / is that right?): never a yes (a yes books)
 ASKS = re.compile(
@@ -259,7 +264,7 @@ ORDINAL = re.compile(
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
 CANCEL = re.compile(r"(取消|退掉|退了|退票|退订|退机票|退火车票|撤销|不要了|\bcancel)", re.I)
 BOOKED_MARK = re.compile(
-    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|火车|"
+    r"(订单|这单|那单|这一单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|订的|预订|那张|那间|那家|票|酒店|宾馆|房间|航班|飞机|火车|高铁|动车|"
     r"booking|reservation|order|ticket|hotel|flight|train)",
     re.I,
 )
@@ -285,8 +290,8 @@ RELATIVE = (
 )
 RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
-    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
-)
+    r"^(嗯+|额+|呃+|那个|就是|啊|哦|噢|唔|那(?!一?天)|然后|请问|麻烦|帮我|我想问下|我想问一下|顺便|对了|另外|先|不过|但是|可是)+"
+)  # (那天 is a day, not 那 + 天)
 CONNECTIVES = re.compile(r"(然后|顺便|对了|另外|还有就是|再帮我|再订|再给我|也帮我|and also|and i also| and )")
 CHANGE_CUES = r"(目的地|出发地|改成|换成|改到|换到|去|到|飞|回|票|车|机|actually|instead|change|mean)"
 # asking whether there really is none (一班都没有吗？ / 真的没有吗): a question about the search just made
@@ -294,6 +299,9 @@ NONE_ASKED = re.compile(
     r"(一[个班趟家间张列]都没有|都没有|真的?没有|确实没有|就没有|全都没有|完全没有|一点都没有|都没了)"
 )
 # "if X cannot be had, Y": 五星没有的话四星也行 / 上午没有就下午吧 / 要是没有直飞的话
-FALLBACK = re.compile(r"^.{1,12}?(没有的话就?|没有就|不行的话就?|不行就|订不到的话就?|订不到就|满了的话就?|满了就)")
+# a fallback: 五星没有的话四星也行 (``pre`` is what fails) / 下午没商务座的话一等座也行 (``what`` fails, ``pre`` holds)
+FALLBACK = re.compile(
+    r"^(?P<pre>.{0,12}?)(?:没有?|没了|满了|订不到|买不到|不行)(?P<what>[^，,。的]{0,6}?)(?:的话就?|就)(?!算)"
+)
 SAME_DAY = re.compile(r"(同一天|同一日|同天|当天|那一天|那天|same day)", re.I)
 DATE_SHIFT = re.compile(rf"(提前|早|推迟|推后|延后|往后推|往后|晚|改晚|往前)\s*({NUM})\s*天")

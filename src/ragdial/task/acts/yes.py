@@ -8,7 +8,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.context import Act, Context
 from ragdial.task.acts.finders import NEGATED_PERIOD
 from ragdial.task.acts.text import _clauses, without_afterthought_marker
-from ragdial.task.acts.words import ASKS, CONFIRM, CONFIRM_START, FILLER, OTHER_OPTION, RESERVATION
+from ragdial.task.acts.words import ASKS, CONFIRM, CONFIRM_START, FILLER, NEGATED_REQUEST, OTHER_OPTION, RESERVATION
 
 
 def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
@@ -25,7 +25,10 @@ def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
         return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
     if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
         return True  # (a train or flight code said while something else is under way: a request for it)
-    return any(NEGATED_PERIOD.match(FILLER.sub("", clause).strip()) for clause, _q in _clauses(text))
+    plain = [FILLER.sub("", clause).strip() for clause, _q in _clauses(text)]
+    if "deny" in names and any(NEGATED_REQUEST.fullmatch(c) for c in plain):
+        return True  # 不订酒店了，我订了哪些: a request said negated is a no (the banks have none)
+    return any(NEGATED_PERIOD.match(clause) for clause in plain)
 
 
 def _asks(clause: str, marked: bool) -> bool:
@@ -54,6 +57,8 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
         return acts
     if yes and not reservation and (not asking or max(asking) < max(yes)):
         return acts  # 几点到？好，订吧: the yes comes after the question
+    if yes and not reservation and {a.act for a in acts} <= {"confirm", "out_of_scope"} and min(yes) < min(asking):
+        return acts  # 好的，确认。厦门明天冷不冷？: the question after the yes is an aside, not about the offer
     # 好吧，不过有没有再便宜点的？ / 可以，不过这班是哪家航空的？: a yes followed by a question or a "but" is no yes
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
@@ -104,4 +109,6 @@ def said_plainly(text: str, context: Context | JSONDict | None) -> str:
             out.append("不了")  # 确认取消 when asked to book: no
         else:
             out.append(clause)
+    if out == [clause for clause, _q in pieces]:
+        return text  # nothing said plainly: the turn as typed (a rejoin would glue English words: "andI")
     return "，".join(out)
