@@ -9,14 +9,17 @@ the variants interleaved turn by turn so machine load falls on all alike):
 - ``plain``: llama-cpp-python's ``create_chat_completion`` (``prefix_cache: 0``), a reply delivered by sentence:
   the path before this change;
 - ``head``: the greedy decoder with snapshots of the prompt head (the default), by sentence;
-- ``head+clause``: the same, and a verified clause delivered as soon as it passes (the default path).
+- ``head+clause``: the same, and a verified clause delivered as soon as it passes (the default path);
+- ``head+clause+primed``: the same with the answer heads of both languages primed before the first turn, as the
+  service's warm-up does (``KnowledgeBranch.warm_up``).
 
 Per turn that calls the model, the first token splits into: the analysis (understand: rewrite, routing,
 retrieval, policy), the prompt (from the generator call to its first piece: prompt evaluation and the first
 decode step), and the hold (from the first generated piece to the first delivered one: decoding the rest of the
 first sentence or clause and checking it). Printed: p50 of each part and of the first delivered token, prompt
-tokens evaluated (all, and those taken from the cache or a snapshot), and how often a reply was cut after a
-verified part (``truncated``), with the load average before and after.
+tokens evaluated (all, and those taken from the cache or a snapshot), the first token of the first LLM turn of each
+language, decode tokens/s (tokens after the first piece of each generator call over the time after it), and how
+often a reply was cut after a verified part (``truncated``), with the load average before and after.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/first_token_split.py --sample 3
 """
@@ -44,7 +47,13 @@ from ragdial.pipeline.config import ComponentSpec, SystemConfig
 from ragdial.pipeline.grounded import stream_verified
 from ragdial.pipeline.turn import Piece, Reply
 
-VARIANTS = {"plain": (0, False), "head": (8, False), "head+clause": (8, True)}  # prefix_cache, clauses
+# prefix_cache, clauses, primed (the answer heads of both languages evaluated before the first turn, as warm-up does)
+VARIANTS = {
+    "plain": (0, False, False),
+    "head": (8, False, False),
+    "head+clause": (8, True, False),
+    "head+clause+primed": (8, True, True),
+}
 
 
 class Timed(Generator):
@@ -62,6 +71,8 @@ class Timed(Generator):
                 call.setdefault("first", time.perf_counter())
                 yield piece
         finally:  # the grounded path stops a stream at a failing sentence
+            call["end"] = time.perf_counter()
+            call["tokens"] = request.usage.get("completion_tokens", 0)
             call["prompt"] = request.usage.get("prompt_tokens", 0)
             stats = self.inner._decoder.stats if self.inner._decoder is not None else None
             call["reused"] = stats.reused_tokens if stats else float("nan")
@@ -89,6 +100,7 @@ def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, lang
         "understand": reply.timings.get("understand_ms", 0.0),
         "fallback": grounding.fallback if grounding else None,
         "llm": bool(timed.calls),
+        "language": language,
     }
     if timed.calls:
         call = timed.calls[0]
@@ -96,6 +108,8 @@ def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, lang
         row["prompt_ms"] = (got - call["start"]) * 1000
         row["hold_ms"] = ((first or got) - got) * 1000
         row["prompt"] = call.get("prompt", 0)
+        row["decode_tokens"] = sum(max(0, c.get("tokens", 0) - 1) for c in timed.calls if "first" in c)
+        row["decode_s"] = sum(c["end"] - c["first"] for c in timed.calls if "first" in c)
         row["reused"] = call.get("reused", float("nan"))
     return row
 
@@ -117,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         generator = LlamaCppGenerator(n_ctx=2048, n_threads=args.threads, prefix_cache=VARIANTS[name][0])
         generator.warm_up()
         models[name] = Timed(generator)
+        if VARIANTS[name][2]:
+            for system in systems.values():
+                system.knowledge_branch.generator = generator
+                system.knowledge_branch.warm_up()
     rows = load_set(args.split, args.sample, args.seed)
     zh, en = [r for r in rows if r["language"] == "zh"], [r for r in rows if r["language"] == "en"]
     # the languages alternate turn by turn: one conversation of each at a time, as two users of one service
@@ -146,20 +164,23 @@ def main(argv: list[str] | None = None) -> int:
         f"{turns} turns, {args.threads} threads; load average before {load_before[0]:.1f}, after {load_after[0]:.1f}\n"
     )
     print(
-        "| variant | LLM turns | first token p50 (ms) | understand p50 | prompt p50 | hold p50 | prompt tokens "
-        "(from cache) | truncated | same reply as first |"
+        "| variant | LLM turns | first token p50 (ms) | first LLM turn zh / en (ms) | understand p50 | prompt p50 "
+        "| hold p50 | decode tok/s | prompt tokens (from cache) | truncated | same reply as first |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     reference = results[names[0]]
     for name in names:
         llm = [r for r in results[name] if r["llm"]]
         same = sum(r["text"] == ref["text"] for r, ref in zip(results[name], reference, strict=True))
         reused = sum(r["reused"] for r in llm)
+        firsts = " / ".join(f"{next((r['first'] for r in llm if r['language'] == x), 0):.0f}" for x in ("zh", "en"))
+        seconds = sum(r["decode_s"] for r in llm)
         print(
-            f"| {name} | {len(llm)} | {Latency.of([r['first'] for r in llm]).p50:.0f} | "
+            f"| {name} | {len(llm)} | {Latency.of([r['first'] for r in llm]).p50:.0f} | {firsts} | "
             f"{Latency.of([r['understand'] for r in llm]).p50:.0f} | "
             f"{Latency.of([r['prompt_ms'] for r in llm]).p50:.0f} | "
-            f"{Latency.of([r['hold_ms'] for r in llm]).p50:.0f} | {sum(r['prompt'] for r in llm)} "
+            f"{Latency.of([r['hold_ms'] for r in llm]).p50:.0f} | "
+            f"{sum(r['decode_tokens'] for r in llm) / seconds if seconds else 0:.1f} | {sum(r['prompt'] for r in llm)} "
             f"({'n/a' if reused != reused else int(reused)}) | {sum(r['fallback'] == 'truncated' for r in llm)} | "
             f"{same}/{turns} |"
         )

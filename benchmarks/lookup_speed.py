@@ -11,7 +11,8 @@ variant in turn (the variants interleaved request by request, so machine load fa
 - ``plain``: llama-cpp-python ``create_chat_completion``, greedy (``prompt_lookup=0``, ``prefix_cache=0``), the
   baseline;
 - ``greedy``: ``ragdial.generation.lookup.GreedyDecoder`` without drafts (the default path: prompt-head snapshots);
-- ``lookup=K``: ``ragdial.generation.lookup.GreedyDecoder`` with drafts of at most K tokens.
+- ``lookup=K``: ``ragdial.generation.lookup.GreedyDecoder`` with drafts of at most K tokens, cut to fill whole
+  blocks of 4 rows with the token before them (3 or 7 tokens; ``lookup=K/1``: not cut to blocks).
 
 Per variant: time to the first token (p50), decode tokens/s (tokens after the first over the time after the first
 token, summed over requests), draft tokens proposed and accepted, and how many replies equal plain's text exactly.
@@ -27,6 +28,8 @@ call's cost per token (by the measured curve) is below a single token's; the bou
 summed call costs, in single-token units.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 3 --variants plain,lookup=16
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 2 --threads 1 \
+        --variants plain,greedy,lookup=8,lookup=8/1
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 1 --batch-costs 30 --threads 1
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/lookup_speed.py --sample 2 --ratios 1,2.4,2.9,3.3,3.8,4.1,4.3,4.6
 """
@@ -211,12 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     generators: dict[str, LlamaCppGenerator] = {}
     for variant in args.variants.split(","):
-        draft = int(variant.partition("=")[2] or 0) if variant.startswith("lookup") else 0
+        setting, _, block = variant.partition("=")[2].partition("/")
+        draft = int(setting or 0) if variant.startswith("lookup") else 0
         cache = 0 if variant == "plain" else 8
         generators[variant] = LlamaCppGenerator(
             n_ctx=2048, n_threads=args.threads, prompt_lookup=draft, prefix_cache=cache
         )
         generators[variant].warm_up()
+        if block and generators[variant]._decoder is not None:
+            generators[variant]._decoder.block = int(block)
     results: dict[str, list[dict[str, Any]]] = {v: [] for v in generators}
     for request in requests:
         for variant, generator in generators.items():

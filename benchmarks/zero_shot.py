@@ -50,7 +50,7 @@ from ragdial.datasets.folds import split_folds
 from ragdial.evaluation import best_cut, detection_prf, selection_scores
 from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
 from ragdial.paths import data_root
-from ragdial.retrieval import rerank, transfer, triples
+from ragdial.retrieval import precedent, rerank, transfer, triples
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
@@ -116,10 +116,12 @@ def selection_rows(
     test_kb: KnowledgeBase,
     aux_encoder: str | None = None,
     transfer_depth: int = 50,
+    use_precedent: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
-    with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep):
-    ranking and cut scores on ``test`` (gold detection)."""
+    with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
+    ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents): ranking and cut
+    scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -151,6 +153,14 @@ def selection_rows(
         rankings,
         preds,
     )
+    if use_precedent:
+        wrapped = precedent.train(train_retriever, train, model)
+        print(f"precedents: {wrapped.info}, threshold {wrapped.threshold:.3f}", flush=True)
+        test_retriever.reranker = wrapped
+        rankings = rank(test_retriever, test)
+        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
+        cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
+        score("LightGBM reranker (in-domain features) + precedents", cut, rankings, preds)
     for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
         model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
@@ -272,6 +282,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the tables here")
     parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
+    parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
     args = parser.parse_args()
     if args.protocol == "kdconv":
         report = {}
@@ -303,7 +314,7 @@ def main() -> None:
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
             entry["selection"], ranked = selection_rows(
-                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth
+                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.precedent
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

@@ -86,14 +86,18 @@ class EchoGenerator(Generator):
 
 
 class RecordingGenerator(EchoGenerator):
-    """Echoes, and records that it was warmed and every request it streamed."""
+    """Echoes, and records that it was warmed, what it was primed with and every request it streamed."""
 
     def __init__(self) -> None:
         self.warmed = False
         self.requests: list[GenerationRequest] = []
+        self.primed: list[GenerationRequest] = []
 
     def warm_up(self) -> None:
         self.warmed = True
+
+    def prime(self, request: GenerationRequest) -> None:
+        self.primed.append(request)
 
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         self.requests.append(request)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragdial.pipeline.answer_features import CANDIDATE_FEATURES, Candidates, TurnView, catalogue_of
-from ragdial.pipeline.answer_order import common_fragments, mentions, reorder
+from ragdial.pipeline.answer_order import common_fragments, mentions, reorder, says_mine
 from ragdial.pipeline.grounded import Relevance
 from ragdial.schema import Knowledge, SourceKind
 
@@ -108,3 +108,75 @@ def test_unknown_is_the_share_of_the_turns_terms_no_item_has():
     assert relevance.unknown("do you sell protein shakes") == 1.0
     assert 0.0 < relevance.unknown("can I bring a friend to the spin class") < 1.0
     assert relevance.unknown("") == 0.0
+
+
+VISITS = Knowledge(
+    "u1:local:1",
+    "Visits used this month: 9, Visits left: 3, Guest visits left: 2",
+    SourceKind.USER_PROFILE,
+    scope="u1",
+)
+TOWELS = Knowledge("u1:local:2", "Towels used this month: 5, Towels left: 7", SourceKind.USER_PROFILE, scope="u1")
+
+
+def test_the_users_figure_the_turn_names_by_its_field_words_goes_first():
+    # "how many are left?" after a question about visits: the record with "Visits left", not the membership record
+    # that the model put first (its fee answers "how much"), nor the towels (their "left" is not the visits')
+    view = TurnView("and how many are left?", ("how many visits did I use",), language="en")
+    candidates = _candidates((MINE, TOWELS, VISITS))
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates) == [
+        "u1:local:1",
+        "u1:local:0",
+        "u1:local:2",
+    ]
+    guests = TurnView("how many guest visits are left", language="en")  # every word of "Guest visits left"
+    assert _ids(reorder([0, 1, 2], candidates, guests, CATALOGUE), candidates)[0] == "u1:local:1"
+
+
+def test_a_named_service_or_an_ambiguous_figure_keeps_the_models_order():
+    candidates = _candidates((MINE, TOWELS, VISITS), name_cover=[1.0, 0, 0])
+    named = TurnView("how much is left on my gold membership", language="en")
+    assert reorder([0, 1, 2], candidates, named, CATALOGUE) == [0, 1, 2]  # the turn names the leading service
+    plain = _candidates((MINE, TOWELS, VISITS))
+    ambiguous = TurnView("how many are left?", language="en")  # towels or visits: nothing said before settles it
+    assert reorder([0, 1, 2], plain, ambiguous, CATALOGUE) == [0, 1, 2]
+    product_first = _candidates((GOLD, VISITS))
+    assert reorder([0, 1], product_first, ambiguous, CATALOGUE) == [0, 1]  # only the user's own items move
+
+
+GOLD_ZH = Knowledge(
+    "product:7", "业务名称：金卡会员，业务费用：300元/月，课程：全部课程", SourceKind.PRODUCT, {"name": "金卡会员"}
+)
+JOIN_ZH = _faq(8, "金卡会员怎么办理", "带身份证到前台办理。")
+MINE_ZH = Knowledge(
+    "u2:local:0", "业务名称：金卡会员，业务费用：300元/月，开始时间：2025年5月1日", SourceKind.USER_PROFILE, scope="u2"
+)
+
+
+def test_i_right_before_a_word_of_the_knowledges_names_is_a_question_about_ones_own():
+    names = ["金卡会员", "剩余次数"]
+    assert says_mine("我金卡一个月多少钱", names)
+    assert says_mine("我剩余次数还有几次", names)
+    assert not says_mine("我想办金卡", names)  # 想办 is no name's word: a wish, not a possession
+    assert not says_mine("金卡一个月多少钱", names)
+    # the user's record goes before the FAQ the model put first, as it does for "我的金卡"
+    view = TurnView("我金卡一个月多少钱", ("前台几点关门",), language="zh")
+    candidates = _candidates((JOIN_ZH, GOLD_ZH, MINE_ZH), asked_attribute=[0, 1, 1])
+    catalogue = catalogue_of((JOIN_ZH, GOLD_ZH, MINE_ZH))
+    assert _ids(reorder([0, 1, 2], candidates, view, catalogue), candidates)[0] == "u2:local:0"
+    wish = TurnView("我想办金卡，一个月多少钱", language="zh")
+    assert reorder([0, 1, 2], candidates, wish, catalogue) == [0, 1, 2]
+
+
+def test_a_short_turn_going_on_from_ones_figures_stays_with_ones_figures():
+    # "and towels?" after the visits left: the towels left, not the product the model put first
+    view = TurnView("and towels?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    candidates = _candidates((SPIN, VISITS, TOWELS), cited_last=[0, 1, 0], cited_last_first=[0, 1, 0])
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates)[0] == "u1:local:2"
+    # a product named, or a reply that was not about one's figures: the model's order stands
+    named = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[0, 1, 0], named_turn=[1, 0, 0])
+    spin = TurnView("and the spin class pass?", ("how many visits are left",), (("u1:local:1",),), language="en")
+    assert reorder([0, 1, 2], named, spin, CATALOGUE) == [0, 1, 2]
+    after_product = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[1, 0, 0])
+    towels = TurnView("and towels?", ("is there a spin class pass",), (("product:5",),), language="en")
+    assert reorder([0, 1, 2], after_product, towels, CATALOGUE) == [0, 1, 2]

@@ -137,7 +137,7 @@ def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_us
     turn after an English one restores it instead of evaluating it again, and the reply stays plain greedy's."""
     from ragdial.generation.llama import LlamaCppGenerator
 
-    fast = LlamaCppGenerator(n_ctx=512)  # the default: snapshots on, no drafts
+    fast = LlamaCppGenerator(n_ctx=512, head_dir=None)  # the default (snapshots on, no drafts), in memory only
     english = GenerationRequest(
         [Turn(Speaker.USER, "How much is the ticket?")],
         [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
@@ -158,3 +158,97 @@ def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_us
         assert fast.to_config()["prefix_cache"] > 0
     finally:
         fast.close()
+
+
+def test_priming_keeps_the_head_so_the_first_turn_evaluates_only_its_knowledge_and_dialog(generator):
+    """``prime`` (the service's warm-up) runs one token of a request with the turn's instruction and no knowledge:
+    the first real turn after it restores or reuses that head, and its reply is plain greedy decoding's."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512, head_dir=None)
+    guidance = "只回答用户问的那一项。"
+    try:
+        fast.prime(GenerationRequest([Turn(Speaker.USER, "你好")], language="zh", instruction=guidance))
+        assert len(fast._decoder.snapshots) == 1 and fast._decoder.stats.generated == 1
+        (head,) = fast._decoder.snapshots
+        request = ticket_request(max_tokens=12)
+        request.instruction = guidance
+        reply = fast.generate(request)
+        stats = fast._decoder.stats
+        assert stats.reused_tokens >= len(head) > 40 and stats.prompt_tokens - stats.reused_tokens < len(head)
+        plain = ticket_request(max_tokens=12)
+        plain.instruction = guidance
+        assert reply == generator.generate(plain)
+    finally:
+        fast.close()
+
+
+def test_the_thread_count_follows_the_machines_load_unless_it_is_fixed(monkeypatch):
+    """Without a fixed count each generation takes 2 threads, or 1 while the load average exceeds the cores + 1
+    (llama.cpp's threads wait for each other, which on an oversubscribed machine costs far more than they add)."""
+    from llama_cpp import llama_n_threads
+
+    import ragdial.generation.llama as llama_module
+    from ragdial.generation.llama import THREADS_ENV, LlamaCppGenerator, threads_for_load
+
+    assert [threads_for_load(load, 2) for load in (0.2, 2.9, 3.0, 9.5)] == [2, 2, 1, 1]
+    assert threads_for_load(0.0, 1) == 1 and threads_for_load(0.0, 8) == 2 and threads_for_load(0.0, 8, most=4) == 4
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    monkeypatch.setattr(llama_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(llama_module, "_load_average", lambda: 9.5)
+    auto = LlamaCppGenerator(n_ctx=512, prefix_cache=0)
+    try:
+        assert auto.auto_threads and auto.to_config()["n_threads"] is None
+        busy = auto.generate(ticket_request(max_tokens=6))
+        assert llama_n_threads(auto.llm._ctx.ctx) == auto.n_threads == 1
+        monkeypatch.setattr(llama_module, "_load_average", lambda: 0.5)
+        assert auto.generate(ticket_request(max_tokens=6)) == busy  # the reply does not depend on the count
+        assert llama_n_threads(auto.llm._ctx.ctx) == auto.n_threads == 2
+    finally:
+        auto.close()
+    fixed = LlamaCppGenerator(n_threads=2)
+    assert not fixed.auto_threads and fixed.to_config()["n_threads"] == 2
+
+
+def test_saved_prompt_heads_are_read_back_by_the_next_start(generator, tmp_path):
+    """With ``head_dir`` the head snapshots outlive the process: a new generator (a restarted service) restores the
+    head on its first turn instead of evaluating it, and still gives plain greedy decoding's reply; a file that is
+    not a saved head is removed, not trusted."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    first = LlamaCppGenerator(n_ctx=512, head_dir=tmp_path)
+    try:
+        reply = first.generate(ticket_request(max_tokens=12))
+        (head,) = first._decoder.snapshots
+        assert first._decoder.stats.restored_tokens == 0
+    finally:
+        first.close()
+    (store,) = tmp_path.iterdir()  # one folder per model file, llama.cpp build and context shape
+    assert len(list(store.glob("*.head"))) == 1
+    (store / "junk.head").write_bytes(b"not a head")
+    second = LlamaCppGenerator(n_ctx=512, head_dir=tmp_path)
+    try:
+        again = second.generate(ticket_request(max_tokens=12))
+        stats = second._decoder.stats
+        assert stats.restored_tokens == stats.reused_tokens == len(head) > 40
+        assert again == reply == generator.generate(ticket_request(max_tokens=12))
+        assert not (store / "junk.head").exists() and second.to_config()["head_dir"] == str(tmp_path)
+    finally:
+        second.close()
+
+
+def test_building_checks_the_model_and_warm_up_loads_it(tmp_path):
+    """The registry checks the model file when it builds the generator (so ``auto`` can move on) but leaves the
+    load to warm-up, which a service runs beside the encoders' loading."""
+    from ragdial.errors import RagdialError
+    from ragdial.generation.registry import create
+
+    built = create("llama", n_ctx=256)
+    try:
+        assert built._llm is None and built.model_path is not None and built.model_path.is_file()
+        built.warm_up()
+        assert built._llm is not None
+    finally:
+        built.close()
+    with pytest.raises(RagdialError, match=r"none\.gguf is missing"):
+        create("llama", model=str(tmp_path / "none.gguf"))

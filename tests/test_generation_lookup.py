@@ -22,3 +22,15 @@ def test_no_draft_without_a_two_token_match_or_room():
     assert index.draft(4) == []  # (4, 9) never occurred; a single-token match is not used
     assert DraftIndex([1, 2, 1, 2]).draft(0) == []
     assert DraftIndex([]).draft(3) == []
+
+
+def test_a_draft_is_cut_to_fill_whole_blocks_of_the_batch():
+    from ragdial.generation.lookup import fit_draft
+
+    draft = list(range(10))
+    # with the token before it, a call holds 4 or 8 rows (llama.cpp multiplies 4 rows at a time)
+    assert fit_draft(draft) == list(range(7))
+    assert fit_draft(draft[:6]) == fit_draft(draft[:3]) == [0, 1, 2]
+    assert fit_draft(draft[:2]) == [] and fit_draft([]) == []
+    assert fit_draft(draft[:5], block=1) == draft[:5]  # no blocks: only the minimum length applies
+    assert fit_draft(draft[:2], block=1) == []

@@ -404,6 +404,35 @@ def test_a_comparison_cites_and_states_both_sides(systems, language, question, v
     assert all(value in reply.text for value in values), reply.text
 
 
+@pytest.mark.parametrize(
+    ("profile", "turns", "first", "value", "not_said"),
+    [
+        ("demo-u4", ("how much data have I got", "how much is left?"), "demo-u4:local:4", "0.7GB", "2 yuan"),
+        (
+            "demo-u5",
+            ("how long is left on my contract", "and the monthly credit?"),
+            "demo-u5:local:5",
+            "12.5",
+            "-12.40",
+        ),
+        ("demo-u1", ("how many minutes have I used so far", "and how many are left?"), "demo-u1:local:4", "88", "212"),
+    ],
+)
+def test_a_follow_up_about_ones_figures_states_the_figure_its_words_name(
+    systems, profile, turns, first, value, not_said
+):
+    reply = ask(systems["en"], profile, *turns)[-1]
+    assert reply.knowledge[0].id == first and value in reply.text and not_said not in reply.text, reply.text
+
+
+def test_the_template_generator_states_both_sides_of_a_comparison_too():
+    config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
+    (reply,) = ask(build_system(config, "zh"), "demo-u1", "百兆和千兆宽带哪个更便宜")
+    assert {c.id for c in reply.knowledge} == {"product:24", "product:25"}
+    sides = {"百兆宽带融合的费用是30元/月", "千兆宽带融合的费用是60元/月"}
+    assert {s for s in reply.text.split("。") if s} == sides, reply.text  # both, nothing else
+
+
 def test_a_content_question_is_never_answered_with_a_greeting(systems):
     hello, weather = ask(systems["en"], "demo-u1", "hi there", "Whats the weather in Shanghai tomorrow")
     assert hello.record.grounding.policy == "small_talk"
@@ -422,3 +451,37 @@ def test_small_talk_with_an_account_verb_is_an_action_and_a_bare_question_is_not
     assert settle_small_talk("small_talk", dialog_acts("thanks a lot!")) == "small_talk"
     assert settle_small_talk("small_talk", dialog_acts("what's the weather tomorrow")) == "not_in_knowledge"
     assert settle_small_talk("answer", dialog_acts("ok, switch me to the bigger plan then")) == "answer"
+
+
+class Priming(Scripted):
+    """Scripted, and records what it was primed with."""
+
+    def __init__(self, *replies: str) -> None:
+        super().__init__(*replies)
+        self.primed: list[GenerationRequest] = []
+
+    def prime(self, request: GenerationRequest) -> None:
+        self.primed.append(request)
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_warm_up_primes_the_generator_with_the_head_of_a_real_answer_turn(systems, language):
+    """The request a system primes its generator with at warm-up has the same system-message head (instruction and
+    the answer policy's guidance, everything before the knowledge) as the request a real answer turn sends."""
+    from ragdial.generation.prompts import build_messages, prompt_text
+
+    system = systems[language]
+    branch = system.knowledge_branch
+    priming = Priming("您的账户余额是23.50元。" if language == "zh" else "Your balance is 23.50.")
+    original, branch.generator = branch.generator, priming
+    try:
+        system.warm_up()
+        ask(system, "demo-u1", "话费还剩多少钱" if language == "zh" else "what is my balance")
+    finally:
+        branch.generator = original
+    (primed,) = priming.primed
+    assert primed.language == language and primed.policy == "answer" and primed.instruction
+    marker = "\n\n" + prompt_text(language).knowledge
+    head = build_messages(primed)[0]["content"].split(marker)[0]
+    turn = build_messages(priming.requests[0])[0]["content"]
+    assert priming.requests[0].knowledge and turn.startswith(head + marker)

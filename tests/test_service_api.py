@@ -136,7 +136,34 @@ def test_every_language_answers_one_short_turn_before_the_service_serves(tmp_pat
     requests = [r for g in generators for r in g.requests]
     assert all(g.warmed for g in generators)
     assert sorted(r.language for r in requests) == ["en", "zh"] and all(r.max_tokens == 2 for r in requests)
+    assert sorted(r.language for g in generators for r in g.primed) == ["en", "zh"]  # a local LLM keeps the head
     assert set(service.warmed_ms) == {"zh", "en"}
+
+
+def test_the_generator_warms_while_the_other_components_do(tmp_path):
+    """The generator's warm-up (a model load and a primed head) runs beside the retriever's, not before or after it:
+    each of the two here waits until the other has started, which one-after-the-other warm-ups never allow."""
+    import threading
+
+    from ragdial.pipeline.components import build_systems
+
+    config = SystemConfig.from_data({**doubles.CONFIG, "generator": "service_doubles:recording_generator"})
+    systems = build_systems(config)
+    system = systems["zh"]
+    started = {"generator": threading.Event(), "retriever": threading.Event()}
+
+    def rendezvous(mine: str, other: str):
+        def warm_up() -> None:
+            started[mine].set()
+            assert started[other].wait(timeout=60), f"the {other} did not warm while the {mine} did"
+
+        return warm_up
+
+    system.generator.warm_up = rendezvous("generator", "retriever")
+    system.retriever.warm_up = rendezvous("retriever", "generator")
+    service = Service(ServiceSettings(config, str(tmp_path / "s.sqlite")), systems=systems)
+    assert set(service.warmed_ms) == {"zh", "en"}
+    assert [r.language for r in system.generator.primed] == ["zh"]  # primed after its own warm-up
 
 
 def test_health_and_page(client):

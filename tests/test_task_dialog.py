@@ -278,7 +278,9 @@ def test_out_of_scope_never_changes_the_state(branch):
     first = talk(branch, "明天从北京到上海的火车票")[0]
     for text in ("上海明天下雨吗", "今天几号来着", "大盘今天跌了2个点", "广州下周三会不会下雨啊"):
         turn = branch.respond(first.state, text)
-        assert not turn.in_scope and "我可以帮您" in turn.reply and "请问您要订哪一个" in turn.reply, text
+        # (a calendar question is answered instead of refused: 今天是12月1日，星期二。)
+        guided = "今天是12月1日" in turn.reply if "几号" in text else "我可以帮您" in turn.reply
+        assert not turn.in_scope and guided and "请问您要订哪一个" in turn.reply, text
         assert turn.state["slots"] == first.state["slots"] and turn.state["offers"] == first.state["offers"]
 
 

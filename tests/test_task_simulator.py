@@ -315,13 +315,13 @@ def test_two_passengers_ask_for_two_tickets():
      ("八", None, "二十", "晚上", "20:20")],
 )  # fmt: skip
 def test_quarter_and_half_hours_in_words(hour, extra, minute, period, clock):
-    from ragdial.task.acts import _clock_of
+    from ragdial.task.acts.finders import _clock_of
 
     assert _clock_of(hour, extra, minute, period) == clock
 
 
 def test_an_offers_code_is_its_flight_or_train_number():
-    from ragdial.task.acts import _offer_code
+    from ragdial.task.acts.finders import _offer_code
 
     assert _offer_code({"flight_no": "CA1501"}) == "CA1501"
     assert _offer_code({"train_no": "G101", "name": "x"}) == "G101"

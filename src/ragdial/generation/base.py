@@ -69,6 +69,11 @@ class Generator(ABC):
         """Load the model now rather than on the first request; a no-op by default."""
         return None
 
+    def prime(self, request: GenerationRequest) -> None:
+        """Get ready for requests that begin like ``request`` before the first user's turn (a local LLM runs one
+        short generation of it, keeping its prompt head); a no-op by default."""
+        return None
+
     def close(self) -> None:
         """Release what the backend holds (a model, a connection); a no-op by default."""
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
@@ -145,18 +146,29 @@ def extractive_reply(request: GenerationRequest) -> str:
     items = request.knowledge
     if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
         return own_services(items, language)  # "which plans do I have?": every service cited
+    compared = comparison_reply(items, question, language)
+    return (
+        compared if compared is not None else answer_from(items[0], question, language, _user_before(request.context))
+    )
+
+
+def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
+    """Both sides of a comparison ("is the weekend pack better value than that?"), each named with its asked
+    value(s) (else its key fields): when ``question`` compares and the first two items are named plans, products
+    or services; else ``None``. Values are copied verbatim."""
     named = [
         i
         for i in items[:2]
         if i.source != SourceKind.FAQ and (item_fields(i).get("业务名称") or item_fields(i).get("Service name"))
     ]
-    if asks_comparison(question) and len(named) == 2:  # both sides of a comparison, each with its value
-        return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
-    return answer_from(items[0], question, language)
+    if not asks_comparison(question) or len(named) != 2:
+        return None
+    return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
 
 
-def answer_from(item: Knowledge, question: str, language: str) -> str:
-    """The part of ``item`` that answers ``question``, as a sentence."""
+def answer_from(item: Knowledge, question: str, language: str, context: str = "") -> str:
+    """The part of ``item`` that answers ``question``, as a sentence (``context``: the user's turn before, which
+    settles which of the user's figures a bare "how much is left?" asks for)."""
     if item.source == SourceKind.FAQ:
         answer = str(item.fields.get("answer") or _after(item.text, ("答案：", "Answer:")))
         return _sentence(answer, language)
@@ -164,7 +176,7 @@ def answer_from(item: Knowledge, question: str, language: str) -> str:
     if not fields:
         return _sentence(item.text, language)
     name = fields.get("业务名称") or fields.get("Service name") or ""
-    keys = asked_keys(question, fields)
+    keys = asked_keys(question, fields) or (named_keys(question, fields, context) if item.scope and not name else [])
     if not keys:
         keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
     fee = "业务费用" if language == "zh" else "Fee"
@@ -221,6 +233,41 @@ def asked_keys(question: str, fields: dict[str, str], first_match: bool = False)
             if present or first_match:
                 return present
     return []
+
+
+_KEY_FILLERS = frozenset({"the", "this", "per", "and", "for", "with", "your", "name"})
+
+
+def key_terms(text: str) -> set[str]:
+    """The terms a field name is matched by: English words of three letters or more (no fillers such as "this"),
+    Chinese character pairs."""
+    lowered = text.lower()
+    pairs = {a + b for run in re.findall(r"[\u4e00-\u9fff]+", lowered) for a, b in pairwise(run)}
+    return pairs | {w for w in re.findall(r"[a-z]{3,}", lowered) if w not in _KEY_FILLERS}
+
+
+def key_match(key: str, question: str, context: str = "") -> tuple[int, int, int]:
+    """How well ``question`` names the field ``key`` by the key's own words (the knowledge base's schema, no cue
+    list): terms of the key in the question, then in ``context`` (the turn before), then minus the key's terms in
+    neither; ``(0, 0, 0)`` when the question names none of them."""
+    terms, said, before = key_terms(key), key_terms(question), key_terms(context)
+    hit = len(terms & said)
+    if not hit:
+        return (0, 0, 0)
+    return (hit, len((terms - said) & before), -len(terms - said - before))
+
+
+def named_keys(question: str, fields: dict[str, str], context: str = "") -> list[str]:
+    """The keys of ``fields`` the question names by their own words (``key_match``): of the keys with the most
+    words in the question, those whose every word is said in the question or the turn before (the most said
+    before first); [] when none is (a key half said may be the wrong one: "how many minutes can I still call
+    this month" is not ``Minutes used this month``). "how much is left?" after a data question → ``Data left``,
+    not ``Night data left``."""
+    scored = {k: key_match(k, question, context) for k in fields}
+    hit = max((v[0] for v in scored.values()), default=0)
+    full = {k: v for k, v in scored.items() if hit and v[0] == hit and not v[2]}
+    best = max(full.values(), default=(0, 0, 0))
+    return [k for k, v in full.items() if v == best]
 
 
 def _own(key: str, value: str, language: str) -> str:
@@ -294,6 +341,12 @@ def _join(parts: Sequence[str], language: str) -> str:
     if language == "zh":
         return "，".join(p.rstrip("。") for p in parts) + "。"
     return " ".join(_sentence(p[0].upper() + p[1:], language) for p in parts)
+
+
+def _user_before(context: Sequence[Turn]) -> str:
+    """The user's turn before the last one ("" if none)."""
+    said = [t.text for t in context if t.speaker == Speaker.USER]
+    return said[-2] if len(said) > 1 else ""
 
 
 def _last_user(context: Sequence[Turn]) -> str:

@@ -11,9 +11,12 @@ llama-cpp-python's own ``create_chat_completion``.
 from __future__ import annotations
 
 import codecs
+import hashlib
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +27,23 @@ from ragdial.generation.lookup import SNAPSHOTS, GreedyDecoder
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages, prompt_text
 from ragdial.jsontypes import JSONDict
+from ragdial.paths import cache_dir
 
+HEAD_CACHE = "cache"  # head_dir's default: a folder of ragdial's cache (``ragdial.paths.cache_dir``)
 PROMPT_MARGIN = 16  # tokens kept free beyond the prompt estimate and the reply
 THREADS_ENV = "RAGDIAL_LLM_THREADS"
 DEFAULT_THREADS = 2  # on a machine busy with other work, 1 thread decodes far faster (no spinning at sync points)
+
+
+def threads_for_load(load: float, cpus: int, most: int = DEFAULT_THREADS) -> int:
+    """Threads for the next generation: up to ``most`` (and the cores), but 1 when the 1-minute load average shows
+    the cores busy beyond what this generation adds: llama.cpp's threads wait for each other at every matrix, so on
+    an oversubscribed machine 2 threads decode about 6x slower than 1 (docs/benchmarks/grounded.md)."""
+    return 1 if load >= cpus + 1 else max(1, min(most, cpus))
+
+
+def _load_average() -> float:
+    return os.getloadavg()[0]
 
 
 class LlamaCppGenerator(Generator):
@@ -35,9 +51,12 @@ class LlamaCppGenerator(Generator):
 
     ``model`` is a GGUF path, ``repo:file`` on a reachable hub, or ``None`` (``$RAGDIAL_LLM_MODEL``, else the
     packaged model). The model loads on first use (or ``warm_up()``). One generation runs at a time.
-    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS`` or 2. ``prompt_lookup`` is the longest draft (tokens) of
+    ``n_threads`` defaults to ``$RAGDIAL_LLM_THREADS``; without either, each generation picks 2 threads, or 1 while
+    the machine is busier than its cores (``threads_for_load``). ``prompt_lookup`` is the longest draft (tokens) of
     prompt-lookup decoding for greedy requests (0: no drafts); ``prefix_cache`` is how many prompt heads are kept
-    as cache snapshots. With both 0 every request goes through llama-cpp-python's sampler.
+    as cache snapshots; ``head_dir`` keeps them on disk for the next start (``"cache"``: under ragdial's cache
+    folder, per model file, llama.cpp build and context shape; a folder; ``None``: memory only). With
+    ``prompt_lookup`` and ``prefix_cache`` both 0 every request goes through llama-cpp-python's sampler.
     """
 
     def __init__(
@@ -48,14 +67,18 @@ class LlamaCppGenerator(Generator):
         n_batch: int = 256,
         prompt_lookup: int = 0,
         prefix_cache: int = SNAPSHOTS,
+        head_dir: str | Path | None = HEAD_CACHE,
         **llama_options: Any,  # Any: llama_cpp (Llama's own keyword options pass through)
     ) -> None:
         self.model_name = model
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
+        fixed = n_threads or int(os.environ.get(THREADS_ENV, 0))
+        self.auto_threads = not fixed
+        self.n_threads = fixed or threads_for_load(_load_average(), os.cpu_count() or 1)
         self.n_batch = n_batch
         self.prompt_lookup = int(prompt_lookup)
         self.prefix_cache = int(prefix_cache)
+        self.head_dir = head_dir
         self.llama_options = llama_options
         self._llm: Any = None  # Any: llama_cpp (untyped Llama)
         self._decoder: GreedyDecoder | None = None
@@ -63,18 +86,27 @@ class LlamaCppGenerator(Generator):
         self._lock = threading.Lock()
         self.model_path: Path | None = None
 
+    def check(self) -> Path:
+        """That llama-cpp-python is installed and the GGUF is there (joined and verified, for the packaged model),
+        without loading it: the error a missing model gives, before anything waits for the load."""
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'")
+        if self.model_path is None:
+            self.model_path = resolve_model(self.model_name)
+        return self.model_path
+
     def warm_up(self) -> None:
         if self._llm is not None:
             return
+        model_path = self.check()
         try:
             from llama_cpp import Llama
         except ImportError:
             raise RagdialError("the llama.cpp backend needs llama-cpp-python: pip install 'ragdial[llm]'") from None
-        self.model_path = resolve_model(self.model_name)
         options = dict(self.llama_options)
         try:
             llm = Llama(
-                model_path=str(self.model_path),
+                model_path=str(model_path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
@@ -83,7 +115,7 @@ class LlamaCppGenerator(Generator):
                 **options,
             )
         except (ValueError, RuntimeError) as err:
-            raise RagdialError(f"could not load model {self.model_path}: {err}") from None
+            raise RagdialError(f"could not load model {model_path}: {err}") from None
         # one short generation before the model is used, so the first user's turn does not pay for the first decode;
         # a service whose warm-up turn is small talk (no generator call on the grounded path) is warm all the same.
         # No lock: the model is not shared yet (warm_up may run inside a stream that holds the lock).
@@ -99,8 +131,28 @@ class LlamaCppGenerator(Generator):
                     eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
                     bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
                 )
-                self._decoder = GreedyDecoder(llm, draft=self.prompt_lookup, snapshots=self.prefix_cache)
+                store = self._head_store(llm)
+                self._decoder = GreedyDecoder(llm, self.prompt_lookup, self.prefix_cache, store)
         self._llm = llm
+
+    def _head_store(self, llm: Any) -> Path | None:  # Any: llama_cpp (untyped Llama)
+        """The folder of saved prompt heads for this model file, llama.cpp build and context shape (None: off)."""
+        if not self.head_dir or self.model_path is None:
+            return None
+        import llama_cpp
+
+        stat = self.model_path.stat()
+        shape = f"{self.model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{llama_cpp.__version__}|"
+        shape += f"{self.n_ctx}|{self.n_batch}|{sorted(self.llama_options.items())}"
+        key = hashlib.sha256(shape.encode("utf-8")).hexdigest()[:16]
+        root = cache_dir() / "llm-heads" if str(self.head_dir) == HEAD_CACHE else Path(self.head_dir).expanduser()
+        return root / key
+
+    def prime(self, request: GenerationRequest) -> None:
+        """One token of ``request`` through the path its turns take: the model loaded, and for a greedy request
+        the snapshot of its prompt head (the instruction and the policy's guidance) kept, so the first turn of
+        each language evaluates only its knowledge and dialog."""
+        self.generate(replace(request, max_tokens=1, usage={}, cancel=None))
 
     @property
     def llm(self) -> Any:  # Any: llama_cpp (untyped Llama)
@@ -124,8 +176,20 @@ class LlamaCppGenerator(Generator):
         """The reply's pieces; one generation runs at a time, and an abandoned stream frees the model."""
         return locked_stream(self._lock, lambda: self._pieces(request))
 
+    def _fit_threads(self) -> None:
+        """With no fixed thread count, set the one the machine's load calls for now."""
+        if not self.auto_threads:
+            return
+        wanted = threads_for_load(_load_average(), os.cpu_count() or 1)
+        if wanted != self.n_threads:
+            from llama_cpp import llama_set_n_threads
+
+            llama_set_n_threads(self.llm._ctx.ctx, wanted, wanted)
+            self.n_threads = wanted
+
     def _pieces(self, request: GenerationRequest) -> Iterator[str]:
         messages, max_tokens = self.fit(request)
+        self._fit_threads()
         if self._decoder is not None and request.temperature <= 0:
             yield from self._greedy(self._decoder, messages, max_tokens, request)
             return
@@ -211,9 +275,10 @@ class LlamaCppGenerator(Generator):
             "name": "llama",
             "model": model,
             "n_ctx": self.n_ctx,
-            "n_threads": self.n_threads,
+            "n_threads": None if self.auto_threads else self.n_threads,
             "prompt_lookup": self.prompt_lookup,
             "prefix_cache": self.prefix_cache,
+            "head_dir": None if self.head_dir is None else str(self.head_dir),
             **self.llama_options,
         }
 

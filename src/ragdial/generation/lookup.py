@@ -15,15 +15,22 @@ The model's key/value cache is reused across calls: a prompt sharing a prefix wi
 may also name the length of a prompt's constant head (``prefix``: the system instruction and the policy's guidance);
 the decoder keeps a snapshot of the cache after that head (``llama_state_seq_get_data``, about 12 KB a token for the
 packaged model) and restores it when a later prompt starts with the same head but the cache holds something else
-(the other language's turn, another policy), so the head is evaluated once per process, not once per turn.
+(the other language's turn, another policy), so the head is evaluated once per process, not once per turn. With a
+``store`` folder the snapshots are also written there and read back by the next process, so a restarted service
+does not evaluate its heads again.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
+import struct
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +39,11 @@ MAX_NGRAM = 3
 MIN_NGRAM = 2  # a one-token match predicts little; a wrong draft costs more than the decode call it might save
 MIN_DRAFT = 3  # on CPU a batch of two costs about two single decodes: shorter drafts do not pay
 SNAPSHOTS = 8  # prompt heads kept (two languages x the policies' guidance, with room for a retry's)
+# llama.cpp's CPU backend repacks Q4_K weights and multiplies them with 4 activation rows at a time (a GEMM), the
+# rows left over one by one (GEMV): a call of 4 or 8 tokens costs less than one of 3 or 7 (measured curve in
+# docs/benchmarks.md). A draft is cut so that the call (the chosen token and the draft) fills whole blocks.
+BATCH_BLOCK = 4
+HEAD_MAGIC = b"RDH1"  # a saved head: magic, token count (uint32), the tokens (int32), the sequence's cache
 
 
 @dataclass
@@ -47,6 +59,13 @@ class DecodeStats:
     decode_calls: int = 0
     drafted: int = 0
     accepted: int = 0
+
+
+def fit_draft(draft: list[int], block: int = BATCH_BLOCK) -> list[int]:
+    """``draft`` cut so that it and the token before it fill whole blocks of ``block`` rows, or nothing when that
+    leaves fewer than ``MIN_DRAFT`` tokens."""
+    size = (len(draft) + 1) // block * block - 1 if block > 1 else len(draft)
+    return draft[:size] if size >= MIN_DRAFT else []
 
 
 class DraftIndex:
@@ -83,17 +102,63 @@ class GreedyDecoder:
     of at most ``draft`` tokens and snapshots of up to ``snapshots`` prompt heads. One decoder per model; the caller
     serialises calls."""
 
-    def __init__(self, llm: Any, draft: int = 0, snapshots: int = SNAPSHOTS) -> None:  # Any: llama_cpp (untyped)
+    def __init__(
+        self,
+        llm: Any,  # Any: llama_cpp (untyped Llama)
+        draft: int = 0,
+        snapshots: int = SNAPSHOTS,
+        store: Path | None = None,
+    ) -> None:
         import llama_cpp
 
         self.llm = llm
         self.max_draft = max(0, int(draft))
         self.max_snapshots = max(0, int(snapshots))
+        self.store = store if self.max_snapshots else None  # a folder keeping the snapshots across restarts
+        self.block = BATCH_BLOCK
         self.snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt head -> its cache, LRU order
         self._api = llama_cpp
         self._vocab = llm._model.vocab
         self._n_vocab = llm.n_vocab()
         self.stats = DecodeStats()
+        if self.store is not None:
+            self._load_store(self.store)
+
+    def _load_store(self, store: Path) -> None:
+        """The snapshots saved in ``store`` by an earlier process (newest kept); an unreadable file is removed."""
+        try:
+            files = sorted(store.glob("*.head"), key=lambda f: f.stat().st_mtime_ns)
+        except OSError:
+            return
+        for file in files[-self.max_snapshots :]:
+            try:
+                blob = file.read_bytes()
+                count = struct.unpack_from("<I", blob, len(HEAD_MAGIC))[0]
+                start = len(HEAD_MAGIC) + 4
+                if blob[: len(HEAD_MAGIC)] != HEAD_MAGIC or len(blob) <= start + 4 * count:
+                    raise ValueError("not a saved prompt head")
+                tokens = array("i", blob[start : start + 4 * count])
+                self.snapshots[tuple(tokens)] = blob[start + 4 * count :]
+            except (OSError, ValueError, struct.error):
+                file.unlink(missing_ok=True)
+
+    def _head_file(self, head: tuple[int, ...]) -> Path | None:
+        if self.store is None:
+            return None
+        return self.store / (hashlib.sha256(array("i", head).tobytes()).hexdigest()[:32] + ".head")
+
+    def _write(self, head: tuple[int, ...], data: bytes) -> None:
+        """Keep ``head``'s snapshot in the store too (best effort: a read-only or full disk only loses the saving)."""
+        file = self._head_file(head)
+        if file is None:
+            return
+        partial = file.with_name(f"{file.name}.{os.getpid()}.part")
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_bytes(HEAD_MAGIC + struct.pack("<I", len(head)) + array("i", head).tobytes() + data)
+            os.replace(partial, file)
+        except OSError:
+            partial.unlink(missing_ok=True)
 
     def is_end(self, token: int) -> bool:
         return bool(self._api.llama_vocab_is_eog(self._vocab, token))
@@ -132,6 +197,7 @@ class GreedyDecoder:
         if self._api.llama_state_seq_get_data(ctx, buffer, size, 0) != size:
             return
         self.snapshots[head] = bytes(buffer)
+        self._write(head, self.snapshots[head])
         while len(self.snapshots) > self.max_snapshots:
             self.snapshots.popitem(last=False)
 
@@ -148,6 +214,9 @@ class GreedyDecoder:
         if self._api.llama_state_seq_set_data(self.llm._ctx.ctx, source, len(data), 0) != len(data):
             self.llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # a failed load leaves nothing half-restored
             del self.snapshots[head]
+            file = self._head_file(head)
+            if file is not None:
+                file.unlink(missing_ok=True)
             return 0
         self.stats.restored_tokens = len(head)
         return len(head)
@@ -216,9 +285,7 @@ class GreedyDecoder:
                 if stats.generated >= max_tokens:
                     return
                 draft = index.draft(min(size, max_tokens - stats.generated, llm.n_batch - 1))
-                draft = draft[: max(0, llm.n_ctx() - position - 1)]
-                if len(draft) < MIN_DRAFT:
-                    draft = []
+                draft = fit_draft(draft[: max(0, llm.n_ctx() - position - 1)], self.block)
                 self._decode([pending, *draft], position, logits=True)
                 stats.decode_calls += 1
                 stats.drafted += len(draft)

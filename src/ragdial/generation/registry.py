@@ -34,11 +34,13 @@ def extractive(ctx: BuildContext) -> Generator:
 
 
 def llama(ctx: BuildContext, **params: Any) -> Generator:  # Any: llama_cpp (Llama's options pass through)
-    """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one), loaded now."""
+    """A GGUF model through llama.cpp (the packaged offline model unless ``model`` names one), checked now (a
+    missing model or backend is an error here, so ``auto`` moves on) and loaded at warm-up or first use: a service
+    loads it in its warm-up thread beside the encoders (``DialogSystem.warm_up``)."""
     from ragdial.generation.llama import LlamaCppGenerator
 
     generator = LlamaCppGenerator(**params)
-    generator.warm_up()
+    generator.check()
     return generator
 
 

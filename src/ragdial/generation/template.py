@@ -28,7 +28,7 @@ from pathlib import Path
 from ragdial.datasets._io import write_json
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.generation.extractive import is_service_item
+from ragdial.generation.extractive import comparison_reply, extractive_reply, is_service_item
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
 from ragdial.jsontypes import JSONDict
@@ -368,9 +368,14 @@ class TemplateGenerator(Generator):
         """The whole reply text (before max-token and stop handling)."""
         language = request.language or self.model.language
         query = next((t.text for t in reversed(request.context) if t.speaker == Speaker.USER), "")
+        if request.policy != "answer":  # an account action (or another policy): its fixed reply, never "好的"
+            return extractive_reply(request)
         items = list(request.knowledge)[: self.max_items]
         if not items:
             return self.model.fallback or DEFAULT_FALLBACK.get(language, "")
+        compared = comparison_reply(items, query, language)  # "which is cheaper?": both sides, not the first one
+        if compared is not None:
+            return compared
         out: list[str] = []
         triples = [k for k in items if k.source == SourceKind.KG_TRIPLE and "value" in k.fields]
         for item in _join_values(triples, language):

@@ -6,6 +6,8 @@ themselves (no word list of any knowledge base):
 - **the referent of an anaphor**: a short turn that refers back ("how do I cancel it?") and names nothing is about
   what the last reply was about; a global item whose head (an FAQ's question, a product's name) names something
   neither the turn nor the recent dialog mentions goes below the item cited last;
+- **the figure named**: among the user's own items, the one holding the field the turn names by the field's
+  own words ("how much is left?" after a data question → ``Data left``) goes before another of the user's items;
 - **the user's own instance**: a question about one's own service ("is my plan 5G?", "我那个亲情号一个月多少钱")
   whose best item is the catalogue product of a service the user has is answered by the user's record of it
   first (its fee and start date are the user's), unless the attribute asked for is only in the product.
@@ -14,9 +16,10 @@ themselves (no word list of any knowledge base):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
+from ragdial.generation.extractive import item_fields, key_match, named_keys
 from ragdial.pipeline.answer_features import (
     Candidates,
     TurnView,
@@ -40,15 +43,54 @@ def reorder(
     if not order:
         return order
     order = _referent_first(order, candidates, view, catalogue)
-    mine = _own_instance_first(order, candidates, view, catalogue, query)
+    names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
+    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names)
+    mine = _own_instance_first(order, candidates, view, catalogue, query, own)
     if mine[0] != order[0]:
         return mine  # the user's record of the service asked about (not another figure of theirs)
-    return _own_figure_first(order, candidates, view)
+    return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
 
 
-def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
+def says_mine(text: str, names: Iterable[str]) -> bool:
+    """Whether a Chinese turn puts 我 right before a word of the knowledge's names ("我宽带是哪个档的", "我流量还剩多少"
+    : the possessive without 的); ``names``: product names, the user's services and the names of their fields."""
+    pairs = {a + b for name in names for a, b in pairwise(name)}
+    return any(m.group(1) in pairs for m in re.finditer(r"我(?=([\u4e00-\u9fff]{2}))", text))
+
+
+def _names_of(item: Knowledge) -> list[str]:
+    return [item_name(item), *item_fields(item)]
+
+
+def _named_figure_first(order: list[int], candidates: Candidates, view: TurnView) -> list[int]:
+    """Among the user's own items, the one with a field the turn names best by the field's own words
+    (``named_keys``: "how much is left?" after a data question → the item with ``Data left``) goes first, when a
+    profile item leads whose service the turn does not name and no other item matches as well; or when a short
+    turn goes on from a reply about the user's own figures and names no product ("and data?" after the minutes
+    left)."""
+    items = candidates.items
+    top = order[0]
+    named, cover = candidates.column("named_turn"), candidates.column("name_cover")
+    referent = candidates.column("cited_last_first")
+    going_on = view.short and any(referent[j] and not items[j].is_global for j in order) and not named.any()
+    if (items[top].is_global and not going_on) or named[top] or cover[top] >= 0.5:
+        return order
+    before = view.previous[-1] if view.previous else ""
+    score = {}
+    for j in order:
+        if not items[j].is_global:
+            keys = named_keys(view.text, item_fields(items[j]), before)
+            score[j] = key_match(keys[0], view.text, before) if keys else (0, 0, 0)
+    best = max(score.values())
+    winners = [j for j, v in score.items() if v == best]
+    if not best[0] or len(winners) > 1 or winners[0] == top:
+        return order
+    return [winners[0], *(j for j in order if j != winners[0])]
+
+
+def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, own: bool) -> list[int]:
     items, asked = candidates.items, candidates.column("asked_attribute")
-    top, own = items[order[0]], own_turn(view.text)
+    top = items[order[0]]
     named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
     if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
         return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
@@ -96,9 +138,14 @@ def _referent_first(
 
 
 def _own_instance_first(
-    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge], query: str
+    order: list[int],
+    candidates: Candidates,
+    view: TurnView,
+    catalogue: Mapping[str, Knowledge],
+    query: str,
+    own: bool,
 ) -> list[int]:
-    if view.guest or not (own_turn(view.text) or own_turn(query)):
+    if view.guest or not own:
         return order
     items = candidates.items
     top = items[order[0]]

@@ -45,6 +45,7 @@ from ragdial.pipeline.grounded import (
     Relevance,
     Verified,
     evidence_for,
+    policy_guidance,
     select_cited,
     stream_verified,
 )
@@ -168,6 +169,20 @@ class KnowledgeBranch:
 
     def claims(self, state: JSONObject, turn: Turn) -> bool:
         return True
+
+    def warm_up(self) -> None:
+        """Prime the generator with the start of an answer turn's request (its instruction and guidance), so a
+        local LLM has evaluated that head before the first user's turn."""
+        greeting = "你好" if self.language == "zh" else "hello"
+        request = GenerationRequest(
+            context=[Turn(Speaker.USER, greeting)],
+            language=self.language,
+            temperature=self.settings.temperature,
+            seed=self.settings.seed,
+            policy=ANSWER,
+            instruction=policy_guidance(self.language, ANSWER) if self.settings.grounded else "",
+        )
+        self.generator.prime(request)
 
     def shots(self, request: TurnInput) -> list[Exemplar]:
         """The in-context exemplars of the turn (none without an exemplar source)."""

@@ -66,6 +66,11 @@ INSTRUCTIONS = {
 }
 
 
+def policy_guidance(language: str, policy: str) -> str:
+    """The guidance added to the LLM's instruction for a turn of ``policy`` (an action, or an answer)."""
+    return INSTRUCTIONS["zh" if language == "zh" else "en"][ACTION if policy == ACTION else ANSWER]
+
+
 @dataclass(frozen=True)
 class Grounding:
     """How a knowledge-branch reply was decided and verified: the answer policy, the turn's route and rewrite,
@@ -428,7 +433,7 @@ def stream_verified(
         yield text
         return
     language = "zh" if request.language == "zh" else "en"
-    guidance = INSTRUCTIONS[language][ACTION if request.policy == ACTION else ANSWER]
+    guidance = policy_guidance(language, request.policy)
     attempts: list[GroundingCheck] = []
     delivered = ""
     sentences = _sentences(generator, replace(request, instruction=guidance), evidence, attempts, result, clauses)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ragdial.components import close, warm_up
@@ -102,12 +103,22 @@ class DialogSystem:
         return [*parts, self.task] if self.task is not None else parts
 
     def warm_up(self) -> None:
-        """Load what components load lazily (models, query encoders) now, not on the first user's turn."""
-        for component in self.components():
-            warm_up(component)
-        user = self.users[0].id if self.users else None
-        context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
-        self.retrieve(context, user)
+        """Load what components load lazily (models, query encoders) now, not on the first user's turn, and prime
+        the generator with an answer turn's head. The generator warms in a second thread meanwhile: a local LLM
+        loads and decodes outside Python's lock, so it overlaps the encoders' loading."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-generator") as pool:
+            generator = pool.submit(self._warm_generator)
+            for component in self.components():
+                if component is not self.generator:
+                    warm_up(component)
+            user = self.users[0].id if self.users else None
+            context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
+            self.retrieve(context, user)
+            generator.result()
+
+    def _warm_generator(self) -> None:
+        warm_up(self.generator)
+        self.knowledge_branch.warm_up()
 
     def close(self) -> None:
         """Close every component (a shared one is closed once by whoever shares it: ``Components.close``)."""

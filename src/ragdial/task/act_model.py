@@ -45,6 +45,7 @@ from scipy import sparse
 from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.schema import Speaker, Turn
 from ragdial.task import acts as A
+from ragdial.task.acts.text import _is_english
 from ragdial.task.db import Gazetteer
 from ragdial.understanding.features import NgramTfidf
 from ragdial.understanding.linear import LinearHead
@@ -112,7 +113,7 @@ def context_tokens(text: str, ctx: A.Context, rule_names: Sequence[str] | None) 
         f"group={group}&len={length}",
         f"question={question}",
         f"group={group}&question={question}",
-        f"english={A._is_english(stripped)}",
+        f"english={_is_english(stripped)}",
     ]
     if rule_names is not None:
         names = list(rule_names)
@@ -387,7 +388,8 @@ def training_items(
 
 _CACHE: dict[str, ActModel] = {}
 _LOCK = threading.Lock()
-_SOURCES = (Path(A.__file__), Path(__file__))  # the rules' reading is a feature: a change of either retrains
+# the rules' reading is a feature: a change of any of the act reader's modules or of this one retrains
+_SOURCES = (*sorted(Path(A.__file__).parent.glob("*.py")), Path(__file__))
 
 
 def reader_for(

@@ -29,10 +29,14 @@ from dataclasses import dataclass, field
 from typing import NotRequired, Required, TypedDict, cast
 
 from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
+from ragdial.task import comparing
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
+from ragdial.task.acts.aside import _booking_domain
+from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
 REQUIRED = {
@@ -57,16 +61,16 @@ UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the tas
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
 IntentClassifier = Callable[[str], str]
 # words that keep a turn naming a service topic (积分, 号码 ...) in the travel dialog
-# 今天几号来着 / 今天星期几 / what's the date today: answered before the guidance
-TODAY_ASKED = re.compile(
-    r"(今天|今儿)\s*(是)?\s*(几号|几月几号|星期几|周几|礼拜几|什么日子)|what('s| is) (the )?date", re.I
-)
 # ending the request rather than refusing one offer: 算了 / 不订了 / 不改了 / 我再想想 / 以后再说
 CLOSING = re.compile(
     r"(算了|不订了|不买了|不要了|不改了|不改签了|不用改了|别改了|不换了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|"
-    r"先这样吧|不需要了|不用了|never ?mind|forget it|leave it)",
+    r"先这样吧|不需要了|不用了|不订|别订|不用订|never ?mind|forget it|leave it)",
     re.I,
 )
+# the same train or flight as the one booked (改签到19号，还是这趟车)
+SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
+# putting the decision off (not choosing another offer): ends a request also at its read-back
+PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -145,6 +149,7 @@ class TaskState(TypedDict):
     last_city_slot: NotRequired[str]
     alternative: NotRequired[str]
     change: NotRequired[ChangeQuestion | None]
+    said_date: NotRequired[str]  # the day a calendar question asked about (那天 names it next)
 
 
 class _Before(TypedDict):
@@ -230,6 +235,8 @@ class _Turn:
         self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
         self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
         self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
+        self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
+        self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -295,8 +302,8 @@ class TaskBranch:
                 # there; this branch does not run, so its state is kept and the booking resumes on the next turn
                 return bool(TRAVEL_WORDS.search(text))
             return True
-        if self.understands(text):
-            return True
+        if self.understands(text) or date_answer(text, self.today, "zh"):
+            return True  # (下下周二是几号来着 as a first turn: the calendar is this branch's, not the knowledge base's)
         if state and state.get("bookings"):
             acts = self.understand(text, self.context(_task_state(state)))
             return any(a.act in ("ask_about_booking", "cancel_booking", "change_booking") for a in acts)
@@ -331,6 +338,8 @@ class TaskBranch:
         if state.get("open") in ("confirm_cancel", "choose_cancel", "choose_change"):
             offers = []
         known = dict(state.get("slots") or {})
+        if state.get("said_date"):
+            known["said_date"] = state["said_date"]  # 那天 after 下下周二是几号
         if state.get("last_city_slot"):
             known["last_city_slot"] = state["last_city_slot"]  # which city a bare "actually, X" corrects
         if state.get("open") == "confirm_booking" and pending and self._rebooked(state) is not None:
@@ -354,6 +363,8 @@ class TaskBranch:
         state["turns"] += 1
         state["language"] = self._language(text, state["language"])
         acts = self.understand(text, self.context(state))
+        if state.get("open") not in ("confirm_cancel", "choose_cancel", "choose_change"):
+            acts = replacing_trip(acts, text, state["bookings"])  # 算了，还是坐高铁吧 after a flight was booked
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:
@@ -361,6 +372,10 @@ class TaskBranch:
                     act.slots["domain"] = label
         turn = _Turn()
         turn.text = text
+        acts = self._comparing(state, acts, turn)
+        acts = self._other_mode(state, acts, text)
+        acts = self._yes_naming(state, acts)
+        acts = self._yes_with_a_change(state, acts)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -389,6 +404,84 @@ class TaskBranch:
         booked = as_json(turn.booked[-1]) if turn.booked else None
         return TaskTurn(reply, as_json(state), done=bool(done), booked=booked, in_scope=in_scope, acts=names)
 
+    def _comparing(self, state: TaskState, acts: list[Act], turn: _Turn) -> list[Act]:
+        """坐飞机和坐火车哪个便宜: the turn's request for one way to travel becomes a request for either (the
+        domain is asked after the two are compared, ``_advance``)."""
+        feature = comparing.asked(turn.text)
+        said = [a for a in acts if a.act in ("inform", "modify")]
+        known = state["domain"] in ("flight", "train") and {"dep_city", "arr_city"} <= set(state["slots"])
+        replacing = any(a.act in ("cancel_booking", "change_booking") for a in acts)
+        if (
+            feature is None
+            or not (said or known)
+            or replacing
+            or state.get("open") in ("confirm_cancel", "choose_cancel")
+        ):
+            return acts
+        turn.compare = feature
+        for act in said:
+            if act.slots.get("domain") in ("flight", "train"):
+                act.slots.pop("domain")
+            act.slots.pop("train_kinds", None)
+        if state["domain"] in ("flight", "train"):
+            state["domain"], state["open"], state["offers"], state["pending"] = None, "domain", [], None
+            state["slots"] = {k: v for k, v in state["slots"].items() if k in TRIP_KEYS}
+        rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
+        return [*(said or [Act("inform", {})]), *rest]
+
+    def _yes_with_a_change(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """对，硬卧下铺，确认 at a read-back of 硬座: the yes is for the offer changed, which is read back first
+        (a yes said with a change never books the offer read back before it)."""
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or not pending or not any(a.act == "confirm" for a in acts):
+            return acts
+        item = self._pending_item(state)
+        if item is None:
+            return acts
+        count = {"rooms": pending.get("rooms") or 1, "passengers": pending.get("passengers") or 1}
+        facts: JSONDict = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **count}
+        facts.setdefault("nights", 1)
+        for act in acts:
+            if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, pending["domain"]):
+                continue
+            said = {k: v for k, v in act.slots.items() if k != "domain"}
+            if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
+                return [a for a in acts if a.act != "confirm"]
+        return acts
+
+    def _yes_naming(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """A yes said with a code at a read-back: the code of the offer read back is part of the yes (确认预订，
+        HU9138); another one's is a choice of that one, read back first (nothing is booked on a yes that named
+        another offer)."""
+        if state["open"] != "confirm_booking" or not state.get("pending"):
+            return acts
+        if not any(a.act == "confirm" for a in acts):
+            return acts
+        chosen = [a for a in acts if a.act == "select" and set(a.slots) <= {"code", "dep_time"} and a.slots]
+        item = self._pending_item(state)
+        if not chosen or item is None:
+            return acts
+        same = all(
+            str(a.slots.get("code", R.code_of(item))).upper() == R.code_of(item).upper()
+            and a.slots.get("dep_time", item.get("dep_time")) == item.get("dep_time")
+            for a in chosen
+        )
+        return [a for a in acts if a not in chosen] if same else [a for a in acts if a.act != "confirm"]
+
+    @staticmethod
+    def _other_mode(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """那飞机最便宜多少钱 while trains are listed: a question naming the other way to travel asks for it (the
+        list of it, cheapest first, answers)."""
+        domain = state["domain"]
+        if domain not in ("flight", "train") or not {"dep_city", "arr_city"} <= set(state["slots"]):
+            return acts
+        named = _booking_domain(text).get("domain")
+        if named not in ("flight", "train") or named == domain or not any(a.act == "request" for a in acts):
+            return acts
+        if any(a.act in ("inform", "modify", "select", "cancel_booking", "change_booking") for a in acts):
+            return acts
+        return [Act("modify", {"domain": named}), *(a for a in acts if a.act != "request")]
+
     # ------------------------------------------------------------------ act handlers
     def _on_greeting(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         if not rest and not state["open"]:
@@ -408,14 +501,7 @@ class TaskBranch:
 
     def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
-        today = ""
-        if TODAY_ASKED.search(turn.text):  # 今天几号来着: the one fact of the world this branch knows
-            weekday = "一二三四五六日"[self.today.weekday()]
-            today = (
-                f"今天是{R.date_text(self.today.isoformat(), 'zh')}，星期{weekday}。"
-                if lang == "zh"
-                else f"Today is {self.today.strftime('%A, %d %B %Y')}."
-            )
+        today = date_answer(turn.text, self.today, lang) or ""  # 今天几号来着 / 下下周二是几号: answered
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not (the date is)
             turn.parts.append(today)
             return
@@ -425,8 +511,13 @@ class TaskBranch:
             if not turn.answered:
                 turn.parts.insert(0, today + R.GUIDE[lang] if today else R.GUIDE[lang])
             return
-        if today:
+        if today:  # the question answered is no refusal: the open question follows
+            asked = asked_day(turn.text, self.today)
+            if asked is not None and asked[1] != self.today:
+                state["said_date"] = asked[1].isoformat()
             turn.parts.append(today)
+            turn.answered = True
+            return
         turn.parts.append(R.GUIDE[lang])
 
     def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -580,6 +671,8 @@ class TaskBranch:
             }
             if int(booking.get("quantity") or 1) > 1:
                 base["passengers"] = int(booking["quantity"])
+            if SAME_TRIP.search(turn.text) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
         if "seat_class" in slots and "berth" not in slots:
             base.pop("berth", None)
         state["domain"] = booking["domain"]
@@ -708,6 +801,11 @@ class TaskBranch:
             targets = [pending]
         else:
             targets = rows
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        if not targets and live and state["open"] in (None, "anything_else"):
+            # 几点到？ right after a booking: about what was booked last
+            booked = self.db.get(live[-1]["domain"], int(live[-1]["item_id"]))
+            domain, targets = (live[-1]["domain"], [booked]) if booked else (domain, targets)
         if not domain or not targets:
             turn.parts.append(
                 "请先告诉我您要查的行程或酒店。" if lang == "zh" else "Tell me which trip or hotel first, please."
@@ -738,9 +836,13 @@ class TaskBranch:
             turn.prompted = True
             return
         ending = state["open"] in ("offer_alternative", "change", "choose_offer") or bool(state.get("rebook"))
+        if state["open"] == "confirm_booking" and PUTTING_OFF.search(turn.text):
+            ending = True  # 我再考虑考虑，先不订了 at a read-back: the request ends (a bare 算了 may pick another)
         if ending and CLOSING.search(turn.text) and not any(a.act in ("inform", "modify", "select") for a in rest):
             closing = any(a.act == "thanks" for a in rest)
-            self._give_up(state, turn, closing)  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
+            self._give_up(
+                state, turn, closing, later=bool(rest)
+            )  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
             state["pending"] = None
@@ -834,6 +936,10 @@ class TaskBranch:
             codes = {R.code_of(r) for r in same}
             if len(codes) == 1:
                 found = self._by_code(state, domain, codes.pop(), dict(act.slots))
+        named = {k: v for k, v in act.slots.items() if k in ("brand", "district", "airline")}
+        if not found and named and set(act.slots) == set(named) and state["open"] == "choose_offer":
+            self._update(state, named, turn, modify=True)  # 那维也纳呢 (not listed): searched for, not refused
+            return
         if len(found) != 1:
             zh = lang == "zh"
             if found:
@@ -902,6 +1008,9 @@ class TaskBranch:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
             turn.queued.update(slots)
             return
+        facts = turn.booked_facts
+        if facts and slots and all(v is not None and same_value(facts.get(k), v) for k, v in slots.items()):
+            return  # "周二啊，行，订一晚" / "三星可以，订了": what was just booked said again with its yes
         if turn.chosen and all(
             state["domain"] == value if key == "domain" else same_value(state["slots"].get(key), value)
             for key, value in slots.items()
@@ -1112,6 +1221,12 @@ class TaskBranch:
         if missing:
             state["open"] = missing.replace("hotel_date", "date").replace("trip_domain", "domain")
             state["offers"] = []
+            slots = state["slots"]
+            if turn.compare and missing == "trip_domain" and {"dep_city", "arr_city", "date"} <= set(slots):
+                found = {d: self.db.search(d, self._constraints(d, slots), limit=1000) for d in ("flight", "train")}
+                head = self._count_note("flight", slots, 0, lang).split("的航班")[0].removeprefix("为您找到")
+                line = comparing.compare_line(found, turn.compare, lang)
+                turn.parts.append(f"{head}：{line}" if lang == "zh" else line)
             turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
             return
         domain, slots = state["domain"], state["slots"]
@@ -1321,7 +1436,10 @@ class TaskBranch:
                     if not (k in ("nights", "rooms", "passengers") and as_int(slots.get(k) or 1) == 1)
                 ] or blocking
             names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
-            if together:
+            full = self._sold_out(domain, constraints)
+            if full:  # the hotel or train asked for is there, only full (not "no such hotel")
+                head = self._sold_out_text(domain, full, slots, lang)
+            elif together:
                 head = (
                     f"抱歉，没有同时满足{names}这几个条件的{name}（每个条件单独都能满足）。"
                     if zh
@@ -1394,9 +1512,11 @@ class TaskBranch:
                 if zh
                 else "Nothing can be booked under these conditions; please try another date or destination."
             )
+        if not zh:  # a sentence of its own after the head's full stop
+            tail = tail[:1].upper() + tail[1:]
         if seen:
             tail = ("这些条件我已经查过了，确实没有。" if zh else "I have checked these conditions already. ") + tail
-        msg = head + tail
+        msg = head + tail if zh else f"{head} {tail}"
         state["pending"] = None
         if relaxed_rows:
             state["offers"] = [row["id"] for row in relaxed_rows]
@@ -1407,6 +1527,52 @@ class TaskBranch:
         state["open"] = "offer_alternative" if suggestion else "change"
         state["alternative"] = msg
         turn.parts.append(msg)
+
+    def _sold_out(self, domain: str, constraints: JSONDict) -> list[Row]:
+        """The rows meeting every condition but free rooms or seats (a full hotel, a sold-out train), within the
+        days the database sells."""
+        if domain == "hotel":
+            days = self.db.dates()
+            if not constraints.get("date") or as_str(constraints["date"]) not in days:
+                return []
+            named = {k: v for k, v in constraints.items() if k not in ("date", "nights", "rooms")}
+            return self.db.search(domain, named, limit=3)
+        code = text_or_none(constraints.get("code"))
+        rows = self.db.search(domain, {**constraints, "min_seats": 0}, limit=1000 if code else 3)
+        return [r for r in rows if R.code_of(r).upper() == code.upper()][:3] if code else rows
+
+    def _sold_out_text(self, domain: str, rows: list[Row], slots: JSONObject, lang: str) -> str:
+        """抱歉，维也纳酒店(上海徐汇店)12月7日已经订满了。 (and another day it has room, when there is one)"""
+        zh = lang == "zh"
+        names = "、".join(dict.fromkeys(as_str(r["name"]) if domain == "hotel" else R.code_of(r) for r in rows))
+        day = as_str(slots["date"])
+        if domain == "hotel":
+            nights, rooms = as_int(slots.get("nights") or 1), as_int(slots.get("rooms") or 1)
+            stay = (
+                "在"
+                + R.date_text(day, lang)
+                + (f"起住{nights}晚" if nights > 1 else "")
+                + (f"、{rooms}间" if rooms > 1 else "")
+            )
+            text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
+        else:
+            text = (
+                f"抱歉，符合条件的{names}在{R.date_text(day, lang)}已经售完了。"
+                if zh
+                else f"Sorry, {names} is sold out on {day}."
+            )
+        for shift in (1, -1, 2):
+            other = dt.date.fromisoformat(day) + dt.timedelta(days=shift)
+            if other < self.today:
+                continue
+            if self.db.search(domain, self._constraints(domain, {**slots, "date": other.isoformat()}), limit=1):
+                text += (
+                    f"{R.date_text(other.isoformat(), lang)}还有，想改日期的话告诉我。"
+                    if zh
+                    else f" On {other} there is room, if you can change the date."
+                )
+                break
+        return text
 
     @staticmethod
     def _named(key: str, slots: JSONObject, lang: str) -> str:
@@ -1638,6 +1804,9 @@ class TaskBranch:
         state["rebook"] = None
         state["bookings"].append(booking)
         turn.booked.append(booking)
+        counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
+        facts = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **counts, "domain": domain}
+        turn.booked_facts = facts
         state["pending"], state["offers"], state["suggestion"] = None, [], None
         state["open"] = "anything_else"
         state["failures"] = {}
@@ -1650,9 +1819,10 @@ class TaskBranch:
         else:
             turn.prompted = False
 
-    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False) -> None:
+    def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False, later: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
-        under way leaves the booking as it was."""
+        under way leaves the booking as it was. ``later``: more acts follow (the open question is asked after
+        them, not in the middle)."""
         lang = state["language"]
         zh = lang == "zh"
         old = self._rebooked(state)
@@ -1667,9 +1837,9 @@ class TaskBranch:
         state["rebook"], state["pending"], state["suggestion"], state["offers"] = None, None, None, []
         state["queue"], state["failures"] = [], {}
         state["open"] = "anything_else"
-        if not closing:  # (不用了，谢谢: the thanks that follows says goodbye)
+        if not closing and not later:  # (不用了，谢谢: the thanks that follows says goodbye)
             turn.parts.append(R.ANYTHING_ELSE[lang])
-        turn.prompted = True
+        turn.prompted = not later
 
     def _close(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]

@@ -31,6 +31,9 @@ from ragdial.task.phrases import Phrases
 
 MAX_TURNS = 30
 GUIDE_CUES = ("我可以帮您", "I can help")
+# a calendar question answered (今天是12月1日，星期二。) instead of refused: guidance too when the reply returns to
+# the task
+ANSWERED = re.compile(r"\d+月\d+日，?星期|是星期|Today is ")
 RETURN_CUES = ("请问", "确认预订吗", "订哪一个", "还需要", "要按这个来吗", "需要帮您查吗")
 Noise = Callable[[str, random.Random], str]
 _PHRASES: Phrases | None = None
@@ -416,7 +419,8 @@ class UserSimulator:
             if made and not all(f"订单号{n}" in reply for n in made):
                 self.errors.append("a confirmed booking missing from the answer about bookings")
         if self.oos_turn:
-            self.guided = any(cue in reply for cue in GUIDE_CUES) and any(cue in reply for cue in RETURN_CUES)
+            guide = any(cue in reply for cue in GUIDE_CUES) or bool(ANSWERED.search(reply))
+            self.guided = guide and any(cue in reply for cue in RETURN_CUES)
             self.oos_turn = False
         compound = False
         arrives = re.search(r"预订成功，订单号\d+：\S+ (\d+)月(\d+)日 \S+?→(次日|第(\d)天)?", reply)
@@ -487,7 +491,10 @@ class UserSimulator:
                     return confirm + "，然后" + self._request(following, first=False, after_booking=True)
                 return self._say("confirm", confirm)
             return self._say("deny", self.phrases.pick("deny", self.rng) + "，" + self._request(sub, True, False))
-        failed = any(cue in reply for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足"))
+        failed = any(
+            cue in reply
+            for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足", "已经售完", "已经订满")
+        )
         if failed and sub.expect_fail:
             self.index += 1
             self.options = []

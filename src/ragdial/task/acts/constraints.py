@@ -1,0 +1,299 @@
+"""Constraint slots of an inform/modify clause and of a request, and which of them change the state."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ragdial.jsontypes import JSONDict, JSONValue, as_text_or_none
+from ragdial.task.acts.aside import _has_constraints
+from ragdial.task.acts.choice import _reference
+from ragdial.task.acts.context import Context
+from ragdial.task.acts.finders import (
+    _airline_of,
+    _berths_of,
+    _brand_of,
+    _class_value,
+    _classes_of,
+    _count,
+    _dates,
+    _district_of,
+    _domain_named,
+    _hotel_numbers,
+    _kinds_of,
+    _passengers,
+    _period_of,
+    _price_of,
+    _stars_of,
+    _time_bounds,
+    parse,
+)
+from ragdial.task.acts.words import (
+    CHANGE_CUES,
+    CLASS_WORDS,
+    FALLBACK,
+    NEGATED_CLASS,
+    PERIOD_WORDS,
+    REQUEST_CUES,
+    SAME_DAY,
+    WINDOWS,
+)
+from ragdial.task.acts.yes import _asks
+from ragdial.task.db import Gazetteer
+from ragdial.task.slots import NUM, _find, cn_number
+from ragdial.task.values import as_str, items
+
+
+def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JSONDict | None:
+    lower = text.lower()
+    if re.search(r"(太|有点|有些|稍微|略)(贵|高|慢|晚|早|远|差)", text) and not _asks(text, False):
+        return None  # 出发时间有点早: a comment on the offer, no question
+    wanted: list[str] = []
+    for pattern, slot in REQUEST_CUES:
+        if re.search(pattern, lower):
+            if slot == "price" and (
+                re.search(r"(多少度|多少钱以内)", text) or wanted or _price_of(text, None, english) is not None
+            ):
+                continue
+            if slot == "district" and not (
+                re.search(r"(哪个区|在哪|位置|which district|where)", lower) or _district_of(text, gaz, None)
+            ):
+                continue
+            wanted.append(slot)
+    if not wanted:
+        if re.search(r"(落地|降落).{0,3}(还是)", text):
+            wanted.append("arr_place")
+        else:
+            return None
+    if "seats_left" in wanted and ctx.domain == "hotel":
+        wanted = ["rooms_left" if w == "seats_left" else w for w in wanted]
+    if "seats_left" in wanted and (
+        ctx.open_question in (None, "anything_else")
+        or (
+            _dates(text, dt.date(2026, 12, 1), english, {})
+            and ctx.open_question not in ("choose_offer", "confirm_booking")
+        )
+    ):
+        return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
+    if not ctx.offers and ctx.open_question in (None, "anything_else") and _has_constraints(text, gaz, english):
+        return None  # 明天武汉飞北京的机票多少钱: a search (the list shows the prices), not a question about an offer
+    slots: JSONDict = (
+        {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
+    )
+    if ctx.offers:
+        slots.update(_reference(text, ctx, gaz, english, asking=set(slots)))
+    return slots
+
+
+def _constraints(
+    text: str,
+    ctx: Context,
+    gaz: Gazetteer,
+    today: dt.date,
+    english: bool,
+    hotelish: bool,
+    negated_elsewhere: list[str] = (),  # type: ignore[assignment]
+    base_date: str | None = None,
+    change_said: bool = False,
+) -> JSONDict:
+    """Constraint slots a clause states (before deciding inform vs modify)."""
+    slots: JSONDict = {}
+    fallback = FALLBACK.search(text)
+    if fallback and (fallback.group("pre") or fallback.group("what")):
+        # 五星没有的话四星也行: the value after the condition is the one wanted; 下午没商务座的话一等座也行: what
+        # the condition holds besides what may fail (下午) stays
+        args = (ctx, gaz, today, english, hotelish, negated_elsewhere, base_date, change_said)
+        held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
+        after = text[fallback.end() :]
+        slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
+        return {**held, **slots}
+    p = parse(text, gaz, today)
+    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
+        return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
+    domain = _domain_named(text, english)
+    if domain:
+        slots["domain"] = domain
+    oq = ctx.open_question
+    cities = list(p.cities)
+    roles = {role for _c, role in cities if role}
+    trip = bool(roles) or len(cities) > 1 or bool(re.search(r"(回程|返程|往返)", text))
+    if ctx.domain == "hotel" and oq != "anything_else" and roles <= {"arr"} and len(cities) <= 1:
+        trip = False  # "换到重庆吧" while choosing a hotel moves the hotel
+    target = domain or ("hotel" if hotelish and not trip else None)
+    if target is None:
+        target = (
+            "train" if trip and ctx.domain == "hotel" else (ctx.domain if oq != "anything_else" or not trip else None)
+        )
+    hotel = target == "hotel"
+    negated = list(p.negated_cities) + [c for c in negated_elsewhere if c not in p.negated_cities]
+    if (
+        cities
+        and not roles
+        and not hotel
+        and oq not in ("dep_city", "arr_city", "city")
+        and not negated
+        and not re.search(CHANGE_CUES, text)
+        and not change_said
+        and len(cities) == 1
+        and not (_dates(text, today, english, {}) or _classes_of(text, english))
+    ):
+        cities = []  # "我在武汉": a city said in passing is no constraint
+    for city, role in cities:
+        place = p.places.get(city)
+        if hotel:
+            slots["city"] = city
+            continue
+        if role is None:
+            if oq in ("dep_city", "arr_city"):
+                role = "dep" if oq == "dep_city" else "arr"
+            elif re.search(r"(目的地|到达地|终点)", text):
+                role = "arr"
+            elif re.search(r"(出发地|起点|出发站)", text):
+                role = "dep"
+            elif negated:
+                negated_role = (ctx.state.get("dep_city") == negated[0] and "dep") or "arr"
+                role = negated_role
+            elif change_said and ctx.state.get("last_city_slot") in ("dep_city", "arr_city"):
+                role = "dep" if ctx.state["last_city_slot"] == "dep_city" else "arr"
+            elif ctx.state.get("dep_city") and not ctx.state.get("arr_city"):
+                role = "arr"
+            elif (ctx.state.get("arr_city") and not ctx.state.get("dep_city")) or (
+                len(cities) == 1 and re.search(r"(出发|走)", text)
+            ):
+                role = "dep"
+            else:
+                role = "arr" if "dep_city" in slots else ("dep" if len(cities) > 1 else "arr")
+        key = "dep" if role == "dep" else "arr"
+        slots[f"{key}_city"] = city
+        if place:
+            slots[f"{key}_place"] = place
+    slots.update(_dates(text, today, english, ctx.state))
+    if "date" not in slots and re.search(r"(第二天|次日|隔天)", text) and (base_date or ctx.state.get("date")):
+        base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
+        slots["date"] = (base + dt.timedelta(days=1)).isoformat()
+    if "date" not in slots and SAME_DAY.search(text):  # 同一天 / 当天: the day of the trip talked about
+        known = [ctx.state.get("date"), ctx.state.get("said_date")] + [b.get("date") for b in reversed(ctx.bookings)]
+        day = next((d for d in known if isinstance(d, str) and d), None)
+        if day:
+            slots["date"] = day
+    time_from, time_to = _time_bounds(text, english)
+    if time_from or time_to:
+        if time_from:
+            slots["time_from"] = time_from
+        if time_to:
+            slots["time_to"] = time_to
+    elif not hotel:
+        period = _period_of(text, english)
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
+        if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
+            # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
+            slots["time_from"] = min(WINDOWS[p][0] for p in said)
+            slots["time_to"] = max(WINDOWS[p][1] for p in said)
+        elif period:
+            slots["period"] = period
+    classes = _classes_of(NEGATED_CLASS.sub(" ", text), english)  # 不要经济舱，公务舱的话…: not the refused one
+    value = _class_value(classes, text, target)
+    asked_class = ctx.state.get("seat_class")
+    also = re.search(r"(也行|也可以|也成)", text)
+    if isinstance(value, str) and isinstance(asked_class, str) and asked_class != value and also:
+        slots["seat_class"] = [asked_class, value]  # 一等座也行 after 商务座: either
+    elif value is not None:
+        slots["seat_class"] = value
+    berth = _berths_of(text, english)
+    if berth:
+        slots["berth"] = berth
+    kinds = _kinds_of(text)
+    if kinds and re.search(r"(也行|也可以|也成|也没问题)", text) and ctx.state.get("train_kinds"):
+        asked = [str(kind) for kind in items(ctx.state["train_kinds"])]
+        kinds = sorted({*asked, *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
+    if kinds:
+        slots["train_kinds"] = kinds
+    airline = _airline_of(text, gaz)
+    if airline:
+        slots["airline"] = airline
+    price = _price_of(text, oq, english)
+    if price:
+        slots["max_price"] = price
+    if hotel:
+        stars, min_stars = _stars_of(text, english)
+        if stars:
+            slots["stars"] = stars
+        if min_stars:
+            slots["min_stars"] = min_stars
+        brand = _brand_of(text, gaz)
+        if brand:
+            slots["brand"] = brand
+        district = _district_of(text, gaz, as_text_or_none(slots.get("city") or ctx.state.get("city")))
+        if district:
+            slots["district"] = district
+        slots.update(_hotel_numbers(text, english))
+        _extension(text, slots, ctx)
+        if oq == "guests" and "guests" not in slots:
+            n = _count(text, rf"({NUM})\s*(?:个)")
+            if n:
+                slots["guests"] = n
+        if oq == "rooms" and "rooms" not in slots:
+            n = _count(text, rf"({NUM})\s*间")
+            if n:
+                slots["rooms"] = n
+    else:
+        n = _passengers(text, english)
+        if n:
+            slots["passengers"] = n
+        if not slots.get("seat_class") and _stars_of(text, english) != (None, None) and not domain:
+            stars, min_stars = _stars_of(text, english)
+            slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
+    return slots
+
+
+# staying longer: 周日还要再待一天 / 再住一晚 / 多住两天 (a day said with it is the last night, not a new check-in)
+EXTEND = re.compile(r"(再待|再住|再呆|多住|多待|多呆|还要待|还要住|还得住|续住|延住|加住|延长|也住|也要住)")
+
+
+def _extension(text: str, slots: JSONDict, ctx: Context) -> None:
+    """The stay under way made longer: ``nights`` up to the day said, or more by the nights said (default 1);
+    the day said is no check-in."""
+    checkin = ctx.state.get("date")
+    if not isinstance(checkin, str) or not EXTEND.search(text):
+        return
+    nights = int(str(ctx.state.get("nights") or 1))
+    said = slots.pop("date", None)
+    if isinstance(said, str) and said >= checkin:
+        last = (dt.date.fromisoformat(said) - dt.date.fromisoformat(checkin)).days + 1
+        slots["nights"] = max(nights, last)
+        return
+    m = re.search(rf"({NUM})\s*(?:晚|天|夜)", text[EXTEND.search(text).end() :])  # type: ignore[union-attr]
+    more = cn_number(m.group(1)) if m else 1
+    slots["nights"] = nights + (more or 1)
+
+
+def _split_changes(slots: JSONDict, ctx: Context, fresh: bool) -> tuple[JSONDict, JSONDict]:
+    """(inform, modify) parts: a slot changing a value already known is a modification; a repeated value is
+    not labelled (nothing changes), unless this starts a new request."""
+    inform: JSONDict = {}
+    modify: JSONDict = {}
+    state = ctx.state
+    new_request = fresh
+    for key, value in slots.items():
+        if key == "domain":
+            if fresh:
+                inform[key] = value
+            elif ctx.domain and value != ctx.domain:
+                modify[key] = value
+            continue
+        known = state.get(key)
+        if new_request or known is None or known == "":
+            inform[key] = value
+        elif same_value(known, value):
+            continue
+        else:
+            modify[key] = value
+    return inform, modify
+
+
+def same_value(a: JSONValue, b: JSONValue) -> bool:
+    """Whether two slot values say the same (a one-item list and its item do)."""
+    if isinstance(a, list) or isinstance(b, list):
+        return sorted(a if isinstance(a, list) else [a]) == sorted(b if isinstance(b, list) else [b])
+    return a == b

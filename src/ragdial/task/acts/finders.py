@@ -1,0 +1,407 @@
+"""Slot finders: the normalised value of one kind of slot in a clause (dates, times, prices, classes, counts)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+
+from ragdial.jsontypes import JSONDict
+from ragdial.task.acts.words import (
+    AIRLINES_EN,
+    BERTH_WORDS,
+    CLASS_EN,
+    CLASS_WORDS,
+    DATE_SHIFT,
+    DOMAIN_CUES,
+    DOMAIN_SOUNDS,
+    KIND_WORDS,
+    PERIOD_EN,
+    PERIOD_WORDS,
+    SLEEPERS,
+    WINDOWS,
+)
+from ragdial.task.db import Gazetteer
+from ragdial.task.slots import _BY_SOUND, NUM, Parse, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import parse as parse_slots
+from ragdial.task.values import as_str
+
+
+def parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
+    """The slot parser, matching by sound as the current ``understand`` call says."""
+    return parse_slots(text, gaz, today, _BY_SOUND.get())
+
+
+def _offer_code(offer: Mapping[str, object]) -> str:
+    return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
+
+
+def _brand_of(text: str, gaz: Gazetteer) -> str | None:
+    for brand in sorted(gaz.brands, key=len, reverse=True):
+        short = brand.replace("酒店", "").replace("快捷", "")
+        for form in {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}:
+            if len(form) >= 2 and form in text:
+                if form == "锦江" and "锦江之星" not in text:
+                    continue
+                return brand
+    return None
+
+
+def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
+    for name in sorted(gaz.districts, key=len, reverse=True):
+        if name in text:
+            if name == "锦江" and "锦江之星" in text:
+                continue
+            if name == "浦东" and "浦东机场" in text:
+                continue
+            if city and city not in gaz.districts[name] and any(city in gaz.districts[n] for n in gaz.districts):
+                pass
+            return name
+    return None
+
+
+def _airline_of(text: str, gaz: Gazetteer) -> str | None:
+    lower = text.lower()
+    for name in gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}:
+        if name in text:
+            return name
+    for en, name in AIRLINES_EN.items():
+        if en in lower:
+            return name
+    return None
+
+
+def _code_of(text: str) -> str | None:
+    m = re.search(r"(?<![A-Za-z0-9])([A-Za-z0-9]{2}\d{3,4}|[GDKTZgdktz]\d{1,4})(?![A-Za-z0-9])", text)
+    if m and re.search(r"[A-Za-z]", m.group(1)):
+        return m.group(1).upper()
+    return None
+
+
+def code_domain(code: str) -> str:
+    """Whether a code names a train (G4990, D6912, K423) or a flight (CA1234, 3U3892)."""
+    return "train" if re.fullmatch(r"[GDCKTZ]\d{1,4}", code.upper()) else "flight"
+
+
+def _classes_of(text: str, english: bool) -> list[str]:
+    if english:
+        lower = text.lower()
+        for phrase, value in sorted(CLASS_EN.items(), key=lambda kv: -len(kv[0])):
+            if phrase in lower:
+                return [value]
+        return []
+    return [CLASS_WORDS[w] for _s, _e, w in _find(text, list(CLASS_WORDS))]
+
+
+def _class_value(found: list[str], text: str, domain: str | None) -> str | list[str] | None:
+    if not found:
+        return None
+    if len(found) > 1 and re.search(r"(没有就|不行就|没有的话|要不就|太贵|换成|改成|还是)", text):
+        found = [found[-1]] if not re.search(r"还是.*(太贵|不要)", text) else [found[0]]
+    elif len(found) > 1 and re.search(r"(或|还是|都行|都可以)", text):
+        values: list[str] = []
+        for f in found:
+            values += SLEEPERS if f == "卧铺" else [f]
+        return sorted(set(values), key=values.index)
+    value = found[0]
+    if value == "卧铺" and any(f in SLEEPERS for f in found):  # 卧铺，软卧下铺: the sleeper named
+        value = next(f for f in found if f in SLEEPERS)
+    if value == "卧铺":
+        return list(SLEEPERS)
+    if value == "business":
+        return "商务座" if domain == "train" else "商务舱"
+    if value == "first":
+        return "一等座" if domain == "train" else "头等舱"
+    return value
+
+
+def _berths_of(text: str, english: bool) -> str | list[str] | None:
+    if english:
+        found = [v for k, v in {"upper": "上铺", "middle": "中铺", "lower": "下铺"}.items() if k in text.lower()]
+    else:
+        found = [BERTH_WORDS[w] for _s, _e, w in _find(text, list(BERTH_WORDS))]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found
+
+
+def _kinds_of(text: str) -> list[str] | None:
+    kinds: list[str] = []
+    for word, letters in sorted(KIND_WORDS.items(), key=lambda kv: -len(kv[0])):
+        if word in text:
+            kinds += [k for k in letters if k not in kinds]
+            text = text.replace(word, "")
+    if re.search(r"(?<![A-Za-z])G字头", text):
+        kinds.append("G")
+    return kinds or None
+
+
+def _clock(hour: int, minute: int, period: str | None) -> str:
+    if period in ("下午", "晚上", "傍晚") and hour < 12:
+        hour += 12
+    if period == "中午" and hour < 5:
+        hour += 12
+    return f"{min(hour, 23):02d}:{minute:02d}"
+
+
+CLOCK = rf"({NUM})\s*[点:：时]\s*(半|一刻|三刻|({NUM})\s*分?)?"
+PERIOD_SAID = r"(凌晨|早上|上午|中午|下午|傍晚|晚上|今晚|明晚|明早|早晨|清早)"
+# a window between two clock times: 下午2点到5点之间 / 10点至12点 / 两点到四点
+CLOCK_RANGE = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:到|至|-|~|～|—)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:之间|以内|中间)?"
+)
+# a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
+PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
+NOON = {"中午": "12:00"}
+# a window refused: 下午不行 / 晚上的不要 / 不要早上的 (no constraint; it refuses what was offered)
+NEGATED_PERIOD = re.compile(
+    rf"^(?:我们?|咱们?)?(?:(?:不要|不考虑|别给我|不想要){PERIOD_SAID}(?:的|那些|那班|那趟|出发)?|"
+    rf"{PERIOD_SAID}(?:的|那些|那班|那趟|的话|出发)?(?:也|都|肯定|真的|可)?"
+    r"(?:不行|不可以|不要|不方便|没空|不合适|不考虑|来不及|赶不上|不太行|走不了|去不了))(?:了|啊|吧|呢|哦)*$"
+)  # 中午前 / 中午以后: before or after noon itself, not the lunch window
+REFUSED_PERIOD = re.compile(NEGATED_PERIOD.pattern.removeprefix("^").removesuffix("$"))
+"""The same refusal anywhere in a turn (上午不行，我下午才有空)."""
+
+
+def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period: str | None) -> str:
+    hour = cn_number(hour_word) or 0
+    minute = {"半": 30, "一刻": 15, "三刻": 45}.get(extra or "")
+    if minute is None:
+        minute = (cn_number(minute_word) or 0) if minute_word else 0
+    return _clock(hour, minute, PERIOD_WORDS.get(period or "", period))
+
+
+def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
+    """(time_from, time_to) of a departure window said as clock times or a bound: 3点以后 / 10点前 /
+    下午2点到5点之间 / 中午前 / 晚上8点以后 / 十点左右 (an hour either side) / after 6pm / between 2 and 5 pm."""
+    if english:
+        lower = text.lower()
+        m = re.search(
+            r"\bbetween\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?\s+(?:and|to)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower
+        )
+        if m:
+            pm = "下午" if "pm" in (m.group(3), m.group(6)) else None
+            first = _clock(int(m.group(1)), int(m.group(2) or 0), pm if m.group(3) != "am" else None)
+            return first, _clock(int(m.group(4)), int(m.group(5) or 0), pm if m.group(6) != "am" else None)
+        m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower)
+        if m:
+            clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
+            return (clock, None) if m.group(1) == "after" else (None, clock)
+        m = re.search(r"\bbefore\s+noon\b", lower)
+        return (None, "12:00") if m else (None, None)
+    m = CLOCK_RANGE.search(text)
+    if m:
+        first_period = m.group(1)
+        second_period = m.group(5) or first_period
+        start = _clock_of(m.group(2), m.group(3), m.group(4), first_period)
+        end = _clock_of(m.group(6), m.group(7), m.group(8), second_period)
+        if end <= start and not m.group(5) and first_period is None:
+            end = _clock_of(m.group(6), m.group(7), m.group(8), "下午")  # 10点到2点: the end is after noon
+        if end > start:
+            return start, end
+    m = re.search(
+        rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(以后|之后|后|以前|之前|前|以内|左右|上下)",
+        text,
+    )
+    if m:
+        clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+        if m.group(5) in ("左右", "上下"):  # 十点左右: an hour either side
+            hour, minute = map(int, clock.split(":"))
+            return f"{max(hour - 1, 0):02d}:{minute:02d}", f"{min(hour + 1, 23):02d}:{minute:02d}"
+        return (clock, None) if "后" in m.group(5) else (None, clock)
+    m = PERIOD_BOUND.search(text)
+    if m:
+        period = PERIOD_WORDS.get(m.group(1), m.group(1))
+        if period in WINDOWS:
+            start, end = WINDOWS[period]
+            if "前" in m.group(2):
+                return None, NOON.get(period, start)
+            return NOON.get(period, start), None
+    return None, None
+
+
+def _period_of(text: str, english: bool) -> str | None:
+    if english:
+        lower = text.lower()
+        for word, name in sorted(PERIOD_EN.items(), key=lambda kv: -len(kv[0])):
+            if re.search(rf"\b{word}\b", lower):
+                return name
+        return None
+    if re.search(r"(早上好|晚上好|下午好)", text):
+        return None
+    for word in CLASS_WORDS:  # 商务舱 sounds like 上午 (shang wu): words said exactly take no match by sound
+        text = text.replace(word, "□" * len(word))
+    # 上午不行，我下午才有空: a window refused inside a longer turn is no window asked for
+    text = REFUSED_PERIOD.sub(lambda m: "□" * len(m.group(0)), text)
+    found = _find(text, list(PERIOD_WORDS))
+    return PERIOD_WORDS[found[0][2]] if found else None
+
+
+def _price_of(text: str, open_question: str | None, english: bool) -> int | None:
+    if english:
+        m = re.search(r"\b(?:under|below|less than|at most|within|max(?:imum)?|budget(?: of)?)\s*[¥$]?\s*(\d+)", text)
+        return int(m.group(1)) if m else None
+    for source in (text, canonical(text)):
+        m = re.search(
+            rf"(?:不超过|不高于|低于|少于|预算|最多|不要超过|别超过|控制在|价格在)"
+            rf"(?:可以|能|就)?(?:提到|提高到|加到|放宽到|放到|降到|调到|调整到|升到|涨到|增加到|改成|改到|到|是|为|大概)?"
+            rf"\s*({NUM})\s*(?:元|块)?"
+            rf"|({NUM})\s*(?:元|块|块钱)?\s*(?:[以一]内|[以一]下|之内|内|左右)",
+            source,
+        )
+        if m:
+            value = cn_number(m.group(1) or m.group(2))
+            if value and 30 <= value <= 100_000:
+                return value
+    if open_question == "max_price":
+        m = re.search(rf"({NUM})\s*(?:元|块)", text) or re.fullmatch(rf"\s*({NUM})\s*(?:吧|左右|的|呢|啊)?\s*", text)
+        if m:
+            return cn_number(m.group(1))
+    return None
+
+
+def _count(text: str, pattern: str) -> int | None:
+    m = re.search(pattern, text)
+    if not m:
+        return None
+    return cn_number(m.group(1))
+
+
+def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if english:
+        lower = text.lower()
+        words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+        for slot, pattern in (
+            ("nights", r"(\d|one|two|three|four|five)\s+nights?"),
+            ("rooms", r"(\d|one|two|three|four|five)\s+rooms"),
+            ("guests", r"(\d|one|two|three|four|five)\s+(?:guests|people|persons|adults)"),
+        ):
+            m = re.search(pattern, lower)
+            if m:
+                out[slot] = words.get(m.group(1)) or int(m.group(1))
+        return out
+    n = _count(text, rf"住\s*({NUM})\s*(?:个)?晚") or _count(text, rf"({NUM})\s*(?:个)?晚(?:上)?(?!上好)")
+    if n and not re.search(rf"({NUM})\s*点", text[max(0, text.find("晚") - 3) : text.find("晚") + 3]):
+        out["nights"] = n
+    if re.search(rf"({NUM})\s*间.{{0,4}}({NUM})\s*间", text):
+        out["rooms"] = len(re.findall(rf"({NUM})\s*间", text))
+    else:
+        rooms = _count(text, rf"({NUM})\s*间")
+        if rooms and (rooms > 1 or re.search(r"(就|只要|只|一间就|一间够)", text)):
+            out["rooms"] = rooms
+    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)")
+    if re.search(r"(就我一个|就我自己|我一个人|一个人住|就一个人)", text):
+        guests = 1
+    if guests:
+        out["guests"] = guests
+    return out
+
+
+def _passengers(text: str, english: bool) -> int | None:
+    if english:
+        m = re.search(r"(\d|two|three|four)\s+(?:people|passengers|tickets|adults)", text.lower())
+        if m:
+            return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
+        return None
+    if re.search(r"一家三口", text):
+        return 3
+    if re.search(r"一家四口", text):
+        return 4
+    n = (
+        _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
+        or _count(text, rf"({NUM})\s*张")
+        or _count(text, rf"(?:一共|总共|共)\s*({NUM})\s*(?:个|位)?$")
+    )
+    return n if n and n > 1 else None
+
+
+def _stars_of(text: str, english: bool) -> tuple[int | None, int | None]:
+    if english:
+        m = re.search(r"\b(\d|one|two|three|four|five)[- ]star(?:s)?(\s+or\s+(?:above|more|better)|\+)?", text.lower())
+        if m:
+            value = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
+            return (None, value) if m.group(2) else (value, None)
+        return None, None
+    for source in (text, canonical(text)):
+        m = re.search(rf"(至少|起码)?\s*({NUM})\s*星(?:级)?(?:酒店)?\s*((?:及)?[以一]上|起)?", source)
+        if m:
+            stars = cn_number(m.group(2))
+            if stars and 1 <= stars <= 5:
+                return (None, stars) if (m.group(1) or m.group(3)) else (stars, None)
+    return None, None
+
+
+def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[str, str]:
+    """date (departure / check-in) and check_out named in a clause."""
+    out: dict[str, str] = {}
+    m = re.search(r"(住到|待到|退房|到(?=.{1,6}退房))(.{0,8})", text)
+    checkout_text = None
+    if m:
+        if m.group(1) == "退房":
+            checkout_text = text[max(0, m.start() - 8) : m.start()]
+            rest = text[: max(0, m.start() - 8)] + text[m.end() :]
+            checkout_text = re.split(r"(入住|住)", checkout_text)[-1]
+            rest = text[: m.start() - len(checkout_text)]
+        else:
+            checkout_text = m.group(2)
+            rest = text[: m.start()]
+        checkout = _date_in(checkout_text, today, english)
+        if checkout:
+            out["check_out"] = checkout
+            text = rest
+    if re.search(r"(这周末|这个周末|周末|本周末)", text) and not re.search(r"下(个)?周末", text):
+        out["date"] = (today + dt.timedelta(days=(5 - today.weekday()) % 7)).isoformat()
+    elif re.search(r"下(个)?周末", text):
+        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
+        out["date"] = (monday + dt.timedelta(days=5)).isoformat()
+    else:
+        date = _date_in(text, today, english)
+        if date:
+            out["date"] = date
+    m = DATE_SHIFT.search(text)
+    if m and state.get("date") and "date" not in out:
+        days = cn_number(m.group(2)) or 0
+        sign = -1 if m.group(1) in ("提前", "早", "往前") else 1
+        out["date"] = (dt.date.fromisoformat(as_str(state["date"])) + dt.timedelta(days=sign * days)).isoformat()
+    if out.get("date") and re.search(r"(第二天|次日|隔天)", text):
+        out["date"] = (dt.date.fromisoformat(out["date"]) + dt.timedelta(days=1)).isoformat()
+    return out
+
+
+def _date_in(text: str, today: dt.date, english: bool) -> str | None:
+    if re.search(r"(明早|明晚)", text):
+        return (today + dt.timedelta(days=1)).isoformat()
+    if re.search(r"今晚", text):
+        return today.isoformat()
+    date = parse_date(text, today, english)
+    if date is None and not english:
+        date = parse_date(canonical(text), today, english)
+    return date
+
+
+def _domain_named(text: str, english: bool) -> str | None:
+    lower = text.lower()
+    if re.search(r"不(飞|坐飞机)了?", text):
+        text = re.sub(r"不(飞|坐飞机)了?", "", text)
+    best: tuple[int, str] | None = None
+    for domain, words in DOMAIN_CUES.items():
+        for word in words:
+            if word.isascii():
+                m = re.search(rf"\b{word}", lower)
+                pos = m.start() if m else -1
+            else:
+                pos = text.rfind(word) if domain != "flight" or word != "飞" else _fly_pos(text)
+            if pos >= 0 and (best is None or pos > best[0]):
+                best = (pos, domain)
+    if best is None and not english:
+        for domain, sounds in DOMAIN_SOUNDS.items():
+            for start, end, _w in _find(text, sounds, fuzzy=True):
+                if not re.search(r"[零一二两三四五六七八九十0-9]", text[start:end]):
+                    return domain
+    return best[1] if best else None
+
+
+def _fly_pos(text: str) -> int:
+    starts = [m.start() for m in re.finditer(r"飞(?!快)", text)]
+    return starts[-1] if starts else -1

@@ -1,0 +1,147 @@
+"""The act reader: one user turn -> its acts in order, with normalised slots."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ragdial.jsontypes import JSONDict
+from ragdial.task.acts.aside import _booking_domain, _says_else
+from ragdial.task.acts.booked import _cancel_slots, _change_slots
+from ragdial.task.acts.choice import _reference
+from ragdial.task.acts.classify import _classify, _hotelish
+from ragdial.task.acts.constraints import _constraints, _request_slots, _split_changes
+from ragdial.task.acts.context import Act, Context, _Clause
+from ragdial.task.acts.finders import _dates, parse
+from ragdial.task.acts.post import _post
+from ragdial.task.acts.text import _clauses, _is_english, _normalise
+from ragdial.task.acts.words import FILLER, REFERENCE
+from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
+from ragdial.task.db import Gazetteer
+from ragdial.task.slots import _BY_SOUND
+from ragdial.task.values import text_or_none
+
+
+class Understander:
+    """Reads user turns against one gazetteer and one 'today'."""
+
+    def __init__(self, gazetteer: Gazetteer, today: dt.date) -> None:
+        self.gaz = gazetteer
+        self.today = today
+
+    def __call__(self, text: str, context: Context | JSONDict | None = None) -> list[Act]:
+        return understand(text, context, self.gaz, self.today)
+
+
+def understand(
+    text: str, context: Context | JSONDict | None, gaz: Gazetteer, today: dt.date, by_sound: bool = True
+) -> list[Act]:
+    """The acts of one user turn, in order, with slots normalised as in the utterance bank's README.
+
+    ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        return no_yes_in_questions(_understand(text, context, gaz, today), text)
+    finally:
+        _BY_SOUND.reset(token)
+
+
+def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, today: dt.date) -> list[Act]:
+    ctx = context if isinstance(context, Context) else Context.from_dict(context)
+    text = said_plainly(text, ctx)
+    if ctx.open_question == "confirm_cancel":  # a yes/no is expected, as after a read-back
+        live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+        domain = ctx.domain or (text_or_none(live[-1]["domain"]) if live else None)
+        ctx = Context(domain, "confirm_booking", [], ctx.state, ctx.bookings, None)
+    raw = text
+    text = _normalise(text, gaz)
+    if not text or re.fullmatch(r"[\s\W_]*", text):
+        return [Act("out_of_scope")]
+    english = _is_english(text)
+    clauses = [_Clause(t, q) for t, q in _clauses(text)]
+    hotelish = _hotelish(text, ctx, gaz, english)
+    fresh = ctx.open_question in (None, "anything_else") or not ctx.domain
+    whole = parse(text, gaz, today)
+    negated = list(whole.negated_cities)
+    change_said = bool(re.search(r"(actually|instead|change|i mean|改成|换成|改到|换到|不对|不是)", text.lower()))
+    base_date = (
+        _dates(re.sub(r"(第二天|次日|隔天)", "", text), today, english, {}).get("date")
+        if re.search(r"(第二天|次日|隔天)", text)
+        else None
+    )
+    acts: list[Act] = []
+    confirmed = restated = False
+    pending_ref: JSONDict = {}
+    for i, clause in enumerate(clauses):
+        kind, slots = _classify(
+            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
+        )
+        if kind == "reference":
+            pending_ref = slots
+            continue
+        if kind == "request" and pending_ref and not any(slots.get(k) not in (None, "?") for k in REFERENCE):
+            slots = {**slots, **pending_ref}
+        if kind is None:
+            if (
+                i == 0
+                and len(clauses) > 1
+                and not english
+                and ctx.open_question not in ("confirm_booking", "offer_alternative", "confirm_cancel")
+                and _says_else(FILLER.sub("", clause.text), gaz)
+            ):
+                acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
+            elif i > 0 and confirmed and clause.question and not english and _says_else(clause.text, gaz):
+                acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
+            continue
+        if kind in ("confirm", "select"):
+            confirmed = True
+        if kind in ("inform", "modify", "mixed") and "relative" not in slots:
+            inform, modify = _split_changes(slots, ctx, fresh or confirmed)
+            restated = restated or not (inform or modify)
+            for act_name, group in (("modify", modify), ("inform", inform)):
+                if group:
+                    acts.append(Act(act_name, group))
+            continue
+        acts.append(Act(kind, slots))
+        if kind == "request" and slots:
+            pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
+        acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
+    acts = _post(acts, ctx, raw)
+    if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
+        # 不是，我要上午的: the alternative refused and the conditions said again, which have none
+        acts.append(Act("request", {"availability": "?"}))
+    said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
+    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
+        return [Act("inform")]  # the request said again, nothing new: not out of scope
+    return acts or [Act("out_of_scope")]
+
+
+def slots_for(act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> JSONDict:
+    """The slots ``act`` would carry for the whole of ``text`` (when another reader than the cue words decided
+    the act, e.g. ``ragdial.task.act_model``): constraints for inform/modify, reference slots for select, the
+    attribute asked for request, the domain for a booking question, none for the others."""
+    token = _BY_SOUND.set(by_sound)
+    try:
+        text = _normalise(text, gaz)
+        english = _is_english(text)
+        body = FILLER.sub("", text).strip() or text
+        if act == "ask_about_booking":
+            return _booking_domain(body)
+        if act == "cancel_booking":
+            return _cancel_slots(body, context) or {}
+        if act == "change_booking":
+            return _change_slots(body, context, gaz, today, english) or {}
+        if act == "request":
+            return _request_slots(body, context, gaz, english) or {}
+        if act == "select":
+            return _reference(body, context, gaz, english) if context.offers else {}
+        if act in ("inform", "modify"):
+            slots = _constraints(body, context, gaz, today, english, _hotelish(body, context, gaz, english))
+            fresh = context.open_question in (None, "anything_else") or not context.domain
+            inform, modify = _split_changes(slots, context, fresh)
+            mine, other = (inform, modify) if act == "inform" else (modify, inform)
+            return mine or other
+        return {}
+    finally:
+        _BY_SOUND.reset(token)

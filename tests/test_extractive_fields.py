@@ -1,0 +1,55 @@
+"""Which of the user's figures a question asks for, read from the knowledge base's own field names
+(``ragdial.generation.extractive.named_keys``), and the extractive reply that states it; fields of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdial.generation.base import GenerationRequest
+from ragdial.generation.extractive import extractive_reply, named_keys
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+
+LOCKER = {"Hours used this week": "6", "Hours left": "4", "Weekend hours left": "2", "Deposit": "20 euro"}
+
+
+@pytest.mark.parametrize(
+    ("question", "before", "keys"),
+    [
+        ("how many are left?", "how many hours have I used", ["Hours left"]),  # "hours" said before, not "weekend"
+        ("how many weekend hours are left", "", ["Weekend hours left"]),
+        ("what is my deposit", "", ["Deposit"]),
+        ("how much is left for the weekend?", "", []),  # "Weekend hours left" half said: not named
+        ("how many hours can I still use this week", "", []),  # not "Hours used this week" (three words of four)
+        ("how many are left?", "", []),  # hours or weekend hours: nothing settles it
+        ("can I bring a friend", "", []),
+    ],
+)
+def test_a_question_names_the_field_by_the_fields_own_words(question, before, keys):
+    assert named_keys(question, LOCKER, before) == keys
+
+
+def test_chinese_keys_are_named_by_their_character_pairs_and_a_shared_word_alone_names_none():
+    fields = {"本周已用时长": "6小时", "剩余时长": "4小时", "押金": "20欧元"}
+    assert named_keys("押金是多少", fields) == ["押金"]
+    assert named_keys("剩余时长还有多少", fields) == ["剩余时长"]
+    assert named_keys("时长用掉多少了", fields) == []  # "时长" is in two keys, neither said whole
+
+
+def _reply(*turns: str) -> str:
+    figures = Knowledge(
+        "u9:local:1",
+        "Hours used this week: 6, Hours left: 4, Weekend hours left: 2",
+        SourceKind.USER_PROFILE,
+        scope="u9",
+    )
+    context = [Turn(Speaker.USER if i % 2 == 0 else Speaker.SYSTEM, t) for i, t in enumerate(turns)]
+    return extractive_reply(GenerationRequest(context, [figures], language="en"))
+
+
+def test_the_extractive_reply_states_the_figure_named_and_every_figure_when_none_is():
+    assert _reply("how many hours have I used", "Your hours used this week: 6.", "and how many are left?") == (
+        "Your hours left: 4."
+    )
+    assert _reply("what does my locker account say") == (
+        "Your hours used this week: 6. Your hours left: 4. Your weekend hours left: 2."
+    )
