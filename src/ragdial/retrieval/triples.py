@@ -266,23 +266,8 @@ def _columns(
 
 
 def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
-    import lightgbm
-
-    params = {
-        "objective": "binary",
-        "learning_rate": 0.05,
-        "num_leaves": 15,
-        "min_data_in_leaf": 40,
-        "feature_fraction": 0.8,
-        "bagging_fraction": 0.8,
-        "bagging_freq": 1,
-        "lambda_l2": 1.0,
-        "seed": seed,
-        "num_threads": 1,
-        "verbosity": -1,
-    }
-    names = transfer.FEATURES + TRIPLE_FEATURES
-    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=names), num_boost_round=rounds)
+    """The transfer reranker's LightGBM settings, over these columns."""
+    return transfer._fit(x, y, seed, rounds, transfer.FEATURES + TRIPLE_FEATURES)
 
 
 def _by_dialog(example: Example) -> str:
