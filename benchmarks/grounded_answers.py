@@ -42,6 +42,9 @@ from ragdial.pipeline.config import ComponentSpec, SystemConfig
 
 SET = Path(__file__).parent / "data" / "demo_conversations.jsonl"
 TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  # split "train", written separately
+# split "near_miss": short conversations of questions close to the knowledge that it does not answer, by a third
+# hand (session 6), for training only
+NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -95,8 +98,9 @@ def _normal(text: str) -> str:
 
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
-    """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set)."""
-    path = TRAIN_SET if split == "train" else SET
+    """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
+    ``near_miss`` from the near-miss training set)."""
+    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET}.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -190,7 +194,7 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test"), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")

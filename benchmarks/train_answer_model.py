@@ -65,17 +65,24 @@ def examples_of(rows: list[dict[str, Any]], branches: dict[str, KnowledgeBranch]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", default="train,dev", help="comma-separated: train and/or dev (never test)")
+    parser.add_argument(
+        "--policy-only", default="", help="comma-separated splits that train the policy head alone (near_miss)"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
-    if "test" in splits:
+    policy_splits = [s for s in args.policy_only.split(",") if s]
+    if "test" in splits + policy_splits:
         parser.error("the test half is never trained on")
     config = SystemConfig(generator=ComponentSpec("extractive"))
     branches = {lang: build_system(config, lang).knowledge_branch for lang in ("zh", "en")}
     rows = [row for split in splits for row in load_set(split)]
     examples = examples_of(rows, branches)
-    model = fit_answer_model(examples, vector_heads=("route", "policy"))
+    extra = examples_of([row for split in policy_splits for row in load_set(split)], branches)
+    model = fit_answer_model(examples, vector_heads=("route", "policy"), policy_only=extra)
     model.meta["splits"] = splits
+    if policy_splits:
+        model.meta["policy_only_splits"] = policy_splits
     model.meta["conversations"] = len(rows)
     model.save(args.out)
     print(json.dumps(model.meta, indent=1), file=sys.stderr)

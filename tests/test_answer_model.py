@@ -82,6 +82,7 @@ def test_a_file_that_is_no_answer_model_is_one_error_naming_it(tmp_path):
 def test_the_packaged_model_was_trained_on_train_and_dev_only():
     meta = default_answer_model().meta
     assert meta["splits"] == ["train", "dev"] and "test" not in meta["splits"]
+    assert "policy_only_splits" not in meta  # the near-miss set did not help across writers (see grounded.md)
 
 
 def test_field_matches_read_the_field_names_of_the_item_itself():
@@ -93,3 +94,35 @@ def test_field_matches_read_the_field_names_of_the_item_itself():
     assert field_matches("how much fuel is left", usage, None)[0] == 1.0
     assert field_matches("how much fuel is left", balance, None)[0] == 0.0
     assert field_matches("what is my balance", balance, None) == (1.0, 0.0, 0.0)  # no encoder: no cosines
+
+
+def _near_misses() -> list[Example]:
+    """Questions close to the items (they share the items' words) that the items do not answer."""
+    examples = []
+    for n, text in enumerate(
+        ["does the day pass work on a plane", "can I top up with gold coins", "is the day pass ok in space"] * 2
+    ):
+        features = np.zeros((2, len(CANDIDATE_FEATURES)))
+        features[:, CANDIDATE_FEATURES.index("lex_turn")] = 0.5
+        features[0, CANDIDATE_FEATURES.index("src_product")] = features[1, CANDIDATE_FEATURES.index("src_faq")] = 1.0
+        view = TurnView(text, language="en")
+        numbers = {**dialog_acts(text), "lex_product": 0.5}
+        examples.append(
+            Example(
+                f"nm{n}", turn_terms(view), numbers, Candidates(ITEMS, features), frozenset(), None, "not_in_knowledge"
+            )
+        )
+    return examples
+
+
+def test_policy_only_examples_train_the_policy_head_and_nothing_else():
+    plain = fit_answer_model(_examples(), folds=3, rank_grid=((20, 4),))
+    near = fit_answer_model(_examples(), folds=3, rank_grid=((20, 4),), policy_only=_near_misses())
+    same = ("vocabulary", "route", "rank", "cite_min")
+    assert all(near.to_data()[key] == plain.to_data()[key] for key in same)
+    assert near.meta["policy_only"] == 6 and "policy_only" not in plain.meta
+    probe = _near_misses()[0]
+    numbers = {**probe.numbers, "top_lex": 0.5}
+    before = plain.policy_probs(probe.terms, numbers)["not_in_knowledge"]
+    after = near.policy_probs(probe.terms, numbers)["not_in_knowledge"]
+    assert after > before  # the near misses taught the policy head that such a turn is not answered

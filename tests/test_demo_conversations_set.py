@@ -15,8 +15,13 @@ from ragdial.datasets.mobilecs2 import load_demo
 DATA_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 SET_FILE = DATA_DIR / "demo_conversations.jsonl"
 TRAIN_FILE = DATA_DIR / "demo_conversations_train.jsonl"
+NEAR_MISS_FILE = DATA_DIR / "demo_near_miss_train.jsonl"  # trains the policy head only (session 6, a third hand)
 # per set: the file, the splits it may use, the id prefix before the language
-SETS = {"locked": (SET_FILE, {"dev", "test"}, ""), "train": (TRAIN_FILE, {"train"}, "tr-")}
+SETS = {
+    "locked": (SET_FILE, {"dev", "test"}, ""),
+    "train": (TRAIN_FILE, {"train"}, "tr-"),
+    "near_miss": (NEAR_MISS_FILE, {"near_miss"}, "nm-"),
+}
 KINDS = {
     "personal_fact",
     "product",
@@ -175,14 +180,22 @@ def test_train_action_turns_name_the_claims_a_reply_must_not_make(train: list[di
                 assert turn["must_not_contain"], f"{conv['id']} turn {index}: action turn without forbidden claims"
 
 
-def test_train_set_shares_no_utterance_with_the_locked_set(
-    train: list[dict[str, Any]], conversations: list[dict[str, Any]]
+@pytest.mark.parametrize("training", [TRAIN_FILE, NEAR_MISS_FILE], ids=["train", "near_miss"])
+def test_training_sets_share_no_utterance_with_the_locked_set(
+    training: Path, conversations: list[dict[str, Any]]
 ) -> None:
     locked = {_normalised(turn["user"]) for conv in conversations for turn in conv["turns"]}
     shared = [
         f"{conv['id']} turn {index}"
-        for conv in train
+        for conv in _load(training)
         for index, turn in enumerate(conv["turns"])
         if _normalised(turn["user"]) in locked
     ]
     assert not shared, f"training utterances repeated from the locked set: {shared}"
+
+
+def test_the_near_miss_set_pairs_questions_the_knowledge_does_not_answer_with_ones_it_does() -> None:
+    near = _load(NEAR_MISS_FILE)
+    kinds = Counter((conv["language"], turn["kind"] == "not_in_knowledge") for conv in near for turn in conv["turns"])
+    for language in ("zh", "en"):
+        assert kinds[(language, True)] >= 15 and kinds[(language, False)] >= 15, dict(kinds)

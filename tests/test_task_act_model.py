@@ -38,7 +38,7 @@ def test_the_model_is_saved_and_loads_the_same(reader, tmp_path):
     model.save(tmp_path / "act_model")
     assert {p.name for p in tmp_path.iterdir()} == {"act_model.json", "act_model.npz"}
     loaded = M.ActModel.load(tmp_path / "act_model", reader.gaz)
-    items = [("先别订", READ_BACK, ["out_of_scope"]), ("好的", READ_BACK, ["confirm"])]
+    items = [("先别订", READ_BACK, ["deny"]), ("好的", READ_BACK, ["confirm"])]  # (the rules' reading: a no)
     for got, want in zip(loaded.probabilities(items), model.probabilities(items), strict=True):
         assert got == pytest.approx(want)
     assert max(model.probabilities(items)[0].items(), key=lambda kv: kv[1])[0] == "deny"

@@ -385,10 +385,13 @@ def fit_answer_model(
     grid: Sequence[float] = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
     vector_heads: Sequence[str] = ("route", "policy"),
     rank_grid: Sequence[tuple[int, int]] = ((60, 4), (100, 4), (200, 4), (100, 8)),
+    policy_only: Sequence[Example] = (),
 ) -> AnswerModel:
     """Train the three heads on ``examples``; each head's C is chosen by grouped ``folds``-fold cross-validation,
     and the heads downstream are trained on out-of-fold outputs of the heads upstream (route → rank → policy), as
-    they will see unseen turns. Deterministic for the same examples."""
+    they will see unseen turns. ``policy_only`` examples (e.g. questions close to the knowledge that it does not
+    answer) train the policy head alone, seen through the final route and rank heads; the vocabulary, route and
+    rank come from ``examples`` only. Deterministic for the same examples."""
     vocabulary = _vocabulary(examples, min_count)
     fold = _folds([e.group for e in examples], folds)
     dims = {len(e.vector) for e in examples if e.vector is not None}
@@ -451,7 +454,23 @@ def fit_answer_model(
         ]
     )
     y_policy = [e.policy for e in examples]
-    c_policy, cv = _cv_choose(x_policy, y_policy, fold, POLICY_CLASSES, grid, "balanced")
+    policy_folds = list(fold)
+    if policy_only:  # unseen by the route and rank heads: their final outputs are out-of-sample already
+        extra = []
+        for e in policy_only:
+            x_route_e = base.route_input(e.terms, e.numbers, e.vector)
+            route = dict(zip(SOURCES, map(float, route_head.probabilities(x_route_e)[0]), strict=True))
+            scores = rank_head.probabilities(rank_input(e.candidates, route)) if e.candidates.items else np.zeros(0)
+            extra.append(
+                base.policy_input(
+                    e.terms, policy_numbers(e.numbers, route, ranked_numbers(e.candidates, scores)), e.vector
+                )
+            )
+        x_policy = np.vstack([x_policy, np.array(extra)])
+        y_policy += [e.policy for e in policy_only]
+        policy_folds += _folds([e.group for e in policy_only], folds)
+        report["policy_only"] = len(policy_only)
+    c_policy, cv = _cv_choose(x_policy, y_policy, policy_folds, POLICY_CLASSES, grid, "balanced")
     report["policy"] = {"C": c_policy, "cv_accuracy": {str(c): v for c, v in cv.items()}}
     policy_head = _fit_head(x_policy, y_policy, POLICY_CLASSES, c_policy, "balanced")
     # cite_min: the lowest probability at which an item after the first is a gold item at least 60% of the time

@@ -36,6 +36,12 @@ from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
 
+# a short refusal of what is offered (where a yes/no is expected): 不合适 / 这个时间不行 / 太早了不要 / 先别 / 没啥了
+REFUSING = re.compile(
+    r"(我|那|那我|我看|我看还是|还是|暂时|暂时先|这个|这|那个)?(这个|那个|这|时间|价格|太贵了|太早了|太晚了|太贵|太早|太晚)?"
+    r"(不要|不用|不合适|不太合适|不太行|不行|先别|别了|别了别了|别|不考虑|不太想要|不想要|不太想|没啥了|没有|没有了|没了|没啥)"
+    r"(这个|那个)?(了|吧|啊|哈)*"
+)
 # nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
 ALL_DONE = re.compile(
     r"(那|那就|好|好的|行|嗯)?[，,\s]*(就这些|就这样|先这样|这样|这样就行|这样就好|这样就可以|够了|可以了|没别的|没其他的?|没什么了)"
@@ -254,6 +260,8 @@ def _classify(
         if re.match(r"(不要|不用|不订|别订|算了|取消|不了|没有了|没了|不需要|不想|no\b|nope|cancel)", lower) and not (
             NEGATED_CLASS.search(text)
         ):
+            return "deny", {}
+        if REFUSING.fullmatch(text):  # 我不要这个 / 这个时间不行 / 不太想要 / 先别: a no
             return "deny", {}
         if (
             oq != "anything_else"
