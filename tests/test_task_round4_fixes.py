@@ -212,3 +212,17 @@ def test_a_short_refusal_at_a_read_back_books_nothing_and_is_no_aside(branch, te
     turns = talk(branch, "后天上海到北京的机票", "第一个", text)
     assert turns[-1].booked is None and "帮不上忙" not in turns[-1].reply, turns[-1].reply
     assert "没有预订" in turns[-1].reply, turns[-1].reply
+
+
+# 13. a change said with the yes at a read-back books nothing before it is read back; a question after a booking
+def test_a_change_said_with_the_yes_books_nothing_yet(branch):
+    turns = talk(branch, "后天上海到北京的火车", "第一个")
+    assert "硬座" in turns[-1].reply.splitlines()[-1], turns[-1].reply
+    (turn,) = talk(branch, "对，硬卧下铺，确认", state=turns[-1].state)
+    assert turn.booked is None and not turn.state["bookings"], turn.reply
+    assert turn.state["slots"].get("berth") == "下铺", turn.reply
+
+
+def test_a_question_right_after_a_booking_is_about_what_was_booked(branch):
+    turns = talk(branch, "后天上海到北京的机票", "第一个", "确认", "几点到？")
+    assert "到达" in turns[-1].reply and "请先告诉我" not in turns[-1].reply, turns[-1].reply

@@ -375,6 +375,7 @@ class TaskBranch:
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
         acts = self._yes_naming(state, acts)
+        acts = self._yes_with_a_change(state, acts)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -427,6 +428,26 @@ class TaskBranch:
             state["slots"] = {k: v for k, v in state["slots"].items() if k in TRIP_KEYS}
         rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
         return [*(said or [Act("inform", {})]), *rest]
+
+    def _yes_with_a_change(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """对，硬卧下铺，确认 at a read-back of 硬座: the yes is for the offer changed, which is read back first
+        (a yes said with a change never books the offer read back before it)."""
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or not pending or not any(a.act == "confirm" for a in acts):
+            return acts
+        item = self._pending_item(state)
+        if item is None:
+            return acts
+        count = {"rooms": pending.get("rooms") or 1, "passengers": pending.get("passengers") or 1}
+        facts: JSONDict = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **count}
+        facts.setdefault("nights", 1)
+        for act in acts:
+            if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, pending["domain"]):
+                continue
+            said = {k: v for k, v in act.slots.items() if k != "domain"}
+            if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
+                return [a for a in acts if a.act != "confirm"]
+        return acts
 
     def _yes_naming(self, state: TaskState, acts: list[Act]) -> list[Act]:
         """A yes said with a code at a read-back: the code of the offer read back is part of the yes (确认预订，
@@ -780,6 +801,11 @@ class TaskBranch:
             targets = [pending]
         else:
             targets = rows
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        if not targets and live and state["open"] in (None, "anything_else"):
+            # 几点到？ right after a booking: about what was booked last
+            booked = self.db.get(live[-1]["domain"], int(live[-1]["item_id"]))
+            domain, targets = (live[-1]["domain"], [booked]) if booked else (domain, targets)
         if not domain or not targets:
             turn.parts.append(
                 "请先告诉我您要查的行程或酒店。" if lang == "zh" else "Tell me which trip or hotel first, please."
