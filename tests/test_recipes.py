@@ -180,6 +180,21 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
+    """`reranker.name=triples` (issue 20): trained with the recipe, saved, found again by the run."""
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=triples"])
+    assert (system / "reranker" / "triples.json").is_file()
+    done = run("kdconv", system, TRAVEL, tmp_path / "run")
+    assert done.scored and "result.json format ok" in done.result.checks[0]
+    with pytest.raises(RagdialError, match="unknown option 'widen'"):
+        train(
+            "kdconv",
+            [f"kdconv:{KD_DIALOGS}"],
+            tmp_path / "t",
+            [*FAST_DETECTOR, "reranker.name=triples", "reranker.widen=true"],
+        )
+
+
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
     system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
     done = run("kdconv", system, TRAVEL, tmp_path / "run")

@@ -155,7 +155,7 @@ def _train_parts(
     return parts
 
 
-RERANKERS = ("in_domain", "transfer")
+RERANKERS = ("in_domain", "transfer", "triples")
 
 
 class InDomainOptions(TypedDict, total=False):
@@ -179,6 +179,15 @@ class TransferOptions(TypedDict, total=False):
     relative_cut: bool
     widen: bool
     aux_encoder: str  # a second encoder's features (``minilm``: all-MiniLM-L6-v2, needs the torch extra)
+
+
+class TriplesOptions(TypedDict, total=False):
+    """The options of ``retrieval.triples.train`` a recipe's ``reranker`` block may give (``name: triples``)."""
+
+    depth: int
+    max_select: int
+    rounds: int
+    folds: int
 
 
 def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:
@@ -208,10 +217,11 @@ def _reranker(
     seed: int,
 ) -> None:
     """Train the reranker into ``folder``: ``name: in_domain`` (default, ``rerank.train``), ``name: transfer``
-    (``retrieval.transfer.train``, for knowledge bases never trained on), or ``path: DIR``, a reranker of either kind
+    (``retrieval.transfer.train``, for knowledge bases never trained on), ``name: triples`` (``retrieval.triples``,
+    knowledge-graph triples of a domain never trained on), or ``path: DIR``, a reranker of either kind
     trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied.
     ``precedent: true`` wraps the trained one with the training turns as precedents (``retrieval.precedent``)."""
-    from ragdial.retrieval import precedent, rerank, transfer
+    from ragdial.retrieval import precedent, rerank, transfer, triples
 
     options = dict(reranker)
     kind = options.pop("name", "in_domain")
@@ -238,13 +248,16 @@ def _reranker(
             f"recipe {name}: reranker.name must be one of {', '.join(RERANKERS)} (or give path), not {kind!r}"
         )
     where = f"recipe {name}: reranker ({kind})"
-    trainer_options = _trainer_options(where, options, TransferOptions if kind == "transfer" else InDomainOptions)
+    kinds = {"transfer": TransferOptions, "triples": TriplesOptions}.get(kind, InDomainOptions)
+    trainer_options = _trainer_options(where, options, kinds)
     seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
     step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
-    model: rerank.Reranker | transfer.TransferReranker | precedent.PrecedentReranker
+    model: rerank.Reranker | transfer.TransferReranker | triples.TripleReranker | precedent.PrecedentReranker
     try:  # the options were checked against the trainer's TypedDict
         if kind == "transfer":
             model = transfer.train(retriever, learn.examples, seed=seed, **cast(TransferOptions, trainer_options))
+        elif kind == "triples":
+            model = triples.train(retriever, learn.examples, seed=seed, **cast(TriplesOptions, trainer_options))
         else:
             model = rerank.train(retriever, learn.examples, seed=seed, **cast(InDomainOptions, trainer_options))
     except TypeError as err:  # an option the trainer does not take

@@ -75,13 +75,16 @@ class RerankerModel(Protocol):
 
 def load_reranker(directory: str | Path) -> RerankerModel:
     """The reranker saved in ``directory``, of any kind: a transfer reranker (``transfer.json`` whose ``format``
-    is ``ragdial-transfer-reranker``), a ``Reranker`` (``reranker.json``), or either wrapped with precedents
-    (``precedent.json``, :mod:`ragdial.retrieval.precedent`)."""
-    from ragdial.retrieval import precedent, transfer
+    is ``ragdial-transfer-reranker``), a triple reranker (``triples.json``, :mod:`ragdial.retrieval.triples`), a
+    ``Reranker`` (``reranker.json``), or either wrapped with precedents (``precedent.json``,
+    :mod:`ragdial.retrieval.precedent`)."""
+    from ragdial.retrieval import precedent, transfer, triples
 
     directory = Path(directory)
     if (directory / precedent.META_FILE).is_file():
         return precedent.PrecedentReranker.load(directory)
+    if (directory / triples.META_FILE).is_file():
+        return triples.TripleReranker.load(directory)
     meta_path = directory / transfer.META_FILE
     if meta_path.is_file() and not (directory / META_FILE).exists():
         try:

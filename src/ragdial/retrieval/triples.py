@@ -270,6 +270,14 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
     return transfer._fit(x, y, seed, rounds, transfer.FEATURES + TRIPLE_FEATURES)
 
 
+def _matcher(questions: list[str], attributes: list[str], labels: list[bool]) -> AttributeMatcher:
+    """The matcher fitted on these pairs, or one scoring every pair 0 where they do not hold both labels (one
+    attribute per entity: nothing to tell apart)."""
+    if len(set(labels)) < 2:
+        return AttributeMatcher(np.zeros(HASH_DIM, dtype=np.float32))
+    return AttributeMatcher.fit(questions, attributes, labels)
+
+
 def _by_dialog(example: Example) -> str:
     return example.context[0].text if example.context else example.dialog_id
 
@@ -318,7 +326,7 @@ def train(
     for group in sorted(set(groups)):
         inside = [r for r, g in enumerate(groups) if g == group]
         outside = [r for r, g in enumerate(groups) if g != group]
-        held_out = AttributeMatcher.fit(*pairs(outside)) if outside else AttributeMatcher(np.zeros(HASH_DIM))
+        held_out = _matcher(*pairs(outside))
         for row in inside:
             example, _, items = candidates[row]
             matched[row] = held_out.score(_last_user(example.context), [_field(i, "attribute") for i in items])
@@ -341,6 +349,6 @@ def train(
     golds = [list(e.knowledge_ids) for e, _, _ in candidates]
     threshold, relative = best_threshold(oof, ids, golds, max_select, (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7))
     booster = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds)
-    matcher = AttributeMatcher.fit(*pairs(range(len(candidates))))
+    matcher = _matcher(*pairs(range(len(candidates))))
     info: JSONDict = {"queries": len(candidates), "groups": len(set(groups)), "rounds": rounds}
     return TripleReranker(booster, matcher, threshold, relative, max_select, depth, info)
