@@ -222,6 +222,16 @@ def test_the_dstc11_recipe_keeps_its_training_turns_as_precedents_when_asked(tmp
     encoder (the hash encoder here), and a value other than true/false is named."""
     with pytest.raises(RagdialError, match=r"reranker\.precedent must be true or false"):
         train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "bad", [*FAST_DETECTOR, "reranker.precedent=3"])
+    with pytest.raises(RagdialError, match=r"recipe dstc11: reranker\.precedent .* index\.encoder is null"):
+        train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "bad", [*FAST_DETECTOR, "reranker.precedent=true"])
+    with pytest.raises(RagdialError, match=r"reranker\.precedent applies to a reranker trained here, not to path"):
+        train(
+            "dstc11",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "bad",
+            [*FAST_DETECTOR, "reranker.precedent=true", f"reranker.path={tmp_path}"],
+        )
+    assert not (tmp_path / "bad").exists()
     overrides = [*FAST_DETECTOR, "index.encoder=hash", "index.fusion=rrf", "reranker.precedent=true"]
     system = train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "s", overrides)
     meta = json.loads((system / "reranker" / "precedent.json").read_text())

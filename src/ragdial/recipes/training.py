@@ -229,6 +229,12 @@ def _reranker(
     with_precedents = options.pop("precedent", False)
     if not isinstance(with_precedents, bool):
         raise RagdialError(f"recipe {name}: reranker.precedent must be true or false")
+    if with_precedents and path is not None:
+        raise RagdialError(f"recipe {name}: reranker.precedent applies to a reranker trained here, not to path")
+    if with_precedents and retriever.encoder is None:
+        raise RagdialError(
+            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null"
+        )
     started = time.perf_counter()
     if path is not None:
         step(f"copying the reranker {path}")

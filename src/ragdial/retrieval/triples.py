@@ -294,7 +294,8 @@ def train(
 ) -> TripleReranker:
     """Fit on ``examples`` (turns citing triples of ``retriever``'s knowledge base). ``group_of`` names each
     example's group, e.g. its domain: the matcher's column of a training turn comes from a matcher fitted on the
-    other groups (default: ``folds`` folds of the dialogs). The cut is chosen out of fold by dialog."""
+    other groups (default: ``folds`` folds of the dialogs; with a single group that column is 0 in training, so the
+    model learns to ignore it). The cut is chosen out of fold by dialog."""
     seeking = [e for e in examples if e.needs_knowledge and e.knowledge_ids]
     candidates: list[tuple[Example, CandidateScores, list[Knowledge]]] = []
     for example in seeking:
