@@ -86,3 +86,27 @@ def test_changing_a_booking_in_english_reads_back_what_is_cancelled_for_what(bra
     )
     assert turns[5].reply.splitlines()[0] == "Changed: booking 1 is cancelled and its seats or rooms released."
     assert [(b["order_no"], b.get("status")) for b in turns[5].state["bookings"]] == [(1, "cancelled"), (2, None)]
+
+
+def test_an_out_of_scope_reading_adds_its_cue_to_the_context_features():
+    from ragdial.task.act_model import context_tokens
+    from ragdial.task.acts import Context
+
+    assert context_tokens("今天天气怎么样", Context(), ["out_of_scope"]) == [
+        "oq=None",
+        "group=open",
+        "domain=None",
+        "offers=False",
+        "bookings=False",
+        "state=False",
+        "len=8",
+        "group=open&len=8",
+        "question=False",
+        "group=open&question=False",
+        "english=False",
+        "rules=out_of_scope",
+        "rule_oos_cue=True",  # 天气 is an out-of-scope cue word
+        "group=open&rule_oos_cue=True",
+        "rule=out_of_scope",
+        "group=open&rule=out_of_scope",
+    ]
