@@ -1262,7 +1262,13 @@ class TaskBranch:
         state["offers"] = [row["id"] for row in rows]
         previous = turn.previous
         if previous and previous["domain"] == domain:
-            still = [r for r in self.db.search(domain, constraints, limit=500) if r["id"] == previous["id"]]
+            every = self.db.search(domain, constraints, limit=500)
+            still = [r for r in every if r["id"] == previous["id"]]
+            was = self.db.get(domain, int(previous["id"])) if domain != "hotel" else None
+            if not still and was is not None:
+                # 对，换硬卧下铺 at the read-back of K574 硬座: the same train in the class said, when only one fits
+                still = [r for r in every if R.code_of(r) == R.code_of(was)]
+                still = still if len(still) == 1 else []
             if still:
                 state["pending"] = self._pending_for(state, domain, still[0])
                 state["open"] = "confirm_booking"
