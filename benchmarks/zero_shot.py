@@ -8,9 +8,11 @@ Protocols (no public test split is read):
   knowledge base (hotel -> restaurant and restaurant -> hotel).
 - ``kdconv``: KdConv cross-domain, train on two domains' ``dev.json``, evaluate the third (each in turn): every
   system turn scored with the challenge score (triple P/R/F1 + character BLEU-1/2 and F1 of template replies
-  generated from the predicted triples), with the zero-shot detector deciding which turns get triples. Three more
-  rows say where the score is lost: the transfer reranker with gold detection, gold triples on the detected turns,
-  and gold triples on the gold turns (the template's ceiling).
+  generated from the predicted triples), with the zero-shot detector deciding which turns get triples. Selection by
+  the hybrid fusion, the transfer reranker and the triple reranker (``retrieval.triples``: the transfer columns plus
+  an attribute matcher learnt across the two training domains). More rows say where the score is lost: each
+  reranker with gold detection, gold triples on the detected turns, and gold triples on the gold turns (the
+  template's ceiling).
 - ``fold0``: DSTC11 val in domain: folds 1-4 train, fold 0 evaluates (the existing anchor).
 - ``written``: train on all of DSTC11 val (hotel + restaurant), evaluate on our locked written test over the DSTC9
   knowledge base's train and taxi domains (``benchmarks/data/dstc9_written``, split ``test``; ``--split dev`` for
@@ -48,7 +50,7 @@ from ragdial.datasets.folds import split_folds
 from ragdial.evaluation import best_cut, detection_prf, selection_scores
 from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
 from ragdial.paths import data_root
-from ragdial.retrieval import rerank, transfer
+from ragdial.retrieval import precedent, rerank, transfer, triples
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
@@ -114,10 +116,12 @@ def selection_rows(
     test_kb: KnowledgeBase,
     aux_encoder: str | None = None,
     transfer_depth: int = 50,
+    use_precedent: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
-    with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep):
-    ranking and cut scores on ``test`` (gold detection)."""
+    with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
+    ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents): ranking and cut
+    scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -149,6 +153,14 @@ def selection_rows(
         rankings,
         preds,
     )
+    if use_precedent:
+        wrapped = precedent.train(train_retriever, train, model)
+        print(f"precedents: {wrapped.info}, threshold {wrapped.threshold:.3f}", flush=True)
+        test_retriever.reranker = wrapped
+        rankings = rank(test_retriever, test)
+        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
+        cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
+        score("LightGBM reranker (in-domain features) + precedents", cut, rankings, preds)
     for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
         model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
@@ -212,6 +224,9 @@ def kdconv_rows(data: Path, target: str) -> list[dict]:
     started = time.perf_counter()
     model = transfer.train(train_retriever, seeking)
     print(f"transfer reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
+    started = time.perf_counter()
+    triple_model = triples.train(train_retriever, seeking, group_of=lambda e: e.id.split(":", 1)[0])
+    print(f"triple reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
     rows = []
 
     def add_row(name: str, selections: list[list[str]], detection_f1: float) -> None:
@@ -238,19 +253,20 @@ def kdconv_rows(data: Path, target: str) -> list[dict]:
         print(rows[-1], flush=True)
 
     gold_needs = [bool(e.needs_knowledge) for e in test]
-    for name, reranker in (("hybrid RRF", None), ("transfer reranker", model)):
+    runs = (("hybrid RRF", None), ("transfer reranker", model), ("triple reranker (+ attribute matcher)", triple_model))
+    for name, reranker in runs:
         retriever.reranker = reranker
         chosen: dict[int, list[str]] = {}
         for index, (example, needs) in enumerate(zip(test, detected, strict=True)):
-            if needs or (reranker is not None and gold_needs[index]):  # gold-detection row below
+            if needs or (reranker is not None and gold_needs[index]):  # gold-detection rows below
                 found = retriever.retrieve(example.context, example.dialog_id, DEPTH)
                 picked = found.selected if reranker is not None else found.ranked[:k]
                 chosen[index] = [c.item.id for c in picked]
-        label = name if reranker is None else f"{name} (p>={model.threshold:.2f})"
+        label = name if reranker is None else f"{name} (p>={reranker.threshold:.2f})"
         add_row(label, [chosen[i] if needs else [] for i, needs in enumerate(detected)], f)
-    # where the score is lost: the same reranker with gold detection, gold triples on the detected turns, and the
-    # template's ceiling (gold triples on the gold turns)
-    add_row("transfer reranker, gold detection", [chosen[i] if n else [] for i, n in enumerate(gold_needs)], 1.0)
+        if reranker is not None:  # where the score is lost: the same reranker with gold detection
+            add_row(f"{name}, gold detection", [chosen[i] if n else [] for i, n in enumerate(gold_needs)], 1.0)
+    # gold triples on the detected turns, and the template's ceiling (gold triples on the gold turns)
     gold = [list(e.knowledge_ids) for e in test]
     add_row("gold triples, zero-shot detection", [gold[i] if n else [] for i, n in enumerate(detected)], f)
     add_row("gold triples, gold detection", [gold[i] if n else [] for i, n in enumerate(gold_needs)], 1.0)
@@ -266,6 +282,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the tables here")
     parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
+    parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
     args = parser.parse_args()
     if args.protocol == "kdconv":
         report = {}
@@ -297,7 +314,7 @@ def main() -> None:
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
             entry["selection"], ranked = selection_rows(
-                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth
+                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.precedent
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

@@ -252,3 +252,21 @@ def test_building_checks_the_model_and_warm_up_loads_it(tmp_path):
         built.close()
     with pytest.raises(RagdialError, match=r"none\.gguf is missing"):
         create("llama", model=str(tmp_path / "none.gguf"))
+
+
+def test_the_head_store_keeps_no_more_files_than_heads_kept_in_memory(tmp_path):
+    """A retry's instruction names the unsupported claims, so every retry has a head of its own: the store drops
+    the least recently used files beyond ``prefix_cache``, as the memory does."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    fast = LlamaCppGenerator(n_ctx=512, prefix_cache=2, head_dir=tmp_path)
+    try:
+        for claim in ("88元", "99元", "12元"):
+            request = ticket_request(max_tokens=2)
+            request.instruction = f"上一个回复包含【知识】中没有的内容（{claim}）。"
+            fast.generate(request)
+        (store,) = tmp_path.iterdir()
+        assert len(fast._decoder.snapshots) == len(list(store.glob("*.head"))) == 2
+        assert fast._decoder._head_file(next(iter(fast._decoder.snapshots))).exists()  # the kept ones, not others
+    finally:
+        fast.close()

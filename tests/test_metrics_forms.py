@@ -15,7 +15,7 @@ from ragdial.errors import RagdialError
 from ragdial.metrics import meteor, retrieval
 from ragdial.metrics.bertscore import bertscore
 from ragdial.metrics.challenges import kdsd
-from ragdial.metrics.grounding import degenerate_reason
+from ragdial.metrics.grounding import cut_degenerate, degenerate_reason
 from ragdial.metrics.result import ChallengeScores, Score
 
 
@@ -100,3 +100,9 @@ def test_wordnet_is_found_as_a_zip_too(monkeypatch):
     assert meteor._nltk_has_wordnet() is True
     found.clear()
     assert meteor._nltk_has_wordnet() is False
+
+
+def test_a_phrase_repeated_line_by_line_is_cut():
+    text = "Opening hours are 9 to 5.\nok\nok\nok\nok\n"  # "ok" + line break, four times
+    assert cut_degenerate(text) == "Opening hours are 9 to 5."
+    assert degenerate_reason(text) == "repetition"

@@ -151,7 +151,7 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, depth"),
+        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, precedent, depth"),
         ("reranker.rounds=many", r"reranker \(in_domain\): rounds must be a whole number"),
         ("reranker.interaction=1", r"reranker \(in_domain\): interaction must be true or false"),
         ("detector.threshold=high", r"detector: threshold must be a number, not 'high'"),
@@ -180,6 +180,21 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
+    """`reranker.name=triples` (issue 20): trained with the recipe, saved, found again by the run."""
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=triples"])
+    assert (system / "reranker" / "triples.json").is_file()
+    done = run("kdconv", system, TRAVEL, tmp_path / "run")
+    assert done.scored and "result.json format ok" in done.result.checks[0]
+    with pytest.raises(RagdialError, match="unknown option 'widen'"):
+        train(
+            "kdconv",
+            [f"kdconv:{KD_DIALOGS}"],
+            tmp_path / "t",
+            [*FAST_DETECTOR, "reranker.name=triples", "reranker.widen=true"],
+        )
+
+
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
     system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
@@ -200,6 +215,30 @@ def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path
     assert flat["detection.f1"] > 0.5 and flat["selection.f1"] > 0.0
     every = run("dstc11", system, DSTC, tmp_path / "all", fold=-1)  # -1: every fold, not the recipe's fold 0
     assert every.fold is None and every.result.counts["examples"] == info["examples"] + info["examples_left_out"]
+
+
+def test_the_dstc11_recipe_keeps_its_training_turns_as_precedents_when_asked(tmp_path: Path) -> None:
+    """``reranker.precedent=true`` (issue 20) wraps the trained reranker; it compares turns with the index's
+    encoder (the hash encoder here), and a value other than true/false is named."""
+    with pytest.raises(RagdialError, match=r"reranker\.precedent must be true or false"):
+        train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "bad", [*FAST_DETECTOR, "reranker.precedent=3"])
+    with pytest.raises(RagdialError, match=r"recipe dstc11: reranker\.precedent .* index\.encoder is null"):
+        train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "bad", [*FAST_DETECTOR, "reranker.precedent=true"])
+    with pytest.raises(RagdialError, match=r"reranker\.precedent applies to a reranker trained here, not to path"):
+        train(
+            "dstc11",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "bad",
+            [*FAST_DETECTOR, "reranker.precedent=true", f"reranker.path={tmp_path}"],
+        )
+    assert not (tmp_path / "bad").exists()
+    overrides = [*FAST_DETECTOR, "index.encoder=hash", "index.fusion=rrf", "reranker.precedent=true"]
+    system = train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "s", overrides)
+    meta = json.loads((system / "reranker" / "precedent.json").read_text())
+    assert meta["format"] == "ragdial-precedent-reranker" and meta["encoder"] == "hash" and meta["golds"]
+    assert (system / "reranker" / "base" / "reranker.json").is_file()
+    done = run("dstc11", system, DSTC, tmp_path / "run")
+    assert done.scored and "labels.json format ok" in done.result.checks[0]
 
 
 def test_dstc9_recipe_with_the_in_domain_parts_answers_dstc9_data(tmp_path: Path) -> None:

@@ -257,3 +257,15 @@ def test_the_selection_is_the_configured_number_of_ranked_items_unless_asked_for
     default = hybrid.retrieve(context, k=3)
     assert len(default.ranked) >= 2 and default.selected == default.ranked[:1]
     assert hybrid.retrieve(context, k=3, select=2).selected == default.ranked[:2]
+
+
+def test_a_minimum_score_drops_the_ranked_items_below_it(milvus):
+    from ragdial.retrieval.base import KnowledgeFilter
+
+    _, lexical, _ = milvus
+    context = [user("is there free parking or wifi")]
+    every = lexical.retrieve(context, k=5).ranked
+    floor = every[1].score
+    assert every[-1].score < floor  # the filter has something to drop
+    kept = lexical.retrieve(context, k=5, filter=KnowledgeFilter(min_score=floor)).ranked
+    assert [(r.item.id, r.score) for r in kept] == [(r.item.id, r.score) for r in every if r.score >= floor]

@@ -66,3 +66,23 @@ def test_the_phrase_bank_keeps_plain_date_changes_only(tmp_path):
     path = tmp_path / "bank.jsonl"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     assert Phrases.load(path).by_kind["modify_date"] == ["换成{date}吧"]
+
+
+def test_changing_a_booking_in_english_reads_back_what_is_cancelled_for_what(branch):
+    turns = talk(
+        branch,
+        "I need a train from Shanghai to Nanjing tomorrow",
+        "the first one",
+        "yes",
+        "please change my train to the day after tomorrow",
+        "the second one",
+        "yes",
+    )
+    assert turns[2].booked["order_no"] == 1 and turns[3].acts == ["change_booking"]
+    assert turns[4].reply == (
+        "Change: booking 1: K743 2026-12-02 20:35 上海站 → 00:27(+1d) 南京南站 硬座 25 yuan, 1 ticket(s), "
+        "25 yuan in total is cancelled for: T504 2026-12-03 11:45 上海虹桥站 → 15:04 南京南站 硬座 28 yuan, "
+        "1 ticket(s), 28 yuan in total. Shall I confirm the booking?"
+    )
+    assert turns[5].reply.splitlines()[0] == "Changed: booking 1 is cancelled and its seats or rooms released."
+    assert [(b["order_no"], b.get("status")) for b in turns[5].state["bookings"]] == [(1, "cancelled"), (2, None)]

@@ -22,6 +22,7 @@ does not evaluate its heads again.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -157,6 +158,9 @@ class GreedyDecoder:
             file.parent.mkdir(parents=True, exist_ok=True)
             partial.write_bytes(HEAD_MAGIC + struct.pack("<I", len(head)) + array("i", head).tobytes() + data)
             os.replace(partial, file)
+            # as many files as heads kept in memory: the least recently used go (a retry's one-off head among them)
+            for old in sorted(file.parent.glob("*.head"), key=lambda f: f.stat().st_mtime_ns)[: -self.max_snapshots]:
+                old.unlink(missing_ok=True)
         except OSError:
             partial.unlink(missing_ok=True)
 
@@ -219,6 +223,10 @@ class GreedyDecoder:
                 file.unlink(missing_ok=True)
             return 0
         self.stats.restored_tokens = len(head)
+        file = self._head_file(head)
+        if file is not None:
+            with contextlib.suppress(OSError):  # recently used: the last file the store drops (not made if gone)
+                os.utime(file)
         return len(head)
 
     def _prefill(self, prompt: list[int], prefix: int) -> int:

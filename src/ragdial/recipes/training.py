@@ -155,7 +155,7 @@ def _train_parts(
     return parts
 
 
-RERANKERS = ("in_domain", "transfer")
+RERANKERS = ("in_domain", "transfer", "triples")
 
 
 class InDomainOptions(TypedDict, total=False):
@@ -181,12 +181,21 @@ class TransferOptions(TypedDict, total=False):
     aux_encoder: str  # a second encoder's features (``minilm``: all-MiniLM-L6-v2, needs the torch extra)
 
 
+class TriplesOptions(TypedDict, total=False):
+    """The options of ``retrieval.triples.train`` a recipe's ``reranker`` block may give (``name: triples``)."""
+
+    depth: int
+    max_select: int
+    rounds: int
+    folds: int
+
+
 def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:
     """``options`` checked against the TypedDict ``kinds`` (names and value kinds; a bool is not a number)."""
     hints = get_type_hints(kinds)
     for key, value in options.items():
         if key not in hints:
-            raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, {', '.join(hints)}")
+            raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, precedent, {', '.join(hints)}")
         kind = hints[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             wanted = {bool: "true or false", str: "a name"}.get(kind, "a whole number")
@@ -208,13 +217,24 @@ def _reranker(
     seed: int,
 ) -> None:
     """Train the reranker into ``folder``: ``name: in_domain`` (default, ``rerank.train``), ``name: transfer``
-    (``retrieval.transfer.train``, for knowledge bases never trained on), or ``path: DIR``, a reranker of either kind
-    trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied."""
-    from ragdial.retrieval import rerank, transfer
+    (``retrieval.transfer.train``, for knowledge bases never trained on), ``name: triples`` (``retrieval.triples``,
+    knowledge-graph triples of a domain never trained on), or ``path: DIR``, a reranker of either kind
+    trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied.
+    ``precedent: true`` wraps the trained one with the training turns as precedents (``retrieval.precedent``)."""
+    from ragdial.retrieval import precedent, rerank, transfer, triples
 
     options = dict(reranker)
     kind = options.pop("name", "in_domain")
     path = options.pop("path", None)
+    with_precedents = options.pop("precedent", False)
+    if not isinstance(with_precedents, bool):
+        raise RagdialError(f"recipe {name}: reranker.precedent must be true or false")
+    if with_precedents and path is not None:
+        raise RagdialError(f"recipe {name}: reranker.precedent applies to a reranker trained here, not to path")
+    if with_precedents and retriever.encoder is None:
+        raise RagdialError(
+            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null"
+        )
     started = time.perf_counter()
     if path is not None:
         step(f"copying the reranker {path}")
@@ -234,17 +254,23 @@ def _reranker(
             f"recipe {name}: reranker.name must be one of {', '.join(RERANKERS)} (or give path), not {kind!r}"
         )
     where = f"recipe {name}: reranker ({kind})"
-    trainer_options = _trainer_options(where, options, TransferOptions if kind == "transfer" else InDomainOptions)
+    kinds = {"transfer": TransferOptions, "triples": TriplesOptions}.get(kind, InDomainOptions)
+    trainer_options = _trainer_options(where, options, kinds)
     seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
     step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
-    model: rerank.Reranker | transfer.TransferReranker
+    model: rerank.Reranker | transfer.TransferReranker | triples.TripleReranker | precedent.PrecedentReranker
     try:  # the options were checked against the trainer's TypedDict
         if kind == "transfer":
             model = transfer.train(retriever, learn.examples, seed=seed, **cast(TransferOptions, trainer_options))
+        elif kind == "triples":
+            model = triples.train(retriever, learn.examples, seed=seed, **cast(TriplesOptions, trainer_options))
         else:
             model = rerank.train(retriever, learn.examples, seed=seed, **cast(InDomainOptions, trainer_options))
     except TypeError as err:  # an option the trainer does not take
         raise RagdialError(f"recipe {name}: reranker ({kind}): {err}") from None
+    if with_precedents:
+        step("keeping the training turns as precedents")
+        model = precedent.train(retriever, learn.examples, model)
     model.info.update({"recipe": name})
     model.save(folder)
     seconds["reranker"] = time.perf_counter() - started

@@ -63,8 +63,8 @@ META_FILE = "reranker.json"
 
 
 class RerankerModel(Protocol):
-    """What ``HybridRetriever`` needs of a trained reranker: this module's ``Reranker`` or a
-    ``ragdial.retrieval.transfer.TransferReranker``."""
+    """What ``HybridRetriever`` needs of a trained reranker: this module's ``Reranker``, a
+    ``ragdial.retrieval.transfer.TransferReranker`` or a ``ragdial.retrieval.precedent.PrecedentReranker``."""
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray: ...
 
@@ -74,11 +74,17 @@ class RerankerModel(Protocol):
 
 
 def load_reranker(directory: str | Path) -> RerankerModel:
-    """The reranker saved in ``directory``, of either kind: a transfer reranker (``transfer.json`` whose ``format``
-    is ``ragdial-transfer-reranker``) or a ``Reranker`` (``reranker.json``)."""
-    from ragdial.retrieval import transfer
+    """The reranker saved in ``directory``, of any kind: a transfer reranker (``transfer.json`` whose ``format``
+    is ``ragdial-transfer-reranker``), a triple reranker (``triples.json``, :mod:`ragdial.retrieval.triples`), a
+    ``Reranker`` (``reranker.json``), or either wrapped with precedents (``precedent.json``,
+    :mod:`ragdial.retrieval.precedent`)."""
+    from ragdial.retrieval import precedent, transfer, triples
 
     directory = Path(directory)
+    if (directory / precedent.META_FILE).is_file():
+        return precedent.PrecedentReranker.load(directory)
+    if (directory / triples.META_FILE).is_file():
+        return triples.TripleReranker.load(directory)
     meta_path = directory / transfer.META_FILE
     if meta_path.is_file() and not (directory / META_FILE).exists():
         try:

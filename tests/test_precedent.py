@@ -1,0 +1,123 @@
+"""Selection by precedent (issue 20): a training turn that asked the same of the same entity lends its gold set;
+turns of other entities or without a close precedent keep the wrapped reranker's ranking and cut. A small review KB
+and dialogs of our own; the hash encoder keeps it fast."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval import precedent, rerank, transfer
+from ragdial.retrieval.config import RetrieverConfig
+from ragdial.retrieval.hybrid import HybridRetriever
+from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
+
+ASPECTS = {
+    "q1": "The rooms were very quiet at night.",
+    "q2": "We slept well with no noise from the street.",
+    "b1": "Breakfast had fresh fruit and eggs.",
+    "b2": "The breakfast buffet was rather small.",
+}
+HOTELS = {"s": "Sunrise Lodge", "h": "Blue Harbor Inn", "g": "Green Park Hotel"}
+QUESTIONS = {
+    "q": ["Is {} quiet at night?", "Is it quiet at night at {}?", "Are the rooms at {} quiet at night?"],
+    "b": ["Is breakfast good at {}?", "How is the breakfast at {}?", "Is the breakfast at {} any good?"],
+}
+
+
+def review(key: str, aspect: str) -> Knowledge:
+    fields = {"domain": "hotel", "entity": HOTELS[key], "doc_type": "review"}
+    return Knowledge(f"{key}:{aspect}", ASPECTS[aspect], SourceKind.REVIEW, fields)
+
+
+def user(text: str) -> Turn:
+    return Turn(Speaker.USER, text)
+
+
+@pytest.fixture(scope="module")
+def setting():
+    kb = KnowledgeBase(review(key, aspect) for key in HOTELS for aspect in ASPECTS)
+    retriever = HybridRetriever(kb, RetrieverConfig(fusion="rrf", encoder="hash"))
+    examples = [  # precedents for Sunrise Lodge and Blue Harbor Inn only
+        Example(
+            f"{key}{kind}{n}",
+            f"d-{key}{kind}{n}",
+            1,
+            [user(text.format(HOTELS[key]))],
+            True,
+            [f"{key}:{kind}1", f"{key}:{kind}2"],
+        )
+        for key in ("s", "h")
+        for kind, texts in QUESTIONS.items()
+        for n, text in enumerate(texts)
+    ]
+    base = transfer.train(retriever, examples, rounds=5, folds=3)
+    return retriever, examples, base, precedent.train(retriever, examples, base)
+
+
+def selected(retriever, text: str) -> list[str]:
+    return sorted(r.item.id for r in retriever.retrieve([user(text)], None, 10).selected)
+
+
+def test_a_close_precedent_of_the_same_entity_gives_its_whole_gold_set(setting):
+    retriever, _, _, wrapped = setting
+    assert wrapped.threshold < 1.0 and wrapped.info["held_out_covered"] > 0
+    retriever.reranker = wrapped
+    assert selected(retriever, "Is Blue Harbor Inn really quiet at night?") == ["h:q1", "h:q2"]
+    assert selected(retriever, "How good is the breakfast at Sunrise Lodge?") == ["s:b1", "s:b2"]
+    ranked = retriever.retrieve([user("How good is the breakfast at Sunrise Lodge?")], None, 10).ranked
+    assert {r.item.id for r in ranked[:2]} == {"s:b1", "s:b2"} and ranked[0].score >= precedent.PRECEDENT_SCORE
+
+
+def test_without_a_precedent_of_that_entity_or_any_entity_the_wrapped_reranker_decides(setting):
+    retriever, _, base, wrapped = setting
+    for text in ("Is Green Park Hotel quiet at night?", "Is it quiet at night?"):  # no precedent / no focus
+        retriever.reranker = base
+        alone = selected(retriever, text)
+        scores = retriever.score([user(text)])
+        retriever.reranker = wrapped
+        assert selected(retriever, text) == alone
+        assert np.allclose(
+            wrapped.predict(retriever, [user(text)], scores), base.predict(retriever, [user(text)], scores)
+        )
+    # a threshold no precedent reaches turns it off
+    retriever.reranker = base
+    alone = selected(retriever, "Is Blue Harbor Inn really quiet at night?")
+    retriever.reranker = precedent.PrecedentReranker(base, wrapped.vectors, wrapped.golds, "hash", threshold=1.1)
+    assert selected(retriever, "Is Blue Harbor Inn really quiet at night?") == alone
+
+
+def test_the_threshold_is_the_lowest_cosine_whose_borrowed_sets_beat_the_floor():
+    assert precedent.best_threshold([0.9, 0.6, 0.8, 0.7], [1.0, 1.0, 1.0, 0.5], 0.85) == 0.8
+    assert precedent.best_threshold([0.9, 0.8], [0.5, 0.6], 0.85) == 1.1  # never better than the reranker
+    assert precedent.best_threshold([], [], 0.85) == 1.1
+
+
+def test_saved_precedents_load_through_load_reranker_and_predict_the_same(setting, tmp_path):
+    retriever, _, _, wrapped = setting
+    folder = wrapped.save(tmp_path / "precedent")
+    loaded = rerank.load_reranker(folder)
+    assert isinstance(loaded, precedent.PrecedentReranker)
+    assert isinstance(loaded.base, transfer.TransferReranker) and loaded.threshold == wrapped.threshold
+    context = [user("Is Blue Harbor Inn really quiet at night?")]
+    scores = retriever.score(context)
+    assert np.allclose(loaded.predict(retriever, context, scores), wrapped.predict(retriever, context, scores))
+    meta = json.loads((folder / precedent.META_FILE).read_text())
+    meta["golds"] = meta["golds"][:-1]
+    (folder / precedent.META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(RagdialError, match=r"precedent\.json: field 'golds'"):
+        rerank.load_reranker(folder)
+    (folder / precedent.VECTORS_FILE).unlink()
+    with pytest.raises(RagdialError, match="not a precedent reranker directory"):
+        rerank.load_reranker(folder)
+
+
+def test_precedents_refuse_a_retriever_with_another_encoder(setting):
+    retriever, _, base, wrapped = setting
+    other = precedent.PrecedentReranker(base, wrapped.vectors, wrapped.golds, "use", wrapped.threshold)
+    context = [user("Is Blue Harbor Inn quiet at night?")]
+    with pytest.raises(RagdialError, match="encoded with 'use'"):
+        other.predict(retriever, context, retriever.score(context))
