@@ -183,9 +183,13 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
 def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
     """`reranker.name=triples` (issue 20): trained with the recipe, saved, found again by the run."""
     system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=triples"])
-    assert (system / "reranker" / "triples.json").is_file()
+    info = json.loads((system / "reranker" / "triples.json").read_text(encoding="utf-8"))["info"]
+    assert info["grouped_by"] == "dialog folds"  # one input: the matcher is cross-fitted over folds of the dialogs
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
     assert done.scored and "result.json format ok" in done.result.checks[0]
+    two = train("kdconv", [f"kdconv:{KD_DIALOGS}"] * 2, tmp_path / "two", [*FAST_DETECTOR, "reranker.name=triples"])
+    info = json.loads((two / "reranker" / "triples.json").read_text(encoding="utf-8"))["info"]
+    assert (info["grouped_by"], info["groups"]) == ("caller", 2)  # two inputs: cross-fitted by input
     with pytest.raises(RagdialError, match="unknown option 'widen'"):
         train(
             "kdconv",

@@ -218,9 +218,12 @@ def test_a_short_refusal_at_a_read_back_books_nothing_and_is_no_aside(branch, te
 def test_a_change_said_with_the_yes_books_nothing_yet(branch):
     turns = talk(branch, "后天上海到北京的火车", "第一个")
     assert "硬座" in turns[-1].reply.splitlines()[-1], turns[-1].reply
+    code = turns[-1].reply.split("即将为您预订：")[1].split()[0]
     (turn,) = talk(branch, "对，硬卧下铺，确认", state=turns[-1].state)
     assert turn.booked is None and not turn.state["bookings"], turn.reply
     assert turn.state["slots"].get("berth") == "下铺", turn.reply
+    # the same train in the class said is read back (when it has one such row), not a new list
+    assert f"即将为您预订：{code}" in turn.reply and "硬卧下铺" in turn.reply, turn.reply
 
 
 def test_a_question_right_after_a_booking_is_about_what_was_booked(branch):

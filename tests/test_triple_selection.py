@@ -132,7 +132,7 @@ def test_triple_reranker_trains_on_two_domains_saves_and_loads(tmp_path):
             dialog = f"{domain}:{entity}:{attribute}:{n}"
             examples.append(Example(dialog, dialog, 1, [user(text)], True, [item.id]))
     model = triples.train(retriever, examples, group_of=lambda e: e.id.split(":")[0], rounds=10, folds=3)
-    assert model.info["groups"] == 2 and 0.0 < model.threshold < 1.0
+    assert (model.info["groups"], model.info["grouped_by"]) == (2, "caller") and 0.0 < model.threshold < 1.0
     context = [user("晴天集是哪年发行的？")]
     scores = retriever.score(context)
     predicted = model.predict(retriever, context, scores)

@@ -262,8 +262,11 @@ def _reranker(
     try:  # the options were checked against the trainer's TypedDict
         if kind == "transfer":
             model = transfer.train(retriever, learn.examples, seed=seed, **cast(TransferOptions, trainer_options))
-        elif kind == "triples":
-            model = triples.train(retriever, learn.examples, seed=seed, **cast(TriplesOptions, trainer_options))
+        elif kind == "triples":  # the matcher is cross-fitted by training input (domain) when there are several
+            inputs = {e.id.split("/", 1)[0] for e in learn.examples if "/" in e.id}
+            group_of = (lambda e: e.id.split("/", 1)[0]) if len(inputs) > 1 else None
+            options_ = cast(TriplesOptions, trainer_options)
+            model = triples.train(retriever, learn.examples, group_of=group_of, seed=seed, **options_)
         else:
             model = rerank.train(retriever, learn.examples, seed=seed, **cast(InDomainOptions, trainer_options))
     except TypeError as err:  # an option the trainer does not take

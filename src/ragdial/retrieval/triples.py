@@ -351,5 +351,10 @@ def train(
     threshold, relative = best_threshold(oof, ids, golds, max_select, (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7))
     booster = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds)
     matcher = _matcher(*pairs(range(len(candidates))))
-    info: JSONDict = {"queries": len(candidates), "groups": len(set(groups)), "rounds": rounds}
+    info: JSONDict = {
+        "queries": len(candidates),
+        "groups": len(set(groups)),
+        "grouped_by": "caller" if group_of else "dialog folds",
+        "rounds": rounds,
+    }
     return TripleReranker(booster, matcher, threshold, relative, max_select, depth, info)

@@ -235,6 +235,7 @@ class _Turn:
         self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
         self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
         self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
+        self.reclassed = False  # a class or berth said during a read-back (the same train in it is read back)
         self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
         self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
 
@@ -1096,6 +1097,7 @@ class TaskBranch:
             self._merge(state, slots)
         if state["open"] == "confirm_booking" and state["pending"]:
             turn.previous = state["pending"]  # re-read the same offer back if it still fits ("是两间吧？")
+            turn.reclassed = bool(slots) and set(slots) <= {"seat_class", "berth"}
         state["pending"] = None
         state["suggestion"] = None
         turn.dirty = True
@@ -1262,7 +1264,13 @@ class TaskBranch:
         state["offers"] = [row["id"] for row in rows]
         previous = turn.previous
         if previous and previous["domain"] == domain:
-            still = [r for r in self.db.search(domain, constraints, limit=500) if r["id"] == previous["id"]]
+            every = self.db.search(domain, constraints, limit=500)
+            still = [r for r in every if r["id"] == previous["id"]]
+            was = self.db.get(domain, int(previous["id"])) if domain != "hotel" else None
+            if not still and was is not None and turn.reclassed:
+                # 对，换硬卧下铺 at the read-back of K574 硬座: the same train in the class said, when only one fits
+                still = [r for r in every if R.code_of(r) == R.code_of(was)]
+                still = still if len(still) == 1 else []
             if still:
                 state["pending"] = self._pending_for(state, domain, still[0])
                 state["open"] = "confirm_booking"
