@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragdial.task.slots import NUM, SEAT_CLASSES
+from ragdial.task.slots import NUM, SEAT_CLASSES, SEAT_CLASSES_EN
 
 ACTS = (
     "inform",
@@ -95,16 +95,7 @@ PERIOD_EN = {
     "noon": "中午",
 }
 CLASS_WORDS = {**SEAT_CLASSES, "公务舱": "商务舱", "卧铺": "卧铺"}  # the slot parser's classes and two synonyms
-CLASS_EN = {
-    "economy": "经济舱",
-    "business class": "business",
-    "business": "business",
-    "first class": "first",
-    "second class": "二等座",
-    "hard seat": "硬座",
-    "hard sleeper": "硬卧",
-    "soft sleeper": "软卧",
-}
+CLASS_EN = SEAT_CLASSES_EN  # the slot parser's English class names
 SLEEPERS = ["硬卧", "软卧"]
 NEGATED_CLASS = re.compile(
     r"(不要|不是|别|不想要|不想坐|不想|不坐|不用|除了)\s*(经济舱|商务舱|头等舱|公务舱|二等座|一等座|商务座|硬座|硬卧|软卧|卧铺)"
