@@ -3,15 +3,11 @@ numbers, a date moved by a relative day, a question about rooms left."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
 from ragdial.task.acts import Context, understand
-from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
+from task_dialogs import TODAY, travel_gazetteer
 
-TODAY = dt.date(2026, 12, 1)
 HOTEL = {
     "domain": "hotel",
     "open_question": "ask_rooms",
@@ -26,9 +22,7 @@ FLIGHT = {
 
 @pytest.fixture(scope="module")
 def gaz(tmp_path_factory):
-    path = tmp_path_factory.mktemp("act-slots") / "travel.sqlite"
-    generate(path, seed=0, start=TODAY, days=30)
-    return TravelDB(path).gazetteer()
+    return travel_gazetteer(tmp_path_factory.mktemp("act-slots"), seed=0, days=30)
 
 
 def acts(gaz, text, context):

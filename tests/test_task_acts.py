@@ -5,40 +5,26 @@ The bank's test half is never read here: it is reported only by benchmarks/task_
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
 
 from ragdial.task.acts import Context, understand
-from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
+from task_dialogs import FLIGHT_CHOICE, TODAY, travel_gazetteer
 
-TODAY = dt.date(2026, 12, 1)  # a Tuesday
 BANK = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "task_utterances.jsonl"
 
 
 @pytest.fixture(scope="module")
 def gaz(tmp_path_factory):
-    path = tmp_path_factory.mktemp("acts") / "travel.sqlite"
-    generate(path, seed=0, start=TODAY, days=30)
-    return TravelDB(path).gazetteer()
+    return travel_gazetteer(tmp_path_factory.mktemp("acts"), seed=0, days=30)
 
 
 def acts(gaz, text, **context):
     return [(a.act, a.slots) for a in understand(text, Context(**context), gaz, TODAY)]
 
 
-CHOOSING = {
-    "domain": "flight",
-    "open_question": "choose_offer",
-    "state": {"domain": "flight", "dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"},
-    "offers": [
-        {"code": "HU1663", "airline": "海航", "dep_time": "12:00", "price": 850, "seat_class": "经济舱"},
-        {"code": "CA7410", "airline": "国航", "dep_time": "10:45", "price": 870, "seat_class": "经济舱"},
-    ],
-}
 READ_BACK = {
     "domain": "hotel",
     "open_question": "confirm_booking",
@@ -49,7 +35,7 @@ READ_BACK = {
 
 def test_out_of_scope_with_cities_dates_and_numbers_carries_no_slots(gaz):
     for text in ("上海明天下雨吗", "今天几号来着", "最近股市怎么样，大盘今天跌了2个点", "成都有什么好吃的"):
-        assert acts(gaz, text, **CHOOSING) == [("out_of_scope", {})], text
+        assert acts(gaz, text, **FLIGHT_CHOICE) == [("out_of_scope", {})], text
     assert acts(gaz, "好冷啊，帮我查下明天去哈尔滨的火车") == [
         ("out_of_scope", {}),
         ("inform", {"domain": "train", "arr_city": "哈尔滨", "date": "2026-12-02"}),
@@ -66,21 +52,21 @@ def test_a_question_is_not_a_confirmation_and_que_ding_is(gaz):
 
 
 def test_choosing_by_code_price_airline_this_and_ordinal(gaz):
-    assert acts(gaz, "就CA7410吧", **CHOOSING) == [("select", {"code": "CA7410"})]
-    assert acts(gaz, "ca7410", **CHOOSING) == [("select", {"code": "CA7410"})]
-    assert acts(gaz, "订850那个", **CHOOSING) == [("select", {"price": 850})]
-    assert acts(gaz, "国航那个", **CHOOSING) == [("select", {"airline": "国航"})]
-    assert acts(gaz, "最后一个", **CHOOSING) == [("select", {"ordinal": -1})]
-    assert acts(gaz, "第二个，订吧", **CHOOSING) == [("select", {"ordinal": 2}), ("confirm", {})]
+    assert acts(gaz, "就CA7410吧", **FLIGHT_CHOICE) == [("select", {"code": "CA7410"})]
+    assert acts(gaz, "ca7410", **FLIGHT_CHOICE) == [("select", {"code": "CA7410"})]
+    assert acts(gaz, "订850那个", **FLIGHT_CHOICE) == [("select", {"price": 850})]
+    assert acts(gaz, "国航那个", **FLIGHT_CHOICE) == [("select", {"airline": "国航"})]
+    assert acts(gaz, "最后一个", **FLIGHT_CHOICE) == [("select", {"ordinal": -1})]
+    assert acts(gaz, "第二个，订吧", **FLIGHT_CHOICE) == [("select", {"ordinal": 2}), ("confirm", {})]
 
 
 def test_compound_turns_keep_their_order(gaz):
-    flight_read_back = {**READ_BACK, "domain": "flight", "state": CHOOSING["state"]}
+    flight_read_back = {**READ_BACK, "domain": "flight", "state": FLIGHT_CHOICE["state"]}
     assert acts(gaz, "确定，然后帮我看下上海的酒店，明天住一晚", **flight_read_back) == [
         ("confirm", {}),
         ("inform", {"domain": "hotel", "city": "上海", "date": "2026-12-02", "nights": 1}),
     ]
-    assert acts(gaz, "改成后天，还有票吗", **CHOOSING) == [
+    assert acts(gaz, "改成后天，还有票吗", **FLIGHT_CHOICE) == [
         ("modify", {"date": "2026-12-03"}),
         ("request", {"seats_left": "?"}),
     ]
@@ -102,7 +88,7 @@ def test_constraint_coverage(gaz):
     assert acts(gaz, "5号入住7号退房，厦门思明区的宾馆")[0][1]["check_out"] == "2026-12-07"
     berth = {"domain": "train", "open_question": "confirm_booking", "state": {"seat_class": "硬卧", "berth": "上铺"}}
     assert acts(gaz, "换下铺", **berth) == [("modify", {"berth": "下铺"})]
-    assert acts(gaz, "不飞了，改火车", **CHOOSING) == [("modify", {"domain": "train"})]
+    assert acts(gaz, "不飞了，改火车", **FLIGHT_CHOICE) == [("modify", {"domain": "train"})]
 
 
 def test_dev_half_of_the_locked_bank(gaz):
@@ -137,7 +123,7 @@ OWN_PHRASES = [  # written for this test (not from the bank): short acts said in
 def test_short_acts_in_other_words(gaz, open_question, texts, expected):
     context = {"open_question": open_question, "domain": "train" if open_question else None}
     if open_question == "choose_offer":
-        context |= {"offers": CHOOSING["offers"], "state": CHOOSING["state"], "domain": "flight"}
+        context |= {"offers": FLIGHT_CHOICE["offers"], "state": FLIGHT_CHOICE["state"], "domain": "flight"}
     for text in texts:
         assert [a for a, _s in acts(gaz, text, **context)] == [expected], text
 
@@ -161,7 +147,7 @@ ASKING_DATE = {
     ],
 )
 def test_asides_naming_dates_cities_and_numbers_change_nothing(gaz, text):
-    for context in (ASKING_DATE, CHOOSING, READ_BACK):
+    for context in (ASKING_DATE, FLIGHT_CHOICE, READ_BACK):
         assert acts(gaz, text, **context) == [("out_of_scope", {})], (text, context["open_question"])
 
 

@@ -15,7 +15,7 @@ from ragdial.task.goals import Goal, SubGoal
 from ragdial.task.http_channel import HttpChannel
 from ragdial.task.manager import TaskBranch
 from ragdial.task.phrases import Phrases
-from task_dialogs import TODAY, talk
+from task_dialogs import FLIGHT_CHOICE, TODAY, talk
 
 
 @pytest.fixture
@@ -113,19 +113,8 @@ def test_an_out_of_scope_reading_adds_its_cue_to_the_context_features():
     ]
 
 
-FLIGHT_OFFERS = {
-    "domain": "flight",
-    "open_question": "choose_offer",
-    "state": {"domain": "flight", "dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"},
-    "offers": [
-        {"code": "HU1663", "airline": "海航", "dep_time": "12:00", "price": 850, "seat_class": "经济舱"},
-        {"code": "CA7410", "airline": "国航", "dep_time": "10:45", "price": 870, "seat_class": "经济舱"},
-    ],
-}
-
-
 @pytest.mark.parametrize(("text", "clock"), [("要10:45那班", "10:45"), ("10：45的", "10:45"), ("12:00那个吧", "12:00")])
 def test_choosing_an_offer_by_its_departure_time_in_digits(travel_db_path, text, clock):
     gaz = TravelDB(travel_db_path).gazetteer()
-    acts = understand(text, Context(**FLIGHT_OFFERS), gaz, TODAY)
+    acts = understand(text, Context(**FLIGHT_CHOICE), gaz, TODAY)
     assert [(a.act, a.slots) for a in acts] == [("select", {"dep_time": clock})]

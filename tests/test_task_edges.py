@@ -13,17 +13,7 @@ from ragdial.task.acts import Context, understand
 from ragdial.task.db import TravelDB
 from ragdial.task.goals import Goal, SubGoal
 from ragdial.task.manager import TaskBranch
-from task_dialogs import TODAY, talk
-
-OFFERS = {
-    "domain": "flight",
-    "open_question": "choose_offer",
-    "state": {"domain": "flight", "dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"},
-    "offers": [
-        {"code": "HU1663", "airline": "海航", "dep_time": "12:00", "price": 850, "seat_class": "经济舱"},
-        {"code": "CA7410", "airline": "国航", "dep_time": "10:45", "price": 870, "seat_class": "经济舱"},
-    ],
-}
+from task_dialogs import FLIGHT_CHOICE, TODAY, talk
 
 
 @pytest.fixture
@@ -37,7 +27,7 @@ def branch(travel_db_path):
 )
 def test_choosing_by_a_quarter_or_half_hour(travel_db_path, text, clock):
     gaz = TravelDB(travel_db_path).gazetteer()
-    assert [(a.act, a.slots) for a in understand(text, Context(**OFFERS), gaz, TODAY)] == [
+    assert [(a.act, a.slots) for a in understand(text, Context(**FLIGHT_CHOICE), gaz, TODAY)] == [
         ("select", {"dep_time": clock})
     ]
 

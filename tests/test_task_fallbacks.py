@@ -13,11 +13,10 @@ import random
 import pytest
 
 from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
 from ragdial.task.goals import sample_goal
 from ragdial.task.manager import TaskBranch
 from ragdial.task.slots import PERIODS, parse
-from task_dialogs import TODAY, talk
+from task_dialogs import TODAY, talk, travel_gazetteer
 
 
 @pytest.fixture
@@ -138,9 +137,7 @@ def test_sampled_trip_goals_carry_the_bounds_of_their_departure_window(travel_db
 
 @pytest.fixture(scope="module")
 def gaz(tmp_path_factory):
-    path = tmp_path_factory.mktemp("db") / "travel.sqlite"
-    generate(path, seed=1, start=TODAY, days=3)
-    return TravelDB(path).gazetteer()
+    return travel_gazetteer(tmp_path_factory.mktemp("db"), seed=1, days=3)
 
 
 @pytest.mark.parametrize(

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
-from ragdial.task.db import TravelDB
-from ragdial.task.dbgen import generate
 from ragdial.task.slots import cn_number, parse, parse_date
-
-TODAY = dt.date(2026, 12, 1)  # a Tuesday
+from task_dialogs import TODAY, travel_gazetteer
 
 
 @pytest.fixture(scope="module")
 def gaz(tmp_path_factory):
-    path = tmp_path_factory.mktemp("db") / "travel.sqlite"
-    generate(path, seed=1, start=TODAY, days=3)
-    return TravelDB(path).gazetteer()
+    return travel_gazetteer(tmp_path_factory.mktemp("db"), seed=1, days=3)
 
 
 @pytest.mark.parametrize(
