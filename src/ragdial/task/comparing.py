@@ -31,11 +31,13 @@ def minutes(row: Row) -> int:
     return as_int(row.get("arr_days") or 0) * 1440 + int(arr_h) * 60 + int(arr_m) - int(dep_h) * 60 - int(dep_m)
 
 
+def _measure(feature: str) -> Callable[[Row], int]:
+    """What ``feature`` minimises: the travel time for ``"fastest"``, else the price."""
+    return minutes if feature == "fastest" else (lambda r: as_int(r["price"]))
+
+
 def _best(rows: Sequence[Row], feature: str) -> Row | None:
-    if not rows:
-        return None
-    key: Callable[[Row], int] = minutes if feature == "fastest" else (lambda r: as_int(r["price"]))
-    return min(rows, key=key)
+    return min(rows, key=_measure(feature)) if rows else None
 
 
 def compare_line(rows: Mapping[str, Sequence[Row]], feature: str, lang: str) -> str:
@@ -60,7 +62,7 @@ def compare_line(rows: Mapping[str, Sequence[Row]], feature: str, lang: str) -> 
     flight, train = best["flight"], best["train"]
     verdict = ""
     if flight is not None and train is not None:
-        measure: Callable[[Row], int] = minutes if feature == "fastest" else (lambda r: as_int(r["price"]))
+        measure = _measure(feature)
         winner = "flight" if measure(flight) < measure(train) else "train" if measure(train) < measure(flight) else ""
         if winner:
             word = (

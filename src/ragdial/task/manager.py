@@ -1690,18 +1690,12 @@ class TaskBranch:
                 ]
         feature = text_or_none(ref.get("feature"))
         if feature and keep:
-
-            def minutes(v: Row) -> int:
-                h1, m1 = map(int, v["dep_time"].split(":"))
-                h2, m2 = map(int, v["arr_time"].split(":"))
-                return (h2 * 60 + m2 + 1440 * int(v.get("arr_days") or 0)) - (h1 * 60 + m1)
-
             key_of = {
                 "cheapest": lambda v: v["price"],
                 "most_expensive": lambda v: -v["price"],
                 "earliest": lambda v: v.get("dep_time", ""),
                 "latest": lambda v: "".join(chr(255 - ord(c)) for c in v.get("dep_time", "")),
-                "fastest": lambda v: minutes(v) if "arr_time" in v else 0,
+                "fastest": lambda v: comparing.minutes(v) if "arr_time" in v else 0,
                 "best": lambda v: (-int(v.get("stars") or 0), -v["price"]),
             }.get(feature)
             if key_of:
@@ -1734,9 +1728,7 @@ class TaskBranch:
                 else f"{name} arrives {row['arr_time']}{day}"
             )
         if key == "duration":
-            h1, m1 = map(int, row["dep_time"].split(":"))
-            h2, m2 = map(int, row["arr_time"].split(":"))
-            total = (h2 * 60 + m2 + 1440 * int(row.get("arr_days") or 0)) - (h1 * 60 + m1)
+            total = comparing.minutes(row)
             return (
                 f"{name}全程约{total // 60}小时{total % 60}分" if zh else f"{name} takes {total // 60}h{total % 60:02d}"
             )
