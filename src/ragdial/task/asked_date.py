@@ -7,14 +7,13 @@ import datetime as dt
 import re
 
 from ragdial.task.replies import date_text
-from ragdial.task.slots import parse_date
+from ragdial.task.slots import WEEKDAY_WORDS, parse_date
 
 DATE_ASKED = re.compile(
     r"(?P<when>[^，,。！!？?\s]{0,10}?)\s*(?:是)?\s*(?:几号|几月几号|几月几日|星期几|周几|礼拜几|什么日子)"
     r"|what('s| is) (the )?date|what day is (it|today)",
     re.I,
 )
-WEEKDAYS = "一二三四五六日"
 
 
 def asked_day(text: str, today: dt.date) -> tuple[str, dt.date] | None:
@@ -38,5 +37,5 @@ def date_answer(text: str, today: dt.date, lang: str) -> str | None:
         return f"Today is {today.strftime('%A, %d %B %Y')}."
     name, day = asked
     if re.search(r"[号日]", name):  # 12月5号是周几: the weekday is what is asked
-        return f"{date_text(day.isoformat(), 'zh')}是星期{WEEKDAYS[day.weekday()]}。"
-    return f"{name}是{date_text(day.isoformat(), 'zh')}，星期{WEEKDAYS[day.weekday()]}。"
+        return f"{date_text(day.isoformat(), 'zh')}是星期{WEEKDAY_WORDS[day.weekday()]}。"
+    return f"{name}是{date_text(day.isoformat(), 'zh')}，星期{WEEKDAY_WORDS[day.weekday()]}。"

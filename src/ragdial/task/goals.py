@@ -15,11 +15,10 @@ from typing import TypedDict, cast
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task.db import Row, TravelDB
-from ragdial.task.slots import PERIODS
+from ragdial.task.slots import PERIODS, WEEKDAY_WORDS
 
 GOAL_KINDS = {"flight": 0.22, "train": 0.22, "hotel": 0.14, "trip+hotel": 0.22, "flight>train+hotel": 0.20}
 PERIOD_WORDS = ("早上", "上午", "下午", "晚上")
-WEEKDAY_WORDS = "一二三四五六日"
 
 
 class GoalConstraints(TypedDict, total=False):

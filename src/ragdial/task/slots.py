@@ -22,6 +22,7 @@ from pypinyin import lazy_pinyin
 from ragdial.jsontypes import JSONDict
 from ragdial.task.db import Gazetteer
 
+WEEKDAY_WORDS = "一二三四五六日"  # 周一 … 周日, Monday first as date.weekday()
 WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 WEEKDAYS_EN = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 MONTHS_EN = {
