@@ -12,7 +12,18 @@ from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _is_choice, _reference, _relative
 from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
-from ragdial.task.acts.finders import NEGATED_PERIOD, _brand_of, _code_of, _district_of, _domain_named, code_domain
+from ragdial.task.acts.finders import (
+    NEGATED_PERIOD,
+    _brand_of,
+    _code_of,
+    _district_of,
+    _domain_named,
+    _airline_of,
+    _brands_in,
+    _exclusions,
+    code_domain,
+)
+from ragdial.task.values import listed
 from ragdial.task.acts.words import (
     ASK_BOOKING,
     CONFIRM,
@@ -83,6 +94,14 @@ def _drops(text: str, whole: str, ctx: Context, said: JSONDict, said_whole: Call
     return None
 
 
+def _unexcluded(text: str, ctx: Context, gaz: Gazetteer) -> bool:
+    """Whether ``text`` says a brand or airline excluded before is fine after all (国航也行)."""
+    if not re.search(r"(也行|也可以|也成|也没问题|也没关系|也无所谓)", text):
+        return False
+    said = {b for _s, _e, b in _brands_in(text, gaz)} | {_airline_of(text, gaz)}
+    return bool(said & {str(v) for v in listed(ctx.state.get("not_brand")) + listed(ctx.state.get("not_airline"))})
+
+
 def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
     """Whether constraints without a domain word are about a hotel."""
     whole_domain = _domain_named(text, english)
@@ -148,6 +167,11 @@ def _classify(
         and (clause.question or re.search(r"(吗|么|啊|呀|嘛|呢)$", text))
     ):
         return "request", {"availability": "?"}  # 上午的一班都没有吗？ (the search said none): asked, not out of scope
+    if (_exclusions(text, gaz, english)[0] or _unexcluded(text, ctx, gaz)) and not OOS.search(text):
+        # 不要如家 / 除了汉庭都行 / 国航的也不要: a brand, airline or train kind not wanted is a constraint, no refusal
+        said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+        if said:
+            return "inform", said
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}
     if re.fullmatch(r"[\d\s]{5,}", text):

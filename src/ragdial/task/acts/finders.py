@@ -405,3 +405,67 @@ def _domain_named(text: str, english: bool) -> str | None:
 def _fly_pos(text: str) -> int:
     starts = [m.start() for m in re.finditer(r"飞(?!快)", text)]
     return starts[-1] if starts else -1
+
+
+# what the user does not want: 别给我如家汉庭那种 / 不要如家 / 除了汉庭都行 / 不坐东航 / 如家的就算了 / 不要绿皮车
+EXCLUDING_BEFORE = re.compile(
+    r"(别给我|别给|别订|别选|别要|别找|别是|不要|不想要|不想住|不想坐|不想订|不住|不坐|不订|不选|不考虑|不喜欢|不太喜欢|讨厌|"
+    r"除了|除去|排除|去掉|不包括)([^，,。；;！!？?]{0,16})"
+)
+EXCLUDING_AFTER = re.compile(
+    r"([^，,。；;！!？?]{1,16}?)(?:的|那种|那类|这种|这类|那些|系列)?(?:就算了|不要|不行|不考虑|不住|不坐|不订|免了|pass|除外|以外|之外)"
+)
+
+
+def _brands_in(text: str, gaz: Gazetteer) -> list[tuple[int, int, str]]:
+    """Every hotel brand named in ``text``: (start, end, full brand name), in the order said."""
+    found: list[tuple[int, int, str]] = []
+    rest = text
+    for brand in sorted(gaz.brands, key=len, reverse=True):
+        short = brand.replace("酒店", "").replace("快捷", "")
+        forms = {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}
+        for form in sorted(forms, key=len, reverse=True):
+            at = rest.find(form)
+            if len(form) >= 2 and at >= 0 and not (form == "锦江" and "锦江之星" not in text):
+                found.append((at, at + len(form), brand))
+                rest = rest[:at] + "□" * len(form) + rest[at + len(form) :]
+                break
+    return sorted(found)
+
+
+def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]]:
+    """Brands, airlines and train kinds named in ``text``, each as (start, end, value)."""
+    airlines = gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}
+    lower = text.lower()
+    named: dict[str, list[tuple[int, int, str]]] = {"not_brand": _brands_in(text, gaz), "not_airline": [], "not_train_kinds": []}
+    for name in list(airlines) + list(AIRLINES_EN):
+        for m in re.finditer(re.escape(name), lower):
+            named["not_airline"].append((m.start(), m.end(), AIRLINES_EN.get(name, name)))
+    for word, letters in KIND_WORDS.items():
+        for m in re.finditer(re.escape(word), text):
+            if not any(s <= m.start() < e for s, e, _k in named["not_train_kinds"]):
+                named["not_train_kinds"] += [(m.start(), m.end(), k) for k in letters]
+    return named
+
+
+def _exclusions(text: str, gaz: Gazetteer, english: bool = False) -> tuple[dict[str, list[str]], str]:
+    """(excluded brands / airlines / train kinds as ``not_brand`` / ``not_airline`` / ``not_train_kinds``, the
+    text with the excluded names blanked out so no finder reads them as wanted)."""
+    spans: list[tuple[int, int]] = []
+    if english:
+        for m in re.finditer(r"\b(?:no|not|except|avoid|anything but|other than)\s+([a-z ]{2,30})", text.lower()):
+            spans.append((m.start(1), m.end(1)))
+    else:
+        spans += [(m.start(2), m.end(2)) for m in EXCLUDING_BEFORE.finditer(text)]
+        spans += [(m.start(1), m.end(1)) for m in EXCLUDING_AFTER.finditer(text)]
+    out: dict[str, list[str]] = {}
+    blanked = list(text)
+    for start, end in spans:
+        cut = re.search(r"(超过|高于|低于|贵|便宜|以上|以内)", text[start:end])  # 不要超过300: a budget
+        end = start + cut.start() if cut else end
+        for key, found in _named_in(text[start:end], gaz).items():
+            for s, e, value in found:
+                if value not in out.setdefault(key, []):
+                    out[key].append(value)
+                blanked[start + s : start + e] = "□" * (e - s)
+    return {k: v for k, v in out.items() if v}, "".join(blanked)
