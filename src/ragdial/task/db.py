@@ -179,7 +179,8 @@ class TravelDB:
         seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
         (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K), arr_by ("HH:MM": arriving by
         then on the day of departure); excluded: not_airline, not_train_kinds (lists).
-        Hotel: city, district, brand, not_brand (a list of brands excluded), stars, min_stars, max_price, min_price, and with ``date``: ``nights``
+        Hotel: city, district, brand, not_brand (a list of brands excluded),
+        stars, min_stars, max_price, min_price, and with ``date``: ``nights``
         (default 1) and ``rooms`` (default 1) free on every night of the stay.
         Unknown keys are ignored; missing keys do not constrain.
         """

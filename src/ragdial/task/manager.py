@@ -61,8 +61,10 @@ SEGMENT_KEYS = (
 SHOWN = 3
 # constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
 NOT_FOR = {
-    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code")
-    + ("not_airline", "not_train_kinds", "arr_by"),
+    "hotel": (
+        *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
+        *("not_airline", "not_train_kinds", "arr_by"),
+    ),
     "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
     "train": ("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
 }

@@ -14,16 +14,16 @@ from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
 from ragdial.task.acts.finders import (
     NEGATED_PERIOD,
+    _airline_of,
     _brand_of,
+    _brands_in,
     _code_of,
     _district_of,
     _domain_named,
-    _airline_of,
-    _brands_in,
     _exclusions,
+    _people,
     code_domain,
 )
-from ragdial.task.values import listed
 from ragdial.task.acts.words import (
     ASK_BOOKING,
     CONFIRM,
@@ -46,6 +46,7 @@ from ragdial.task.acts.words import (
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
+from ragdial.task.values import listed
 
 # a short refusal of what is offered (where a yes/no is expected): 不合适 / 这个时间不行 / 太早了不要 / 先别 / 没啥了
 REFUSING = re.compile(
@@ -265,7 +266,7 @@ def _classify(
                 return "modify", {"time_to": start}
         return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
-    if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
+    if slots and not english and not _people(text) and _aside(text, gaz, set(slots) <= INCIDENTAL):
         return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots

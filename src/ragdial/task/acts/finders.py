@@ -290,12 +290,39 @@ def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
         rooms = _count(text, rf"({NUM})\s*间")
         if rooms and (rooms > 1 or re.search(r"(就|只要|只|一间就|一间够)", text)):
             out["rooms"] = rooms
-    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)")
+    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)") or _people(text)
     if re.search(r"(就我一个|就我自己|我一个人|一个人住|就一个人)", text):
         guests = 1
     if guests:
         out["guests"] = guests
     return out
+
+
+def _people(text: str) -> int | None:
+    """How many travel, said in words: 我们俩 / 咱仨 / 一家三口 / 两个大人一个小孩 / 两大一小 / 我和老婆."""
+    m = re.search(
+        rf"({NUM})\s*(?:个|位|名)?\s*(?:大人|成人|成年人)[，,、\s和加带还有]*({NUM})\s*(?:个|位|名)?\s*(?:小孩|孩子|儿童|小朋友|娃)",
+        text,
+    )
+    m = m or re.search(rf"({NUM})大({NUM})小", text)
+    if m:
+        return (cn_number(m.group(1)) or 0) + (cn_number(m.group(2)) or 0) or None
+    m = re.search(rf"(?:我们|咱们|咱|我俩|他们|一共|总共)\s*({NUM})\s*个(?!晚|小时|钟|月|星期|礼拜|工作日)", text)
+    if m and (cn_number(m.group(1)) or 0) > 1:
+        return cn_number(m.group(1))
+    m = re.search(r"一家([三四五六])口", text)
+    if m:
+        return cn_number(m.group(1))
+    if re.search(r"(我们|咱们|咱|我)仨|仨人|我们三个(?!晚)", text):
+        return 3
+    if re.search(r"(我们|咱们|咱|我|他|她|你)俩|俩人|两口子|小两口", text):
+        return 2
+    if re.search(
+        r"我(和|跟|带|带着)(我)?(老婆|老公|爱人|媳妇|女朋友|男朋友|对象|妈妈?|爸爸?|同事|朋友|孩子|儿子|女儿)(?!.{0,4}[0-9两二三四五]\s*[个位张人])",
+        text,
+    ):
+        return 2
+    return None
 
 
 def _passengers(text: str, english: bool) -> int | None:
@@ -304,10 +331,9 @@ def _passengers(text: str, english: bool) -> int | None:
         if m:
             return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
         return None
-    if re.search(r"一家三口", text):
-        return 3
-    if re.search(r"一家四口", text):
-        return 4
+    n = _people(text)
+    if n:
+        return n
     n = (
         _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
         or _count(text, rf"({NUM})\s*张")
@@ -413,7 +439,8 @@ EXCLUDING_BEFORE = re.compile(
     r"除了|除去|排除|去掉|不包括)([^，,。；;！!？?]{0,16})"
 )
 EXCLUDING_AFTER = re.compile(
-    r"([^，,。；;！!？?]{1,16}?)(?:的|那种|那类|这种|这类|那些|系列)?(?:就算了|不要|不行|不考虑|不住|不坐|不订|免了|pass|除外|以外|之外)"
+    r"([^，,。；;！!？?]{1,16}?)(?:的|那种|那类|这种|这类|那些|系列)*(?:就|也|都|我)?"
+    r"(?:算了|别给我|别给|别订|别要|不要|不行|不考虑|不住|不坐|不订|免了|不用|pass|除外|以外|之外)"
 )
 
 
@@ -437,7 +464,8 @@ def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]
     """Brands, airlines and train kinds named in ``text``, each as (start, end, value)."""
     airlines = gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}
     lower = text.lower()
-    named: dict[str, list[tuple[int, int, str]]] = {"not_brand": _brands_in(text, gaz), "not_airline": [], "not_train_kinds": []}
+    named: dict[str, list[tuple[int, int, str]]] = {"not_brand": _brands_in(text, gaz)}
+    named["not_airline"], named["not_train_kinds"] = [], []
     for name in list(airlines) + list(AIRLINES_EN):
         for m in re.finditer(re.escape(name), lower):
             named["not_airline"].append((m.start(), m.end(), AIRLINES_EN.get(name, name)))
