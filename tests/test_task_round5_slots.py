@@ -119,3 +119,46 @@ def test_a_named_day_said_to_explain_a_date_is_understood(branch):
     (turn,) = talk(branch, "平安夜那天呀", state=turns[-1].state)
     assert turn.state["slots"].get("date") == "2026-12-24", turn.reply
     assert "帮不上忙" not in turn.reply, turn.reply
+
+
+# 7. time windows and an arrival deadline
+def test_around_noon_is_the_noon_window_not_before_noon(branch):
+    (turn,) = talk(branch, "明天成都到重庆的火车，中午前后走")
+    slots = turn.state["slots"]
+    assert slots.get("period") == "中午" and "time_to" not in slots, slots
+    assert "K113" in turn.reply and "T844" in turn.reply and "D5682" not in turn.reply, turn.reply
+
+
+def test_after_work_leaves_from_six_in_the_evening(branch):
+    (turn,) = talk(branch, "明天成都去重庆的火车，我下了班再走")
+    assert turn.state["slots"].get("time_from") == "18:00", turn.state["slots"]
+    assert "G1151" in turn.reply and "K113" not in turn.reply, turn.reply
+
+
+@pytest.mark.parametrize(
+    "text", ["明天北京去天津的火车，早上八点半之前得到", "明天北京到天津，8点半前要到天津，坐火车"]
+)
+def test_an_arrival_deadline_bounds_the_arrival(branch, text):
+    (turn,) = talk(branch, text)
+    slots = turn.state["slots"]
+    assert slots.get("arr_by") == "08:30" and "time_to" not in slots, slots
+    assert "K773" in turn.reply and "G6000" not in turn.reply and "D5782" not in turn.reply, turn.reply
+    assert "08:30以前到达" in turn.reply, turn.reply
+
+
+def test_a_flight_landing_after_midnight_misses_a_deadline(branch):
+    (turn,) = talk(branch, "明天上海飞北京，晚上11点以前要落地")
+    assert turn.state["slots"].get("arr_by") == "23:00", turn.state["slots"]
+    assert "MU8570" not in turn.reply and "ZH1189" in turn.reply, turn.reply
+
+
+# 8. a calendar question in English is answered with the day asked about
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("what day is next Friday?", "Friday, 11 December 2026"), ("what's the date tomorrow?", "Wednesday, 02 December")],
+)
+def test_english_calendar_questions_answer_the_day_asked(branch, text, said):
+    turns = talk(branch, "a flight from Beijing to Shanghai")
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert said in turn.reply, turn.reply
+    assert "date" not in turn.state["slots"], turn.state["slots"]

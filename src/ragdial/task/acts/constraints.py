@@ -11,6 +11,7 @@ from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.context import Context
 from ragdial.task.acts.finders import (
     _airline_of,
+    _arrive_by,
     _berths_of,
     _brand_of,
     _class_value,
@@ -178,15 +179,18 @@ def _constraints(
         day = next((d for d in known if isinstance(d, str) and d), None)
         if day:
             slots["date"] = day
-    time_from, time_to = _time_bounds(text, english)
+    arr_by, timed = (None, text) if english or hotel else _arrive_by(text)
+    if arr_by:
+        slots["arr_by"] = arr_by
+    time_from, time_to = _time_bounds(timed, english)
     if time_from or time_to:
         if time_from:
             slots["time_from"] = time_from
         if time_to:
             slots["time_to"] = time_to
     elif not hotel:
-        period = _period_of(text, english)
-        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        period = _period_of(timed, english)
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), timed)  # 商务 sounds like 上午
         said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
         if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
             # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
