@@ -315,3 +315,17 @@ def test_a_saved_head_whose_weights_do_not_fit_its_classes_is_named(tmp_path):
         ModelFormatError, match=r"\(ValueError: weights \(2, \d+\) and bias \(1,\) do not fit 2 classes\)$"
     ):
         TextClassifier.load(folder)
+
+
+def test_italian_german_spanish_and_portuguese_questions_are_another_language():
+    # our own wordings; the accented letters and function words of these languages were missing (á, "quanto", "der")
+    assert other_language("Quanto costa il piano con più dati?") is True
+    assert other_language("Wann kommt die Rechnung und wie hoch ist sie?") is True
+    assert other_language("¿Cuánto cuesta el paquete de datos?") is True
+    assert other_language("Quanto custa o plano, você sabe?") is True
+
+
+def test_english_with_words_other_languages_share_stays_english():
+    assert other_language("can I use my data in Costa Rica") is False
+    assert other_language("does the plan cover calls to Germany, die hard fan here") is False
+    assert other_language("what is the per GB price over the limit") is False

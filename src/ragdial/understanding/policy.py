@@ -106,9 +106,12 @@ class Rewrite:
 
 
 _OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u0900-\u097f]")
-_OTHER_LATIN = re.compile(
-    r"[àâäçéèêëîïôöùûüÿñßœ¿¡]|\b(?:quel|quelle|est|mon|ma|mes|combien|pourquoi|je|ich|ist|mein|meine|wie|viel|"
-    r"cuánto|cuál|qué|mi|tengo|el|los|las|está|wieviel|guthaben|solde|saldo)\b",
+_OTHER_LATIN = re.compile(  # letters and function words of French, German, Spanish, Italian, Portuguese that are no
+    # English words (so "die", "me", "per", "hat" are left out)
+    r"[àáâãäåçéèêëìíîïòóôõöùúûüÿñßœæø¿¡]|\b(?:quel|quelle|est|mon|ma|mes|combien|pourquoi|je|vous|nous|ich|ist|"
+    r"mein|meine|meinen|wie|viel|wann|nicht|oder|und|der|das|heute|kann|bitte|cuánto|cuántos|cuál|qué|mi|tengo|el|"
+    r"los|las|está|hay|puedo|dónde|cómo|quedan|cuesta|quanto|quanti|quando|dove|sono|della|il|di|che|ho|costa|mio|"
+    r"mia|posso|meu|minha|você|não|onde|wieviel|guthaben|solde|saldo)\b",
     re.IGNORECASE,
 )
 
