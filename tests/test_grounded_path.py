@@ -485,3 +485,24 @@ def test_warm_up_primes_the_generator_with_the_head_of_a_real_answer_turn(system
     head = build_messages(primed)[0]["content"].split(marker)[0]
     turn = build_messages(priming.requests[0])[0]["content"]
     assert priming.requests[0].knowledge and turn.startswith(head + marker)
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("zh", "麻烦看下我账户余额还有多少"),
+        ("zh", "我这个月的流量还剩多少"),
+        ("en", "how much data have I got left this month"),
+        ("en", "what's my balance right now"),
+    ],
+)
+def test_a_guest_asking_for_their_own_figures_is_told_it_is_not_in_the_knowledge(systems, language, text):
+    # the asked field (账户余额, Data left) is one only users' own items have; a guest session has none
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "not_in_knowledge" and reply.knowledge == [], reply.text
+
+
+@pytest.mark.parametrize(("language", "text"), [("zh", "我的余额怎么查"), ("en", "how can I check my balance")])
+def test_a_guest_asking_how_to_look_up_a_figure_gets_the_faq(systems, language, text):
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "answer" and reply.knowledge[0].id.startswith("faq:"), reply.text
