@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ragdial.generation.base import Exemplar, GenerationRequest, Generator
-from ragdial.generation.extractive import asked_keys, item_fields, named_keys
 from ragdial.generation.exemplars import Exemplars
+from ragdial.generation.extractive import asked_keys, item_fields, named_keys
 from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.answer_features import (
@@ -38,7 +38,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
-from ragdial.pipeline.answer_order import asks_how, reorder
+from ragdial.pipeline.answer_order import asks_how, possession_first, reorder
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -317,6 +317,8 @@ class KnowledgeBranch:
         policies = model.policy_probs(terms, numbers, vector)
         order = sorted(range(len(items)), key=lambda j: -scores[j])
         order = reorder(order, candidates, view, self.catalogue, rewrite.text)
+        if cues.possession and profile:  # "do I have X?": the user's record of X first, else X
+            order = possession_first(order, candidates)
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
