@@ -162,3 +162,43 @@ def test_english_calendar_questions_answer_the_day_asked(branch, text, said):
     (turn,) = talk(branch, text, state=turns[-1].state)
     assert said in turn.reply, turn.reply
     assert "date" not in turn.state["slots"], turn.state["slots"]
+
+
+# 3. a date inside an aside moves nothing
+HOTEL_READ_BACK = ("后天北京住一晚", "第一个")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "好的。诶你说北京这几天雾霾严重吗，我5号还想去爬长城呢",
+        "行。顺便问一句，故宫冬天人多吗？我们4号打算逛逛",
+    ],
+)
+def test_a_date_said_in_an_aside_changes_no_check_in(branch, text):
+    turns = talk(branch, *HOTEL_READ_BACK)
+    assert turns[-1].state["open"] == "confirm_booking", turns[-1].reply
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert turn.state["slots"]["date"] == "2026-12-03", turn.reply
+    assert turn.booked is not None and turn.booked.get("date", "2026-12-03") == "2026-12-03", turn.reply
+    assert "已按您说的修改" not in turn.reply, turn.reply
+
+
+def test_an_aside_before_a_new_date_for_the_task_still_changes_it(branch):
+    turns = talk(branch, *HOTEL_READ_BACK)
+    (turn,) = talk(branch, "哎天气真冷。入住改到4号吧", state=turns[-1].state)
+    assert turn.state["slots"]["date"] == "2026-12-04", turn.reply
+
+
+# 5. a city the database does not serve is named, with the cities that are
+def test_an_unserved_destination_is_named_and_the_served_cities_listed(branch):
+    (turn,) = talk(branch, "大后天想从上海飞海口晒太阳")
+    assert "海口" in turn.reply and "北京" in turn.reply and "厦门" in turn.reply, turn.reply
+    assert turn.state["open"] == "arr_city" and "arr_city" not in turn.state["slots"], turn.reply
+    assert turn.state["slots"].get("dep_city") == "上海" and turn.state["slots"].get("date") == "2026-12-04"
+
+
+def test_an_unserved_hotel_city_is_named(branch):
+    (turn,) = talk(branch, "明天大理有什么酒店吗，住两晚")
+    assert "大理" in turn.reply and "可以查的城市" in turn.reply, turn.reply
+    assert turn.state["open"] == "city" and turn.state["domain"] == "hotel", turn.reply

@@ -42,6 +42,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
+from ragdial.task.places import OTHER_CITIES
 from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items, listed
 
@@ -251,6 +252,9 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     _excluded(slots, excluded, text, ctx, hotel, target)
+    unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
+    if unserved and not english:
+        slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city
     return slots
 
 
