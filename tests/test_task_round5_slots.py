@@ -92,7 +92,7 @@ def test_travellers_counted_in_words(branch, text, n):
 
 
 def test_guests_counted_in_words(branch):
-    (turn,) = talk(branch, "后天北京住一晚，我们仨")
+    (turn,) = talk(branch, "后天北京住一晚，两大一小")
     assert turn.state["slots"].get("guests") == 3, turn.state["slots"]
 
 
@@ -172,7 +172,8 @@ HOTEL_READ_BACK = ("后天北京住一晚", "第一个")
     "text",
     [
         "好的。诶你说北京这几天雾霾严重吗，我5号还想去爬长城呢",
-        "行。顺便问一句，故宫冬天人多吗？我们4号打算逛逛",
+        "行。对了你知道颐和园这个季节还能划船吗，我4号想去转转",
+        "可以。哎你知道长城那边现在能看到雪景吗，我们5号准备去",
     ],
 )
 def test_a_date_said_in_an_aside_changes_no_check_in(branch, text):
