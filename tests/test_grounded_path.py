@@ -485,3 +485,45 @@ def test_warm_up_primes_the_generator_with_the_head_of_a_real_answer_turn(system
     head = build_messages(primed)[0]["content"].split(marker)[0]
     turn = build_messages(priming.requests[0])[0]["content"]
     assert priming.requests[0].knowledge and turn.startswith(head + marker)
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("zh", "麻烦看下我账户余额还有多少"),
+        ("zh", "我这个月的流量还剩多少"),
+        ("en", "how much data have I got left this month"),
+        ("en", "what's my balance right now"),
+    ],
+)
+def test_a_guest_asking_for_their_own_figures_is_told_it_is_not_in_the_knowledge(systems, language, text):
+    # the asked field (账户余额, Data left) is one only users' own items have; a guest session has none
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "not_in_knowledge" and reply.knowledge == [], reply.text
+
+
+@pytest.mark.parametrize(("language", "text"), [("zh", "我的余额怎么查"), ("en", "how can I check my balance")])
+def test_a_guest_asking_how_to_look_up_a_figure_gets_the_faq(systems, language, text):
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "answer" and reply.knowledge[0].id.startswith("faq:"), reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "first", "said"),
+    [
+        ("zh", "我开通夜间流量包了吗", "demo-u1:local:1", ("是的", "夜间流量包", "5元/月")),
+        ("en", "do I have the night data pack?", "demo-u1:local:1", ("Yes", "Night Data Pack", "5 yuan per month")),
+        ("zh", "我开通国际漫游了吗", "product:17", ("没有国际漫游日包", "青禾畅享58元套餐", "25元/天")),
+        ("en", "am I on the 5G Turbo plan", "product:5", ("No, the Greenleaf 5G Turbo 68", "Night Data Pack")),
+    ],
+)
+def test_whether_one_has_a_service_is_answered_yes_or_no_from_ones_services(systems, language, text, first, said):
+    (reply,) = ask(systems[language], "demo-u1", text)
+    assert reply.record.grounding.intent.possession and reply.record.grounding.verified
+    assert reply.knowledge[0].id == first and all(s in reply.text for s in said), reply.text
+
+
+def test_the_template_generator_answers_whether_one_has_a_service_too():
+    config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
+    (reply,) = ask(build_system(config, "en"), "demo-u1", "do I have the night data pack?")
+    assert reply.text.startswith("Yes, you have the Night Data Pack"), reply.text

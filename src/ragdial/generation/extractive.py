@@ -13,7 +13,7 @@ from itertools import pairwise
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
-from ragdial.understanding.policy import asks_comparison, asks_own_services
+from ragdial.understanding.policy import asks_comparison, asks_own_services, asks_possession
 
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
@@ -147,9 +147,56 @@ def extractive_reply(request: GenerationRequest) -> str:
     if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
         return own_services(items, language)  # "which plans do I have?": every service cited
     compared = comparison_reply(items, question, language)
+    if compared is None:
+        compared = possession_reply(items, question, language)
     return (
         compared if compared is not None else answer_from(items[0], question, language, _user_before(request.context))
     )
+
+
+_WH = re.compile(r"^\s*(?:what|which|who|where|when|why|how)\b|哪|什么|啥|多少|几", re.I)
+
+
+def possession_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
+    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question): yes when the first item is the
+    user's own record of a service (its fee and start, verbatim); no when it is a catalogue product and the other
+    items are the user's services, none of that name (they are listed, then what the product is). ``None``
+    otherwise."""
+    if not items or not asks_possession(question) or _WH.search(question):
+        return None
+    top = items[0]
+    name = (
+        (item_fields(top).get("业务名称") or item_fields(top).get("Service name") or "")
+        if top.source != SourceKind.FAQ
+        else ""
+    )
+    if not name:
+        return None
+    if not top.is_global:
+        fields = item_fields(top)
+        details = [
+            v
+            for v in (fields.get("业务费用") or fields.get("Fee"), fields.get("开始时间") or fields.get("Start date"))
+            if v
+        ]
+        if language == "zh":
+            return f"是的，您有{name}" + (f"（{'，开始时间'.join(details)}）" if details else "") + "。"
+        detail = f" ({details[0]}, since {details[1]})" if len(details) == 2 else f" ({details[0]})" if details else ""
+        return f"Yes, you have the {name}{detail}."
+    services = [i for i in items[1:] if not i.is_global and is_service_item(i)]
+    if not services or any(_service_name(i) == name for i in services):
+        return None
+    owned = [_service_name(i) for i in services]
+    product = answer_from(top, question, language)
+    if language == "zh":
+        return f"您目前的业务里没有{name}（您有{'、'.join(owned)}）。{product}"
+    listed = ", ".join(f"the {n}" for n in owned[:-1]) + (" and " if len(owned) > 1 else "") + f"the {owned[-1]}"
+    return f"No, the {name} is not among your services (you have {listed}). {product}"
+
+
+def _service_name(item: Knowledge) -> str:
+    fields = item_fields(item)
+    return fields.get("业务名称") or fields.get("Service name") or ""
 
 
 def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:

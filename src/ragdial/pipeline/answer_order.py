@@ -51,6 +51,21 @@ def reorder(
     return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
 
 
+def possession_first(order: Sequence[int], candidates: Candidates, within: int = 5) -> list[int]:
+    """For a question whether the user has a service ("do I have the free family calls thing?", "我开通国际漫游了吗"):
+    the service it is about is the first named item of the ranking (a product, or one of the user's services;
+    FAQs and the user's figures skipped) in the first ``within``; the user's record of it goes first when they
+    have it, else the product goes first (the reply says they do not have it)."""
+    items = candidates.items
+    named = [j for j in order[:within] if item_name(items[j]) and items[j].source != SourceKind.FAQ]
+    if not named:
+        return list(order)
+    name = item_name(items[named[0]]).lower()
+    mine = [j for j in order if not items[j].is_global and item_name(items[j]).lower() == name]
+    first = mine[0] if mine else named[0]
+    return [first, *(j for j in order if j != first)]
+
+
 def says_mine(text: str, names: Iterable[str]) -> bool:
     """Whether a Chinese turn puts 我 right before a word of the knowledge's names ("我宽带是哪个档的", "我流量还剩多少"
     : the possessive without 的); ``names``: product names, the user's services and the names of their fields."""

@@ -37,7 +37,7 @@ from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.switching import replacing_trip
-from ragdial.task.values import as_int, as_str, items, text_or_none
+from ragdial.task.values import as_int, as_str, items, listed, text_or_none
 
 REQUIRED = {
     "flight": ("dep_city", "arr_city", "date"),
@@ -46,14 +46,31 @@ REQUIRED = {
 }
 TRIP_KEYS = ("dep_city", "arr_city", "date", "period", "time_from", "time_to", "passengers")
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
-SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "dep_place", "arr_place")
+SEGMENT_KEYS = (
+    "seat_class",
+    "berth",
+    "airline",
+    "train_kinds",
+    "max_price",
+    "dep_place",
+    "arr_place",
+    "not_airline",
+    "not_train_kinds",
+    "arr_by",
+)
 SHOWN = 3
 # constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
 NOT_FOR = {
-    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
-    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
-    "train": ("stars", "min_stars", "brand", "district", "airline"),
+    "hotel": (
+        *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
+        *("not_airline", "not_train_kinds", "arr_by"),
+    ),
+    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
+    "train": ("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
 }
+# a value wanted and the same value excluded: the one said last holds (不要如家 after 如家, 如家也行 after 不要如家)
+KIND_NAMES = {"G": "高铁", "D": "动车", "K": "快速", "T": "特快", "Z": "直达"}  # train kinds by first letter
+EXCLUDED = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
 STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
 UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the task dialog is under way
 
@@ -1179,8 +1196,16 @@ class TaskBranch:
             classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
             if not any(c in ("硬卧", "软卧") for c in classes):
                 current.pop("berth", None)
+        for excluded, wanted in EXCLUDED.items():
+            if excluded in slots:
+                kept = [v for v in listed(current.get(wanted)) if v not in listed(slots[excluded])]
+                current[wanted] = (kept if wanted == "train_kinds" else kept[0]) if kept else None
+            if slots.get(wanted):
+                said = listed(slots[wanted])
+                kept = [v for v in listed(current.get(excluded)) if v not in said]
+                current[excluded] = kept or None
         current.update(slots)
-        for key in [k for k, v in slots.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
+        for key in [k for k, v in current.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
             current.pop(key, None)
         time_from, time_to = text_or_none(current.get("time_from")), text_or_none(current.get("time_to"))
         if time_from and time_to and time_from >= time_to:
@@ -1383,6 +1408,12 @@ class TaskBranch:
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(str(k), str(k)) for k in items(slots["train_kinds"])))
+        for key in ("not_brand", "not_airline", "not_train_kinds"):
+            if slots.get(key):
+                names = "、".join(KIND_NAMES.get(str(v), str(v)) for v in items(slots[key]))
+                parts.append(f"不要{names}" if lang == "zh" else f"not {names}")
+        if slots.get("arr_by"):
+            parts.append(f"{slots['arr_by']}以前到达" if lang == "zh" else f"arriving by {slots['arr_by']}")
         start, end = slots.get("time_from"), slots.get("time_to")
         if start and end:
             parts.append(f"{start}–{end}")
