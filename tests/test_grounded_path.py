@@ -527,3 +527,9 @@ def test_the_template_generator_answers_whether_one_has_a_service_too():
     config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
     (reply,) = ask(build_system(config, "en"), "demo-u1", "do I have the night data pack?")
     assert reply.text.startswith("Yes, you have the Night Data Pack"), reply.text
+
+
+def test_whether_one_has_it_with_nothing_named_gets_no_yes_or_no(systems):
+    # "one" names no service and the turn speaks of none: no possession answer, whatever the ranking put first
+    reply = ask(systems["en"], "demo-u1", "how do I get a new SIM card", "do I already have one?")[-1]
+    assert not reply.record.grounding.intent.possession and not reply.text.startswith(("Yes", "No")), reply.text

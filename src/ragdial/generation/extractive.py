@@ -158,19 +158,15 @@ _WH = re.compile(r"^\s*(?:what|which|who|where|when|why|how)\b|哪|什么|啥|�
 
 
 def possession_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
-    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question): yes when the first item is the
-    user's own record of a service (its fee and start, verbatim); no when it is a catalogue product and the other
-    items are the user's services, none of that name (they are listed, then what the product is). ``None``
-    otherwise."""
-    if not items or not asks_possession(question) or _WH.search(question):
+    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question) when the question names X in
+    part (a word or character pair of its name): yes when the first item is the user's own record of X (its fee
+    and start, verbatim); no when it is the catalogue product X and the other items are the user's services, none
+    of that name (they are listed, then what the product is). ``None`` otherwise."""
+    if not items or not asks_possession(question) or _WH.search(question) or items[0].source == SourceKind.FAQ:
         return None
     top = items[0]
-    name = (
-        (item_fields(top).get("业务名称") or item_fields(top).get("Service name") or "")
-        if top.source != SourceKind.FAQ
-        else ""
-    )
-    if not name:
+    name = _service_name(top)
+    if not name or not key_terms(name) & key_terms(question):
         return None
     if not top.is_global:
         fields = item_fields(top)
