@@ -92,7 +92,7 @@ def test_travellers_counted_in_words(branch, text, n):
 
 
 def test_guests_counted_in_words(branch):
-    (turn,) = talk(branch, "后天北京住一晚，我们仨")
+    (turn,) = talk(branch, "后天北京住一晚，两大一小")
     assert turn.state["slots"].get("guests") == 3, turn.state["slots"]
 
 
@@ -119,3 +119,87 @@ def test_a_named_day_said_to_explain_a_date_is_understood(branch):
     (turn,) = talk(branch, "平安夜那天呀", state=turns[-1].state)
     assert turn.state["slots"].get("date") == "2026-12-24", turn.reply
     assert "帮不上忙" not in turn.reply, turn.reply
+
+
+# 7. time windows and an arrival deadline
+def test_around_noon_is_the_noon_window_not_before_noon(branch):
+    (turn,) = talk(branch, "明天成都到重庆的火车，中午前后走")
+    slots = turn.state["slots"]
+    assert slots.get("period") == "中午" and "time_to" not in slots, slots
+    assert "K113" in turn.reply and "T844" in turn.reply and "D5682" not in turn.reply, turn.reply
+
+
+def test_after_work_leaves_from_six_in_the_evening(branch):
+    (turn,) = talk(branch, "明天成都去重庆的火车，我下了班再走")
+    assert turn.state["slots"].get("time_from") == "18:00", turn.state["slots"]
+    assert "G1151" in turn.reply and "K113" not in turn.reply, turn.reply
+
+
+@pytest.mark.parametrize(
+    "text", ["明天北京去天津的火车，早上八点半之前得到", "明天北京到天津，8点半前要到天津，坐火车"]
+)
+def test_an_arrival_deadline_bounds_the_arrival(branch, text):
+    (turn,) = talk(branch, text)
+    slots = turn.state["slots"]
+    assert slots.get("arr_by") == "08:30" and "time_to" not in slots, slots
+    assert "K773" in turn.reply and "G6000" not in turn.reply and "D5782" not in turn.reply, turn.reply
+    assert "08:30以前到达" in turn.reply, turn.reply
+
+
+def test_a_flight_landing_after_midnight_misses_a_deadline(branch):
+    (turn,) = talk(branch, "明天上海飞北京，晚上11点以前要落地")
+    assert turn.state["slots"].get("arr_by") == "23:00", turn.state["slots"]
+    assert "MU8570" not in turn.reply and "ZH1189" in turn.reply, turn.reply
+
+
+# 8. a calendar question in English is answered with the day asked about
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("what day is next Friday?", "Friday, 11 December 2026"), ("what's the date tomorrow?", "Wednesday, 02 December")],
+)
+def test_english_calendar_questions_answer_the_day_asked(branch, text, said):
+    turns = talk(branch, "a flight from Beijing to Shanghai")
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert said in turn.reply, turn.reply
+    assert "date" not in turn.state["slots"], turn.state["slots"]
+
+
+# 3. a date inside an aside moves nothing
+HOTEL_READ_BACK = ("后天北京住一晚", "第一个")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "好的。诶你说北京这几天雾霾严重吗，我5号还想去爬长城呢",
+        "行。对了你知道颐和园这个季节还能划船吗，我4号想去转转",
+        "可以。哎你知道长城那边现在能看到雪景吗，我们5号准备去",
+    ],
+)
+def test_a_date_said_in_an_aside_changes_no_check_in(branch, text):
+    turns = talk(branch, *HOTEL_READ_BACK)
+    assert turns[-1].state["open"] == "confirm_booking", turns[-1].reply
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert turn.state["slots"]["date"] == "2026-12-03", turn.reply
+    assert turn.booked is not None and turn.booked.get("date", "2026-12-03") == "2026-12-03", turn.reply
+    assert "已按您说的修改" not in turn.reply, turn.reply
+
+
+def test_an_aside_before_a_new_date_for_the_task_still_changes_it(branch):
+    turns = talk(branch, *HOTEL_READ_BACK)
+    (turn,) = talk(branch, "哎天气真冷。入住改到4号吧", state=turns[-1].state)
+    assert turn.state["slots"]["date"] == "2026-12-04", turn.reply
+
+
+# 5. a city the database does not serve is named, with the cities that are
+def test_an_unserved_destination_is_named_and_the_served_cities_listed(branch):
+    (turn,) = talk(branch, "大后天想从上海飞海口晒太阳")
+    assert "海口" in turn.reply and "北京" in turn.reply and "厦门" in turn.reply, turn.reply
+    assert turn.state["open"] == "arr_city" and "arr_city" not in turn.state["slots"], turn.reply
+    assert turn.state["slots"].get("dep_city") == "上海" and turn.state["slots"].get("date") == "2026-12-04"
+
+
+def test_an_unserved_hotel_city_is_named(branch):
+    (turn,) = talk(branch, "明天大理有什么酒店吗，住两晚")
+    assert "大理" in turn.reply and "可以查的城市" in turn.reply, turn.reply
+    assert turn.state["open"] == "city" and turn.state["domain"] == "hotel", turn.reply

@@ -11,6 +11,7 @@ from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.context import Context
 from ragdial.task.acts.finders import (
     _airline_of,
+    _arrive_by,
     _berths_of,
     _brand_of,
     _class_value,
@@ -41,6 +42,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
+from ragdial.task.places import OTHER_CITIES
 from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items, listed
 
@@ -178,15 +180,18 @@ def _constraints(
         day = next((d for d in known if isinstance(d, str) and d), None)
         if day:
             slots["date"] = day
-    time_from, time_to = _time_bounds(text, english)
+    arr_by, timed = (None, text) if english or hotel else _arrive_by(text)
+    if arr_by:
+        slots["arr_by"] = arr_by
+    time_from, time_to = _time_bounds(timed, english)
     if time_from or time_to:
         if time_from:
             slots["time_from"] = time_from
         if time_to:
             slots["time_to"] = time_to
     elif not hotel:
-        period = _period_of(text, english)
-        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        period = _period_of(timed, english)
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), timed)  # 商务 sounds like 上午
         said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
         if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
             # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
@@ -247,6 +252,9 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     _excluded(slots, excluded, text, ctx, hotel, target)
+    unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
+    if unserved and not english:
+        slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city
     return slots
 
 

@@ -151,7 +151,25 @@ CLOCK_RANGE = re.compile(
     rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:到|至|-|~|～|—)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:之间|以内|中间)?"
 )
 # a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
-PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
+PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前(?!后)|以后|之后|后)(?!天)")
+# after work: leaving from 18:00 (下班后 / 下班以后 / 下了班)
+AFTER_WORK = re.compile(r"(下班|下了班)(以后|之后|后)?(?!了)")
+# an arrival deadline: 晚上十点前要到 / 8点之前得到天津 / 十点以前能落地 (not a departure window)
+ARRIVE_BY = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:(?:以前|之前|前)\s*(?:要|得|能|必须|需要|就|必需)?|(?:要|得|必须|需要))"
+    r"\s*(?:赶)?(?:到|抵达|到达|落地)(?![0-9零一二两三四五六七八九十]+\s*[点:：])"
+)
+
+
+def _arrive_by(text: str) -> tuple[str | None, str]:
+    """(the arrival deadline said, "HH:MM", the text without it) — 晚上十点前要到 is no departure window."""
+    m = ARRIVE_BY.search(text)
+    if not m:
+        return None, text
+    clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+    return clock, text[: m.start()] + "□" * (m.end() - m.start()) + text[m.end() :]
+
+
 NOON = {"中午": "12:00"}
 # a window refused: 下午不行 / 晚上的不要 / 不要早上的 (no constraint; it refuses what was offered)
 NEGATED_PERIOD = re.compile(
@@ -189,6 +207,8 @@ def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
             return (clock, None) if m.group(1) == "after" else (None, clock)
         m = re.search(r"\bbefore\s+noon\b", lower)
         return (None, "12:00") if m else (None, None)
+    if AFTER_WORK.search(text) and not re.search(r"[点:：]", text):
+        return "18:00", None
     m = CLOCK_RANGE.search(text)
     if m:
         first_period = m.group(1)
