@@ -311,3 +311,8 @@ def test_gold_prices_are_an_aside(branch):
     turns = talk(branch, "后天北京飞上海")
     (turn,) = talk(branch, "最近金价涨到多少了", state=turns[-1].state)
     assert turn.acts == ["out_of_scope"] and turn.state["open"] == "choose_offer", turn.reply
+
+
+def test_a_yes_heard_by_sound_books_at_a_read_back(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "可依")
+    assert turns[-1].booked is not None, turns[-1].reply
