@@ -71,6 +71,12 @@ CLOSING = re.compile(
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 # putting the decision off (not choosing another offer): ends a request also at its read-back
 PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
+# the day of the booking just made (当天上午的高铁 after a hotel booking: its check-in day)
+SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
+# the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
+RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
+# going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
+NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -376,7 +382,7 @@ class TaskBranch:
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
         acts = self._yes_naming(state, acts)
-        acts = self._yes_with_a_change(state, acts)
+        acts = self._yes_with_a_change(state, acts, text)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -430,7 +436,7 @@ class TaskBranch:
         rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
         return [*(said or [Act("inform", {})]), *rest]
 
-    def _yes_with_a_change(self, state: TaskState, acts: list[Act]) -> list[Act]:
+    def _yes_with_a_change(self, state: TaskState, acts: list[Act], turn_text: str) -> list[Act]:
         """对，硬卧下铺，确认 at a read-back of 硬座: the yes is for the offer changed, which is read back first
         (a yes said with a change never books the offer read back before it)."""
         pending = state.get("pending")
@@ -442,13 +448,27 @@ class TaskBranch:
         count = {"rooms": pending.get("rooms") or 1, "passengers": pending.get("passengers") or 1}
         facts: JSONDict = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **count}
         facts.setdefault("nights", 1)
+        after_yes = False
         for act in acts:
+            after_yes = after_yes or act.act == "confirm"
             if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, pending["domain"]):
                 continue
+            if after_yes and self._next_request(facts, act.slots, turn_text):
+                continue  # 好，订上。回来那班呢…: the yes books, and the next request follows it
             said = {k: v for k, v in act.slots.items() if k != "domain"}
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _next_request(facts: JSONDict, said: JSONDict, text: str) -> bool:
+        """Whether constraints said after a yes at a read-back ask for a further item rather than change the offer
+        read back: a way back (回来 / 返程), another route, or a word that goes on to something next (再 / 然后 /
+        另外 / 还要)."""
+        if RETURN_LEG.search(text) or NEXT_ITEM.search(text):
+            return True
+        route = [k for k in ("dep_city", "arr_city", "city") if said.get(k)]
+        return bool(route) and any(not same_value(facts.get(k), said[k]) for k in route)
 
     def _yes_naming(self, state: TaskState, acts: list[Act]) -> list[Act]:
         """A yes said with a code at a read-back: the code of the offer read back is part of the yes (确认预订，
@@ -1088,7 +1108,7 @@ class TaskBranch:
         if domain and (starting or domain != state["domain"]):
             self._start(state, domain, slots, switch=not starting, turn=turn)
         elif starting and (state["domain"] is None or state["open"] == "anything_else"):
-            guess = self._guess_domain(slots)
+            guess = self._guess_domain(slots) or self._way_back(state, slots, turn.text)
             if guess is None:
                 # after a booking, constraints without a domain are a new request whose kind must be asked
                 guess = None if state["open"] == "anything_else" and slots else state["domain"]
@@ -1101,6 +1121,24 @@ class TaskBranch:
         state["pending"] = None
         state["suggestion"] = None
         turn.dirty = True
+
+    @staticmethod
+    def _way_back(state: TaskState, slots: JSONDict, text: str) -> str | None:
+        """After a trip was booked, a trip said without saying how (那周五回来的呢 / 周日北京回上海的): the same way
+        to travel; the way back (回来 / 返程) runs the booked route in reverse unless a route is said."""
+        trips = [b for b in state["bookings"] if b.get("status") != "cancelled" and b["domain"] != "hotel"]
+        if not trips or "city" in slots:
+            return None
+        last = trips[-1]
+        back = bool(RETURN_LEG.search(text))
+        if not back and not {"dep_city", "arr_city"} & set(slots):
+            return None
+        if back:
+            if not slots.get("dep_city") and last.get("arr_city") and slots.get("arr_city") != last["arr_city"]:
+                slots["dep_city"] = last["arr_city"]
+            if not slots.get("arr_city") and last.get("dep_city") and slots.get("dep_city") != last["dep_city"]:
+                slots["arr_city"] = last["dep_city"]
+        return last["domain"]
 
     def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
@@ -1140,6 +1178,8 @@ class TaskBranch:
                 )
         elif domain in ("flight", "train") and last:
             new = {"dep_city": last.get("arr_city") or last.get("city")} if "dep_city" not in slots else {}
+            if "date" not in slots and SAME_DAY.search(turn.text):
+                new["date"] = last["date"] if last["domain"] == "hotel" else last.get("arrival_date")
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
