@@ -36,6 +36,19 @@ from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value,
 from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.orders import (
+    Booking,
+    CancelQuestion,
+    ChangeQuestion,
+    Rebook,
+    booking_line,
+    cancel_question,
+    give_back_part,
+    new_booking,
+    trip_of,
+    unit,
+    which_booking,
+)
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
@@ -89,49 +102,6 @@ class Pending(TypedDict, total=False):
     nights: int
     rooms: int
     passengers: int
-
-
-class Booking(TypedDict, total=False):
-    """A booking made in this dialog (``status``: ``cancelled`` once cancelled)."""
-
-    domain: str
-    order_no: int
-    number: int
-    item_id: int
-    date: str
-    arrival_date: str
-    arr_city: str | None
-    dep_city: str | None
-    city: str | None
-    nights: int | None
-    quantity: int
-    summary: str
-    details: str
-    status: str
-    changed_to: int  # 改签: the booking that replaced this one
-    changed_from: int  # 改签: the booking this one replaced
-
-
-class CancelQuestion(TypedDict, total=False):
-    """The cancellation being asked about: one booking (``order_no``) or a choice ``among`` several, and the
-    question to go back to afterwards."""
-
-    order_no: int
-    among: list[int]
-    resume: str | None
-
-
-class Rebook(TypedDict):
-    """A change (改签) under way: the booking the offer read back replaces."""
-
-    order_no: int
-
-
-class ChangeQuestion(TypedDict):
-    """A change (改签) asked for while several bookings fit: which of them (``among``), with the new values said."""
-
-    among: list[int]
-    slots: JSONDict
 
 
 class TaskState(TypedDict):
@@ -381,6 +351,7 @@ class TaskBranch:
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
+        acts = self._swapping(state, acts)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
         names = [a.act for a in acts]
@@ -459,6 +430,31 @@ class TaskBranch:
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
+        """把汉庭退了，换成亚朵: cancelling a booked hotel and asking for another hotel in the same turn is one
+        change of that booking (read back once; the yes takes the new rooms and gives the old back in one
+        transaction, so the user is never left with neither)."""
+        names = [a.act for a in acts]
+        if names[:1] != ["cancel_booking"] or len(acts) < 2 or acts[0].slots.get("back"):
+            return acts
+        booking = next(
+            (b for b in reversed(state["bookings"]) if b.get("status") != "cancelled" and b["domain"] == "hotel"), None
+        )
+        named = acts[0].slots.get("order_no")
+        if booking is None or (named is not None and named != booking["order_no"]):
+            return acts
+        wanted: JSONDict = {}
+        for act in acts[1:]:
+            if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, "hotel"):
+                return acts
+            if {"dep_city", "arr_city", "city"} & set(act.slots):
+                return acts  # (another city: a new request, not this stay changed)
+            wanted |= {k: v for k, v in act.slots.items() if k != "domain"}
+        if not wanted:
+            return acts
+        return [Act("change_booking", {"domain": "hotel", "order_no": booking["order_no"], **wanted})]
 
     @staticmethod
     def _next_request(facts: JSONDict, said: JSONDict, text: str) -> bool:
@@ -557,32 +553,18 @@ class TaskBranch:
         parts = []
         if made:
             head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
-            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in made))
+            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in made))
         if cancelled:
             head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
-            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in cancelled))
+            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in cancelled))
         if changed:
             head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
             lines = [
-                self._booking_line(b, lang)
-                + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
+                booking_line(b, lang) + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
                 for b in changed
             ]
             parts.append(head + "\n" + "\n".join(lines))
         turn.parts.append("\n".join(parts))
-
-    @staticmethod
-    def _booking_line(booking: Booking, lang: str) -> str:
-        if lang == "zh":
-            return f"订单号{booking['order_no']}：{booking['details']}"
-        return f"booking {booking['order_no']}: {booking['details']}"
-
-    @classmethod
-    def _which_booking(cls, fits: list[Booking], question: str, lang: str) -> str:
-        """``question`` (which booking to cancel or change?) over the numbered bookings it could mean."""
-        lines = "\n".join(f"{i}. {cls._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
-        how = "请说第几个或订单号。" if lang == "zh" else "Say its number or the order number."
-        return f"{question}\n{lines}\n{how}"
 
     # ------------------------------------------------------------------ cancelling a booking (a transaction too)
     def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -615,16 +597,26 @@ class TaskBranch:
             fits = live
         if len(fits) > 1:
             question = "您要取消哪一个？" if zh else "Which one should I cancel?"
-            turn.parts.append(self._which_booking(fits, question, lang))
+            turn.parts.append(which_booking(fits, question, lang))
             state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
             state["open"] = "choose_cancel"
             turn.prompted = True
             return
         booking = fits[0]
+        back = as_int(act.slots.get("back") or (state.get("cancel") or {}).get("back") or 0)
+        quantity = int(booking.get("quantity") or 1)
         state["cancel"] = {"order_no": booking["order_no"], "resume": resume}
+        if 0 < back < quantity:
+            state["cancel"]["back"] = back  # 两张退一张: the rest stays booked
+        elif back and quantity == 1:
+            turn.parts.append(
+                f"订单{booking['order_no']}只有1{unit(booking, lang)}，退掉就是取消整个订单。"
+                if zh
+                else f"Booking {booking['order_no']} holds only one, so this cancels it."
+            )
         state["open"] = "confirm_cancel"
         turn.cancel_asked = True
-        turn.parts.append(self._cancel_question(booking, lang))
+        turn.parts.append(cancel_question(booking, lang, back))
         turn.prompted = True
 
     # ------------------------------------------------------------------ changing a booking (改签)
@@ -660,7 +652,7 @@ class TaskBranch:
             fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
         if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
             question = "您要改签哪一个？" if zh else "Which booking should I change?"
-            turn.parts.append(self._which_booking(fits, question, lang))
+            turn.parts.append(which_booking(fits, question, lang))
             state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
             state["open"] = "choose_change"
             turn.prompted = True
@@ -674,14 +666,19 @@ class TaskBranch:
             return
         booking = fits[0]
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
+        longer = as_int(slots.pop("longer", 0) or 0)  # 多住一晚: the stay booked, that many nights longer
         if booking["domain"] == "hotel":
             base = {
                 "city": booking.get("city") or item.get("city"),
                 "district": item.get("district"),
                 "date": booking["date"],
-                "nights": int(booking.get("nights") or 1),
+                "nights": int(booking.get("nights") or 1) + longer,
                 "rooms": int(booking.get("quantity") or 1),
             }
+            if not {"brand", "stars", "min_stars", "district", "max_price"} & set(slots) and item.get("name"):
+                base["brand"] = str(item["name"]).split("(")[0]  # 多住一晚 / 挪到周五: the same hotel
+            elif "brand" in slots:
+                base.pop("district", None)  # 把汉庭换成亚朵: wherever in the city the other brand is
         else:
             base = {
                 "dep_city": booking.get("dep_city") or item.get("dep_city"),
@@ -707,7 +704,7 @@ class TaskBranch:
             else f"All right, changing booking {booking['order_no']}."
         )
         turn.parts.append(head)
-        if not slots:
+        if not slots and not longer:
             state["open"] = "change"
             turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
             turn.prompted = True
@@ -715,12 +712,6 @@ class TaskBranch:
         state["open"] = None
         self._merge(state, slots)
         turn.dirty = True
-
-    @classmethod
-    def _cancel_question(cls, booking: Booking, lang: str) -> str:
-        if lang == "zh":
-            return f"您要取消的是：{cls._booking_line(booking, lang)}。确认取消吗？（取消后座位或房间会释放）"
-        return f"You want to cancel {cls._booking_line(booking, lang)}. Cancel it? (The seats or rooms are released.)"
 
     def _cancel(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]
@@ -733,6 +724,27 @@ class TaskBranch:
             turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
             return
         quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
+        back = int(asked.get("back") or 0)
+        if 0 < back < quantity:
+            kept = give_back_part(self.db, booking, back, lang)
+            if kept is None:
+                sorry = "抱歉，这个预订无法退改，请联系客服。" if zh else "Sorry, that booking cannot be changed here."
+                turn.parts.append(sorry)
+            else:
+                state["bookings"].append(kept)
+                turn.booked.append(kept)
+                turn.parts.append(
+                    f"已退掉{back}{unit(booking, lang)}，座位或房间已释放；原订单{booking['order_no']}已变更为"
+                    f"订单号{kept['order_no']}：{kept['details']}。"
+                    if zh
+                    else f"Gave back {back}; booking {booking['order_no']} is now booking {kept['order_no']}: "
+                    f"{kept['details']}."
+                )
+            if state["open"] in (None, "anything_else"):
+                state["open"] = "anything_else"
+                turn.parts.append(R.ANYTHING_ELSE[lang])
+                turn.prompted = True
+            return
         done = self.db.cancel(int(booking["number"]), quantity, nights)
         if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
             turn.parts.append(
@@ -750,7 +762,7 @@ class TaskBranch:
             state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
             queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
             domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
-            trip = self._trip_of(booking, domain)
+            trip = trip_of(booking, domain)
             slots = state["slots"]
             if domain != "hotel" and all(slots.get(k) == v for k, v in trip.items()):
                 trip |= {k: v for k, v in slots.items() if k in TRIP_KEYS}  # its time window too
@@ -761,23 +773,6 @@ class TaskBranch:
             state["open"] = "anything_else"
             turn.parts.append(R.ANYTHING_ELSE[lang])
             turn.prompted = True
-
-    def _trip_of(self, booking: Booking, domain: str) -> JSONDict:
-        """The route and date (a hotel's city and date) of a booking, for a request replacing it."""
-        if domain == "hotel":
-            return {
-                k: v
-                for k, v in (("city", booking.get("city") or booking.get("arr_city")), ("date", booking["date"]))
-                if v
-            }
-        if booking["domain"] == "hotel":
-            return {"arr_city": booking.get("city"), "date": booking["date"]} if booking.get("city") else {}
-        route = (
-            ("dep_city", booking.get("dep_city")),
-            ("arr_city", booking.get("arr_city")),
-            ("date", booking["date"]),
-        )
-        return {k: v for k, v in route if v}
 
     def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
         state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
@@ -1343,7 +1338,7 @@ class TaskBranch:
         if open_q == "confirm_cancel" and cancel.get("order_no"):
             booking = next((b for b in state["bookings"] if b["order_no"] == cancel["order_no"]), None)
             if booking:
-                turn.parts.append(self._cancel_question(booking, lang))
+                turn.parts.append(cancel_question(booking, lang))
                 return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
@@ -1665,10 +1660,10 @@ class TaskBranch:
         old = self._rebooked(state)
         if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
             if lang == "zh":
-                text = text.replace("即将为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
+                text = text.replace("即将为您预订：", f"改签：{booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
-                text = text.replace("I'll book:", f"Change: {self._booking_line(old, lang)} is cancelled for:", 1)
+                text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
         return text
 
     @staticmethod
@@ -1817,22 +1812,7 @@ class TaskBranch:
             )
             turn.dirty = True
             return
-        arrival = dt.date.fromisoformat(date) + dt.timedelta(days=int(item.get("arr_days") or 0))
-        booking: Booking = {
-            "domain": domain,
-            "order_no": number,
-            "number": number,
-            "item_id": item["id"],
-            "date": date,
-            "arrival_date": arrival.isoformat(),
-            "arr_city": item.get("arr_city") or item.get("city"),
-            "dep_city": item.get("dep_city"),
-            "city": item.get("city"),
-            "nights": pending.get("nights"),
-            "quantity": quantity,
-            "summary": details_zh,
-            "details": R.offer_details(domain, item, pending, lang),
-        }
+        booking = new_booking(domain, item, cast(JSONDict, pending), number, lang)
         if old is not None:
             old["status"], old["changed_to"] = "cancelled", number
             booking["changed_from"] = old["order_no"]
