@@ -120,6 +120,14 @@ def test_a_name_pattern_not_in_the_knowledge_base_is_unsupported():
     ]
 
 
+def test_the_brand_is_no_claim_but_a_plan_named_after_it_is():
+    # "Greenleaf Mobile" (the operator) matches the name pattern first; the plan named after it is still checked
+    assert claims("Greenleaf Mobile offers Greenleaf Gold Plan at 10 yuan.", [PACK_EN]) == [
+        ("name", "Greenleaf Gold Plan", False, ""),
+        ("price", "10 yuan", True, "e1"),
+    ]
+
+
 def test_eligibility_against_the_first_plan_fee_of_the_profile():
     # the user's plan (58) meets the pack's condition (58 and above): "can" agrees, "cannot" does not
     assert claims("您可以办理夜间流量包。", [NIGHT, PROFILE])[-1] == (

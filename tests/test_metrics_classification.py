@@ -33,10 +33,17 @@ def test_agrees_with_sklearn():
 
 
 def test_label_outside_set_and_length_mismatch():
-    with pytest.raises(ValueError, match="not in the label set"):
+    with pytest.raises(ValueError, match="label 'b' is not in the label set"):
         classification_report(["a"], ["b"], labels=["a"])
+    with pytest.raises(ValueError, match="label 'x' is not in the label set"):  # the gold label is the one named
+        classification_report(["x"], ["a"], labels=["a"])
     with pytest.raises(ValueError, match="1 gold labels for 2"):
         classification_report(["a"], ["a", "b"])
+
+
+def test_no_examples_score_zero():
+    report = classification_report([], [], labels=["a", "b"])
+    assert report["accuracy"] == 0.0 and report["micro"]["f1"] == 0.0 and report["confusion"] == [[0, 0], [0, 0]]
 
 
 def test_confusion_png(tmp_path):

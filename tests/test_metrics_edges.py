@@ -61,6 +61,21 @@ def test_build_wordnet_copies_the_files_and_writes_the_lexnames(tmp_path):
     assert meteor.build_wordnet(tmp_path / "elsewhere", tmp_path / "nltk") == target  # built before: kept
 
 
+def test_build_wordnet_leaves_a_folder_another_process_is_writing_and_cleans_up(tmp_path):
+    # another process has created the target but not finished it (no lexnames yet): the rename loses the race,
+    # the temporary copy is removed, and the target is returned as the other process leaves it
+    source = tmp_path / "dict"
+    source.mkdir()
+    for name in meteor.WORDNET_FILES:
+        (source / name).write_text(f"contents of {name}\n", encoding="ascii")
+    target = tmp_path / "nltk" / "corpora" / "wordnet"
+    target.mkdir(parents=True)
+    (target / "data.noun").write_text("half written\n", encoding="ascii")
+    assert meteor.build_wordnet(source, tmp_path / "nltk") == target
+    assert sorted(p.name for p in target.parent.iterdir()) == ["wordnet"]  # no temporary folder left
+    assert (target / "data.noun").read_text(encoding="ascii") == "half written\n"
+
+
 def test_dstc9_installed_meteor_scores_the_normalised_tokens():
     try:
         meteor.ensure_wordnet()
@@ -91,8 +106,9 @@ def test_track2_scores_bertscore_only_on_pairs_with_both_sides(monkeypatch):
     result = futuredial.score_track2(turns)
     assert seen == [(["好的"], ["好的，请稍等。"])]
     assert result.counts["bertscore_pairs"] == 1
-    kept = futuredial.bleu_and_inform(turns, "zh")["kept"]
-    assert kept.signature == ""
+    parts = futuredial.bleu_and_inform(turns, "zh")
+    assert (parts["kept"].value, parts["kept"].signature) == (2.0, "")
+    assert parts["pieces"].signature == ""  # counts carry no signature
 
 
 PLAN = Knowledge("p1", "青禾畅享套餐 月费58元，开始时间2025-03-01。", SourceKind.PRODUCT, {"name": "青禾畅享套餐"})

@@ -20,6 +20,8 @@ def test_generation_f1_by_hand():
     score = overlap.generation_f1(["天气很好", ""], ["今天天气很好", "你好"])
     assert score.value == pytest.approx(0.4)
     assert "tok:chars-nopunct" in score.signature
+    with pytest.raises(ValueError):  # a reply without its reference is an error, not dropped
+        overlap.generation_f1(["天气很好", "你好"], ["今天天气很好"])
 
 
 def test_inform_counts_pieces():

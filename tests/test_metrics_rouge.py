@@ -38,6 +38,7 @@ def test_rouge_dstc9_counts_sets_by_hand():
     assert scores["rouge2"].value == pytest.approx(2 * (1 / 6) / (5 / 6 + 1e-8), rel=1e-12)
     # LCS words {cat, sat}; unique words hyp 2, ref 4 -> same as ROUGE-1
     assert scores["rougeL"].value == pytest.approx(scores["rouge1"].value)
+    assert {score.signature for score in scores.values()} == {rouge.rouge_dstc9_signature()}
 
 
 def test_rouge_dstc9_empty_is_zero():

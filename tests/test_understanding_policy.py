@@ -15,6 +15,7 @@ KB = {
     "night": Knowledge("night", "夜间流量包 10元", SourceKind.PRODUCT, {"name": "夜间流量包"}),
     "faq": Knowledge("faq", "怎么查话费：发送CXHF", SourceKind.FAQ, {"question": "怎么查话费"}),
     "mine": Knowledge("mine", "青禾畅享套餐", SourceKind.USER_PROFILE, {"name": "青禾畅享套餐"}, scope="u1"),
+    "blank": Knowledge("blank", "一个新套餐 20元", SourceKind.PRODUCT, {"name": ""}),
 }
 
 
@@ -104,6 +105,11 @@ def test_else_the_global_item_cited_in_the_last_reply():
         ("怎么查话费",),
     )
     assert rewrite(user("你好"), system("您好"), user("那这个多少钱？")) == ("那这个多少钱？", ())
+    # a cited item whose name is empty gives no name (never "None"): the user's last question again
+    assert rewrite(user("有新套餐吗"), system("有的", "blank"), user("那这个多少钱？")) == (
+        "有新套餐吗 那这个多少钱？",
+        ("有新套餐吗",),
+    )
     assert rewrite(user("hi"), system("hello"), user("how much is it?")) == ("how much is it?", ())
 
 
