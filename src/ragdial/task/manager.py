@@ -49,6 +49,7 @@ from ragdial.task.orders import (
     unit,
     which_booking,
 )
+from ragdial.task.slots import parse as parse_slots
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
@@ -214,6 +215,7 @@ class _Turn:
         self.reclassed = False  # a class or berth said during a read-back (the same train in it is read back)
         self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
         self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
+        self.understood_change = False  # a change of the offer read back was heard (a value or a domain said)
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -605,15 +607,16 @@ class TaskBranch:
         booking = fits[0]
         back = as_int(act.slots.get("back") or (state.get("cancel") or {}).get("back") or 0)
         quantity = int(booking.get("quantity") or 1)
-        state["cancel"] = {"order_no": booking["order_no"], "resume": resume}
+        asking: CancelQuestion = {"order_no": booking["order_no"], "resume": resume}
         if 0 < back < quantity:
-            state["cancel"]["back"] = back  # 两张退一张: the rest stays booked
+            asking["back"] = back  # 两张退一张: the rest stays booked
         elif back and quantity == 1:
             turn.parts.append(
                 f"订单{booking['order_no']}只有1{unit(booking, lang)}，退掉就是取消整个订单。"
                 if zh
                 else f"Booking {booking['order_no']} holds only one, so this cancels it."
             )
+        state["cancel"] = asking
         state["open"] = "confirm_cancel"
         turn.cancel_asked = True
         turn.parts.append(cancel_question(booking, lang, back))
@@ -1112,6 +1115,7 @@ class TaskBranch:
             self._merge(state, slots)
         if state["open"] == "confirm_booking" and state["pending"]:
             turn.previous = state["pending"]  # re-read the same offer back if it still fits ("是两间吧？")
+            turn.understood_change = turn.understood_change or bool(slots) or bool(domain)
             turn.reclassed = bool(slots) and set(slots) <= {"seat_class", "berth"}
         state["pending"] = None
         state["suggestion"] = None
@@ -1309,7 +1313,8 @@ class TaskBranch:
             if still:
                 state["pending"] = self._pending_for(state, domain, still[0])
                 state["open"] = "confirm_booking"
-                head = "已按您说的修改。" if lang == "zh" else "Changed as you said. "
+                heard = turn.understood_change or parse_slots(turn.text, self.gazetteer, self.today).has_slots()
+                head = self._change_head(previous, state["pending"], heard, lang)
                 turn.parts.append(head + self._read_back(state))
                 return
         if turn.relative:
@@ -1330,6 +1335,25 @@ class TaskBranch:
             return
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
+
+    @staticmethod
+    def _change_head(before: Pending, after: Pending, understood: bool, lang: str) -> str:
+        """What to say before re-reading an offer after a change was asked for during its read-back: a change is
+        claimed only when the offer read back really differs (another item, day, count or stay)."""
+        keys = ("domain", "id", "date", "nights", "rooms", "passengers")
+        if any(before.get(k) != after.get(k) for k in keys):
+            return "已按您说的修改。" if lang == "zh" else "Changed as you said. "
+        if understood:
+            return (
+                "这一个本来就符合您说的条件，没有变化。"
+                if lang == "zh"
+                else "This one already fits that; nothing changes. "
+            )
+        return (
+            "抱歉，我没听明白要改成什么，目前还是这一个。"
+            if lang == "zh"
+            else "Sorry, I did not catch what to change; it is still this one. "
+        )
 
     def _reprompt(self, state: TaskState, turn: _Turn) -> None:
         """Return to the open question (after an aside, a question answered, a booking listed)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain
@@ -21,7 +22,7 @@ from ragdial.task.acts.finders import (
 from ragdial.task.acts.words import BOOKED_MARK, BOOKED_THING, CANCEL, MADE_MARK, REBOOK, REBOOK_VERB
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import NUM, cn_number
-from ragdial.task.values import text_or_none
+from ragdial.task.values import as_int, as_str, text_or_none
 
 # giving back part of a booking: 两张退一张 / 退掉其中一间 / 少订一张 / 只留一张 (``back`` given back, ``keep`` kept)
 PARTIAL = re.compile(
@@ -36,7 +37,7 @@ LONGER_STAY = re.compile(rf"(?:多住|再住|续住|续|延住|延长|多待|再
 MOVE = re.compile(r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪)")
 
 
-def _named_booking(text: str, live: list[JSONDict]) -> JSONDict | None:
+def _named_booking(text: str, live: list[Mapping[str, object]]) -> Mapping[str, object] | None:
     """The live booking ``text`` names by its hotel's brand or its train's or flight's code (把汉庭退了)."""
     for booking in reversed(live):
         details = str(booking.get("details") or booking.get("summary") or "")
@@ -51,14 +52,14 @@ def _named_booking(text: str, live: list[JSONDict]) -> JSONDict | None:
     return None
 
 
-def _live(ctx: Context) -> list[JSONDict]:
+def _live(ctx: Context) -> list[Mapping[str, object]]:
     return [b for b in ctx.bookings if b.get("status") != "cancelled"]
 
 
 def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     """Slots of giving back part of a booking of several tickets or rooms (``back``: how many), or None."""
     m = PARTIAL.search(text)
-    live = [b for b in _live(ctx) if int(b.get("quantity") or 1) > 1]
+    live = [b for b in _live(ctx) if as_int(b.get("quantity") or 1) > 1]
     if m is None or not live or ctx.open_question in ("confirm_booking", "choose_offer", "offer_alternative"):
         return None
     slots: JSONDict = dict(_booking_domain(text))
@@ -66,7 +67,7 @@ def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
     named = _named_booking(text, live)
     if order is None and named is not None:
-        order = int(named["order_no"])
+        order = as_int(named["order_no"])
     if order is not None:
         slots["order_no"] = order
     if m.group("back"):
@@ -74,7 +75,7 @@ def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     else:
         fits = [b for b in live if order is None or b["order_no"] == order]
         kept = cn_number(m.group("keep")) or 1
-        slots["back"] = max(0, int(fits[-1].get("quantity") or 1) - kept) if fits else 1
+        slots["back"] = max(0, as_int(fits[-1].get("quantity") or 1) - kept) if fits else 1
     return slots
 
 
@@ -95,10 +96,10 @@ def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
     kept = re.search(r"(不取消|别取消|不用取消|不要取消|不退|别退)", text)
     by_name = named is not None and "order_no" not in slots and ctx.open_question != "choose_cancel"
     if by_name and named is not None and not kept and CANCEL.search(text):
-        return {"domain": named["domain"], "order_no": named["order_no"]}  # 把汉庭退了，换成亚朵
+        return {"domain": as_str(named["domain"]), "order_no": as_int(named["order_no"])}  # 把汉庭退了，换成亚朵
     hotels = [b for b in _live(ctx) if b.get("domain") == "hotel"]
     if hotels and OTHER_HOTEL.search(text) and ctx.open_question in (None, "anything_else"):
-        return {"domain": "hotel", "order_no": hotels[-1]["order_no"]}  # 换一家吧: the booked one goes first
+        return {"domain": "hotel", "order_no": as_int(hotels[-1]["order_no"])}  # 换一家吧: the booked one goes first
     if ctx.open_question == "choose_cancel":  # which one: a domain, an order number or an ordinal names it
         m = re.search(rf"第\s*({NUM})\s*(?:个|张|笔|单)?", text)
         if m and not slots:
