@@ -34,6 +34,7 @@ from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
+from ragdial.task.acts.finders import _code_of, code_domain
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.orders import (
@@ -354,8 +355,10 @@ class TaskBranch:
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
         acts = self._swapping(state, acts)
+        acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
+        acts = self._no_after_a_choice(acts)
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -432,6 +435,32 @@ class TaskBranch:
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _no_after_a_choice(acts: list[Act]) -> list[Act]:
+        """A no said after a choice or a change in the same turn (…改成MU8064，你没改啊) refuses what was there
+        before, not the offer just chosen: it is dropped, so the reply reads the new offer back and nothing else
+        (a no said first, 不要这个，换第二个, still clears the old read-back before the choice)."""
+        first = next((i for i, a in enumerate(acts) if a.act in ("select", "change_booking", "cancel_booking")), None)
+        if first is None:
+            return acts
+        return acts[: first + 1] + [a for a in acts[first + 1 :] if a.act != "deny"]
+
+    @staticmethod
+    def _code_for_change(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """改成MU8570 while a change (改签) of a trip asks for the new date or time: that flight or train."""
+        code = _code_of(text)
+        changes = [a for a in acts if a.act == "change_booking"]
+        if changes and code and not any(a.slots.get("code") for a in changes):
+            changes[0].slots["code"] = code  # 确认改签，改成MU8570: the code said in another clause
+            return acts
+        rebook = state.get("rebook")
+        if state["open"] != "change" or not rebook or changes:
+            return acts
+        booking = next((b for b in state["bookings"] if b["order_no"] == rebook["order_no"]), None)
+        if booking is None or code is None or code_domain(code) != booking["domain"]:
+            return acts
+        return [Act("change_booking", {"order_no": booking["order_no"], "code": code})]
 
     @staticmethod
     def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
@@ -668,6 +697,8 @@ class TaskBranch:
             )
             return
         booking = fits[0]
+        if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
+            slots.pop("code")  # (a train's code names no flight)
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
         longer = as_int(slots.pop("longer", 0) or 0)  # 多住一晚: the stay booked, that many nights longer
         if booking["domain"] == "hotel":

@@ -13,11 +13,13 @@ from ragdial.task.acts.finders import (
     _berths_of,
     _class_value,
     _classes_of,
+    _code_of,
     _dates,
     _domain_named,
     _hotel_numbers,
     _period_of,
     _time_bounds,
+    code_domain,
 )
 from ragdial.task.acts.words import BOOKED_MARK, BOOKED_THING, CANCEL, MADE_MARK, REBOOK, REBOOK_VERB
 from ragdial.task.db import Gazetteer
@@ -169,6 +171,9 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         and any(b.get("domain") != "hotel" for b in live)  # (a time of day changes a trip, not a stay)
     ):
         slots["period"] = _period_of(text, english)
+    code = _code_of(text)
+    if code and domain in ("flight", "train") and code_domain(code) == domain:
+        slots["code"] = code  # 改签成MU8570: that flight or train
     value = _class_value(_classes_of(text, english), text, domain)
     if value is not None:
         slots["seat_class"] = value
