@@ -148,3 +148,55 @@ def test_giving_back_part_declined_changes_nothing(branch):
     (kept,) = talk(branch, "算了不退了", state=turns[-1].state)
     assert branch.db.get("train", turns[2].booked["item_id"])["seats"] == seats
     assert branch.db.booking(turns[2].booked["number"])["status"] == "booked", kept.reply
+
+
+# 2. a change is claimed only when made; a change's target said by code is read back and done on 确认改签
+def test_no_change_is_claimed_when_the_offer_read_back_stays_the_same(branch):
+    turns = talk(branch, *FLIGHT_READ_BACK)
+    pending = turns[-1].state["pending"]
+    (same,) = talk(branch, "改成周四的", state=turns[-1].state)  # 12-03 is a Thursday: nothing to change
+    assert "已按您说的修改" not in same.reply and "没有变化" in same.reply, same.reply
+    assert same.state["pending"] == pending
+    (more,) = talk(branch, "改成两张", state=turns[-1].state)
+    assert "已按您说的修改" in more.reply and more.state["pending"]["passengers"] == 2, more.reply
+
+
+@pytest.mark.parametrize(
+    "texts", [("我要改签", "你没听懂，改成MU8570"), ("确认改签，改成MU8570",), ("把订单1改签到晚上那班MU8570",)]
+)
+def test_a_change_to_a_named_flight_is_read_back_and_done_on_the_yes(branch, texts):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", *texts)
+    old = turns[2].booked
+    asked = turns[-1]
+    assert asked.state["open"] == "confirm_booking" and "MU8570" in asked.reply, asked.reply
+    assert "确认改签" in asked.reply and "请问您要订哪一个" not in asked.reply
+    (done,) = talk(branch, "确认改签", state=asked.state)
+    assert done.booked is not None and done.booked["details"].startswith("MU8570"), done.reply
+    assert branch.db.booking(old["number"])["status"] == "changed"
+
+
+def test_a_no_after_a_new_choice_in_the_same_turn_does_not_undo_it(branch):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", "我要改签", "改成MU8570，刚才那个不对")
+    last = turns[-1]
+    assert last.state["open"] == "confirm_booking" and "MU8570" in last.reply, last.reply
+    assert "没有预订" not in last.reply and "再见" not in last.reply
+
+
+# 4. at a list or an alternative, "X也可以" adds X; a no to an implied switch keeps the booking and the request
+def test_another_window_said_as_also_fine_widens_the_search(branch):
+    turns = talk(branch, "后天上海到北京的高铁，上午的", "下午的也可以")
+    slots = turns[-1].state["slots"]
+    assert (slots.get("time_from"), slots.get("time_to")) == ("06:00", "18:00"), turns[-1].reply
+    assert "08:25" in turns[-1].reply and "17:35" in turns[-1].reply
+
+
+@pytest.mark.parametrize("no", ["不用退了", "机票不用退", "先留着吧"])
+def test_a_no_to_an_implied_switch_keeps_the_flight_and_searches_the_train(branch, no):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", "算了，我还是坐高铁吧")
+    assert turns[-1].state["open"] == "confirm_cancel", turns[-1].reply
+    (kept,) = talk(branch, no, state=turns[-1].state)
+    assert kept.state["bookings"][0].get("status") != "cancelled", kept.reply
+    assert branch.db.booking(kept.state["bookings"][0]["number"])["status"] == "booked"
+    slots = kept.state["slots"]
+    assert kept.state["domain"] == "train" and kept.state["open"] in ("choose_offer", "confirm_booking"), kept.reply
+    assert (slots["dep_city"], slots["arr_city"], slots["date"]) == ("上海", "北京", "2026-12-03")

@@ -34,6 +34,7 @@ from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
+from ragdial.task.acts.booked import KEEP_IT
 from ragdial.task.acts.finders import _code_of, code_domain
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.db import Row, TravelDB
@@ -86,6 +87,8 @@ CLOSING = re.compile(
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 # putting the decision off (not choosing another offer): ends a request also at its read-back
 PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
+# something else accepted too (下午的也可以 / 全季也行): added to what was asked, not in its place
+ALSO_FINE = re.compile(r"也(行|可以|成|没问题|不错|ok|OK)")
 # the day of the booking just made (当天上午的高铁 after a hotel booking: its check-in day)
 SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
 # the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
@@ -344,7 +347,13 @@ class TaskBranch:
         state["language"] = self._language(text, state["language"])
         acts = self.understand(text, self.context(state))
         if state.get("open") not in ("confirm_cancel", "choose_cancel", "choose_change"):
-            acts = replacing_trip(acts, text, state["bookings"])  # 算了，还是坐高铁吧 after a flight was booked
+            acts = replacing_trip(acts, text, state["bookings"])
+        elif (
+            state.get("open") == "confirm_cancel" and KEEP_IT.search(text) and not any(a.act == "confirm" for a in acts)
+        ):
+            acts = [
+                Act("deny")
+            ]  # 机票不用退 / 先留着: the booking is kept  # 算了，还是坐高铁吧 after a flight was booked
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:
@@ -637,6 +646,8 @@ class TaskBranch:
         back = as_int(act.slots.get("back") or (state.get("cancel") or {}).get("back") or 0)
         quantity = int(booking.get("quantity") or 1)
         asking: CancelQuestion = {"order_no": booking["order_no"], "resume": resume}
+        if act.slots.get("implied"):
+            asking["implied"] = True
         if 0 < back < quantity:
             asking["back"] = back  # 两张退一张: the rest stays booked
         elif back and quantity == 1:
@@ -809,6 +820,7 @@ class TaskBranch:
             turn.prompted = True
 
     def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
+        waiting = [q for q in state["queue"] if q.get("after_cancel") and q.get("implied")]
         state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
         asked = state.get("cancel") or {}
         state["cancel"] = None
@@ -816,6 +828,13 @@ class TaskBranch:
         lang = state["language"]
         kept = "好的，没有取消，预订仍然有效。" if lang == "zh" else "All right, the booking stays as it is."
         turn.parts.append(kept)
+        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
+        if waiting and booking is not None:  # 还是坐高铁吧 → 不用退: the booking stays, the train is still searched
+            queued = {k: v for k, v in waiting[0].items() if k not in ("after_cancel", "implied")}
+            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
+            self._start(state, domain, {**trip_of(booking, domain), **queued}, switch=False, turn=turn)
+            turn.dirty = True
+            return
         if state["open"] in (None, "anything_else"):
             state["open"] = "anything_else"
             turn.parts.append(R.ANYTHING_ELSE[lang])
@@ -1068,7 +1087,8 @@ class TaskBranch:
             return  # "就5点那班吧，还是商务舱": the class said again with the choice changes nothing
         if turn.cancel_asked and state["open"] == "confirm_cancel":
             # "把这张机票退了，改坐火车": the request waits until the cancellation is answered
-            waiting: JSONDict = {**slots, "after_cancel": True}
+            implied = bool((state.get("cancel") or {}).get("implied"))
+            waiting: JSONDict = {**slots, "after_cancel": True, "implied": implied}
             state["queue"] = [waiting]
             turn.queued = waiting
             lang = state["language"]
@@ -1082,6 +1102,7 @@ class TaskBranch:
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
+        self._widen_window(state, slots, turn.text)
         relative = text_or_none(slots.pop("relative", None))
         if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
             before: _Before = {
@@ -1169,6 +1190,28 @@ class TaskBranch:
             if not slots.get("arr_city") and last.get("dep_city") and slots.get("dep_city") != last["dep_city"]:
                 slots["arr_city"] = last["dep_city"]
         return last["domain"]
+
+    @staticmethod
+    def _widen_window(state: TaskState, slots: JSONDict, text: str) -> None:
+        """下午的也可以 while morning trains are listed or offered instead: the window said is added to the one
+        asked (one span, when the two meet or overlap), not put in its place."""
+        period = text_or_none(slots.get("period"))
+        if (
+            period not in WINDOWS
+            or not ALSO_FINE.search(text)
+            or state["open"] not in ("choose_offer", "offer_alternative")
+        ):
+            return
+        current = state["slots"]
+        before = text_or_none(current.get("period"))
+        start, end = WINDOWS[before] if before in WINDOWS else (current.get("time_from"), current.get("time_to"))
+        if not isinstance(start, str) or not isinstance(end, str):
+            return
+        new_start, new_end = WINDOWS[period]
+        if new_start > end or start > new_end:
+            return  # (上午 and 晚上: apart, the one said replaces)
+        slots.pop("period")
+        slots["time_from"], slots["time_to"] = min(start, new_start), max(end, new_end)
 
     def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):

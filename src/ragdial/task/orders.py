@@ -43,6 +43,7 @@ class CancelQuestion(TypedDict, total=False):
     among: list[int]
     resume: str | None
     back: int
+    implied: bool  # the cancellation was not said but implied by a switch (还是坐高铁吧)
 
 
 class Rebook(TypedDict):

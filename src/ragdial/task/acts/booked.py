@@ -26,6 +26,12 @@ from ragdial.task.db import Gazetteer
 from ragdial.task.slots import NUM, cn_number
 from ragdial.task.values import as_int, as_str, text_or_none
 
+# keeping a booking, not cancelling it: 不用退了 / 机票不取消 / 先留着
+KEEP_IT = re.compile(
+    r"(不|别|不用|不要|不必|无需|不需要|用不着|甭)(再)?(取消|退|撤销)|(先)?留着|保留(着|吧|就行)?$|"
+    r"don'?t cancel|keep it",
+    re.I,
+)
 # giving back part of a booking: 两张退一张 / 退掉其中一间 / 少订一张 / 只留一张 (``back`` given back, ``keep`` kept)
 PARTIAL = re.compile(
     rf"(?:(?:退|取消|少订|少要|减|去)\s*(?:掉|了)?\s*(?:其中)?\s*(?P<back>{NUM})\s*(?:张|间|个人|位)"
@@ -95,7 +101,7 @@ def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
     if order is not None:
         slots["order_no"] = order
     named = _named_booking(text, _live(ctx))
-    kept = re.search(r"(不取消|别取消|不用取消|不要取消|不退|别退)", text)
+    kept = KEEP_IT.search(text)
     by_name = named is not None and "order_no" not in slots and ctx.open_question != "choose_cancel"
     if by_name and named is not None and not kept and CANCEL.search(text):
         return {"domain": as_str(named["domain"]), "order_no": as_int(named["order_no"])}  # 把汉庭退了，换成亚朵
@@ -107,7 +113,7 @@ def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
         if m and not slots:
             slots["ordinal"] = cn_number(m.group(1))
         return slots if slots or CANCEL.search(text) else None
-    if not CANCEL.search(text) or re.search(r"(不取消|别取消|不用取消|不要取消|不退|别退)", text):
+    if not CANCEL.search(text) or KEEP_IT.search(text):
         return None
     if ctx.open_question in ("confirm_booking", "offer_alternative", "choose_offer"):
         return slots if (MADE_MARK.search(text) or order is not None) else None
