@@ -200,3 +200,21 @@ def test_a_no_to_an_implied_switch_keeps_the_flight_and_searches_the_train(branc
     slots = kept.state["slots"]
     assert kept.state["domain"] == "train" and kept.state["open"] in ("choose_offer", "confirm_booking"), kept.reply
     assert (slots["dep_city"], slots["arr_city"], slots["date"]) == ("上海", "北京", "2026-12-03")
+
+
+def test_thanks_said_with_the_yes_is_no_goodbye(branch):
+    turns = talk(branch, *FLIGHT_READ_BACK, "好的确认，谢谢啦")
+    last = turns[-1]
+    assert last.booked is not None and "再见" not in last.reply, last.reply
+    assert last.state["open"] == "anything_else" and last.reply.endswith("还需要别的帮助吗？")
+    (bye,) = talk(branch, "没有了", state=last.state)
+    assert "再见" in bye.reply
+
+
+@pytest.mark.parametrize("text", ["改签到第二天同一班", "能不能往后推一天，还是这班"])
+def test_the_next_day_of_a_change_counts_from_the_day_booked(branch, text):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", text)
+    last = turns[-1]
+    assert last.state["open"] == "confirm_booking" and last.state["pending"]["date"] == "2026-12-04", last.reply
+    code = turns[2].booked["details"].split(" ")[0]
+    assert f"改为：{code} 12月4日" in last.reply, last.reply

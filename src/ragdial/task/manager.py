@@ -17,6 +17,9 @@ reply left, then handle them in the order they were said:
 
 When nothing matches, the reply names the constraint that cannot be met and offers the nearest alternative (the
 state keeps the constraint until the user accepts the alternative).
+
+Booking, cancelling and changing (the transactions) are ``ragdial.task.bookings``; the session's booking records
+``ragdial.task.orders``; the state kept between turns ``ragdial.task.state``.
 """
 
 from __future__ import annotations
@@ -25,33 +28,37 @@ import copy
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import NotRequired, Required, TypedDict, cast
+from typing import cast
 
-from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
+from ragdial.jsontypes import JSONDict, JSONObject
 from ragdial.task import comparing
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.acts.booked import KEEP_IT
-from ragdial.task.acts.finders import _code_of, code_domain
 from ragdial.task.asked_date import asked_day, date_answer
+from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.orders import (
-    Booking,
-    CancelQuestion,
-    ChangeQuestion,
-    Rebook,
     booking_line,
     cancel_question,
-    give_back_part,
-    new_booking,
-    trip_of,
-    unit,
-    which_booking,
 )
 from ragdial.task.slots import parse as parse_slots
+from ragdial.task.state import (
+    STATE_KEY,
+    TRIP_KEYS,
+    UNDER_WAY_KEYS,
+    Pending,
+    TaskState,
+    TaskTurn,
+    _Before,
+    _task_state,
+    _Turn,
+    as_json,
+    new_state,
+    under_way,
+)
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, text_or_none
 
@@ -60,7 +67,6 @@ REQUIRED = {
     "train": ("dep_city", "arr_city", "date"),
     "hotel": ("city", "date"),
 }
-TRIP_KEYS = ("dep_city", "arr_city", "date", "period", "time_from", "time_to", "passengers")
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "dep_place", "arr_place")
 SHOWN = 3
@@ -70,8 +76,6 @@ NOT_FOR = {
     "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
     "train": ("stars", "min_stars", "brand", "district", "airline"),
 }
-STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
-UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the task dialog is under way
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
@@ -83,8 +87,6 @@ CLOSING = re.compile(
     r"先这样吧|不需要了|不用了|不订|别订|不用订|never ?mind|forget it|leave it)",
     re.I,
 )
-# the same train or flight as the one booked (改签到19号，还是这趟车)
-SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 # putting the decision off (not choosing another offer): ends a request also at its read-back
 PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
 # something else accepted too (下午的也可以 / 全季也行): added to what was asked, not in its place
@@ -98,135 +100,11 @@ NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再�
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
-class Pending(TypedDict, total=False):
-    """The offer being read back: which item, from when, how many."""
-
-    domain: Required[str]
-    id: Required[int]
-    date: str | None
-    nights: int
-    rooms: int
-    passengers: int
-
-
-class TaskState(TypedDict):
-    """The task dialog's state, kept as JSON in the session between turns."""
-
-    version: int
-    language: str
-    domain: str | None
-    slots: JSONDict
-    offers: list[int]
-    open: str | None
-    pending: Pending | None
-    suggestion: JSONDict | None
-    queue: list[JSONDict]
-    bookings: list[Booking]
-    failures: dict[str, int]
-    cancel: CancelQuestion | None
-    rebook: Rebook | None
-    turns: int
-    done: bool
-    last_city_slot: NotRequired[str]
-    alternative: NotRequired[str]
-    change: NotRequired[ChangeQuestion | None]
-    said_date: NotRequired[str]  # the day a calendar question asked about (那天 names it next)
-
-
-class _Before(TypedDict):
-    """What a relative preference (便宜点的) changes, kept to be put back when nothing is beyond the offers."""
-
-    slots: JSONDict
-    offers: list[int]
-    open: str | None
-    pending: Pending | None
-    suggestion: JSONDict | None
-
-
-def as_json(value: TaskState | Booking) -> JSONDict:
-    """The state or a booking as the JSON it is (every field holds JSON), for the session and the reply."""
-    return cast(JSONDict, value)
-
-
-def _task_state(state: JSONObject) -> TaskState:
-    """A session's task state as this branch wrote it (``respond`` starts afresh from any other version)."""
-    return cast(TaskState, state)
-
-
-def under_way(state: JSONObject | None) -> bool:
-    """Whether ``state`` is a task dialog in progress (a question, offers, a read-back or a suggestion open)."""
-    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
-
-
-def new_state() -> TaskState:
-    """The state of a dialog that has not started."""
-    return {
-        "version": 2,
-        "language": "zh",
-        "domain": None,
-        "slots": {},
-        "offers": [],
-        "open": None,
-        "pending": None,
-        "suggestion": None,
-        "queue": [],
-        "bookings": [],
-        "failures": {},
-        "cancel": None,
-        "rebook": None,
-        "turns": 0,
-        "done": False,
-    }
-
-
-@dataclass
-class TaskTurn:
-    """What one ``respond`` step returns: the reply, the new state and what happened."""
-
-    reply: str
-    state: JSONDict
-    done: bool = False
-    booked: JSONDict | None = None
-    in_scope: bool = True
-    acts: list[str] = field(default_factory=list)
-
-    def __iter__(self):  # allows ``reply, state, info = branch.respond(...)``
-        yield self.reply
-        yield self.state
-        yield {"done": self.done, "booked": self.booked, "in_scope": self.in_scope, "acts": self.acts}
-
-
-class _Turn:
-    """Scratch of one turn: reply parts, whether the search must run again, bookings made."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.dirty = False
-        self.booked: list[Booking] = []
-        self.prompted = False
-        self.previous: Pending | None = None
-        self.queued: JSONDict | None = None
-        self.notes: list[str] = []
-        self.relative: tuple[str, _Before] | None = None  # (kind, state before) of 便宜点的 / 早一点的
-        self.deferred: Act | None = (
-            None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
-        )
-        self.text = ""  # what the user said (an out-of-scope date question is answered from it)
-        self.unresolved = False  # a yes said while choosing, with no offer chosen: a further request waits
-        self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
-        self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
-        self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
-        self.reclassed = False  # a class or berth said during a read-back (the same train in it is read back)
-        self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
-        self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
-        self.understood_change = False  # a change of the offer read back was heard (a value or a domain said)
-
-
 def _price_text(value: int, lang: str) -> str:
     return f"{value}元以内" if lang == "zh" else f"up to {value} yuan"
 
 
-class TaskBranch:
+class TaskBranch(BookingActs):
     """Act-driven dialog manager over a ``TravelDB``.
 
     ``today`` is the date relative dates count from (default: the database's first day). ``intent`` optionally
@@ -456,47 +334,6 @@ class TaskBranch:
         return acts[: first + 1] + [a for a in acts[first + 1 :] if a.act != "deny"]
 
     @staticmethod
-    def _code_for_change(state: TaskState, acts: list[Act], text: str) -> list[Act]:
-        """改成MU8570 while a change (改签) of a trip asks for the new date or time: that flight or train."""
-        code = _code_of(text)
-        changes = [a for a in acts if a.act == "change_booking"]
-        if changes and code and not any(a.slots.get("code") for a in changes):
-            changes[0].slots["code"] = code  # 确认改签，改成MU8570: the code said in another clause
-            return acts
-        rebook = state.get("rebook")
-        if state["open"] != "change" or not rebook or changes:
-            return acts
-        booking = next((b for b in state["bookings"] if b["order_no"] == rebook["order_no"]), None)
-        if booking is None or code is None or code_domain(code) != booking["domain"]:
-            return acts
-        return [Act("change_booking", {"order_no": booking["order_no"], "code": code})]
-
-    @staticmethod
-    def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
-        """把汉庭退了，换成亚朵: cancelling a booked hotel and asking for another hotel in the same turn is one
-        change of that booking (read back once; the yes takes the new rooms and gives the old back in one
-        transaction, so the user is never left with neither)."""
-        names = [a.act for a in acts]
-        if names[:1] != ["cancel_booking"] or len(acts) < 2 or acts[0].slots.get("back"):
-            return acts
-        booking = next(
-            (b for b in reversed(state["bookings"]) if b.get("status") != "cancelled" and b["domain"] == "hotel"), None
-        )
-        named = acts[0].slots.get("order_no")
-        if booking is None or (named is not None and named != booking["order_no"]):
-            return acts
-        wanted: JSONDict = {}
-        for act in acts[1:]:
-            if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, "hotel"):
-                return acts
-            if {"dep_city", "arr_city", "city"} & set(act.slots):
-                return acts  # (another city: a new request, not this stay changed)
-            wanted |= {k: v for k, v in act.slots.items() if k != "domain"}
-        if not wanted:
-            return acts
-        return [Act("change_booking", {"domain": "hotel", "order_no": booking["order_no"], **wanted})]
-
-    @staticmethod
     def _next_request(facts: JSONDict, said: JSONDict, text: str) -> bool:
         """Whether constraints said after a yes at a read-back ask for a further item rather than change the offer
         read back: a way back (回来 / 返程), another route, or a word that goes on to something next (再 / 然后 /
@@ -554,6 +391,13 @@ class TaskBranch:
         ):
             turn.parts.append("不客气。" if lang == "zh" else "You're welcome.")
             return
+        if turn.booked and state["open"] == "anything_else":
+            # 好的确认，谢谢啦: thanks for the booking just made, not a goodbye (a further item may follow)
+            turn.parts.append(
+                "不客气。" + R.ANYTHING_ELSE[lang] if lang == "zh" else "You're welcome. " + R.ANYTHING_ELSE[lang]
+            )
+            turn.prompted = True
+            return
         self._close(state, turn)
 
     def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -576,269 +420,6 @@ class TaskBranch:
             turn.answered = True
             return
         turn.parts.append(R.GUIDE[lang])
-
-    def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        lang = state["language"]
-        domain = as_text_or_none(act.slots.get("domain"))
-        mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
-        made = [b for b in mine if b.get("status") != "cancelled"]
-        cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
-        changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
-        if not mine:
-            what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
-            turn.parts.append(
-                f"您在本次对话中还没有成功的{what}。" if lang == "zh" else f"You have no {what} in this session yet."
-            )
-            return
-        parts = []
-        if made:
-            head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
-            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in made))
-        if cancelled:
-            head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
-            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in cancelled))
-        if changed:
-            head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
-            lines = [
-                booking_line(b, lang) + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
-                for b in changed
-            ]
-            parts.append(head + "\n" + "\n".join(lines))
-        turn.parts.append("\n".join(parts))
-
-    # ------------------------------------------------------------------ cancelling a booking (a transaction too)
-    def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
-        lang = state["language"]
-        zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
-        fits = [
-            b
-            for b in live
-            if (not act.slots.get("domain") or b["domain"] == act.slots["domain"])
-            and (not act.slots.get("order_no") or b["order_no"] == act.slots["order_no"])
-        ]
-        asked = (state.get("cancel") or {}).get("among")
-        if asked and "ordinal" in act.slots:
-            index = as_int(act.slots["ordinal"]) - 1
-            fits = [b for b in live if b["order_no"] == asked[index]] if 0 <= index < len(asked) else []
-        elif asked:
-            fits = [b for b in fits if b["order_no"] in asked]
-        resume = (state.get("cancel") or {}).get("resume", state["open"])
-        if not fits:
-            turn.parts.append(
-                ("没有找到您说的这个预订，" if live else "您在本次对话中没有可以取消的预订。")
-                if zh
-                else ("I found no such booking. " if live else "You have no booking to cancel in this session.")
-            )
-            if not live:
-                state["cancel"], state["open"] = None, resume
-                return
-            fits = live
-        if len(fits) > 1:
-            question = "您要取消哪一个？" if zh else "Which one should I cancel?"
-            turn.parts.append(which_booking(fits, question, lang))
-            state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
-            state["open"] = "choose_cancel"
-            turn.prompted = True
-            return
-        booking = fits[0]
-        back = as_int(act.slots.get("back") or (state.get("cancel") or {}).get("back") or 0)
-        quantity = int(booking.get("quantity") or 1)
-        asking: CancelQuestion = {"order_no": booking["order_no"], "resume": resume}
-        if act.slots.get("implied"):
-            asking["implied"] = True
-        if 0 < back < quantity:
-            asking["back"] = back  # 两张退一张: the rest stays booked
-        elif back and quantity == 1:
-            turn.parts.append(
-                f"订单{booking['order_no']}只有1{unit(booking, lang)}，退掉就是取消整个订单。"
-                if zh
-                else f"Booking {booking['order_no']} holds only one, so this cancels it."
-            )
-        state["cancel"] = asking
-        state["open"] = "confirm_cancel"
-        turn.cancel_asked = True
-        turn.parts.append(cancel_question(booking, lang, back))
-        turn.prompted = True
-
-    # ------------------------------------------------------------------ changing a booking (改签)
-    def _on_change_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
-        district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
-        replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
-        ones given back in one transaction)."""
-        lang = state["language"]
-        zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
-        slots = dict(act.slots)
-        domain, order = slots.pop("domain", None), slots.pop("order_no", None)
-        ordinal = slots.pop("ordinal", None)
-        asked = state.get("change") if state["open"] == "choose_change" else None
-        state["change"] = None
-        if asked:  # the answer to "which one?": the values said with the request still hold
-            live = [b for b in live if b["order_no"] in asked["among"]]
-            slots = {**asked["slots"], **slots}
-            if ordinal is not None:
-                index = as_int(ordinal) - 1
-                live = (
-                    [b for b in live if b["order_no"] == asked["among"][index]]
-                    if 0 <= index < len(asked["among"])
-                    else []
-                )
-        fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
-        if len(fits) > 1 and not domain and not order:
-            # a new time or class only fits a trip; nights or rooms only a hotel
-            trip_only = {"period", "time_from", "time_to", "seat_class", "berth"} & set(slots)
-            hotel_only = {"nights", "rooms"} & set(slots)
-            fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
-            fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
-        if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
-            question = "您要改签哪一个？" if zh else "Which booking should I change?"
-            turn.parts.append(which_booking(fits, question, lang))
-            state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
-            state["open"] = "choose_change"
-            turn.prompted = True
-            return
-        if not fits:
-            turn.parts.append(
-                ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
-                if zh
-                else ("I found no such booking." if live else "You have no booking to change in this session.")
-            )
-            return
-        booking = fits[0]
-        if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
-            slots.pop("code")  # (a train's code names no flight)
-        item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
-        longer = as_int(slots.pop("longer", 0) or 0)  # 多住一晚: the stay booked, that many nights longer
-        if booking["domain"] == "hotel":
-            base = {
-                "city": booking.get("city") or item.get("city"),
-                "district": item.get("district"),
-                "date": booking["date"],
-                "nights": int(booking.get("nights") or 1) + longer,
-                "rooms": int(booking.get("quantity") or 1),
-            }
-            if not {"brand", "stars", "min_stars", "district", "max_price"} & set(slots) and item.get("name"):
-                base["brand"] = str(item["name"]).split("(")[0]  # 多住一晚 / 挪到周五: the same hotel
-            elif "brand" in slots:
-                base.pop("district", None)  # 把汉庭换成亚朵: wherever in the city the other brand is
-        else:
-            base = {
-                "dep_city": booking.get("dep_city") or item.get("dep_city"),
-                "arr_city": booking.get("arr_city") or item.get("arr_city"),
-                "date": booking["date"],
-                "seat_class": item.get("seat_class"),
-                "berth": item.get("berth"),
-            }
-            if int(booking.get("quantity") or 1) > 1:
-                base["passengers"] = int(booking["quantity"])
-            if SAME_TRIP.search(turn.text) and item:
-                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
-        if "seat_class" in slots and "berth" not in slots:
-            base.pop("berth", None)
-        state["domain"] = booking["domain"]
-        state["slots"] = {k: v for k, v in base.items() if v}
-        state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
-        state["queue"], state["cancel"] = [], None
-        state["rebook"] = {"order_no": booking["order_no"]}
-        head = (
-            f"好的，为您改签订单{booking['order_no']}。"
-            if zh
-            else f"All right, changing booking {booking['order_no']}."
-        )
-        turn.parts.append(head)
-        if not slots and not longer:
-            state["open"] = "change"
-            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
-            turn.prompted = True
-            return
-        state["open"] = None
-        self._merge(state, slots)
-        turn.dirty = True
-
-    def _cancel(self, state: TaskState, turn: _Turn) -> None:
-        lang = state["language"]
-        zh = lang == "zh"
-        asked: CancelQuestion = state.get("cancel") or {}
-        state["cancel"] = None
-        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
-        state["open"] = asked.get("resume")
-        if booking is None or booking.get("status") == "cancelled":
-            turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
-            return
-        quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
-        back = int(asked.get("back") or 0)
-        if 0 < back < quantity:
-            kept = give_back_part(self.db, booking, back, lang)
-            if kept is None:
-                sorry = "抱歉，这个预订无法退改，请联系客服。" if zh else "Sorry, that booking cannot be changed here."
-                turn.parts.append(sorry)
-            else:
-                state["bookings"].append(kept)
-                turn.booked.append(kept)
-                turn.parts.append(
-                    f"已退掉{back}{unit(booking, lang)}，座位或房间已释放；原订单{booking['order_no']}已变更为"
-                    f"订单号{kept['order_no']}：{kept['details']}。"
-                    if zh
-                    else f"Gave back {back}; booking {booking['order_no']} is now booking {kept['order_no']}: "
-                    f"{kept['details']}."
-                )
-            if state["open"] in (None, "anything_else"):
-                state["open"] = "anything_else"
-                turn.parts.append(R.ANYTHING_ELSE[lang])
-                turn.prompted = True
-            return
-        done = self.db.cancel(int(booking["number"]), quantity, nights)
-        if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
-            turn.parts.append(
-                "抱歉，这个预订无法取消，请联系客服。" if zh else "Sorry, that booking cannot be cancelled here."
-            )
-            return
-        booking["status"] = "cancelled"
-        turn.parts.append(
-            f"已取消订单{booking['order_no']}，座位或房间已释放。"
-            if zh
-            else f"Booking {booking['order_no']} is cancelled; the seats or rooms are released."
-        )
-        waiting = [q for q in state["queue"] if q.get("after_cancel")]
-        if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
-            state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
-            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
-            trip = trip_of(booking, domain)
-            slots = state["slots"]
-            if domain != "hotel" and all(slots.get(k) == v for k, v in trip.items()):
-                trip |= {k: v for k, v in slots.items() if k in TRIP_KEYS}  # its time window too
-            self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
-            turn.dirty = True
-            return
-        if state["open"] in (None, "anything_else"):
-            state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
-            turn.prompted = True
-
-    def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
-        waiting = [q for q in state["queue"] if q.get("after_cancel") and q.get("implied")]
-        state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-        asked = state.get("cancel") or {}
-        state["cancel"] = None
-        state["open"] = asked.get("resume")
-        lang = state["language"]
-        kept = "好的，没有取消，预订仍然有效。" if lang == "zh" else "All right, the booking stays as it is."
-        turn.parts.append(kept)
-        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
-        if waiting and booking is not None:  # 还是坐高铁吧 → 不用退: the booking stays, the train is still searched
-            queued = {k: v for k, v in waiting[0].items() if k not in ("after_cancel", "implied")}
-            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
-            self._start(state, domain, {**trip_of(booking, domain), **queued}, switch=False, turn=turn)
-            turn.dirty = True
-            return
-        if state["open"] in (None, "anything_else"):
-            state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
-            turn.prompted = True
 
     def _on_request(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
@@ -1385,10 +966,10 @@ class TaskBranch:
                 still = [r for r in every if R.code_of(r) == R.code_of(was)]
                 still = still if len(still) == 1 else []
             if still:
-                state["pending"] = self._pending_for(state, domain, still[0])
-                state["open"] = "confirm_booking"
+                again = self._pending_for(state, domain, still[0])
+                state["pending"], state["open"] = again, "confirm_booking"
                 heard = turn.understood_change or parse_slots(turn.text, self.gazetteer, self.today).has_slots()
-                head = self._change_head(previous, state["pending"], heard, lang)
+                head = self._change_head(previous, again, heard, lang)
                 turn.parts.append(head + self._read_back(state))
                 return
         if turn.relative:
@@ -1764,13 +1345,6 @@ class TaskBranch:
                 text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
         return text
 
-    @staticmethod
-    def _rebooked(state: TaskState) -> Booking | None:
-        """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
-        rebook = state.get("rebook")
-        order = rebook["order_no"] if rebook else None
-        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
-
     def _pending_item(self, state: TaskState) -> Row | None:
         pending = state.get("pending")
         if not pending:
@@ -1882,60 +1456,6 @@ class TaskBranch:
         if key == "stars":
             value = f"{value}星"
         return f"{name}{labels.get(key, key)}：{value}" if zh else f"{name} {key}: {value}"
-
-    def _book(self, state: TaskState, pending: Pending, turn: _Turn) -> None:
-        domain, lang = pending["domain"], state["language"]
-        item = self._pending_item(state)
-        if item is None:
-            state["pending"], state["open"] = None, None
-            turn.parts.append("抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone.")
-            return
-        details_zh = R.offer_details(domain, item, pending, "zh")
-        quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
-        nights = int(pending.get("nights") or 1)
-        date = as_str(pending["date"])
-        old = self._rebooked(state)
-        if old is not None:
-            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
-            number = self.db.rebook(int(old["number"]), given_back, domain, item, date, details_zh, quantity, nights)
-        else:
-            number = self.db.book(domain, item, date, details_zh, quantity, nights)
-        if number is None:
-            state["pending"] = None
-            state["open"] = "choose_offer" if state["offers"] else None
-            turn.parts.append(
-                "抱歉，刚刚这个已经订满了，没有为您预订。请换一个。"
-                if lang == "zh"
-                else "Sorry, it just sold out; nothing was booked."
-            )
-            turn.dirty = True
-            return
-        booking = new_booking(domain, item, cast(JSONDict, pending), number, lang)
-        if old is not None:
-            old["status"], old["changed_to"] = "cancelled", number
-            booking["changed_from"] = old["order_no"]
-            turn.parts.append(
-                f"已为您改签，原订单{old['order_no']}已取消，座位或房间已释放。"
-                if lang == "zh"
-                else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
-            )
-        state["rebook"] = None
-        state["bookings"].append(booking)
-        turn.booked.append(booking)
-        counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
-        facts = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **counts, "domain": domain}
-        turn.booked_facts = facts
-        state["pending"], state["offers"], state["suggestion"] = None, [], None
-        state["open"] = "anything_else"
-        state["failures"] = {}
-        turn.parts.append(R.booked(domain, item, pending, number, lang))
-        if state["queue"]:
-            queued = state["queue"].pop(0)
-            next_domain = text_or_none(queued.pop("domain"))
-            self._start(state, next_domain, queued, switch=False, turn=turn)
-            turn.dirty = True
-        else:
-            turn.prompted = False
 
     def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False, later: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)

@@ -42,7 +42,13 @@ OTHER_HOTEL = re.compile(r"(换一?家|换个(酒店|宾馆|地方住)|换别的
 # a longer stay in the hotel booked: 多住一晚 / 再续一天 / 延住两晚 (``n`` nights more)
 LONGER_STAY = re.compile(rf"(?:多住|再住|续住|续|延住|延长|多待|再待|加住)\s*(?P<n>{NUM})?\s*(?:个)?\s*(?:晚|天|夜)")
 # moving a booking to another day without the word 改签: 挪到 / 推到 / 换到 / 改过去
-MOVE = re.compile(r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪)")
+MOVE = re.compile(
+    r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪|(往后|往前|推迟|推后|延后|提前)(推|挪)?一天)"
+)
+
+
+# the day after (or before) the one booked: 第二天 / 次日 / 往后推一天 / 提前一天
+NEXT_DAY = re.compile(r"(第二天|次日|隔天|后一天|晚一天|前一天|早一天|提前一天|(往后|往前|推迟|推后|延后)(推|挪)?一天)")
 
 
 def _named_booking(text: str, live: list[Mapping[str, object]]) -> Mapping[str, object] | None:
@@ -144,7 +150,10 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     if not said and after and (not _domain_named(text, english) or named_domain in booked_domains):
         # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 / 酒店能挪到周五吗 changes it
         said = bool(MOVE.search(text)) and bool(
-            _dates(text, today, english, {}) or _time_bounds(text, english) != (None, None) or _period_of(text, english)
+            _dates(text, today, english, {"date": live[-1].get("date")})
+            or NEXT_DAY.search(text)
+            or _time_bounds(text, english) != (None, None)
+            or _period_of(text, english)
         )
     longer = LONGER_STAY.search(text)
     hotel_booked = "hotel" in booked_domains and (after or ctx.domain != "hotel")
@@ -167,7 +176,13 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     m = re.search(r"(改|换|调)\s*(到|成|为)", text)
     if m and _dates(text[m.end() :], today, english, {}):  # 我8号去不了了，能改到9号吗: the date after the verb
         text = text[m.end() :]
-    slots.update(_dates(text, today, english, {}))
+    booked = next((b for b in reversed(live) if b.get("domain") == domain and order in (None, b.get("order_no"))), None)
+    booked_date = text_or_none(booked.get("date")) if booked else None
+    slots.update(_dates(text, today, english, {"date": booked_date} if booked_date else {}))
+    step = NEXT_DAY.search(text)
+    if "date" not in slots and step and booked_date:  # 改到第二天 / 推迟一天: from the day booked
+        back = step.group(0).startswith(("前", "提前", "早"))
+        slots["date"] = (dt.date.fromisoformat(booked_date) + dt.timedelta(days=-1 if back else 1)).isoformat()
     time_from, time_to = _time_bounds(text, english)
     if time_from or time_to:
         slots.update({k: v for k, v in (("time_from", time_from), ("time_to", time_to)) if v})
