@@ -485,3 +485,65 @@ def test_warm_up_primes_the_generator_with_the_head_of_a_real_answer_turn(system
     head = build_messages(primed)[0]["content"].split(marker)[0]
     turn = build_messages(priming.requests[0])[0]["content"]
     assert priming.requests[0].knowledge and turn.startswith(head + marker)
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        ("zh", "麻烦看下我账户余额还有多少"),
+        ("zh", "我这个月的流量还剩多少"),
+        ("en", "how much data have I got left this month"),
+        ("en", "what's my balance right now"),
+    ],
+)
+def test_a_guest_asking_for_their_own_figures_is_told_it_is_not_in_the_knowledge(systems, language, text):
+    # the asked field (账户余额, Data left) is one only users' own items have; a guest session has none
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "not_in_knowledge" and reply.knowledge == [], reply.text
+
+
+@pytest.mark.parametrize(("language", "text"), [("zh", "我的余额怎么查"), ("en", "how can I check my balance")])
+def test_a_guest_asking_how_to_look_up_a_figure_gets_the_faq(systems, language, text):
+    (reply,) = ask(systems[language], None, text)
+    assert reply.record.grounding.policy == "answer" and reply.knowledge[0].id.startswith("faq:"), reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "first", "said"),
+    [
+        ("zh", "我开通夜间流量包了吗", "demo-u1:local:1", ("是的", "夜间流量包", "5元/月")),
+        ("en", "do I have the night data pack?", "demo-u1:local:1", ("Yes", "Night Data Pack", "5 yuan per month")),
+        ("zh", "我开通国际漫游了吗", "product:17", ("没有国际漫游日包", "青禾畅享58元套餐", "25元/天")),
+        ("en", "am I on the 5G Turbo plan", "product:5", ("No, the Greenleaf 5G Turbo 68", "Night Data Pack")),
+    ],
+)
+def test_whether_one_has_a_service_is_answered_yes_or_no_from_ones_services(systems, language, text, first, said):
+    (reply,) = ask(systems[language], "demo-u1", text)
+    assert reply.record.grounding.intent.possession and reply.record.grounding.verified
+    assert reply.knowledge[0].id == first and all(s in reply.text for s in said), reply.text
+
+
+def test_the_template_generator_answers_whether_one_has_a_service_too():
+    config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
+    (reply,) = ask(build_system(config, "en"), "demo-u1", "do I have the night data pack?")
+    assert reply.text.startswith("Yes, you have the Night Data Pack"), reply.text
+
+
+def test_whether_one_has_it_with_nothing_named_gets_no_yes_or_no(systems):
+    # "one" names no service and the turn speaks of none: no possession answer, whatever the ranking put first
+    reply = ask(systems["en"], "demo-u1", "how do I get a new SIM card", "do I already have one?")[-1]
+    assert not reply.record.grounding.intent.possession and not reply.text.startswith(("Yes", "No")), reply.text
+
+
+@pytest.mark.parametrize(
+    ("profile", "text", "first", "value", "not_said"),
+    [
+        ("demo-u1", "账户里面还剩多少", "demo-u1:local:2", "23.50元", "63.00元"),  # 账户 names 账户余额 alone
+        ("demo-u5", "我账户还有多少", "demo-u5:local:3", "-12.40元", "143.00元"),
+    ],
+)
+def test_a_chinese_question_names_ones_figure_by_a_word_of_its_field_name(
+    systems, profile, text, first, value, not_said
+):
+    (reply,) = ask(systems["zh"], profile, text)
+    assert reply.knowledge[0].id == first and value in reply.text and not_said not in reply.text, reply.text

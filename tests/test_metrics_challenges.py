@@ -164,13 +164,13 @@ def _fake_bertscore(candidates, references, model=None, layers=None):
 
 
 def test_kdsd_by_hand():
-    triples = ([["a", "b"], ["c"]], [["a"], ["c", "d", "e"]])  # tp 2, fp 2, fn 1: P != R
+    triples = ([["a", "b"], ["c"]], [["a"], ["c", "d", "e"]])  # per turn P 1 and 1/3, R 1/2 and 1, F1 2/3 and 1/2
     result = kdsd.score_kdsd(*triples, ["好的呀", "今天天气很好"], ["好的", "天气很好"])
     s = result.scores
-    assert s["knowledge"] == {
-        "precision": pytest.approx(1 / 2),
-        "recall": pytest.approx(2 / 3),
-        "f1": pytest.approx(4 / 7),
+    assert s["knowledge"] == {  # averaged over turns (pooled counts would give 1/2, 2/3, 4/7)
+        "precision": pytest.approx(2 / 3),
+        "recall": pytest.approx(3 / 4),
+        "f1": pytest.approx(7 / 12),
     }
     bp = math.exp(1 - 9 / 6)  # 6 hypothesis chars against 9 reference chars, every uni/bigram matched
     assert s["generation"]["bleu-1"] == pytest.approx(bp)
@@ -178,7 +178,26 @@ def test_kdsd_by_hand():
     assert s["generation"]["distinct-1"] == pytest.approx(5 / 6)
     assert s["generation"]["distinct-2"] == pytest.approx(1.0)
     assert s["generation"]["f1"] == pytest.approx(0.8)
-    assert s["score"] == pytest.approx(0.3 * (1 / 2 + 2 / 3 + 4 / 7) + 0.7 * (2 * bp + 0.8))
+    assert s["score"] == pytest.approx(0.3 * (2 / 3 + 3 / 4 + 7 / 12) + 0.7 * (2 * bp + 0.8))
+
+
+def test_kdsd_triples_are_scored_as_the_organisers_baseline_does():
+    """Huawei's knowledge-selection scoring: a turn with neither gold nor predicted triples scores 1, a turn with
+    only one side 0, and P/R/F1 are means over turns, so F1 may fall below the harmonic mean of P and R (their
+    published baseline row: P 0.5015, R 0.4929, F1 0.4856)."""
+    replies = ["好的", "好的", "好的", "好的"]
+    gold, predicted = [[], [], ["a"], ["b", "c"]], [[], ["x"], [], ["b"]]
+    knowledge = kdsd.score_kdsd(gold, predicted, replies, replies).scores["knowledge"]
+    assert knowledge == {
+        "precision": pytest.approx((1 + 0 + 0 + 1) / 4),
+        "recall": pytest.approx((1 + 0 + 0 + 1 / 2) / 4),
+        "f1": pytest.approx((1 + 0 + 0 + 2 / 3) / 4),
+    }
+    p, r = knowledge["precision"], knowledge["recall"]
+    assert knowledge["f1"] < 2 * p * r / (p + r)
+    silent = kdsd.score_kdsd([[], []], [[], []], ["好", "好"], ["好", "好"]).scores
+    assert silent["knowledge"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert kdsd.score_kdsd([[], []], [["a"], []], ["好", "好"], ["好", "好"]).scores["knowledge"]["f1"] == 0.5
 
 
 def test_smp2017_micro_macro():

@@ -147,14 +147,15 @@ def test_kdsd_by_hand(fixtures):
     done = ragdial("eval", "kdsd", "--gold", str(root / "valid.json"), "--pred", str(root / "result.json"), "--json")
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)["scores"]
-    assert s["knowledge"]["f1"] == pytest.approx(2 / 3)
+    # per turn (P, R, F1): (1, 1/2, 2/3) and (1/2, 1, 2/3), averaged (pooled counts would give 2/3 for all three)
+    assert s["knowledge"] == {"precision": 0.75, "recall": 0.75, "f1": pytest.approx(2 / 3)}
     bp = math.exp(1 - 25 / 16)  # 16 generated characters against 25 reference characters
     b1, b2 = bp * 14 / 16, bp * math.sqrt(14 / 16 * 10 / 14)
     f1 = (2 / 3 + 5 / 7) / 2
     g = s["generation"]
     assert (g["bleu-1"], g["bleu-2"], g["f1"]) == (pytest.approx(b1), pytest.approx(b2), pytest.approx(f1))
     assert (g["distinct-1"], g["distinct-2"]) == (pytest.approx(15 / 16), pytest.approx(1.0))
-    assert s["score"] == pytest.approx(0.3 * 2 + 0.7 * (b1 + b2 + f1))
+    assert s["score"] == pytest.approx(0.3 * (0.75 + 0.75 + 2 / 3) + 0.7 * (b1 + b2 + f1))
 
 
 def test_smp2017_with_confusion_png(fixtures, tmp_path):

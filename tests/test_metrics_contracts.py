@@ -48,7 +48,7 @@ def test_challenge_signatures(fixtures):
         "rouge": ["rouge", "impl:rouge-score", "tok:rouge-score", "stem:yes", "stat:f", "agg:sentence"],
     }
     assert unversioned(kdsd.score_kdsd([["a"]], [["a"]], ["好的"], ["好的"]).signatures) == {
-        "knowledge": ["set-prf", "avg:micro", "dedup:yes"],
+        "knowledge": ["set-prf", "avg:query", "dedup:yes", "both_empty:1"],
         "bleu": ["bleu", "n:1,2", "tok:chars", "smooth:none", "level:corpus", "scale:0-1"],
         "distinct": ["distinct", "n:1", "tok:chars", "level:corpus"],
         "f1": ["gen-f1", "tok:chars", "agg:mean"],
@@ -134,6 +134,20 @@ def test_check_predictions_accepts_what_the_scorer_reads(fixtures):
     with pytest.raises(DataFormatError) as caught:
         dstc.check_predictions("p.json", dstc9, gold, "dstc9", kb_ids)
     assert str(caught.value) == "p.json, record 1, knowledge 0, field 'knowledge': unknown knowledge 'hotel:1:0'"
+
+
+def test_set_prf_averaged_per_query():
+    gold, predicted = [["a", "b"], [], []], [["a"], [], ["x"]]
+    micro = retrieval.set_prf(gold, predicted)
+    assert (micro["precision"].value, micro["recall"].value) == (0.5, 0.5)
+    query = retrieval.set_prf(gold, predicted, average="query")
+    assert query["precision"].value == pytest.approx((1 + 1 + 0) / 3)
+    assert query["recall"].value == pytest.approx((0.5 + 1 + 0) / 3)
+    assert query["f1"].value == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert query["exact_match"].value == micro["exact_match"].value == 0.0
+    assert "avg:query" in query["f1"].signature
+    with pytest.raises(ValueError, match="average"):
+        retrieval.set_prf(gold, predicted, average="macro")
 
 
 def test_set_prf_exact_match_counts_one_sided_queries():

@@ -24,6 +24,7 @@ from ragdial.errors import RagdialError
 from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes.running import run_recipe, trained_recipe
 from ragdial.recipes.training import train_recipe
+from ragdial.retrieval import precedent
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KD_DIALOGS = FIXTURES / "retrieval" / "kd_dialogs.json"
@@ -241,6 +242,7 @@ def test_the_dstc11_recipe_keeps_its_training_turns_as_precedents_when_asked(tmp
     meta = json.loads((system / "reranker" / "precedent.json").read_text())
     assert meta["format"] == "ragdial-precedent-reranker" and meta["encoder"] == "hash" and meta["golds"]
     assert (system / "reranker" / "base" / "reranker.json").is_file()
+    assert meta["stacker"]["features"] == precedent.STACK_FEATURES and (system / "reranker" / "stacker.txt").is_file()
     done = run("dstc11", system, DSTC, tmp_path / "run")
     assert done.scored and "labels.json format ok" in done.result.checks[0]
 

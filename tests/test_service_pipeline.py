@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -22,6 +23,7 @@ from ragdial.pipeline import (
     load_config,
 )
 from ragdial.pipeline.components import build_system
+from ragdial.retrieval.base import Retrieval, Retriever, Scope, ScoredKnowledge
 from ragdial.schema import SourceKind, Speaker
 
 
@@ -192,6 +194,58 @@ class _Never:
 class _OnlyFaq:
     def decide(self, context, language):
         return Decision(True, ("global",), (SourceKind.FAQ,), label="[QA]", detector="faq")
+
+
+class _Probable:
+    """A knowledge-seeking detector double: probability ``p``, yes from 0.5."""
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def decide(self, context, language):
+        return Decision(self.p >= 0.5, ("user_profile", "global") if self.p >= 0.5 else (), confidence=self.p)
+
+
+class _Confident(Retriever):
+    """Ranks the global items, the first with reranker probability ``q``."""
+
+    def __init__(self, items, q: float) -> None:
+        self.items, self.q = [i for i in items if i.is_global], q
+
+    def retrieve(self, context, scope=None, k=20, filter=None, select=None):
+        if not Scope.of(scope).include_global:
+            return Retrieval()
+        ranked = [ScoredKnowledge(item, self.q / (rank + 1)) for rank, item in enumerate(self.items)]
+        return Retrieval(ranked, ranked[:1])
+
+
+@pytest.mark.parametrize(
+    ("p", "q", "weight", "cites"),
+    [
+        (0.9, 0.1, None, True),  # no rule: the detector's yes
+        (0.4, 0.9, None, False),  # no rule: the detector's no
+        (0.6, 0.1, 2.0, False),  # 0.6 * 1.2 < 1: silent although the detector said yes
+        (0.4, 0.9, 2.0, True),  # 0.4 * 2.8 >= 1: cites although the detector said no
+        (0.3, 1.0, 2.0, False),  # 0.3 * 3 < 1: not even looked up
+        (0.5, 1.0, 1.0, True),  # weight 1: speak when p q >= 1 - p
+    ],
+)
+def test_the_speak_rule_weighs_the_detector_against_the_rerankers_best(systems, p, q, weight, cites):
+    zh = systems["zh"]
+    config = replace(zh.config, speak_weight=weight)
+    retriever = _Confident(zh.knowledge.dataset.kb, q)
+    system = DialogSystem(config, "zh", zh.knowledge, _Probable(p), retriever, zh.generator)
+    reply = system.respond(system.new_session(None), "畅游套餐多少钱")
+    assert bool(reply.knowledge) is cites
+    assert reply.decision.needs_knowledge is cites
+    assert reply.decision.confidence == p
+
+
+def test_speak_weight_is_a_non_negative_number():
+    assert SystemConfig.from_data({"speak_weight": 2}).speak_weight == 2.0
+    assert SystemConfig.from_data({}).speak_weight is None
+    with pytest.raises(ConfigError, match="speak_weight"):
+        SystemConfig.from_data({"speak_weight": -1})
 
 
 def test_the_decision_controls_which_look_up_runs(systems):

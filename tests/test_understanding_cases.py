@@ -15,7 +15,7 @@ from ragdial.understanding.features import KnowledgeMatch, NgramTfidf
 from ragdial.understanding.knowledge_cues import KnowledgeCues
 from ragdial.understanding.linear import LinearHead
 from ragdial.understanding.model import ModelFormatError, TextClassifier
-from ragdial.understanding.policy import other_language
+from ragdial.understanding.policy import classify_turn, other_language
 from ragdial.understanding.tasks import new_classifier, zero_shot_detector
 
 
@@ -315,3 +315,36 @@ def test_a_saved_head_whose_weights_do_not_fit_its_classes_is_named(tmp_path):
         ModelFormatError, match=r"\(ValueError: weights \(2, \d+\) and bias \(1,\) do not fit 2 classes\)$"
     ):
         TextClassifier.load(folder)
+
+
+def test_italian_german_spanish_and_portuguese_questions_are_another_language():
+    # our own wordings; the accented letters and function words of these languages were missing (á, "quanto", "der")
+    assert other_language("Quanto costa il piano con più dati?") is True
+    assert other_language("Wann kommt die Rechnung und wie hoch ist sie?") is True
+    assert other_language("¿Cuánto cuesta el paquete de datos?") is True
+    assert other_language("Quanto custa o plano, você sabe?") is True
+
+
+def test_english_with_words_other_languages_share_stays_english():
+    assert other_language("can I use my data in Costa Rica") is False
+    assert other_language("does the plan cover calls to Germany, die hard fan here") is False
+    assert other_language("what is the per GB price over the limit") is False
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("我开通来电提醒了吗", True),
+        ("我是不是已经办了副卡", True),
+        ("我有防骚扰吗", True),
+        ("have I already added the speed boost pack", True),
+        ("is the caller alerts service on my line", True),
+        ("我还有多少流量", False),  # a figure, not a service
+        ("do I have any minutes left", False),
+        ("what plan am I on", False),
+        ("我想开通来电提醒", False),
+        ("which plans do I have", False),  # which services: all of them, not yes or no
+    ],
+)
+def test_asking_whether_one_has_a_service_is_told_from_asking_for_a_figure_or_an_action(text, asks):
+    assert classify_turn(text).possession is asks

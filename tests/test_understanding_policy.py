@@ -139,6 +139,7 @@ def test_turn_intent_to_dict():
         "follow_up": True,
         "services": True,
         "comparison": False,
+        "possession": False,
     }
 
 

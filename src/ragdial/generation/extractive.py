@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from itertools import pairwise
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
-from ragdial.understanding.policy import asks_comparison, asks_own_services
+from ragdial.text.tokenize import chinese_words
+from ragdial.understanding.policy import asks_comparison, asks_own_services, asks_possession
 
 # question cue → the field keys (zh, en) that answer it, most specific first
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
@@ -147,9 +149,52 @@ def extractive_reply(request: GenerationRequest) -> str:
     if asks_own_services(question) and len(items) > 1 and all(is_service_item(i) for i in items):
         return own_services(items, language)  # "which plans do I have?": every service cited
     compared = comparison_reply(items, question, language)
+    if compared is None:
+        compared = possession_reply(items, question, language)
     return (
         compared if compared is not None else answer_from(items[0], question, language, _user_before(request.context))
     )
+
+
+_WH = re.compile(r"^\s*(?:what|which|who|where|when|why|how)\b|哪|什么|啥|多少|几", re.I)
+
+
+def possession_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
+    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question) when the question names X in
+    part (a word or character pair of its name): yes when the first item is the user's own record of X (its fee
+    and start, verbatim); no when it is the catalogue product X and the other items are the user's services, none
+    of that name (they are listed, then what the product is). ``None`` otherwise."""
+    if not items or not asks_possession(question) or _WH.search(question) or items[0].source == SourceKind.FAQ:
+        return None
+    top = items[0]
+    name = _service_name(top)
+    if not name or not key_terms(name) & key_terms(question):
+        return None
+    if not top.is_global:
+        fields = item_fields(top)
+        details = [
+            v
+            for v in (fields.get("业务费用") or fields.get("Fee"), fields.get("开始时间") or fields.get("Start date"))
+            if v
+        ]
+        if language == "zh":
+            return f"是的，您有{name}" + (f"（{'，开始时间'.join(details)}）" if details else "") + "。"
+        detail = f" ({details[0]}, since {details[1]})" if len(details) == 2 else f" ({details[0]})" if details else ""
+        return f"Yes, you have the {name}{detail}."
+    services = [i for i in items[1:] if not i.is_global and is_service_item(i)]
+    if not services or any(_service_name(i) == name for i in services):
+        return None
+    owned = [_service_name(i) for i in services]
+    product = answer_from(top, question, language)
+    if language == "zh":
+        return f"您目前的业务里没有{name}（您有{'、'.join(owned)}）。{product}"
+    listed = ", ".join(f"the {n}" for n in owned[:-1]) + (" and " if len(owned) > 1 else "") + f"the {owned[-1]}"
+    return f"No, the {name} is not among your services (you have {listed}). {product}"
+
+
+def _service_name(item: Knowledge) -> str:
+    fields = item_fields(item)
+    return fields.get("业务名称") or fields.get("Service name") or ""
 
 
 def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
@@ -262,12 +307,34 @@ def named_keys(question: str, fields: dict[str, str], context: str = "") -> list
     words in the question, those whose every word is said in the question or the turn before (the most said
     before first); [] when none is (a key half said may be the wrong one: "how many minutes can I still call
     this month" is not ``Minutes used this month``). "how much is left?" after a data question → ``Data left``,
-    not ``Night data left``."""
+    not ``Night data left``. A Chinese question that says no key whole names the one key that a character pair
+    of it names alone (a pair no other key of ``fields`` has: "账户里还有多少钱" → ``账户余额``, "合约还剩几个月" →
+    ``合约剩余月数``)."""
     scored = {k: key_match(k, question, context) for k in fields}
     hit = max((v[0] for v in scored.values()), default=0)
     full = {k: v for k, v in scored.items() if hit and v[0] == hit and not v[2]}
+    if not full:
+        return _named_alone(question, list(fields))
     best = max(full.values(), default=(0, 0, 0))
     return [k for k, v in full.items() if v == best]
+
+
+def _named_alone(question: str, keys: Sequence[str]) -> list[str]:
+    """The one Chinese key that a word of it (jieba, two characters or more) found in no other of ``keys`` is said
+    in ``question`` names."""
+
+    def own(word: str, key: str) -> bool:  # in no other key's text
+        return not any(word in other for other in keys if other != key)
+
+    alone = [k for k in keys if any(w in question and own(w, k) for w in _key_words(k))]
+    return alone if len(alone) == 1 else []
+
+
+@lru_cache(maxsize=1024)
+def _key_words(key: str) -> frozenset[str]:
+    if not re.search(r"[\u4e00-\u9fff]", key):
+        return frozenset()
+    return frozenset(w for w in chinese_words(key) if len(w) > 1 and re.fullmatch(r"[\u4e00-\u9fff]+", w))
 
 
 def _own(key: str, value: str, language: str) -> str:

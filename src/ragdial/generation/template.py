@@ -28,7 +28,7 @@ from pathlib import Path
 from ragdial.datasets._io import write_json
 from ragdial.errors import DataFormatError, RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
-from ragdial.generation.extractive import comparison_reply, extractive_reply, is_service_item
+from ragdial.generation.extractive import comparison_reply, extractive_reply, is_service_item, possession_reply
 from ragdial.generation.knowledge_view import content
 from ragdial.generation.pieces import length, pieces, sentences
 from ragdial.jsontypes import JSONDict
@@ -374,6 +374,8 @@ class TemplateGenerator(Generator):
         if not items:
             return self.model.fallback or DEFAULT_FALLBACK.get(language, "")
         compared = comparison_reply(items, query, language)  # "which is cheaper?": both sides, not the first one
+        if compared is None:  # "do I have X?": yes or no from the user's services
+            compared = possession_reply(request.knowledge, query, language)
         if compared is not None:
             return compared
         out: list[str] = []

@@ -102,25 +102,45 @@ def mrr_at_k(gold: Sequence[Sequence[Hashable]], ranked: Sequence[Sequence[Hasha
     return Score(f"mrr@{k}", value, signature("mrr", k=k, no_gold=no_gold))
 
 
-def set_prf(gold: Sequence[Sequence[Hashable]], predicted: Sequence[Sequence[Hashable]]) -> dict[str, Score]:
-    """Micro precision/recall/F1 of predicted id sets against gold id sets (duplicates removed), plus exact match
-    over the queries where gold or prediction is non-empty."""
+def set_prf(
+    gold: Sequence[Sequence[Hashable]], predicted: Sequence[Sequence[Hashable]], average: str = "micro"
+) -> dict[str, Score]:
+    """Precision/recall/F1 of predicted id sets against gold id sets (duplicates removed), plus exact match over
+    the queries where gold or prediction is non-empty.
+
+    ``average="micro"`` pools the counts of every query; ``"query"`` averages each query's P/R/F1, a query with
+    neither gold nor predicted ids scoring 1 and a one-sided one 0 (the Huawei knowledge-driven dialogue
+    organisers' knowledge-selection scoring, ``calu_knowledge_selection`` in their baseline)."""
+    if average not in ("micro", "query"):
+        raise ValueError(f"average must be 'micro' or 'query', not {average!r}")
     tp = fp = fn = exact = counted = 0
+    per_query: list[tuple[float, float, float]] = []
     for gold_ids, predicted_ids in zip(gold, predicted, strict=True):
         relevant, guessed = set(gold_ids), set(predicted_ids)
-        tp += len(relevant & guessed)
-        fp += len(guessed - relevant)
-        fn += len(relevant - guessed)
+        hits = len(relevant & guessed)
+        tp += hits
+        fp += len(guessed) - hits
+        fn += len(relevant) - hits
         if relevant or guessed:
             counted += 1
             exact += relevant == guessed
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    sig = signature("set-prf", avg="micro", dedup=True)
+            per_query.append(_prf(hits, len(guessed), len(relevant)))
+        else:
+            per_query.append((1.0, 1.0, 1.0))
+    if average == "micro":
+        p, r, f = _prf(tp, tp + fp, tp + fn)
+    else:
+        p, r, f = (_mean([values[i] for values in per_query]) for i in range(3))
+    sig = signature("set-prf", avg=average, dedup=True, **({"both_empty": 1} if average == "query" else {}))
     return {
         "precision": Score("precision", p, sig),
         "recall": Score("recall", r, sig),
         "f1": Score("f1", f, sig),
         "exact_match": Score("exact_match", exact / counted if counted else 0.0, sig + "|em_over:non-empty"),
     }
+
+
+def _prf(hits: int, predicted: int, relevant: int) -> tuple[float, float, float]:
+    p = hits / predicted if predicted else 0.0
+    r = hits / relevant if relevant else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)

@@ -9,10 +9,11 @@ answers it as a stream of events ending in a ``Reply`` that carries the ``TurnRe
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Generator as PieceStream
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
@@ -21,6 +22,7 @@ import numpy as np
 
 from ragdial.generation.base import Exemplar, GenerationRequest, Generator
 from ragdial.generation.exemplars import Exemplars
+from ragdial.generation.extractive import asked_keys, item_fields, named_keys
 from ragdial.jsontypes import JSONObject, JSONValue
 from ragdial.metrics.grounding import knowledge_names
 from ragdial.pipeline.answer_features import (
@@ -36,7 +38,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
-from ragdial.pipeline.answer_order import reorder
+from ragdial.pipeline.answer_order import asks_how, possession_first, reorder
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -53,7 +55,7 @@ from ragdial.pipeline.turn import Event, Piece, Prepared, Reply, TurnRecord, Usa
 from ragdial.retrieval.base import Retrieval, Retriever, ScoredKnowledge
 from ragdial.schema import Knowledge, Speaker, Turn
 from ragdial.text.tokenize import words
-from ragdial.understanding.decision import Decision, Detector
+from ragdial.understanding.decision import LOOKUPS, Decision, Detector
 from ragdial.understanding.policy import (
     ACTION,
     ANSWER,
@@ -122,6 +124,7 @@ class Settings:
     seed: int = 0
     grounded: bool = True
     min_relevance: float = DEFAULT_MIN_RELEVANCE
+    speak_weight: float | None = None  # the plain path's speak rule (``speak``); None = the detector decides
 
 
 class KnowledgeBranch:
@@ -154,6 +157,7 @@ class KnowledgeBranch:
             if not item.is_global:
                 self.profiles.setdefault(item.scope, []).append(item)
         self.names = knowledge_names(self.items.values())
+        self.account_fields = account_fields(self.items.values())
         self.types = item_types(list(self.items.values()))
         self.catalogue = catalogue_of(list(self.items.values()))
         embeddings = Embeddings(ANSWER_ENCODER, retriever)
@@ -213,10 +217,15 @@ class KnowledgeBranch:
             return
         start = time.perf_counter()
         timings: dict[str, float] = {}
+        weight = self.settings.speak_weight
         decision = self.decide(request.context)
+        if weight is not None:
+            decision = open_to_speak(decision, weight)
         timings["understand_ms"] = ms(start)
         stage = time.perf_counter()
         found = self.retrieve(request.context, request.user, decision)
+        if weight is not None:
+            decision, found = speak(decision, found, weight)
         timings["retrieve_ms"] = ms(stage)
         settings = self.settings
         generation = GenerationRequest(
@@ -314,13 +323,17 @@ class KnowledgeBranch:
         policies = model.policy_probs(terms, numbers, vector)
         order = sorted(range(len(items)), key=lambda j: -scores[j])
         order = reorder(order, candidates, view, self.catalogue, rewrite.text)
+        if cues.possession:  # "do I have X?": the user's record of X first, else X (no X spoken of: no yes or no)
+            order, found = possession_first(order, candidates) if profile else (order, False)
+            cues = replace(cues, possession=found)
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)
         policy = settle_small_talk(policy, numbers)
         if cues.services and profile:  # "which services do I have": the user's services answer it
             best_route = PROFILE
-        if policy == ANSWER and (not ranked or (best_route == PROFILE and user is None)):
+        guest_asks = user is None and asks_account_figure(text, self.account_fields)
+        if policy == ANSWER and (not ranked or ((best_route == PROFILE or guest_asks) and user is None)):
             policy = NOT_IN_KNOWLEDGE  # nothing to answer from, or a guest's account question: no account data
         if (
             policy == NOT_IN_KNOWLEDGE
@@ -392,6 +405,26 @@ class KnowledgeBranch:
         )
         usage = token_usage(generation, count)
         yield Reply(text, selected, decision, timings, count, self.language, ranked, record, usage)
+
+
+def account_fields(items: Iterable[Knowledge]) -> frozenset[str]:
+    """The field names only the users' own items have ("账户余额", "Data left"), read from the knowledge base."""
+    mine = {k for item in items if not item.is_global for k in item_fields(item)}
+    shared = {k for item in items if item.is_global for k in item_fields(item)}
+    return frozenset(mine - shared)
+
+
+_FIRST_PERSON = re.compile(r"我|\b(?:my|i|me|mine|i'?ve|i'?m)\b", re.I)
+
+
+def asks_account_figure(text: str, fields: frozenset[str]) -> bool:
+    """Whether ``text`` asks for one of the speaker's own account figures: it speaks in the first person, names a
+    field only the users' own items have (``account_fields``; by the cue table or the field's own words) and does
+    not ask how or where to look it up ("what's my balance", "我余额还剩多少"; not "how do I check my balance")."""
+    if not fields or not _FIRST_PERSON.search(text) or asks_how(text):
+        return False
+    table = dict.fromkeys(fields, "")
+    return bool(asked_keys(text, table) or named_keys(text, table))
 
 
 def settle_small_talk(policy: str, acts: Mapping[str, float]) -> str:
@@ -466,3 +499,28 @@ def _task_state(state: JSONObject) -> dict[str, JSONValue] | None:
 
     value = state.get(STATE_KEY)
     return dict(value) if isinstance(value, Mapping) else None
+
+
+def open_to_speak(decision: Decision, weight: float) -> Decision:
+    """Before retrieval under the speak rule: a turn whose detector probability p could still pass it
+    (p * (1 + weight) >= 1, the reranker's probability being at most 1) is looked up."""
+    p = decision.confidence
+    if decision.needs_knowledge or p is None or p * (1 + weight) < 1:
+        return decision
+    return replace(decision, needs_knowledge=True, lookups=LOOKUPS)
+
+
+def speak(decision: Decision, found: Retrieval, weight: float) -> tuple[Decision, Retrieval]:
+    """The speak rule: state the selected facts only when p * (1 + weight * q) >= 1, p the detector's probability
+    that the turn uses knowledge and q the reranker's probability of the best item. With weight 1 this is speaking
+    when the expected triple P + R + F1 of the best item (about 3 p q for one gold triple) beats that of staying
+    silent (3 (1 - p): a turn without gold triples scores 1 each when nothing is cited, the Huawei challenge's rule);
+    a larger weight also counts what a stated fact adds to the reply's overlap. Needs reranker probabilities as
+    scores (the triple and transfer rerankers); a decision without a probability is kept."""
+    p = decision.confidence
+    if p is None or not decision.needs_knowledge:
+        return decision, found
+    q = found.selected[0].score if found.selected else 0.0
+    if p * (1 + weight * q) >= 1:
+        return decision, found
+    return replace(decision, needs_knowledge=False, lookups=()), Retrieval(ranked=found.ranked)

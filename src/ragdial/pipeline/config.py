@@ -8,6 +8,7 @@ retriever: {name: auto, query: last_user}   # hybrid where the encoder is instal
 generator: {name: auto}        # the offline GGUF through llama.cpp where installed, else templates
 retrieve_k: 20                 # items asked of the retriever
 top_k: 3                       # items given to the generator and cited
+speak_weight: null             # plain path: state a fact only when p·(1 + w·q) ≥ 1 (p detector, q reranker top)
 history_turns: 10              # context turns given to the components
 grounded: true                 # answer policy, conversational retrieval, verified grounding (ragdial.pipeline.grounded)
 min_relevance: 0.1             # the relevance cut: items covering less of the query are not cited
@@ -76,6 +77,9 @@ class SystemConfig:
     retrieve_k: int = 20
     top_k: int = 3
     min_score: float | None = None
+    # the plain path's speak rule (``KnowledgeBranch.speak``): cite only when the detector's probability p and the
+    # reranker's top probability q give p * (1 + speak_weight * q) >= 1; None = the detector alone decides
+    speak_weight: float | None = None
     history_turns: int = 10
     max_tokens: int = 256
     temperature: float = 0.0
@@ -120,7 +124,7 @@ class SystemConfig:
                 values[key] = value
             elif key == "min_relevance":
                 values[key] = _number(value, float, where, key)
-            elif key == "min_score":
+            elif key in ("min_score", "speak_weight"):
                 values[key] = None if value is None else _number(value, float, where, key)
             elif key == "temperature":
                 values[key] = _number(value, float, where, key)
@@ -136,6 +140,8 @@ class SystemConfig:
         for key in ("retrieve_k", "top_k", "history_turns", "max_tokens", "max_message_chars"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"{where}, field {key!r}: must be at least 1")
+        if self.speak_weight is not None and self.speak_weight < 0:
+            raise ConfigError(f"{where}, field 'speak_weight': must be at least 0, got {self.speak_weight}")
         if self.top_k > self.retrieve_k:
             raise ConfigError(f"{where}, field 'top_k': {self.top_k} is more than retrieve_k {self.retrieve_k}")
 

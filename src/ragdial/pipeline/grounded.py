@@ -346,6 +346,11 @@ def select_cited(
     first = ranked[0]
     if first.item.is_global and relevance.scores(query, [first.item])[0] < min_relevance:
         return [], [c.id for c in ranked[:top_k]]  # nothing relevant enough (a profile item answers as it is)
+    named = first.item.source != SourceKind.FAQ and bool(item_name(first.item))
+    if analysis.intent.possession and services and named and first.item.is_global:
+        # "do I have X?" and X is not one of theirs: X, then what they have (the reply says no)
+        services.sort(key=lambda c: str(c.item.fields.get("index", "")).zfill(6))
+        return [first, *services], [c.id for c in ranked[1:top_k] if c not in services]
     if analysis.intent.comparison:
         other = _compared_with(analysis, first)
         if other is not None:

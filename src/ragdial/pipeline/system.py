@@ -70,6 +70,7 @@ class DialogSystem:
             config.seed,
             config.grounded,
             config.min_relevance,
+            config.speak_weight,
         )
         items = list(knowledge.dataset.kb)
         self.knowledge_branch = KnowledgeBranch(detector, retriever, generator, language, settings, items, exemplars)

@@ -11,7 +11,8 @@ from ragdial.task.slots import WEEKDAY_WORDS, parse_date
 
 DATE_ASKED = re.compile(
     r"(?P<when>[^，,。！!？?\s]{0,10}?)\s*(?:是)?\s*(?:几号|几月几号|几月几日|星期几|周几|礼拜几|什么日子)"
-    r"|what('s| is) (the )?date|what day is (it|today)",
+    r"|what('s| is) (the )?date|what day is (it|today)|what (date|day)( of the week)? (is|was|will)|"
+    r"which (date|day)( of the week)? is",
     re.I,
 )
 
@@ -21,6 +22,10 @@ def asked_day(text: str, today: dt.date) -> tuple[str, dt.date] | None:
     m = DATE_ASKED.search(text)
     if m is None or re.search(r"(农历|阴历|lunar)", text, re.I):
         return None  # (the lunar calendar is not this branch's)
+    if text.isascii():  # what day is next Friday? / what's the date tomorrow?: the day named anywhere in the question
+        iso = parse_date(text, today, english=True)
+        day = dt.date.fromisoformat(iso) if iso else today
+        return ("today" if day == today and not iso else text, day)
     when = re.sub(r"^(那|请问|问一下|问下|我想问|你知道)", "", (m.group("when") or "").strip())
     if re.fullmatch(r"(今天|今儿|今日)?", when):
         return "今天", today
@@ -33,9 +38,10 @@ def date_answer(text: str, today: dt.date, lang: str) -> str | None:
     asked = asked_day(text, today)
     if asked is None:
         return None
-    if lang != "zh":
-        return f"Today is {today.strftime('%A, %d %B %Y')}."
     name, day = asked
+    if lang != "zh":
+        said = day.strftime("%A, %d %B %Y")
+        return f"Today is {said}." if day == today else f"That is {said} (today is {today.strftime('%A, %d %B')})."
     if re.search(r"[号日]", name):  # 12月5号是周几: the weekday is what is asked
         return f"{date_text(day.isoformat(), 'zh')}是星期{WEEKDAY_WORDS[day.weekday()]}。"
     return f"{name}是{date_text(day.isoformat(), 'zh')}，星期{WEEKDAY_WORDS[day.weekday()]}。"

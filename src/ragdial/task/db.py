@@ -211,8 +211,10 @@ class TravelDB:
 
         Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
         seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
-        (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K).
-        Hotel: city, district, brand, stars, min_stars, max_price, min_price, and with ``date``: ``nights``
+        (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K), arr_by ("HH:MM": arriving by
+        then on the day of departure); excluded: not_airline, not_train_kinds (lists).
+        Hotel: city, district, brand, not_brand (a list of brands excluded),
+        stars, min_stars, max_price, min_price, and with ``date``: ``nights``
         (default 1) and ``rooms`` (default 1) free on every night of the stay.
         Unknown keys are ignored; missing keys do not constrain.
         """
@@ -244,10 +246,17 @@ class TravelDB:
             add_in("berth", constraints.get("berth"))
             if domain == "flight":
                 add("airline = ?", constraints.get("airline"))
+                for airline in items(constraints.get("not_airline") or []):
+                    add("airline != ?", airline)
+            if constraints.get("arr_by"):
+                add("arr_days = 0 AND arr_time <= ?", constraints.get("arr_by"))
             kinds = items(constraints.get("train_kinds") or []) if domain == "train" else None
             if kinds:
                 where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")
                 args.extend(kinds)
+            if domain == "train":
+                for kind in items(constraints.get("not_train_kinds") or []):
+                    add("substr(train_no, 1, 1) != ?", kind)
             add("price <= ?", constraints.get("max_price"))
             add("price >= ?", constraints.get("min_price"))
             add("seats >= ?", constraints.get("min_seats", 1))
@@ -257,6 +266,8 @@ class TravelDB:
             add("h.city = ?", constraints.get("city"))
             add("h.district = ?", constraints.get("district"))
             add("h.name LIKE ?", f"{constraints['brand']}(%" if constraints.get("brand") else None)
+            for brand in items(constraints.get("not_brand") or []):
+                add("h.name NOT LIKE ?", f"{brand}(%")
             add("h.stars = ?", constraints.get("stars"))
             add("h.stars >= ?", constraints.get("min_stars"))
             add("h.price <= ?", constraints.get("max_price"))

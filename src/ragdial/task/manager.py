@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import cast
 
-from ragdial.jsontypes import JSONDict, JSONObject
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 from ragdial.task import comparing
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
@@ -60,7 +60,7 @@ from ragdial.task.state import (
     under_way,
 )
 from ragdial.task.switching import replacing_trip
-from ragdial.task.values import as_int, as_str, items, text_or_none
+from ragdial.task.values import as_int, as_str, items, listed, text_or_none
 
 REQUIRED = {
     "flight": ("dep_city", "arr_city", "date"),
@@ -68,14 +68,31 @@ REQUIRED = {
     "hotel": ("city", "date"),
 }
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
-SEGMENT_KEYS = ("seat_class", "berth", "airline", "train_kinds", "max_price", "dep_place", "arr_place")
+SEGMENT_KEYS = (
+    "seat_class",
+    "berth",
+    "airline",
+    "train_kinds",
+    "max_price",
+    "dep_place",
+    "arr_place",
+    "not_airline",
+    "not_train_kinds",
+    "arr_by",
+)
 SHOWN = 3
 # constraints that mean nothing for a kind of thing (二等座 for a hotel): never searched or shown for it
 NOT_FOR = {
-    "hotel": ("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
-    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds"),
-    "train": ("stars", "min_stars", "brand", "district", "airline"),
+    "hotel": (
+        *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
+        *("not_airline", "not_train_kinds", "arr_by"),
+    ),
+    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
+    "train": ("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
 }
+# a value wanted and the same value excluded: the one said last holds (不要如家 after 如家, 如家也行 after 不要如家)
+KIND_NAMES = {"G": "高铁", "D": "动车", "K": "快速", "T": "特快", "Z": "直达"}  # train kinds by first letter
+EXCLUDED = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
@@ -684,6 +701,9 @@ class TaskBranch(BookingActs):
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
         self._widen_window(state, slots, turn.text)
+        unserved = text_or_none(slots.pop("unserved", None))
+        if unserved:  # 三亚: said plainly, with the cities there are, never searched as another city
+            turn.parts.append(self._unserved(unserved, state["language"]))
         relative = text_or_none(slots.pop("relative", None))
         if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
             before: _Before = {
@@ -794,6 +814,14 @@ class TaskBranch(BookingActs):
         slots.pop("period")
         slots["time_from"], slots["time_to"] = min(start, new_start), max(end, new_end)
 
+    def _unserved(self, city: str, lang: str) -> str:
+        """抱歉，暂时不能查三亚的行程和酒店。目前可以查的城市有：…"""
+        served = [c for c in dict.fromkeys(self.gazetteer.cities.values()) if not c.isascii()]
+        if lang == "zh":
+            return f"抱歉，暂时不能查{city}的机票、火车票和酒店。目前可以查的城市有：{'、'.join(served)}。"
+        names = ", ".join(self.gazetteer.english.get(c, c) for c in served)
+        return f"Sorry, {city} is not covered. The cities I can search are: {names}."
+
     def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
             return "hotel"
@@ -873,8 +901,16 @@ class TaskBranch(BookingActs):
             classes = slots["seat_class"] if isinstance(slots["seat_class"], list) else [slots["seat_class"]]
             if not any(c in ("硬卧", "软卧") for c in classes):
                 current.pop("berth", None)
+        for excluded, wanted in EXCLUDED.items():
+            if excluded in slots:
+                kept = [v for v in listed(current.get(wanted)) if v not in listed(slots[excluded])]
+                current[wanted] = cast(JSONValue, (kept if wanted == "train_kinds" else kept[0]) if kept else None)
+            if slots.get(wanted):
+                said = listed(slots[wanted])
+                kept = [v for v in listed(current.get(excluded)) if v not in said]
+                current[excluded] = cast(JSONValue, kept or None)
         current.update(slots)
-        for key in [k for k, v in slots.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
+        for key in [k for k, v in current.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
             current.pop(key, None)
         time_from, time_to = text_or_none(current.get("time_from")), text_or_none(current.get("time_to"))
         if time_from and time_to and time_from >= time_to:
@@ -1097,6 +1133,12 @@ class TaskBranch(BookingActs):
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(str(k), str(k)) for k in items(slots["train_kinds"])))
+        for key in ("not_brand", "not_airline", "not_train_kinds"):
+            if slots.get(key):
+                names = "、".join(KIND_NAMES.get(str(v), str(v)) for v in items(slots[key]))
+                parts.append(f"不要{names}" if lang == "zh" else f"not {names}")
+        if slots.get("arr_by"):
+            parts.append(f"{slots['arr_by']}以前到达" if lang == "zh" else f"arriving by {slots['arr_by']}")
         start, end = slots.get("time_from"), slots.get("time_to")
         if start and end:
             parts.append(f"{start}–{end}")

@@ -81,6 +81,10 @@ SLOT_NAMES = {
         "arr_city": "到达城市",
         "guests": "入住人数",
         "check_out": "退房日期",
+        "not_brand": "排除的酒店品牌",
+        "not_airline": "排除的航空公司",
+        "not_train_kinds": "排除的车型",
+        "arr_by": "到达时间",
     },
     "en": {
         "max_price": "budget",
@@ -107,6 +111,10 @@ SLOT_NAMES = {
         "arr_city": "destination city",
         "guests": "guests",
         "check_out": "check-out date",
+        "not_brand": "excluded hotel brands",
+        "not_airline": "excluded airlines",
+        "not_train_kinds": "excluded train types",
+        "arr_by": "arrival time",
     },
 }
 

@@ -29,6 +29,24 @@ MONTHS_EN = {
     m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
 }
 RELATIVE_DAYS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3}
+# days named by a holiday: (month, day) on the solar calendar, or the day in each year for the lunar ones
+NAMED_DAYS: dict[str, tuple[int, int]] = {
+    "平安夜": (12, 24),
+    "圣诞节": (12, 25),
+    "圣诞": (12, 25),
+    "跨年夜": (12, 31),
+    "元旦": (1, 1),
+    "情人节": (2, 14),
+    "christmas eve": (12, 24),
+    "christmas": (12, 25),
+    "new year's eve": (12, 31),
+    "new year's day": (1, 1),
+}
+LUNAR_DAYS: dict[str, tuple[str, ...]] = {  # 除夕 and 春节 of 2026-2030
+    "除夕": ("2026-02-16", "2027-02-05", "2028-01-25", "2029-02-12", "2030-02-02"),
+    "大年三十": ("2026-02-16", "2027-02-05", "2028-01-25", "2029-02-12", "2030-02-02"),
+    "大年初一": ("2026-02-17", "2027-02-06", "2028-01-26", "2029-02-13", "2030-02-03"),
+}
 RELATIVE_DAYS_EN = {"today": 0, "tonight": 0, "tomorrow": 1, "day after tomorrow": 2}
 
 # period -> (from, to) departure-time window, end exclusive
@@ -303,9 +321,24 @@ def _month_day(today: dt.date, month: int, day: int) -> dt.date | None:
     return None
 
 
+def _named_day(lower: str, today: dt.date) -> str | None:
+    """The next day named by a holiday (平安夜 / 圣诞节 / 元旦 / 除夕 / Christmas), as ISO."""
+    for name, (month, day) in sorted(NAMED_DAYS.items(), key=lambda kv: -len(kv[0])):
+        if name in lower:
+            date = _month_day(today, month, day)
+            return date.isoformat() if date else None
+    for name, days in LUNAR_DAYS.items():
+        if name in lower:
+            return next((d for d in days if d >= today.isoformat()), None)
+    return None
+
+
 def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozenset[int] = frozenset()) -> str | None:
     """The date a phrase names, as ISO, relative to ``today``; None when none is named."""
     lower = text.lower()
+    named = _named_day(lower, today)
+    if named:
+        return named
     if english:
         for phrase, days in sorted(RELATIVE_DAYS_EN.items(), key=lambda kv: -len(kv[0])):
             if re.search(rf"\b{phrase}\b", lower):

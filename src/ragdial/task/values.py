@@ -29,6 +29,15 @@ def items(value: object) -> list[object]:
     raise TypeError(f"'{type(value).__name__}' object is not iterable")
 
 
+def listed(value: object) -> list[object]:
+    """A slot value as a list: none for None or "", one item for a text or number, the items of a list."""
+    if value in (None, ""):
+        return []
+    if isinstance(value, str | int | float):
+        return [value]
+    return items(value)
+
+
 def text_or_none(value: object) -> str | None:
     """``value`` as text (``str``), None kept."""
     return None if value is None else str(value)

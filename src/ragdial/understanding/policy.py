@@ -50,6 +50,19 @@ _SUBSCRIBED = re.compile(
     r"|\b(?:what|everything)(?:\s+else)?\s+(?:am\s+i|i'?m|im|i\s+am)\s+(?:paying|charged)\s+for\b",
     re.IGNORECASE,
 )
+# the user asks whether they have a given service ("我开通国际漫游了吗", "do I have the 5G plan?"): answered yes or no
+# from their own services, with the value; a question about a figure they have ("do I have any data left") is not one
+_POSSESSION = re.compile(
+    r"我(?:是不是|是否|有没有|有没)(?:已经)?(?:开通?|办理?|订购?|订|加|有|用)"
+    r"|我(?:已经|现在|目前)?(?:开通|办理|订购|开|办|订|加)(?:了|过)?[^，,。？?]{1,16}?(?:了吗|过吗|了没有?|了不|没有?)[？?]?\s*$"
+    r"|我(?:现在|目前|已经)?有[^，,。？?多少几]{1,12}(?:吗|没有?)[？?]?\s*$"
+    r"|\b(?:do|did)\s+i\s+(?:already\s+|still\s+)?(?:have|own|pay\s+for|subscribe\s+to)\b"
+    r"|\bhave\s+i\s+(?:already\s+)?(?:got|added|subscribed|signed\s+up|activated)\b"
+    r"|\bam\s+i\s+(?:already\s+)?(?:on|subscribed\s+to|signed\s+up\s+for|paying\s+for)\s+(?:the|a|an|that|this)\b"
+    r"|\bis\s+(?:the\s+)?[a-z0-9 -]{2,30}\s+(?:on|active\s+on)\s+my\s+(?:account|line|number)\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(r"多少|几[个块分G]|剩|余额|欠|how\s+(?:much|many)|\bleft\b|remaining|\benough\b|balance", re.I)
 _FOLLOW_UP = re.compile(
     r"^(?:那|那么|还有|这个|那个|它|这|再|还|呢|那要|那如果|如果)|这个|那个|它|该|这种|那种|呢[？?]?$"
     r"|^(?:and|what about|how about|so|then|also)\b|\b(?:it|that|this|them|those|these|one)\b",
@@ -71,13 +84,15 @@ _COMPARE = re.compile(
 @dataclass(frozen=True)
 class TurnIntent:
     """The policy and route of a turn (``route`` empty: every source); ``services``: it asks which services the user
-    has (answered by all of them); ``comparison``: it compares two items (both are cited and stated)."""
+    has (answered by all of them); ``comparison``: it compares two items (both are cited and stated);
+    ``possession``: it asks whether the user has a given service (answered yes or no from their services)."""
 
     policy: str
     route: str = ""
     follow_up: bool = False
     services: bool = False
     comparison: bool = False
+    possession: bool = False
 
     def to_dict(self) -> JSONDict:
         return {
@@ -86,6 +101,7 @@ class TurnIntent:
             "follow_up": self.follow_up,
             "services": self.services,
             "comparison": self.comparison,
+            "possession": self.possession,
         }
 
 
@@ -106,9 +122,12 @@ class Rewrite:
 
 
 _OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\uac00-\ud7af\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u0900-\u097f]")
-_OTHER_LATIN = re.compile(
-    r"[àâäçéèêëîïôöùûüÿñßœ¿¡]|\b(?:quel|quelle|est|mon|ma|mes|combien|pourquoi|je|ich|ist|mein|meine|wie|viel|"
-    r"cuánto|cuál|qué|mi|tengo|el|los|las|está|wieviel|guthaben|solde|saldo)\b",
+_OTHER_LATIN = re.compile(  # letters and function words of French, German, Spanish, Italian, Portuguese that are no
+    # English words (so "die", "me", "per", "hat" are left out)
+    r"[àáâãäåçéèêëìíîïòóôõöùúûüÿñßœæø¿¡]|\b(?:quel|quelle|est|mon|ma|mes|combien|pourquoi|je|vous|nous|ich|ist|"
+    r"mein|meine|meinen|wie|viel|wann|nicht|oder|und|der|das|heute|kann|bitte|cuánto|cuántos|cuál|qué|mi|tengo|el|"
+    r"los|las|está|hay|puedo|dónde|cómo|quedan|cuesta|quanto|quanti|quando|dove|sono|della|il|di|che|ho|costa|mio|"
+    r"mia|posso|meu|minha|você|não|onde|wieviel|guthaben|solde|saldo)\b",
     re.IGNORECASE,
 )
 
@@ -133,12 +152,19 @@ def classify_turn(text: str, previous: Sequence[str] = ()) -> TurnIntent:
         return TurnIntent(OTHER_LANGUAGE)
     follow_up = bool(_FOLLOW_UP.search(text)) and len(text) <= 40
     services = asks_own_services(text) and not _HOW_TO_CHECK.search(text)
-    return TurnIntent(ANSWER, "", follow_up, services=services, comparison=asks_comparison(text))
+    possession = not services and asks_possession(text)
+    return TurnIntent(ANSWER, "", follow_up, services, asks_comparison(text), possession)
 
 
 def asks_comparison(text: str) -> bool:
     """Whether ``text`` compares things ("百兆和千兆差多少钱", "is the weekend pack better value than that?")."""
     return bool(_COMPARE.search(text))
+
+
+def asks_possession(text: str) -> bool:
+    """Whether ``text`` asks if the user has a given service ("我开通国际漫游了吗", "我有亲情号吗", "do I already have
+    one?", "am I on the 5G plan?"), not a figure they have ("do I have any data left", "我还有多少话费")."""
+    return bool(_POSSESSION.search(text)) and not _FIGURE.search(text)
 
 
 def asks_own_services(text: str) -> bool:

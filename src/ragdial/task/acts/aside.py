@@ -9,7 +9,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.finders import _domain_named, parse
 from ragdial.task.acts.words import BERTH_WORDS, CLASS_WORDS, KIND_WORDS, PERIOD_WORDS
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _BY_SOUND, NUM, _find, canonical
+from ragdial.task.slots import _BY_SOUND, LUNAR_DAYS, NAMED_DAYS, NUM, _find, canonical
 
 
 def _travel_request(text: str) -> bool:
@@ -39,8 +39,9 @@ TRAVEL_PHRASES = [
     "预订", "住宿", "入住", "退房", "今天", "明天", "后天", "周末", "晚上", "上午", "下午", "早上", "中午", "以内",
     "以后", "以前", "左右", "就行", "可以", "要求", "预算",
 ]  # fmt: skip
+HOLIDAYS = "|".join(sorted((w for w in (*NAMED_DAYS, *LUNAR_DAYS) if not w.isascii()), key=len, reverse=True))
 DATE_WORDS = re.compile(
-    rf"(大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
+    rf"({HOLIDAYS}|节|大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
     rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
     r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
 )

@@ -150,7 +150,7 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     if not said and after and (not _domain_named(text, english) or named_domain in booked_domains):
         # right after a booking: 改到后天吧 / 我8号去不了了，能改到9号吗 / 酒店能挪到周五吗 changes it
         said = bool(MOVE.search(text)) and bool(
-            _dates(text, today, english, {"date": live[-1].get("date")})
+            _dates(text, today, english, {"date": text_or_none(live[-1].get("date"))})
             or NEXT_DAY.search(text)
             or _time_bounds(text, english) != (None, None)
             or _period_of(text, english)

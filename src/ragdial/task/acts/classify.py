@@ -12,7 +12,18 @@ from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _is_choice, _reference, _relative
 from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
-from ragdial.task.acts.finders import NEGATED_PERIOD, _brand_of, _code_of, _district_of, _domain_named, code_domain
+from ragdial.task.acts.finders import (
+    NEGATED_PERIOD,
+    _airline_of,
+    _brand_of,
+    _brands_in,
+    _code_of,
+    _district_of,
+    _domain_named,
+    _exclusions,
+    _people,
+    code_domain,
+)
 from ragdial.task.acts.words import (
     ASK_BOOKING,
     CONFIRM,
@@ -35,6 +46,7 @@ from ragdial.task.acts.words import (
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import cn_number
+from ragdial.task.values import listed
 
 # a short refusal of what is offered (where a yes/no is expected): 不合适 / 这个时间不行 / 太早了不要 / 先别 / 没啥了
 REFUSING = re.compile(
@@ -81,6 +93,14 @@ def _drops(text: str, whole: str, ctx: Context, said: JSONDict, said_whole: Call
         if families:
             return {k: None for f in families for k in f if ctx.state.get(k) not in (None, "", [])}
     return None
+
+
+def _unexcluded(text: str, ctx: Context, gaz: Gazetteer) -> bool:
+    """Whether ``text`` says a brand or airline excluded before is fine after all (国航也行)."""
+    if not re.search(r"(也行|也可以|也成|也没问题|也没关系|也无所谓)", text):
+        return False
+    said = {b for _s, _e, b in _brands_in(text, gaz)} | {_airline_of(text, gaz)}
+    return bool(said & {str(v) for v in listed(ctx.state.get("not_brand")) + listed(ctx.state.get("not_airline"))})
 
 
 def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
@@ -148,6 +168,11 @@ def _classify(
         and (clause.question or re.search(r"(吗|么|啊|呀|嘛|呢)$", text))
     ):
         return "request", {"availability": "?"}  # 上午的一班都没有吗？ (the search said none): asked, not out of scope
+    if (_exclusions(text, gaz, english)[0] or _unexcluded(text, ctx, gaz)) and not OOS.search(text):
+        # 不要如家 / 除了汉庭都行 / 国航的也不要: a brand, airline or train kind not wanted is a constraint, no refusal
+        said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
+        if said:
+            return "inform", said
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}
     if re.fullmatch(r"[\d\s]{5,}", text):
@@ -241,7 +266,7 @@ def _classify(
                 return "modify", {"time_to": start}
         return None, {}
     slots = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
-    if slots and not english and _aside(text, gaz, set(slots) <= INCIDENTAL):
+    if slots and not english and not _people(text) and _aside(text, gaz, set(slots) <= INCIDENTAL):
         return "out_of_scope", {}  # 我下周一要去体检 / 明天是周三吧: a date or city said in passing changes nothing
     if slots:
         return "inform", slots

@@ -11,6 +11,7 @@ from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.context import Context
 from ragdial.task.acts.finders import (
     _airline_of,
+    _arrive_by,
     _berths_of,
     _brand_of,
     _class_value,
@@ -19,6 +20,7 @@ from ragdial.task.acts.finders import (
     _dates,
     _district_of,
     _domain_named,
+    _exclusions,
     _hotel_numbers,
     _kinds_of,
     _passengers,
@@ -40,8 +42,9 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
+from ragdial.task.places import OTHER_CITIES
 from ragdial.task.slots import NUM, _find, cn_number
-from ragdial.task.values import as_str, items
+from ragdial.task.values import as_str, items, listed
 
 
 def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JSONDict | None:
@@ -113,6 +116,7 @@ def _constraints(
     domain = _domain_named(text, english)
     if domain:
         slots["domain"] = domain
+    excluded, wanted_text = _exclusions(text, gaz, english)  # 别给我如家汉庭那种: not wanted, never searched for
     oq = ctx.open_question
     cities = list(p.cities)
     roles = {role for _c, role in cities if role}
@@ -176,15 +180,18 @@ def _constraints(
         day = next((d for d in known if isinstance(d, str) and d), None)
         if day:
             slots["date"] = day
-    time_from, time_to = _time_bounds(text, english)
+    arr_by, timed = (None, text) if english or hotel else _arrive_by(text)
+    if arr_by:
+        slots["arr_by"] = arr_by
+    time_from, time_to = _time_bounds(timed, english)
     if time_from or time_to:
         if time_from:
             slots["time_from"] = time_from
         if time_to:
             slots["time_to"] = time_to
     elif not hotel:
-        period = _period_of(text, english)
-        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), text)  # 商务 sounds like 上午
+        period = _period_of(timed, english)
+        unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), timed)  # 商务 sounds like 上午
         said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
         if len(said) > 1 and re.search(r"(或|也行|都行|都可以|和|跟|还是)", text):
             # 下午晚上的也行: one window from the earliest start to the latest end of the periods said
@@ -203,13 +210,13 @@ def _constraints(
     berth = _berths_of(text, english)
     if berth:
         slots["berth"] = berth
-    kinds = _kinds_of(text)
+    kinds = _kinds_of(wanted_text)
     if kinds and re.search(r"(也行|也可以|也成|也没问题)", text) and ctx.state.get("train_kinds"):
         asked = [str(kind) for kind in items(ctx.state["train_kinds"])]
         kinds = sorted({*asked, *kinds}, key="GDZTK".find)  # 动车也行: as well as the kind asked
     if kinds:
         slots["train_kinds"] = kinds
-    airline = _airline_of(text, gaz)
+    airline = _airline_of(wanted_text, gaz)
     if airline:
         slots["airline"] = airline
     price = _price_of(text, oq, english)
@@ -221,7 +228,7 @@ def _constraints(
             slots["stars"] = stars
         if min_stars:
             slots["min_stars"] = min_stars
-        brand = _brand_of(text, gaz)
+        brand = _brand_of(wanted_text, gaz)
         if brand:
             slots["brand"] = brand
         district = _district_of(text, gaz, as_text_or_none(slots.get("city") or ctx.state.get("city")))
@@ -244,7 +251,34 @@ def _constraints(
         if not slots.get("seat_class") and _stars_of(text, english) != (None, None) and not domain:
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
+    _excluded(slots, excluded, text, ctx, hotel, target)
+    unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
+    if unserved and not english:
+        slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city
     return slots
+
+
+EXCLUDED_OF = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
+
+
+def _excluded(
+    slots: JSONDict, excluded: dict[str, list[str]], text: str, ctx: Context, hotel: bool, target: str | None
+) -> None:
+    """The exclusions a clause says, added to those in force (不要如家 … 汉庭也不要), or replacing them (除了汉庭都行);
+    a value excluded before and now said to be fine (国航也行) is no longer excluded, and not the only one wanted."""
+    for key, values in excluded.items():
+        if (key == "not_brand") != hotel or (key == "not_airline" and target == "train"):
+            continue  # 不要高铁 in a hotel request, 不要如家 for a flight: nothing to exclude there
+        before = [str(v) for v in listed(ctx.state.get(key))]
+        slots[key] = values if re.search(r"(除了|除去|以外|之外)", text) else list(dict.fromkeys(before + values))
+    if re.search(r"(也行|也可以|也成|也没问题|也没关系|也无所谓)", text):
+        for key, wanted in EXCLUDED_OF.items():
+            before = [str(v) for v in listed(ctx.state.get(key))]
+            said = [str(v) for v in listed(slots.get(wanted))]
+            if before and said and set(said) & set(before):
+                kept = [v for v in before if v not in said]
+                slots[key] = kept or None
+                slots.pop(wanted)
 
 
 # staying longer: 周日还要再待一天 / 再住一晚 / 多住两天 (a day said with it is the last night, not a new check-in)

@@ -151,7 +151,25 @@ CLOCK_RANGE = re.compile(
     rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:到|至|-|~|～|—)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:之间|以内|中间)?"
 )
 # a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
-PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前|以后|之后|后)(?!天)")
+PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前(?!后)|以后|之后|后)(?!天)")
+# after work: leaving from 18:00 (下班后 / 下班以后 / 下了班)
+AFTER_WORK = re.compile(r"(下班|下了班)(以后|之后|后)?(?!了)")
+# an arrival deadline: 晚上十点前要到 / 8点之前得到天津 / 十点以前能落地 (not a departure window)
+ARRIVE_BY = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:(?:以前|之前|前)\s*(?:要|得|能|必须|需要|就|必需)?|(?:要|得|必须|需要))"
+    r"\s*(?:赶)?(?:到|抵达|到达|落地)(?![0-9零一二两三四五六七八九十]+\s*[点:：])"
+)
+
+
+def _arrive_by(text: str) -> tuple[str | None, str]:
+    """(the arrival deadline said, "HH:MM", the text without it) — 晚上十点前要到 is no departure window."""
+    m = ARRIVE_BY.search(text)
+    if not m:
+        return None, text
+    clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+    return clock, text[: m.start()] + "□" * (m.end() - m.start()) + text[m.end() :]
+
+
 NOON = {"中午": "12:00"}
 # a window refused: 下午不行 / 晚上的不要 / 不要早上的 (no constraint; it refuses what was offered)
 NEGATED_PERIOD = re.compile(
@@ -189,6 +207,8 @@ def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
             return (clock, None) if m.group(1) == "after" else (None, clock)
         m = re.search(r"\bbefore\s+noon\b", lower)
         return (None, "12:00") if m else (None, None)
+    if AFTER_WORK.search(text) and not re.search(r"[点:：]", text):
+        return "18:00", None
     m = CLOCK_RANGE.search(text)
     if m:
         first_period = m.group(1)
@@ -290,12 +310,39 @@ def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
         rooms = _count(text, rf"({NUM})\s*间")
         if rooms and (rooms > 1 or re.search(r"(就|只要|只|一间就|一间够)", text)):
             out["rooms"] = rooms
-    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)")
+    guests = _count(text, rf"({NUM})\s*(?:个)?(?:人|位)") or _count(text, rf"我们\s*({NUM})\s*(?:个)") or _people(text)
     if re.search(r"(就我一个|就我自己|我一个人|一个人住|就一个人)", text):
         guests = 1
     if guests:
         out["guests"] = guests
     return out
+
+
+def _people(text: str) -> int | None:
+    """How many travel, said in words: 我们俩 / 咱仨 / 一家三口 / 两个大人一个小孩 / 两大一小 / 我和老婆."""
+    m = re.search(
+        rf"({NUM})\s*(?:个|位|名)?\s*(?:大人|成人|成年人)[，,、\s和加带还有]*({NUM})\s*(?:个|位|名)?\s*(?:小孩|孩子|儿童|小朋友|娃)",
+        text,
+    )
+    m = m or re.search(rf"({NUM})大({NUM})小", text)
+    if m:
+        return (cn_number(m.group(1)) or 0) + (cn_number(m.group(2)) or 0) or None
+    m = re.search(rf"(?:我们|咱们|咱|我俩|他们|一共|总共)\s*({NUM})\s*个(?!晚|小时|钟|月|星期|礼拜|工作日)", text)
+    if m and (cn_number(m.group(1)) or 0) > 1:
+        return cn_number(m.group(1))
+    m = re.search(r"一家([三四五六])口", text)
+    if m:
+        return cn_number(m.group(1))
+    if re.search(r"(我们|咱们|咱|我)仨|仨人|我们三个(?!晚)", text):
+        return 3
+    if re.search(r"(我们|咱们|咱|我|他|她|你)俩|俩人|两口子|小两口", text):
+        return 2
+    if re.search(
+        r"我(和|跟|带|带着)(我)?(老婆|老公|爱人|媳妇|女朋友|男朋友|对象|妈妈?|爸爸?|同事|朋友|孩子|儿子|女儿)(?!.{0,4}[0-9两二三四五]\s*[个位张人])",
+        text,
+    ):
+        return 2
+    return None
 
 
 def _passengers(text: str, english: bool) -> int | None:
@@ -304,10 +351,9 @@ def _passengers(text: str, english: bool) -> int | None:
         if m:
             return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
         return None
-    if re.search(r"一家三口", text):
-        return 3
-    if re.search(r"一家四口", text):
-        return 4
+    n = _people(text)
+    if n:
+        return n
     n = (
         _count(text, rf"({NUM})\s*(?:个)?(?:人|位)")
         or _count(text, rf"({NUM})\s*张")
@@ -405,3 +451,69 @@ def _domain_named(text: str, english: bool) -> str | None:
 def _fly_pos(text: str) -> int:
     starts = [m.start() for m in re.finditer(r"飞(?!快)", text)]
     return starts[-1] if starts else -1
+
+
+# what the user does not want: 别给我如家汉庭那种 / 不要如家 / 除了汉庭都行 / 不坐东航 / 如家的就算了 / 不要绿皮车
+EXCLUDING_BEFORE = re.compile(
+    r"(别给我|别给|别订|别选|别要|别找|别是|不要|不想要|不想住|不想坐|不想订|不住|不坐|不订|不选|不考虑|不喜欢|不太喜欢|讨厌|"
+    r"除了|除去|排除|去掉|不包括)([^，,。；;！!？?]{0,16})"
+)
+EXCLUDING_AFTER = re.compile(
+    r"([^，,。；;！!？?]{1,16}?)(?:的|那种|那类|这种|这类|那些|系列)*(?:就|也|都|我)?"
+    r"(?:算了|别给我|别给|别订|别要|不要|不行|不考虑|不住|不坐|不订|免了|不用|pass|除外|以外|之外)"
+)
+
+
+def _brands_in(text: str, gaz: Gazetteer) -> list[tuple[int, int, str]]:
+    """Every hotel brand named in ``text``: (start, end, full brand name), in the order said."""
+    found: list[tuple[int, int, str]] = []
+    rest = text
+    for brand in sorted(gaz.brands, key=len, reverse=True):
+        short = brand.replace("酒店", "").replace("快捷", "")
+        forms = {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}
+        for form in sorted(forms, key=len, reverse=True):
+            at = rest.find(form)
+            if len(form) >= 2 and at >= 0 and not (form == "锦江" and "锦江之星" not in text):
+                found.append((at, at + len(form), brand))
+                rest = rest[:at] + "□" * len(form) + rest[at + len(form) :]
+                break
+    return sorted(found)
+
+
+def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]]:
+    """Brands, airlines and train kinds named in ``text``, each as (start, end, value)."""
+    airlines = gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}
+    lower = text.lower()
+    named: dict[str, list[tuple[int, int, str]]] = {"not_brand": _brands_in(text, gaz)}
+    named["not_airline"], named["not_train_kinds"] = [], []
+    for name in list(airlines) + list(AIRLINES_EN):
+        for m in re.finditer(re.escape(name), lower):
+            named["not_airline"].append((m.start(), m.end(), AIRLINES_EN.get(name, name)))
+    for word, letters in KIND_WORDS.items():
+        for m in re.finditer(re.escape(word), text):
+            if not any(s <= m.start() < e for s, e, _k in named["not_train_kinds"]):
+                named["not_train_kinds"] += [(m.start(), m.end(), k) for k in letters]
+    return named
+
+
+def _exclusions(text: str, gaz: Gazetteer, english: bool = False) -> tuple[dict[str, list[str]], str]:
+    """(excluded brands / airlines / train kinds as ``not_brand`` / ``not_airline`` / ``not_train_kinds``, the
+    text with the excluded names blanked out so no finder reads them as wanted)."""
+    spans: list[tuple[int, int]] = []
+    if english:
+        for m in re.finditer(r"\b(?:no|not|except|avoid|anything but|other than)\s+([a-z ]{2,30})", text.lower()):
+            spans.append((m.start(1), m.end(1)))
+    else:
+        spans += [(m.start(2), m.end(2)) for m in EXCLUDING_BEFORE.finditer(text)]
+        spans += [(m.start(1), m.end(1)) for m in EXCLUDING_AFTER.finditer(text)]
+    out: dict[str, list[str]] = {}
+    blanked = list(text)
+    for start, end in spans:
+        cut = re.search(r"(超过|高于|低于|贵|便宜|以上|以内)", text[start:end])  # 不要超过300: a budget
+        end = start + cut.start() if cut else end
+        for key, found in _named_in(text[start:end], gaz).items():
+            for s, e, value in found:
+                if value not in out.setdefault(key, []):
+                    out[key].append(value)
+                blanked[start + s : start + e] = "□" * (e - s)
+    return {k: v for k, v in out.items() if v}, "".join(blanked)

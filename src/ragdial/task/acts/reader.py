@@ -90,11 +90,28 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 and _says_else(FILLER.sub("", clause.text), gaz)
             ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
-            elif i > 0 and confirmed and clause.question and not english and _says_else(clause.text, gaz):
+            elif (
+                i > 0
+                and (confirmed or clause.question or re.search(r"(吗|么|呢)$", clause.text))
+                and not english
+                and _says_else(clause.text, gaz)
+            ):
                 acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
         if kind in ("confirm", "select"):
             confirmed = True
+        if (
+            kind in ("inform", "modify", "mixed")
+            and acts
+            and acts[-1].act == "out_of_scope"
+            and set(slots) <= {"date", "period", "time_from", "time_to"}
+            and not english
+            and not re.search(r"(改|换|订|票|机|车|航班|酒店|宾馆|住|房|出发|回来|入住|退房)", clause.text)
+        ):
+            acts.append(
+                Act("out_of_scope")
+            )  # 滇池能看到海鸥吗，我14号想去看看: the aside goes on, its date is none of the task's
+            continue
         if kind in ("inform", "modify", "mixed") and "relative" not in slots:
             inform, modify = _split_changes(slots, ctx, fresh or confirmed)
             restated = restated or not (inform or modify)

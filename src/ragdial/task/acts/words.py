@@ -152,7 +152,9 @@ OOS = re.compile(
     r"体育|球赛|足球|篮球|nba|世界杯|电视剧|综艺|明星|星座|翻译|作业|菜谱|做饭|怎么做|减肥|感冒|医院|淘宝|快递|打车|滴滴|"
     r"堵车|路况|地铁|汇率|利率|房价|工资|游戏|宠物|无聊|陪我聊|聊聊天|你喜欢|你几岁|多大了|你是男|你在哪|吃了吗|吃饭了吗|"
     r"刮风|台风|晴天|阴天|下冰雹|穿什么|放假|春节|国庆|过年|攻略|带什么|注意什么|特产|门票|人多吗|有多大|有多少人|"
-    r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
+    r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|"
+    r"\bwhat('s| is)? (the )?date\b|\bwhat day\b|\bwhich day\b|"
+    r"\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
     re.I,
 )
 # questions for a customer-service knowledge base next to the task branch (the demo's carrier): out of scope here
