@@ -218,3 +218,43 @@ def test_the_next_day_of_a_change_counts_from_the_day_booked(branch, text):
     assert last.state["open"] == "confirm_booking" and last.state["pending"]["date"] == "2026-12-04", last.reply
     code = turns[2].booked["details"].split(" ")[0]
     assert f"改为：{code} 12月4日" in last.reply, last.reply
+
+
+@pytest.mark.parametrize("text", ["就第一个吧，要两张", "第二个，我们两个人", "订第二个，两张票，确认"])
+def test_a_choice_and_a_count_in_one_turn_are_read_back_once(branch, text):
+    turns = talk(branch, "后天上海到北京的机票", text)
+    last = turns[-1]
+    assert last.reply.count("即将为您预订") == 1 and "已按您说的修改" not in last.reply, last.reply
+    assert last.state["pending"]["passengers"] == 2 and last.booked is None
+
+
+def test_a_choice_that_fits_none_said_with_a_yes_asks_once(branch):
+    turns = talk(branch, "后天上海到北京的机票", "就CA7410，订吧")  # (no CA7410 on that route)
+    last = turns[-1]
+    assert last.booked is None and last.state["open"] == "choose_offer"
+    assert "请先告诉我要订哪一个" not in last.reply and last.reply.endswith("请问您要订哪一个？"), last.reply
+
+
+def test_a_yes_said_twice_books_once_and_says_no_goodbye(branch):
+    turns = talk(branch, "后天上海到北京的机票", "670那个，两张", "对，两张，确认")
+    last = turns[-1]
+    assert last.booked is not None and last.booked["quantity"] == 2 and len(last.state["bookings"]) == 1
+    assert "再见" not in last.reply and last.state["open"] == "anything_else", last.reply
+
+
+def test_the_day_said_with_a_longer_stay_is_the_night_added(branch):
+    turns = talk(branch, *HOTEL_BOOKED, "是刚订的北京那家汉庭，4号再住一晚")
+    last = turns[-1]
+    assert last.acts == ["change_booking"], last.reply
+    assert last.state["pending"]["date"] == "2026-12-03" and last.state["pending"]["nights"] == 2, last.reply
+
+
+def test_cancelling_all_and_booking_fewer_again_gives_part_back(branch):
+    turns = talk(branch, "后天上海到北京的火车，两张", "第一个", "确认", "把订单1整个退了，再给我重新订一张同一趟的")
+    old = turns[2].booked
+    seats = branch.db.get("train", old["item_id"])["seats"]
+    assert turns[-1].state["open"] == "confirm_cancel" and "保留1张" in turns[-1].reply, turns[-1].reply
+    (done,) = talk(branch, "确认", state=turns[-1].state)
+    (kept,) = _live(done.state)
+    assert kept["quantity"] == 1 and kept["item_id"] == old["item_id"]
+    assert branch.db.get("train", old["item_id"])["seats"] == seats + 1

@@ -36,7 +36,7 @@ from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
-from ragdial.task.acts.booked import KEEP_IT
+from ragdial.task.acts.booked import KEEP_IT, SAME_AGAIN
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
@@ -44,6 +44,7 @@ from ragdial.task.orders import (
     booking_line,
     cancel_question,
 )
+from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import (
     STATE_KEY,
@@ -262,7 +263,12 @@ class TaskBranch(BookingActs):
         acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
+        acts = self._fewer_again(state, acts, text)
         acts = self._no_after_a_choice(acts)
+        if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
+            r"(？|\?|哪些|什么|吗)", text
+        ):
+            acts = [a for a in acts if a.act != "ask_about_booking"]  # 是刚订的那家，再住一晚: a reference, no question
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -339,6 +345,23 @@ class TaskBranch(BookingActs):
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _fewer_again(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """整个退了，再重新订一张同一趟的: cancelling a booking of several and booking fewer of the same again is
+        giving part of it back (one read-back, one transaction; the seat kept is never let go in between)."""
+        m = SAME_AGAIN.search(text)
+        cancels = [a for a in acts if a.act == "cancel_booking" and not a.slots.get("back")]
+        if m is None or len(cancels) != 1:
+            return acts
+        order = cancels[0].slots.get("order_no")
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        booking = next((b for b in reversed(live) if order in (None, b["order_no"])), None)
+        keep = cn_number(m.group("keep")) or 1
+        if booking is None or not 0 < keep < int(booking.get("quantity") or 1):
+            return acts
+        slots: JSONDict = {"order_no": booking["order_no"], "back": int(booking.get("quantity") or 1) - keep}
+        return [Act("cancel_booking", slots)]
 
     @staticmethod
     def _no_after_a_choice(acts: list[Act]) -> list[Act]:
@@ -566,10 +589,13 @@ class TaskBranch(BookingActs):
                 self._accept_suggestion(state, turn)
             return
         if state["open"] == "anything_else" and not rest:
+            if turn.booked:  # 对，两张，确认: a second yes for the booking just made, no goodbye
+                return
             self._close(state, turn)
         elif state["open"] == "choose_offer" and not any(a.act == "select" for a in rest):
             # a yes with no offer chosen books nothing; a further request said with it waits for the choice
-            turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
+            if not turn.prompted:  # (a choice said before it that fit none has asked which one already)
+                turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
             turn.unresolved = True
 
     def _on_select(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -643,6 +669,9 @@ class TaskBranch(BookingActs):
         state["pending"] = self._pending_for(state, domain, item)
         state["open"] = "confirm_booking"
         turn.chosen = True
+        if any(a.act in ("inform", "modify") for a in rest):
+            turn.chosen_then_changed = True  # 就第一个吧，要两张: read back once, after the change
+            return
         if any(a.act == "confirm" for a in rest):
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
@@ -1005,7 +1034,7 @@ class TaskBranch(BookingActs):
                 again = self._pending_for(state, domain, still[0])
                 state["pending"], state["open"] = again, "confirm_booking"
                 heard = turn.understood_change or parse_slots(turn.text, self.gazetteer, self.today).has_slots()
-                head = self._change_head(previous, again, heard, lang)
+                head = "" if turn.chosen_then_changed else self._change_head(previous, again, heard, lang)
                 turn.parts.append(head + self._read_back(state))
                 return
         if turn.relative:

@@ -135,4 +135,5 @@ class _Turn:
         self.reclassed = False  # a class or berth said during a read-back (the same train in it is read back)
         self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
         self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
+        self.chosen_then_changed = False  # an offer chosen and changed in one turn (read back once, no "changed")
         self.understood_change = False  # a change of the offer read back was heard (a value or a domain said)

@@ -37,6 +37,10 @@ PARTIAL = re.compile(
     rf"(?:(?:退|取消|少订|少要|减|去)\s*(?:掉|了)?\s*(?:其中)?\s*(?P<back>{NUM})\s*(?:张|间|个人|位)"
     rf"|(?:只留|只要|留|保留)\s*(?P<keep>{NUM})\s*(?:张|间)(?:就|了|就行|就够)?(?:了|吧)?$)"
 )
+# all cancelled and fewer booked again on the same trip (整个退了，再重新订一张同一班的): part given back
+SAME_AGAIN = re.compile(
+    rf"(?:重新|再)\S{{0,3}}?(?:订|买|要)\s*(?P<keep>{NUM})\s*(?:张|间)(?=.*(?:同一|同样|一样|原来|这趟|那趟|这班|那班|这家|那家))"
+)
 # replacing a booked hotel by another one: 换一家 / 换个酒店 / 换成别的酒店
 OTHER_HOTEL = re.compile(r"(换一?家|换个(酒店|宾馆|地方住)|换别的(酒店|宾馆)|换成别的(酒店|宾馆)|换到别的(酒店|宾馆))")
 # a longer stay in the hotel booked: 多住一晚 / 再续一天 / 延住两晚 (``n`` nights more)
@@ -205,5 +209,6 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         slots.update({k: v for k, v in _hotel_numbers(text, english).items() if k in ("nights", "rooms")})
         if longer and hotel_booked:
             slots.pop("nights", None)
+            slots.pop("date", None)  # 4号再住一晚: the day said is the night added, not a new check-in
             slots["longer"] = cn_number(longer.group("n") or "一") or 1
     return slots
