@@ -547,3 +547,16 @@ def test_a_chinese_question_names_ones_figure_by_a_word_of_its_field_name(
 ):
     (reply,) = ask(systems["zh"], profile, text)
     assert reply.knowledge[0].id == first and value in reply.text and not_said not in reply.text, reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "said", "not_said"),
+    [
+        ("en", "does the Greenleaf Senior 8 include caller ID", "caller ID free", None),  # in its rules, not minutes
+        ("zh", "青禾长者卡8元带不带来电显示", "免来电显示费", None),
+        ("zh", "青禾尊享88元套餐包含多少通话", "600分钟", "80GB"),  # "多少通话" names its field: only that
+    ],
+)
+def test_what_a_product_includes_is_answered_with_what_it_holds(systems, language, text, said, not_said):
+    (reply,) = ask(systems[language], "demo-u1", text)
+    assert said in reply.text and (not_said is None or not_said not in reply.text), reply.text

@@ -203,3 +203,51 @@ def test_an_unserved_hotel_city_is_named(branch):
     (turn,) = talk(branch, "明天大理有什么酒店吗，住两晚")
     assert "大理" in turn.reply and "可以查的城市" in turn.reply, turn.reply
     assert turn.state["open"] == "city" and turn.state["domain"] == "hotel", turn.reply
+
+
+# 2. a day corrected inside one clause, and the way back after the way out
+def test_a_day_corrected_in_the_same_breath_keeps_the_last(branch):
+    (turn,) = talk(branch, "这周四哦不对是周五从天津去北京的火车，两张")
+    slots = turn.state["slots"]
+    assert (slots.get("date"), slots.get("dep_city"), slots.get("arr_city")) == ("2026-12-04", "天津", "北京"), slots
+    assert slots.get("passengers") == 2, slots
+
+
+def test_a_bare_weekday_for_the_way_back_is_after_the_way_out(branch):
+    turns = talk(branch, "后天北京飞上海", "第一个", "确认")
+    assert turns[-1].booked is not None, turns[-1].reply
+    (turn,) = talk(branch, "回来那班呢，周三上海飞北京", state=turns[-1].state)
+    assert turn.state["slots"].get("date") == "2026-12-09", turn.state["slots"]
+    assert turn.state["slots"].get("dep_city") == "上海", turn.state["slots"]
+
+
+# 4. every slot of a long first turn is kept
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "你好，我跟我爱人周四要从天津去北京玩，坐火车，最好上午出发，二等座就行",
+            {"dep_city": "天津", "arr_city": "北京", "date": "2026-12-03", "passengers": 2, "period": "上午"},
+        ),
+        (
+            "帮我订周五北京的酒店，住两晚，三星以上，在海淀，每晚不超过三百，要两间房",
+            {"city": "北京", "date": "2026-12-04", "nights": 2, "min_stars": 3, "district": "海淀", "rooms": 2},
+        ),
+        (
+            "后天上午十点我得在北京开会，从上海飞过去，经济舱",
+            {"arr_city": "北京", "dep_city": "上海", "date": "2026-12-03", "arr_by": "10:00", "seat_class": "经济舱"},
+        ),
+    ],
+)
+def test_every_slot_of_a_long_first_turn_is_kept(branch, text, expected):
+    (turn,) = talk(branch, text)
+    slots = turn.state["slots"]
+    assert {k: slots.get(k) for k in expected} == expected, (slots, turn.reply)
+    assert "max_price" in slots or "酒店" not in text, slots
+
+
+def test_the_time_of_a_meeting_is_when_one_must_have_arrived(branch):
+    (turn,) = talk(branch, "后天下午五点要在北京见客户，帮我看看从天津过去的高铁")
+    slots = turn.state["slots"]
+    assert (slots.get("arr_city"), slots.get("dep_city"), slots.get("arr_by")) == ("北京", "天津", "17:00"), slots
+    assert "G5640" in turn.reply and "G9011" not in turn.reply, turn.reply

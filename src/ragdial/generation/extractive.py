@@ -83,6 +83,12 @@ _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
     "en": ("Fee", "Data", "Minutes", "Rules"),
 }
+# the question asks what a product holds ("包含什么", "送不送", "does it include caller ID", "what comes with it"): its
+# data, minutes and rules (where extras are stated), beside any field it names
+_INCLUDES = re.compile(
+    r"包含|包括|含|送|附带|带不带|include|come[s]? with|included|what do (?:i|you) get|extras?\b", re.I
+)
+_HOW_MUCH = re.compile(r"多少|几|how (?:much|many)", re.I)
 _FIELD_SPLIT = re.compile(r"(?:[，,]\s*)(?=[^，,：:]{1,24}[：:])")
 
 POLICY_REPLIES = {
@@ -224,6 +230,9 @@ def answer_from(item: Knowledge, question: str, language: str, context: str = ""
     keys = asked_keys(question, fields) or (named_keys(question, fields, context) if item.scope and not name else [])
     if not keys:
         keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
+    elif name and not item.scope and _INCLUDES.search(question) and not _HOW_MUCH.search(question):
+        # "does it include caller ID?": what it holds (not "包含多少通话", which names its field)
+        keys = [*keys, *(k for k in _KEY_FIELDS[language][1:] if k in fields and k not in keys)]
     fee = "业务费用" if language == "zh" else "Fee"
     if name and not item.scope and fee in fields and fee not in keys:  # a product answer always says its price
         keys = [fee, *keys]

@@ -10,7 +10,7 @@ from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.classify import _classify, _hotelish
-from ragdial.task.acts.constraints import _constraints, _request_slots, _split_changes
+from ragdial.task.acts.constraints import _after_outbound, _constraints, _purpose, _request_slots, _split_changes
 from ragdial.task.acts.context import Act, Context, _Clause
 from ragdial.task.acts.finders import _dates, parse
 from ragdial.task.acts.post import _post
@@ -76,6 +76,10 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
+        if kind in (None, "out_of_scope") and len(clauses) > 1 and not english:
+            implied = _purpose(clause.text, text, gaz, today)  # 下周一上午十点我得在西安开会，从广州飞过去
+            if implied:
+                kind, slots = "inform", implied
         if kind == "reference":
             pending_ref = slots
             continue
@@ -113,6 +117,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             )  # 滇池能看到海鸥吗，我14号想去看看: the aside goes on, its date is none of the task's
             continue
         if kind in ("inform", "modify", "mixed") and "relative" not in slots:
+            _after_outbound(slots, clause.text, ctx, text)  # 回来的呢，周日…: the Sunday after the trip out
             inform, modify = _split_changes(slots, ctx, fresh or confirmed)
             restated = restated or not (inform or modify)
             for act_name, group in (("modify", modify), ("inform", inform)):
