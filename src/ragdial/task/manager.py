@@ -1050,6 +1050,9 @@ class TaskBranch:
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
+        unserved = text_or_none(slots.pop("unserved", None))
+        if unserved:  # 三亚: said plainly, with the cities there are, never searched as another city
+            turn.parts.append(self._unserved(unserved, state["language"]))
         relative = text_or_none(slots.pop("relative", None))
         if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
             before: _Before = {
@@ -1118,6 +1121,14 @@ class TaskBranch:
         state["pending"] = None
         state["suggestion"] = None
         turn.dirty = True
+
+    def _unserved(self, city: str, lang: str) -> str:
+        """抱歉，暂时不能查三亚的行程和酒店。目前可以查的城市有：…"""
+        served = [c for c in dict.fromkeys(self.gazetteer.cities.values()) if not c.isascii()]
+        if lang == "zh":
+            return f"抱歉，暂时不能查{city}的机票、火车票和酒店。目前可以查的城市有：{'、'.join(served)}。"
+        names = ", ".join(self.gazetteer.english.get(c, c) for c in served)
+        return f"Sorry, {city} is not covered. The cities I can search are: {names}."
 
     def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
