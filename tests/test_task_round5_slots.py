@@ -251,3 +251,29 @@ def test_the_time_of_a_meeting_is_when_one_must_have_arrived(branch):
     slots = turn.state["slots"]
     assert (slots.get("arr_city"), slots.get("dep_city"), slots.get("arr_by")) == ("北京", "天津", "17:00"), slots
     assert "G5640" in turn.reply and "G9011" not in turn.reply, turn.reply
+
+
+# the new readings stay out of what they should not touch
+@pytest.mark.parametrize("text", ["24号是平安夜吗", "离圣诞节还有几天啊", "today is what date"])
+def test_a_question_about_a_named_day_changes_no_date(branch, text):
+    turns = talk(branch, "后天北京飞上海")
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert turn.state["slots"]["date"] == "2026-12-03", turn.reply
+    assert turn.acts == ["out_of_scope"], turn.acts
+
+
+def test_a_brand_dropped_for_another_is_just_the_other(branch):
+    turns = talk(branch, "明天北京的酒店", "不要汉庭了，换亚朵吧")
+    slots = turns[-1].state["slots"]
+    assert slots.get("brand") == "亚朵酒店" and "not_brand" not in slots, slots
+
+
+def test_an_unserved_city_corrected_at_once_is_not_mentioned(branch):
+    (turn,) = talk(branch, "后天从上海飞海口，哦不对，飞北京")
+    assert "可以查的城市" not in turn.reply and turn.state["slots"].get("arr_city") == "北京", turn.reply
+
+
+def test_an_express_train_is_a_t_train(branch):
+    (turn,) = talk(branch, "明天北京到天津的特快")
+    assert turn.state["slots"].get("train_kinds") == ["T"], turn.state["slots"]
+    assert "T564" in turn.reply and "K773" not in turn.reply, turn.reply

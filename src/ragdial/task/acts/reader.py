@@ -96,7 +96,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
             elif (
                 i > 0
-                and (confirmed or clause.question or re.search(r"(吗|么|呢)$", clause.text))
+                and (clause.question or re.search(r"(吗|么|呢)$", clause.text))
                 and not english
                 and _says_else(clause.text, gaz)
             ):
@@ -129,7 +129,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
-    acts = _post(acts, ctx, raw)
+    acts = _post(_said_over(acts), ctx, raw)
     if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none
         acts.append(Act("request", {"availability": "?"}))
@@ -137,6 +137,28 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+def _said_over(acts: list[Act]) -> list[Act]:
+    """Acts without what a later clause of the turn says over: a city not served said before the city meant
+    (…飞三亚，哦不对，飞厦门), an exclusion said before the value wanted instead (不要如家了，换全季)."""
+    later: set[str] = set()
+    kept: list[Act] = []
+    for act in reversed(acts):
+        slots = dict(act.slots)
+        if "unserved" in slots and later & {"arr_city", "city", "dep_city"}:
+            slots.pop("unserved")
+        for excluded, wanted in (
+            ("not_brand", "brand"),
+            ("not_airline", "airline"),
+            ("not_train_kinds", "train_kinds"),
+        ):
+            if excluded in slots and wanted in later:
+                slots.pop(excluded)
+        later |= set(slots)
+        if slots or not act.slots:
+            kept.append(Act(act.act, slots) if slots != act.slots else act)
+    return kept[::-1]
 
 
 def slots_for(act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> JSONDict:
