@@ -316,3 +316,26 @@ def test_gold_prices_are_an_aside(branch):
 def test_a_yes_heard_by_sound_books_at_a_read_back(branch):
     turns = talk(branch, *HOTEL_READ_BACK, "可依")
     assert turns[-1].booked is not None, turns[-1].reply
+
+
+# dates restated in one turn: the plainer one holds
+def test_the_next_day_restated_by_its_number_is_that_day():
+    from ragdial.task.acts.finders import _dates
+
+    assert _dates("就第二天吧，4号，同一班", TODAY, False, {"date": "2026-12-03"}) == {"date": "2026-12-04"}
+    assert _dates("3号晚上走，第二天早上到", TODAY, False, {}) == {"date": "2026-12-04"}
+
+
+def test_a_day_number_said_with_its_weekday_wins(travel_db_path):
+    from ragdial.task.acts import understand
+
+    gaz = TravelDB(travel_db_path).gazetteer()
+    (act,) = understand("11号那个周五，北京飞上海", None, gaz, TODAY)
+    assert act.slots.get("date") == "2026-12-11", act
+
+
+def test_nights_said_again_after_a_refusal(branch):
+    turns = talk(branch, "后天北京住两晚")
+    (turn,) = talk(branch, "一晚不行，还是得两晚，预算八百呢", state=turns[-1].state)
+    assert turn.state["slots"].get("nights") == 2, turn.state["slots"]
+    assert turn.state["slots"].get("max_price") == 800, turn.state["slots"]
