@@ -90,6 +90,13 @@ def test_without_a_precedent_of_that_entity_or_any_entity_the_wrapped_reranker_d
     assert selected(retriever, "Is Blue Harbor Inn really quiet at night?") == alone
 
 
+def test_a_context_without_a_user_turn_keeps_the_wrapped_rerankers_scores(setting):
+    retriever, _, base, wrapped = setting
+    context = [Turn(Speaker.SYSTEM, "Welcome to Blue Harbor Inn. Is it quiet at night? Very.")]
+    scores = retriever.score(context)
+    assert np.allclose(wrapped.predict(retriever, context, scores), base.predict(retriever, context, scores))
+
+
 def test_the_threshold_is_the_lowest_cosine_whose_borrowed_sets_beat_the_floor():
     assert precedent.best_threshold([0.9, 0.6, 0.8, 0.7], [1.0, 1.0, 1.0, 0.5], 0.85) == 0.8
     assert precedent.best_threshold([0.9, 0.8], [0.5, 0.6], 0.85) == 1.1  # never better than the reranker
@@ -102,6 +109,7 @@ def test_saved_precedents_load_through_load_reranker_and_predict_the_same(settin
     loaded = rerank.load_reranker(folder)
     assert isinstance(loaded, precedent.PrecedentReranker)
     assert isinstance(loaded.base, transfer.TransferReranker) and loaded.threshold == wrapped.threshold
+    assert loaded.info == wrapped.info and loaded.info["held_out_covered"] > 0
     context = [user("Is Blue Harbor Inn really quiet at night?")]
     scores = retriever.score(context)
     assert np.allclose(loaded.predict(retriever, context, scores), wrapped.predict(retriever, context, scores))

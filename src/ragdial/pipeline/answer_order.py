@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
+import numpy as np
+
 from ragdial.generation.extractive import item_fields, key_match, named_keys
 from ragdial.pipeline.answer_features import (
     Candidates,
@@ -51,19 +53,31 @@ def reorder(
     return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
 
 
-def possession_first(order: Sequence[int], candidates: Candidates, within: int = 5) -> list[int]:
+POSSESSION_FLOOR = 0.08  # below this cover/cosine the turn says nothing about a service (chosen on dev)
+
+
+def possession_first(order: Sequence[int], candidates: Candidates, within: int = 5) -> tuple[list[int], bool]:
     """For a question whether the user has a service ("do I have the free family calls thing?", "我开通国际漫游了吗"):
     the service it is about is the first named item of the ranking (a product, or one of the user's services;
-    FAQs and the user's figures skipped) in the first ``within``; the user's record of it goes first when they
-    have it, else the product goes first (the reply says they do not have it)."""
+    FAQs and the user's figures skipped) in the first ``within`` that the turn itself speaks of (its name half
+    said, or the turn's cover or cosine with it, for a user's service with its catalogue product, reaching
+    ``POSSESSION_FLOOR``: "do I already have one?" speaks of nothing); the user's record of it goes first when
+    they have it, else the product goes first (the reply says they do not have it). Returns the order and whether
+    a service was found."""
     items = candidates.items
-    named = [j for j in order[:within] if item_name(items[j]) and items[j].source != SourceKind.FAQ]
+    columns = ("name_cover", "lex_turn", "dense_turn", "catalogue_lex", "catalogue_dense")
+    evidence = np.max(np.stack([candidates.column(c) for c in columns]), axis=0)
+    named = [
+        j
+        for j in order[:within]
+        if item_name(items[j]) and items[j].source != SourceKind.FAQ and evidence[j] >= POSSESSION_FLOOR
+    ]
     if not named:
-        return list(order)
+        return list(order), False
     name = item_name(items[named[0]]).lower()
     mine = [j for j in order if not items[j].is_global and item_name(items[j]).lower() == name]
     first = mine[0] if mine else named[0]
-    return [first, *(j for j in order if j != first)]
+    return [first, *(j for j in order if j != first)], True
 
 
 def says_mine(text: str, names: Iterable[str]) -> bool:

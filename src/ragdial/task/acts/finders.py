@@ -402,7 +402,8 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
         monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
         out["date"] = (monday + dt.timedelta(days=5)).isoformat()
     else:
-        date = _date_in(text, today, english)
+        said = SELF_CORRECTED.split(text)  # 这周六哦不对是周日: the day said after the correction holds
+        date = (_date_in(said[-1], today, english) if len(said) > 1 else None) or _date_in(text, today, english)
         if date:
             out["date"] = date
     m = DATE_SHIFT.search(text)
@@ -413,6 +414,11 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
     if out.get("date") and re.search(r"(第二天|次日|隔天)", text):
         out["date"] = (dt.date.fromisoformat(out["date"]) + dt.timedelta(days=1)).isoformat()
     return out
+
+
+SELF_CORRECTED = re.compile(
+    r"(?:哦不对|噢不对|啊不对|不对不对|不对|说错了|说错|搞错了|口误|我是说|应该是|更正一下|sorry)"
+)
 
 
 def _date_in(text: str, today: dt.date, english: bool) -> str | None:

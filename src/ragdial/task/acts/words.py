@@ -106,6 +106,9 @@ KIND_WORDS = {
     "G字头": ["G"],
     "动车": ["D"],
     "普快": ["K", "T", "Z"],
+    "特快": ["T"],
+    "普通火车": ["K", "T", "Z"],
+    "普通列车": ["K", "T", "Z"],
     "绿皮车": ["K", "T", "Z"],
     "绿皮": ["K", "T", "Z"],
 }
@@ -153,7 +156,7 @@ OOS = re.compile(
     r"堵车|路况|地铁|汇率|利率|房价|工资|游戏|宠物|无聊|陪我聊|聊聊天|你喜欢|你几岁|多大了|你是男|你在哪|吃了吗|吃饭了吗|"
     r"刮风|台风|晴天|阴天|下冰雹|穿什么|放假|春节|国庆|过年|攻略|带什么|注意什么|特产|门票|人多吗|有多大|有多少人|"
     r"哈哈|呵呵|啊啊|嘿嘿|是几月|什么节|啤酒节|\bweather\b|"
-    r"\bwhat('s| is)? (the )?date\b|\bwhat day\b|\bwhich day\b|"
+    r"\bwhat('s| is) (the )?date\b|\bwhat (date|day) (is|was|will)\b|\bwhich day\b|\bis what (date|day)\b|"
     r"\bjoke|\bstocks?\b|\bmovies?\b|\bsongs?\b|\brain\b|\bnews\b)",
     re.I,
 )
