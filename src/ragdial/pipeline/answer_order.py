@@ -50,7 +50,9 @@ def reorder(
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
     if mine[0] != order[0]:
         return mine  # the user's record of the service asked about (not another figure of theirs)
-    return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
+    # for one's figure against an FAQ, a Chinese turn that says 我 anywhere speaks of one's own ("这个月我用了多少流量")
+    mine_said = own or "我" in view.text
+    return _named_figure_first(_own_figure_first(order, candidates, view, mine_said), candidates, view)
 
 
 POSSESSION_FLOOR = 0.08  # below this cover/cosine the turn says nothing about a service (chosen on dev)
