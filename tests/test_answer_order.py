@@ -192,3 +192,12 @@ def test_a_chinese_turn_saying_wo_anywhere_asks_for_ones_figure_before_an_faq():
     # no 我, or asking where to look: the FAQ stays first
     assert reorder([0, 1], candidates, TurnView("这个月用了几次", language="zh"), CATALOGUE) == [0, 1]
     assert reorder([0, 1], candidates, TurnView("我在哪里看剩余次数", language="zh"), CATALOGUE) == [0, 1]
+
+
+def test_a_question_which_service_one_has_puts_the_users_record_before_an_faq():
+    candidates = _candidates((JOIN, MINE), asked_attribute=[0, 1])
+    name = TurnView("what's the name of the one I'm on", language="en")
+    assert _ids(reorder([0, 1], candidates, name, CATALOGUE), candidates)[0] == "u1:local:0"
+    # another attribute of one's service against an FAQ: the model's order stands (the FAQ may say how)
+    fee = TurnView("what does it cost to add a friend to mine", language="en")
+    assert reorder([0, 1], candidates, fee, CATALOGUE) == [0, 1]

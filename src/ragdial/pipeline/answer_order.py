@@ -21,7 +21,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from ragdial.generation.extractive import item_fields, key_match, named_keys
+from ragdial.generation.extractive import asked_keys, item_fields, key_match, named_keys
 from ragdial.pipeline.answer_features import (
     Candidates,
     TurnView,
@@ -125,8 +125,19 @@ def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, 
     named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
     if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
         return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
-    holding = [j for j in order if not items[j].is_global and asked[j] and (not top.is_global or not named[j])]
+    # before an FAQ, the user's figures; a service record only when the turn asks which one it is ("what plan am I on")
+    holding = [
+        j
+        for j in order
+        if not items[j].is_global
+        and asked[j]
+        and (not top.is_global or not named[j] or _asks_name(view.text, items[j]))
+    ]
     return [holding[0], *(j for j in order if j != holding[0])] if holding else order
+
+
+def _asks_name(text: str, item: Knowledge) -> bool:
+    return any(k in ("业务名称", "Service name") for k in asked_keys(text, item_fields(item), first_match=True))
 
 
 _HOW = re.compile(
