@@ -201,3 +201,12 @@ def test_a_question_which_service_one_has_puts_the_users_record_before_an_faq():
     # another attribute of one's service against an FAQ: the model's order stands (the FAQ may say how)
     fee = TurnView("what does it cost to add a friend to mine", language="en")
     assert reorder([0, 1], candidates, fee, CATALOGUE) == [0, 1]
+
+
+def test_what_the_speaker_did_or_has_is_asked_of_their_own_records():
+    # "when did I join" asks the start of one's own membership, not how to join
+    candidates = _candidates((JOIN, GOLD, MINE), asked_attribute=[0, 0, 1])
+    did = TurnView("when did I join the gold membership", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, did, CATALOGUE), candidates)[0] == "u1:local:0"
+    anyone = TurnView("when can people join the gold membership", language="en")
+    assert reorder([0, 1, 2], candidates, anyone, CATALOGUE) == [0, 1, 2]

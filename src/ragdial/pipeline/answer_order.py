@@ -46,7 +46,7 @@ def reorder(
         return order
     order = _referent_first(order, candidates, view, catalogue)
     names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
-    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names)
+    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names) or bool(_ASKED_OF_ME.search(view.text))
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
     if mine[0] != order[0]:
         return mine  # the user's record of the service asked about (not another figure of theirs)
@@ -80,6 +80,10 @@ def possession_first(order: Sequence[int], candidates: Candidates, within: int =
     mine = [j for j in order if not items[j].is_global and item_name(items[j]).lower() == name]
     first = mine[0] if mine else named[0]
     return [first, *(j for j in order if j != first)], True
+
+
+# a question about what the speaker did or has ("when did I add it", "how much credit have I got")
+_ASKED_OF_ME = re.compile(r"\b(?:have|did|had|was|were)\s+i\b", re.I)
 
 
 def says_mine(text: str, names: Iterable[str]) -> bool:
