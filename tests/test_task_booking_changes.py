@@ -258,3 +258,32 @@ def test_cancelling_all_and_booking_fewer_again_gives_part_back(branch):
     (kept,) = _live(done.state)
     assert kept["quantity"] == 1 and kept["item_id"] == old["item_id"]
     assert branch.db.get("train", old["item_id"])["seats"] == seats + 1
+
+
+@pytest.mark.parametrize("text", ["我记错日子了，应该是周五，能帮我挪过去吗", "日子弄错了，帮我挪到周五吧"])
+def test_a_new_day_said_apart_from_the_move_changes_the_booking(branch, text):
+    turns = talk(branch, *HOTEL_BOOKED, text)
+    last = turns[-1]
+    assert "change_booking" in last.acts and last.state["open"] == "confirm_booking", last.reply
+    assert last.state["pending"]["date"] == "2026-12-04" and "确认改签" in last.reply and "帮不上忙" not in last.reply
+
+
+def test_a_change_to_what_is_booked_already_is_said_to_be_none(branch):
+    turns = talk(branch, *HOTEL_BOOKED, "酒店改到后天吧")  # booked for 后天 already
+    last = turns[-1]
+    assert "没有变化" in last.reply and "确认改签" not in last.reply and last.state["open"] == "change", last.reply
+    (moved,) = talk(branch, "改到周五", state=last.state)
+    assert moved.state["pending"]["date"] == "2026-12-04" and "确认改签" in moved.reply, moved.reply
+
+
+def test_a_yes_with_a_question_about_the_order_number_books_and_answers(branch):
+    turns = talk(branch, "后天在北京订个酒店", "第一个", "确认。新的订单号是多少？")
+    last = turns[-1]
+    assert last.booked is not None and "订单号1" in last.reply and "您已成功预订" in last.reply, last.reply
+
+
+def test_a_train_from_another_city_after_a_hotel_goes_to_the_stay(branch):
+    turns = talk(branch, "后天在北京订个酒店", "第一个", "确认。再帮我订上海过去的高铁，二等座")
+    slots = turns[-1].state["slots"]
+    assert turns[-1].booked is not None and turns[-1].state["domain"] == "train", turns[-1].reply
+    assert (slots["dep_city"], slots["arr_city"]) == ("上海", "北京"), turns[-1].reply

@@ -260,6 +260,7 @@ class TaskBranch(BookingActs):
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
         acts = self._swapping(state, acts)
+        acts = self._moved(state, acts, text)
         acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
@@ -284,6 +285,7 @@ class TaskBranch(BookingActs):
             getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
         if turn.dirty:
             self._advance(state, turn)
+            self._no_change_read_back(state, turn)
             deferred, turn.deferred = turn.deferred, None
             if deferred is not None and state["open"] == "choose_offer":
                 turn.parts.pop()  # the list is replaced by the read-back of the one chosen from it
@@ -889,6 +891,20 @@ class TaskBranch(BookingActs):
                 )
         elif domain in ("flight", "train") and last:
             new = {"dep_city": last.get("arr_city") or last.get("city")} if "dep_city" not in slots else {}
+            stay = last.get("city") if last["domain"] == "hotel" else None
+            came = slots.get("arr_city")
+            if (
+                stay
+                and "dep_city" not in slots
+                and came
+                and came != stay
+                and re.search(f"{came}(过去|过来)", turn.text)
+            ):
+                slots = {**slots, "dep_city": came}  # 郑州过去的高铁 after a hotel in 西安: from 郑州 to the stay
+                slots.pop("arr_city")
+                new = {}
+            if "dep_city" in slots and "arr_city" not in slots and stay and slots["dep_city"] != stay:
+                new["arr_city"] = stay  # 上海过去的高铁 after a hotel in 北京: to where the stay is
             if "date" not in slots and SAME_DAY.search(turn.text):
                 new["date"] = last["date"] if last["domain"] == "hotel" else last.get("arrival_date")
         state["domain"] = domain
