@@ -287,3 +287,11 @@ def test_a_train_from_another_city_after_a_hotel_goes_to_the_stay(branch):
     slots = turns[-1].state["slots"]
     assert turns[-1].booked is not None and turns[-1].state["domain"] == "train", turns[-1].reply
     assert (slots["dep_city"], slots["arr_city"]) == ("上海", "北京"), turns[-1].reply
+
+
+def test_a_train_home_on_the_check_out_day_after_a_hotel(branch):
+    turns = talk(branch, "后天在北京订个酒店", "第一个", "好的就它。退房那天我要回上海，帮我看看火车")
+    last = turns[-1]
+    slots = last.state["slots"]
+    assert last.booked is not None and last.state["domain"] == "train", last.reply
+    assert (slots["dep_city"], slots["arr_city"], slots["date"]) == ("北京", "上海", "2026-12-04"), last.reply
