@@ -287,3 +287,20 @@ def test_a_train_from_another_city_after_a_hotel_goes_to_the_stay(branch):
     slots = turns[-1].state["slots"]
     assert turns[-1].booked is not None and turns[-1].state["domain"] == "train", turns[-1].reply
     assert (slots["dep_city"], slots["arr_city"]) == ("上海", "北京"), turns[-1].reply
+
+
+def test_a_train_home_on_the_check_out_day_after_a_hotel(branch):
+    turns = talk(branch, "后天在北京订个酒店", "第一个", "好的就它。退房那天我要回上海，帮我看看火车")
+    last = turns[-1]
+    slots = last.state["slots"]
+    assert last.booked is not None and last.state["domain"] == "train", last.reply
+    assert (slots["dep_city"], slots["arr_city"], slots["date"]) == ("北京", "上海", "2026-12-04"), last.reply
+
+
+def test_giving_back_a_ticket_picks_the_tickets_not_the_rooms(branch):
+    turns = talk(branch, "后天上海到北京的火车，两张", "第一个", "确认", "再订后天北京的酒店，两间房", "第一个", "确认")
+    assert len(_live(turns[-1].state)) == 2, turns[-1].reply
+    (asked,) = talk(branch, "退一张", state=turns[-1].state)
+    assert asked.state["cancel"]["order_no"] == turns[2].booked["order_no"] and "保留1张" in asked.reply, asked.reply
+    (rooms,) = talk(branch, "房间只留一间就行", state=turns[-1].state)
+    assert rooms.state["cancel"]["order_no"] == turns[-1].booked["order_no"] and "保留1间" in rooms.reply, rooms.reply

@@ -111,6 +111,8 @@ PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一
 ALSO_FINE = re.compile(r"也(行|可以|成|没问题|不错|ok|OK)")
 # the day of the booking just made (当天上午的高铁 after a hotel booking: its check-in day)
 SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
+# the day a booked stay ends (退房那天 / 退房当天 / 退完房)
+CHECK_OUT_DAY = re.compile(r"(退房(那天|当天|那日|后|以后|之后)|退完房)")
 # the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
 RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
@@ -907,6 +909,9 @@ class TaskBranch(BookingActs):
                 new["arr_city"] = stay  # 上海过去的高铁 after a hotel in 北京: to where the stay is
             if "date" not in slots and SAME_DAY.search(turn.text):
                 new["date"] = last["date"] if last["domain"] == "hotel" else last.get("arrival_date")
+            if last["domain"] == "hotel" and CHECK_OUT_DAY.search(turn.text):
+                nights = int(last.get("nights") or 1)  # 退房那天回上海: the day the stay ends
+                slots = {**slots, "date": (dt.date.fromisoformat(last["date"]) + dt.timedelta(days=nights)).isoformat()}
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
@@ -916,6 +921,9 @@ class TaskBranch(BookingActs):
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        if state["domain"] in ("flight", "train") and slots.get("city") and not slots.get("arr_city"):
+            # 回上海，帮我看看火车 heard while a hotel was under way: for a trip the city is where it goes
+            slots = {k: v for k, v in slots.items() if k != "city"} | {"arr_city": slots["city"]}
         if state["domain"] == "hotel" and slots.get("arr_city") and not slots.get("city"):
             # 下周三到桂林，住三晚: for a hotel the place one goes to is where one stays (a route is no hotel slot)
             slots = {k: v for k, v in slots.items() if k not in ("dep_city", "arr_city")} | {"city": slots["arr_city"]}

@@ -81,8 +81,13 @@ def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     if m is None or not live or ctx.open_question in ("confirm_booking", "choose_offer", "offer_alternative"):
         return None
     slots: JSONDict = dict(_booking_domain(text))
+    counted = "间" if "间" in m.group(0) else "张" if "张" in m.group(0) else None
+    if counted:  # 退一张: tickets, not rooms (退一间: rooms)
+        live = [b for b in live if (b.get("domain") == "hotel") == (counted == "间")] or live
     numbers = re.findall(r"\d+", text)
     order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+    if order is None and len(live) == 1 and not slots:
+        order = as_int(live[0]["order_no"])
     named = _named_booking(text, live)
     if order is None and named is not None:
         order = as_int(named["order_no"])
