@@ -210,3 +210,16 @@ def test_what_the_speaker_did_or_has_is_asked_of_their_own_records():
     assert _ids(reorder([0, 1, 2], candidates, did, CATALOGUE), candidates)[0] == "u1:local:0"
     anyone = TurnView("when can people join the gold membership", language="en")
     assert reorder([0, 1, 2], candidates, anyone, CATALOGUE) == [0, 1, 2]
+
+
+def test_ones_own_figure_goes_before_a_product_that_does_not_hold_it():
+    # "Gold Membership, how many visits have I got left": the product the rewrite carried came first, but only the
+    # user's record holds visits left
+    candidates = _candidates((GOLD, VISITS), asked_attribute=[0, 1])
+    view = TurnView("how many visits do I have left this month", language="en")
+    assert _ids(reorder([0, 1], candidates, view, CATALOGUE), candidates)[0] == "u1:local:1"
+    # the product holds what is asked, or the turn is not about one's own: the product stays first
+    holds = _candidates((GOLD, VISITS), asked_attribute=[1, 1])
+    assert reorder([0, 1], holds, view, CATALOGUE) == [0, 1]
+    anyone = TurnView("how many visits are there in a month", language="en")
+    assert reorder([0, 1], candidates, anyone, CATALOGUE) == [0, 1]

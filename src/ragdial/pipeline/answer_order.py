@@ -2,7 +2,8 @@
 themselves (no word list of any knowledge base):
 
 - **one's own figure**: when a profile item comes first, the profile item that holds the attribute asked for
-  comes first;
+  comes first; so it does before an FAQ or a product that lacks it when the turn speaks of one's own (我 anywhere in
+  a Chinese turn, "did I", "have I") and does not ask how;
 - **the referent of an anaphor**: a short turn that refers back ("how do I cancel it?") and names nothing is about
   what the last reply was about; a global item whose head (an FAQ's question, a product's name) names something
   neither the turn nor the recent dialog mentions goes below the item cited last;
@@ -127,8 +128,8 @@ def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, 
     items, asked = candidates.items, candidates.column("asked_attribute")
     top = items[order[0]]
     named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
-    if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
-        return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
+    if asked[order[0]] or (top.is_global and (asks_how(view.text) or not own)):
+        return order  # a global item first unless the turn asks for one's own figure that it lacks, not how to see it
     # before an FAQ, the user's figures; a service record only when the turn asks which one it is ("what plan am I on")
     holding = [
         j
