@@ -362,14 +362,15 @@ class TaskBranch(BookingActs):
         """好。你知道灵隐寺几点开门吗，我5号想去 at a read-back: an aside asked about a place, with the day one
         means to go there, changes nothing (the day is the aside's, not the stay's or the trip's); a plain yes that
         opens the turn still books the offer read back."""
-        if state["open"] != "confirm_booking" or not state.get("pending"):
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or pending is None:
             return acts
         if not (ASIDE_QUESTION.search(text) and GOING_THERE.search(text) and re.search(r"(吗|呢|？|\?)", text)):
             return acts
         said = [a for a in acts if a.act in ("inform", "modify")]
         if not said or any(set(a.slots) - {"date", "period", "district"} for a in said):
             return acts
-        domain = state["pending"]["domain"] if state.get("pending") else state["domain"]
+        domain = pending["domain"]
         fits = {"hotel": ("price", "stars", "district", "rooms_left")}.get(domain or "", ())
         kept = [
             a
