@@ -120,8 +120,8 @@ def selection_rows(
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
-    ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents): ranking and cut
-    scores on ``test`` (gold detection)."""
+    ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents, copied and then
+    voted by a stacker): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -161,6 +161,18 @@ def selection_rows(
         preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
         score("LightGBM reranker (in-domain features) + precedents", cut, rankings, preds)
+        started = time.perf_counter()
+        voted = precedent.train(
+            train_retriever, train, model, refit=lambda part: rerank.train(train_retriever, part, relative_cut=True)
+        )
+        stacker = voted.stacker
+        assert stacker is not None
+        print(f"precedent vote trained in {time.perf_counter() - started:.0f}s: {voted.info}", flush=True)
+        test_retriever.reranker = voted
+        rankings = rank(test_retriever, test)
+        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
+        cut = f"stacker p>={stacker.threshold:.2f}, >={stacker.relative:.1f}xbest"
+        score("LightGBM reranker (in-domain features) + precedents voted (stacker)", cut, rankings, preds)
     for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
         model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)

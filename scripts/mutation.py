@@ -52,7 +52,16 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "task": (["src/ragdial/task/*"], ["test_task_*.py", "test_boundaries.py"]),
     # the grounding checker alone (it is part of metrics too): small enough for a full run
     "grounding": (["src/ragdial/metrics/grounding.py"], ["test_grounding_*.py", "test_metrics_*.py"]),
-    "retrieval": (["src/ragdial/retrieval/*"], ["test_retrieval_*.py", "test_zero_shot*.py", "test_boundaries.py"]),
+    "retrieval": (
+        ["src/ragdial/retrieval/*"],
+        [
+            "test_retrieval_*.py",
+            "test_zero_shot*.py",
+            "test_boundaries.py",
+            "test_precedent.py",  # retrieval/precedent.py
+            "test_triple_selection.py",  # retrieval/triples.py
+        ],
+    ),
 }
 EXCLUDED = {"test_metrics_cli.py", "test_understanding_cli.py", "test_task_cli.py"}
 """Tests that drive the CLI in a child process (mutmut cannot see what a child ran). ``test_retrieval_milvus.py``

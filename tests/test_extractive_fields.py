@@ -35,6 +35,20 @@ def test_chinese_keys_are_named_by_their_character_pairs_and_a_shared_word_alone
     assert named_keys("时长用掉多少了", fields) == []  # "时长" is in two keys, neither said whole
 
 
+@pytest.mark.parametrize(
+    ("question", "keys"),
+    [
+        ("停车场里我还存着多少钱", ["停车押金"]),  # 停车 and 押金 said, neither key said whole: 押金 is its own
+        ("储物柜还能用几个小时", ["储物柜剩余时长"]),  # 储物柜 is a word of that key alone
+        ("这周已经花了多少", []),  # 本周 is not said; a pair across two words (周已) names nothing
+        ("还剩多少", []),
+    ],
+)
+def test_a_chinese_key_is_named_by_a_word_no_other_key_has(question, keys):
+    fields = {"本周已用时长": "6小时", "储物柜剩余时长": "4小时", "停车押金": "20欧元"}
+    assert named_keys(question, fields) == keys
+
+
 def _reply(*turns: str) -> str:
     figures = Knowledge(
         "u9:local:1",

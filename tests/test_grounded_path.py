@@ -527,3 +527,36 @@ def test_the_template_generator_answers_whether_one_has_a_service_too():
     config = SystemConfig(generator=ComponentSpec("template"), retriever=ComponentSpec("bm25"))
     (reply,) = ask(build_system(config, "en"), "demo-u1", "do I have the night data pack?")
     assert reply.text.startswith("Yes, you have the Night Data Pack"), reply.text
+
+
+def test_whether_one_has_it_with_nothing_named_gets_no_yes_or_no(systems):
+    # "one" names no service and the turn speaks of none: no possession answer, whatever the ranking put first
+    reply = ask(systems["en"], "demo-u1", "how do I get a new SIM card", "do I already have one?")[-1]
+    assert not reply.record.grounding.intent.possession and not reply.text.startswith(("Yes", "No")), reply.text
+
+
+@pytest.mark.parametrize(
+    ("profile", "text", "first", "value", "not_said"),
+    [
+        ("demo-u1", "账户里面还剩多少", "demo-u1:local:2", "23.50元", "63.00元"),  # 账户 names 账户余额 alone
+        ("demo-u5", "我账户还有多少", "demo-u5:local:3", "-12.40元", "143.00元"),
+    ],
+)
+def test_a_chinese_question_names_ones_figure_by_a_word_of_its_field_name(
+    systems, profile, text, first, value, not_said
+):
+    (reply,) = ask(systems["zh"], profile, text)
+    assert reply.knowledge[0].id == first and value in reply.text and not_said not in reply.text, reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "said", "not_said"),
+    [
+        ("en", "does the Greenleaf Senior 8 include caller ID", "caller ID free", None),  # in its rules, not minutes
+        ("zh", "青禾长者卡8元带不带来电显示", "免来电显示费", None),
+        ("zh", "青禾尊享88元套餐包含多少通话", "600分钟", "80GB"),  # "多少通话" names its field: only that
+    ],
+)
+def test_what_a_product_includes_is_answered_with_what_it_holds(systems, language, text, said, not_said):
+    (reply,) = ask(systems[language], "demo-u1", text)
+    assert said in reply.text and (not_said is None or not_said not in reply.text), reply.text

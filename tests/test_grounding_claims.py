@@ -113,6 +113,11 @@ def test_dial_codes_and_phone_numbers_are_number_claims():
     ]
 
 
+def test_a_phone_number_spaced_in_the_reply_is_supported_by_the_same_digits_unspaced():
+    hotline = Knowledge("h", "Hotline 4001234567, open all day.", SourceKind.FAQ, {})
+    assert claims("Call 400 123 4567 please.", [hotline]) == [("number", "400 123 4567", True, "h")]
+
+
 def test_a_name_pattern_not_in_the_knowledge_base_is_unsupported():
     assert claims("Greenleaf Gold Plan costs 10 yuan.", [PACK_EN]) == [
         ("name", "Greenleaf Gold Plan", False, ""),
@@ -187,6 +192,13 @@ def test_runaway_digits_at_their_boundaries():
     assert degenerate_reason("号码12345678901") is None  # 11 digits: a phone number
     assert degenerate_reason("号码11111111") == "runaway digits"  # one digit 8 times
     assert degenerate_reason("号码1111111") is None
+
+
+def test_mostly_repeated_text_is_degenerate_only_beyond_120_characters():
+    # a phrase said three times in a row (never four: no runaway repeat), then "and": fewer than 35% distinct 6-grams
+    said = ("the quick brown fox " * 3 + "and ") * 4
+    assert degenerate_reason(said[1:121]) is None  # 120 characters
+    assert degenerate_reason(said[1:122]) == "repetition"  # 121
 
 
 def test_totals_count_replies_claims_and_kinds():

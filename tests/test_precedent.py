@@ -90,6 +90,13 @@ def test_without_a_precedent_of_that_entity_or_any_entity_the_wrapped_reranker_d
     assert selected(retriever, "Is Blue Harbor Inn really quiet at night?") == alone
 
 
+def test_a_context_without_a_user_turn_keeps_the_wrapped_rerankers_scores(setting):
+    retriever, _, base, wrapped = setting
+    context = [Turn(Speaker.SYSTEM, "Welcome to Blue Harbor Inn. Is it quiet at night? Very.")]
+    scores = retriever.score(context)
+    assert np.allclose(wrapped.predict(retriever, context, scores), base.predict(retriever, context, scores))
+
+
 def test_the_threshold_is_the_lowest_cosine_whose_borrowed_sets_beat_the_floor():
     assert precedent.best_threshold([0.9, 0.6, 0.8, 0.7], [1.0, 1.0, 1.0, 0.5], 0.85) == 0.8
     assert precedent.best_threshold([0.9, 0.8], [0.5, 0.6], 0.85) == 1.1  # never better than the reranker
@@ -102,6 +109,7 @@ def test_saved_precedents_load_through_load_reranker_and_predict_the_same(settin
     loaded = rerank.load_reranker(folder)
     assert isinstance(loaded, precedent.PrecedentReranker)
     assert isinstance(loaded.base, transfer.TransferReranker) and loaded.threshold == wrapped.threshold
+    assert loaded.info == wrapped.info and loaded.info["held_out_covered"] > 0
     context = [user("Is Blue Harbor Inn really quiet at night?")]
     scores = retriever.score(context)
     assert np.allclose(loaded.predict(retriever, context, scores), wrapped.predict(retriever, context, scores))
@@ -121,3 +129,74 @@ def test_precedents_refuse_a_retriever_with_another_encoder(setting):
     context = [user("Is Blue Harbor Inn quiet at night?")]
     with pytest.raises(RagdialError, match="encoded with 'use'"):
         other.predict(retriever, context, retriever.score(context))
+
+
+def test_stack_features_read_the_closest_usable_precedents_on_hand_numbers():
+    ids = ["a", "b", "c", "d"]
+    probabilities = np.array([0.9, 0.2, -1.5, 0.5], dtype=np.float32)  # "c" was below the reranker's depth
+    cosines = np.array([0.9, 0.5, 0.8], dtype=np.float32)
+    usable = np.array([True, True, False])  # the third precedent is of another entity
+    rows, x = precedent.stack_features(ids, probabilities, cosines, usable, [["a", "d"], ["b"], ["c"]])
+    assert rows.tolist() == [0, 3, 1] and x.shape == (3, len(precedent.STACK_FEATURES))
+    feature = {name: x[2, i] for i, name in enumerate(precedent.STACK_FEATURES)}  # item "b", third
+    assert feature["probability"] == pytest.approx(0.2)
+    assert feature["probability_to_best"] == pytest.approx(0.2 / 0.9)
+    assert feature["log_rank"] == pytest.approx(np.log1p(2)) and feature["best_probability"] == pytest.approx(0.9)
+    assert feature["precedent_cosine"] == pytest.approx(0.5) and feature["precedent_gap"] == pytest.approx(-0.4)
+    assert feature["precedent_share"] == pytest.approx(0.5 / 1.4) and feature["closest_cosine"] == pytest.approx(0.9)
+    assert feature["in_closest_usable"] == 0.0 and x[0, -1] == 1.0 and x[1, -1] == 1.0  # "a", "d": closest's set
+    _, none = precedent.stack_features(ids, probabilities, cosines, np.zeros(3, bool), [["a", "d"], ["b"], ["c"]])
+    assert none[:, 4].tolist() == [0.0, 0.0, 0.0] and none[:, 5].tolist() == [-1.0, -1.0, -1.0]
+
+
+@pytest.fixture(scope="module")
+def voted(setting):
+    retriever, examples, base, _ = setting
+    return precedent.train(
+        retriever, examples, base, refit=lambda part: transfer.train(retriever, part, rounds=5, folds=3)
+    )
+
+
+def test_voted_precedents_rank_by_a_stacker_and_select_the_whole_set(setting, voted):
+    retriever, _, base, wrapped = setting
+    assert voted.stacker is not None and voted.info["stacker_turns"] == 12
+    assert 0.0 <= voted.stacker.threshold <= 1.0
+    retriever.reranker = voted
+    try:
+        assert selected(retriever, "Is Blue Harbor Inn really quiet at night?") == ["h:q1", "h:q2"]
+        context = [user("How good is the breakfast at Sunrise Lodge?")]
+        scores = retriever.score(context)
+        final = voted.predict(retriever, context, scores)
+        assert (final >= precedent.PRECEDENT_SCORE).sum() == min(len(final), precedent.STACK_DEPTH)
+        assert not np.allclose(final, wrapped.predict(retriever, context, scores))
+        ranked = retriever.retrieve(context, None, 10).ranked
+        assert {r.item.id for r in ranked[:2]} == {"s:b1", "s:b2"}
+        for text in ("Is Green Park Hotel quiet at night?", "Is it quiet at night?"):  # no usable precedent
+            context = [user(text)]
+            scores = retriever.score(context)
+            assert np.allclose(voted.predict(retriever, context, scores), base.predict(retriever, context, scores))
+            retriever.reranker = base
+            alone = selected(retriever, text)
+            retriever.reranker = voted
+            assert selected(retriever, text) == alone
+    finally:
+        retriever.reranker = base
+
+
+def test_a_saved_stacker_loads_and_a_broken_one_is_named(setting, voted, tmp_path):
+    retriever, _, _, _ = setting
+    folder = voted.save(tmp_path / "voted")
+    loaded = rerank.load_reranker(folder)
+    assert isinstance(loaded, precedent.PrecedentReranker) and loaded.stacker is not None
+    assert (loaded.stacker.threshold, loaded.stacker.relative) == (voted.stacker.threshold, voted.stacker.relative)
+    context = [user("Is Blue Harbor Inn really quiet at night?")]
+    scores = retriever.score(context)
+    assert np.allclose(loaded.predict(retriever, context, scores), voted.predict(retriever, context, scores))
+    (folder / precedent.STACKER_FILE).write_text("not a model")
+    with pytest.raises(RagdialError, match=r"stacker\.txt: not a stacker model"):
+        rerank.load_reranker(folder)
+    meta = json.loads((folder / precedent.META_FILE).read_text())
+    meta["stacker"]["features"] = ["probability"]
+    (folder / precedent.META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(RagdialError, match=r"precedent\.json: field 'stacker' was trained on other features"):
+        rerank.load_reranker(folder)

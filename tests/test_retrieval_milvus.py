@@ -269,3 +269,35 @@ def test_a_minimum_score_drops_the_ranked_items_below_it(milvus):
     assert every[-1].score < floor  # the filter has something to drop
     kept = lexical.retrieve(context, k=5, filter=KnowledgeFilter(min_score=floor)).ranked
     assert [(r.item.id, r.score) for r in kept] == [(r.item.id, r.score) for r in every if r.score >= floor]
+
+
+def test_milvus_dense_scores_are_the_in_process_weighted_mean_over_the_turns(tmp_path):
+    """Each candidate's dense score under Milvus is the in-process one (the turns' similarities averaged with the
+    turns' weights), not only the same ranking: checked on contexts with earlier turns."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from ragdial.retrieval.base import Scope
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.milvus import MilvusRetriever
+
+    dataset, language = _same_dataset("dstc")
+    config = RetrieverConfig(encoder="hash", fusion="rrf")
+    local = HybridRetriever(dataset.kb, config)
+    try:
+        remote = MilvusRetriever(str(tmp_path / "kb.db"), "dense", config, language=language)
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    remote.build(dataset.kb, vectors=local.vectors)
+    compared = 0
+    for example in dataset.examples:
+        if len(example.context) < 2:
+            continue
+        found = remote.score(example.context, Scope(example.dialog_id), 8, None)
+        assert found is not None
+        keys, scores = found
+        want = local.score(example.context, example.dialog_id)
+        by_id = {local.items[int(i)].id: float(d) for i, d in zip(want.indices, want.dense, strict=True)}
+        assert scores.dense.tolist() == pytest.approx([by_id[key] for key in keys], abs=1e-5), example.id
+        compared += 1
+    remote.close()
+    assert compared >= 3

@@ -4,6 +4,8 @@ trained on the candidates it will score (those that encoder brings up), on small
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -93,3 +95,52 @@ def test_a_reranker_with_a_second_encoder_trains_on_the_candidates_that_encoder_
     # widened: the unscoped twin (the same candidates here: no item has an entity) adds the same rows again
     wide = transfer.train(retriever, examples, depth=1, rounds=3, folds=3, widen=True, aux_encoder="hash")
     assert (wide.info["rows"], wide.info["positives"]) == (2 * len(examples), 2 * positives("hash"))
+
+
+def test_bm25_top_k_reads_on_until_the_kth_best_is_safe():
+    # "zebra" is read first (the larger bound): the short zebra text scores above all "lion" can add, the long one
+    # below it; so after the zebra postings the second place is not settled and the short lion text takes it
+    from ragdial.retrieval.analyzer import Analyzer
+    from ragdial.retrieval.lexical import LexicalIndex
+
+    texts = ["zebra", "zebra " + " ".join(f"filler{i}" for i in range(30)), "lion", "lion tiger", "lion bear"]
+    index = LexicalIndex.build(texts, Analyzer(language="en"))
+    full = index.scores("zebra") + index.scores("lion")
+    docs, scores = index.top(index.query_terms([("zebra", 1.0), ("lion", 1.0)]), 2)
+    assert docs.tolist() == [0, 2] and full[1] < full[2]
+    assert scores == pytest.approx(full[[0, 2]], rel=1e-5)
+
+
+def test_an_approximate_index_only_above_prune_above_items():
+    # (faiss needs 16 vectors or more to build one, so the retriever is asked rather than built at the limit below)
+    retriever = HybridRetriever(KnowledgeBase(BIKES), RetrieverConfig(encoder="hash", shortlist=2, entity_scope=False))
+    retriever.config = replace(retriever.config, prune_above=len(BIKES))
+    assert not retriever.wants_ann()  # not more than prune_above items
+    retriever.config = replace(retriever.config, prune_above=len(BIKES) - 1)
+    assert retriever.wants_ann()
+
+
+def test_a_cited_item_without_a_score_reads_back_as_zero():
+    from ragdial.retrieval.base import ScoredKnowledge
+
+    cited = ScoredKnowledge.from_dict({"id": "b1", "text": "Helmets are free.", "source": "faq"})
+    assert (cited.item.id, cited.score) == ("b1", 0.0)
+
+
+def test_a_saved_reranker_without_a_relative_cut_loads_with_none(tmp_path):
+    import json
+
+    lightgbm = pytest.importorskip("lightgbm")
+    from ragdial.retrieval import rerank
+
+    x = np.random.default_rng(0).normal(size=(40, len(rerank.FEATURES)))
+    booster = lightgbm.train(
+        {"objective": "binary", "verbose": -1, "num_leaves": 4}, lightgbm.Dataset(x, (x[:, 0] > 0).astype(int)), 3
+    )
+    folder = rerank.Reranker(booster, threshold=0.4, relative=0.5).save(tmp_path / "reranker")
+    meta_path = next(p for p in folder.iterdir() if p.suffix == ".json")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    del meta["relative"]  # a model saved before the relative cut existed
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    loaded = rerank.Reranker.load(folder)
+    assert (loaded.threshold, loaded.relative) == (0.4, 0.0)

@@ -78,7 +78,8 @@ def test_rebooking_a_train_to_another_day_moves_the_seat_in_one_step(branch):
     (done,) = talk(branch, "确定", state=read_back.state)
     new = done.booked
     assert new is not None and new["order_no"] != old["order_no"]
-    assert db.booking(old["number"])["status"] == "cancelled"
+    record = db.booking(old["number"])
+    assert (record["status"], record["changed_into"]) == ("changed", new["number"])
     assert seats(db, "train", old_item) == left_before + 1  # the old seat is given back
     record = db.get("train", db.booking(new["number"])["item_id"])
     assert record["date"] == "2026-12-03" and record["seat_class"] == "二等座" and record["dep_time"] >= "12:00"
@@ -164,7 +165,8 @@ def test_rebook_is_all_or_nothing(travel_db_path):
     assert db.booking(number)["status"] == "booked" and seats(db, "train", a["id"]) == left_a
     assert seats(db, "train", b["id"]) == 1
     new = db.rebook(number, (2, 1), "train", b, b["date"], "b", quantity=1)
-    assert new is not None and db.booking(number)["status"] == "cancelled"
+    assert new is not None and (db.booking(number)["status"], db.booking(number)["changed_into"]) == ("changed", new)
+    assert (db.booking(new)["status"], db.booking(new)["quantity"]) == ("booked", 1)
     assert seats(db, "train", a["id"]) == left_a + 2 and seats(db, "train", b["id"]) == 0
     assert db.rebook(number, (2, 1), "train", b, b["date"], "b") is None  # the old one is gone: nothing is taken
 

@@ -70,7 +70,8 @@ def test_a_yes_naming_the_change_makes_the_change(branch, text):
     old, asked = rebook_read_back(branch)
     (done,) = talk(branch, text, state=asked.state)
     assert done.booked is not None and done.booked["order_no"] != old["order_no"], done.reply
-    assert branch.db.booking(old["number"])["status"] == "cancelled"
+    record = branch.db.booking(old["number"])
+    assert (record["status"], record["changed_into"]) == ("changed", done.booked["number"])
     assert "已为您改签" in done.reply and "改到哪天" not in done.reply and done.state["open"] != "change"
 
 

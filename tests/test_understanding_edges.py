@@ -132,8 +132,12 @@ def test_binary_head_probabilities_are_logistic_regressions():
 
 def test_an_svm_head_fits_and_separates():
     x = sparse.csr_matrix(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]]))
-    head = LinearHead("multiclass", "svm", c=1.0).fit(x, ["a", "a", "b", "b"], ["a", "b"])
+    head = LinearHead("multiclass", "svm", c=0.05).fit(x, ["a", "a", "b", "b"], ["a", "b"])
     assert head.predict(x) == ["a", "a", "b", "b"]
+    from sklearn.svm import LinearSVC
+
+    svm = LinearSVC(C=0.05).fit(x, ["a", "a", "b", "b"])  # the head's C is the SVM's (margins "b" over "a")
+    assert np.allclose(head.weights[1] - head.weights[0], svm.coef_[0], atol=1e-5)
 
 
 def test_no_label_wins_only_when_it_is_the_most_confident_choice():

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from itertools import pairwise
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
 from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.text.tokenize import chinese_words
 from ragdial.understanding.policy import asks_comparison, asks_own_services, asks_possession
 
 # question cue → the field keys (zh, en) that answer it, most specific first
@@ -81,6 +83,12 @@ _KEY_FIELDS = {  # what a product answer says when no cue picks a field
     "zh": ("业务费用", "流量总量", "通话时长", "业务规则"),
     "en": ("Fee", "Data", "Minutes", "Rules"),
 }
+# the question asks what a product holds ("包含什么", "送不送", "does it include caller ID", "what comes with it"): its
+# data, minutes and rules (where extras are stated), beside any field it names
+_INCLUDES = re.compile(
+    r"包含|包括|含|送|附带|带不带|include|come[s]? with|included|what do (?:i|you) get|extras?\b", re.I
+)
+_HOW_MUCH = re.compile(r"多少|几|how (?:much|many)", re.I)
 _FIELD_SPLIT = re.compile(r"(?:[，,]\s*)(?=[^，,：:]{1,24}[：:])")
 
 POLICY_REPLIES = {
@@ -158,19 +166,15 @@ _WH = re.compile(r"^\s*(?:what|which|who|where|when|why|how)\b|哪|什么|啥|�
 
 
 def possession_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
-    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question): yes when the first item is the
-    user's own record of a service (its fee and start, verbatim); no when it is a catalogue product and the other
-    items are the user's services, none of that name (they are listed, then what the product is). ``None``
-    otherwise."""
-    if not items or not asks_possession(question) or _WH.search(question):
+    """Yes or no to "do I have X?" (``asks_possession``, not a which/what question) when the question names X in
+    part (a word or character pair of its name): yes when the first item is the user's own record of X (its fee
+    and start, verbatim); no when it is the catalogue product X and the other items are the user's services, none
+    of that name (they are listed, then what the product is). ``None`` otherwise."""
+    if not items or not asks_possession(question) or _WH.search(question) or items[0].source == SourceKind.FAQ:
         return None
     top = items[0]
-    name = (
-        (item_fields(top).get("业务名称") or item_fields(top).get("Service name") or "")
-        if top.source != SourceKind.FAQ
-        else ""
-    )
-    if not name:
+    name = _service_name(top)
+    if not name or not key_terms(name) & key_terms(question):
         return None
     if not top.is_global:
         fields = item_fields(top)
@@ -226,6 +230,9 @@ def answer_from(item: Knowledge, question: str, language: str, context: str = ""
     keys = asked_keys(question, fields) or (named_keys(question, fields, context) if item.scope and not name else [])
     if not keys:
         keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
+    elif name and not item.scope and _INCLUDES.search(question) and not _HOW_MUCH.search(question):
+        # "does it include caller ID?": what it holds (not "包含多少通话", which names its field)
+        keys = [*keys, *(k for k in _KEY_FIELDS[language][1:] if k in fields and k not in keys)]
     fee = "业务费用" if language == "zh" else "Fee"
     if name and not item.scope and fee in fields and fee not in keys:  # a product answer always says its price
         keys = [fee, *keys]
@@ -309,12 +316,34 @@ def named_keys(question: str, fields: dict[str, str], context: str = "") -> list
     words in the question, those whose every word is said in the question or the turn before (the most said
     before first); [] when none is (a key half said may be the wrong one: "how many minutes can I still call
     this month" is not ``Minutes used this month``). "how much is left?" after a data question → ``Data left``,
-    not ``Night data left``."""
+    not ``Night data left``. A Chinese question that says no key whole names the one key that a character pair
+    of it names alone (a pair no other key of ``fields`` has: "账户里还有多少钱" → ``账户余额``, "合约还剩几个月" →
+    ``合约剩余月数``)."""
     scored = {k: key_match(k, question, context) for k in fields}
     hit = max((v[0] for v in scored.values()), default=0)
     full = {k: v for k, v in scored.items() if hit and v[0] == hit and not v[2]}
+    if not full:
+        return _named_alone(question, list(fields))
     best = max(full.values(), default=(0, 0, 0))
     return [k for k, v in full.items() if v == best]
+
+
+def _named_alone(question: str, keys: Sequence[str]) -> list[str]:
+    """The one Chinese key that a word of it (jieba, two characters or more) found in no other of ``keys`` is said
+    in ``question`` names."""
+
+    def own(word: str, key: str) -> bool:  # in no other key's text
+        return not any(word in other for other in keys if other != key)
+
+    alone = [k for k in keys if any(w in question and own(w, k) for w in _key_words(k))]
+    return alone if len(alone) == 1 else []
+
+
+@lru_cache(maxsize=1024)
+def _key_words(key: str) -> frozenset[str]:
+    if not re.search(r"[\u4e00-\u9fff]", key):
+        return frozenset()
+    return frozenset(w for w in chinese_words(key) if len(w) > 1 and re.fullmatch(r"[\u4e00-\u9fff]+", w))
 
 
 def _own(key: str, value: str, language: str) -> str:

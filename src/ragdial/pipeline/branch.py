@@ -323,8 +323,9 @@ class KnowledgeBranch:
         policies = model.policy_probs(terms, numbers, vector)
         order = sorted(range(len(items)), key=lambda j: -scores[j])
         order = reorder(order, candidates, view, self.catalogue, rewrite.text)
-        if cues.possession and profile:  # "do I have X?": the user's record of X first, else X
-            order = possession_first(order, candidates)
+        if cues.possession:  # "do I have X?": the user's record of X first, else X (no X spoken of: no yes or no)
+            order, found = possession_first(order, candidates) if profile else (order, False)
+            cues = replace(cues, possession=found)
         ranked = [ScoredKnowledge(items[j], float(scores[j])) for j in order]
         best_route = max(route, key=route.__getitem__)
         policy = max(policies, key=policies.__getitem__)

@@ -18,7 +18,7 @@ from ragdial.errors import RagdialError
 from ragdial.io import atomic_directory, write_json
 from ragdial.jsontypes import JSONDict
 from ragdial.recipes import DataSpec, Recipe
-from ragdial.schema import Dataset, KnowledgeBase
+from ragdial.schema import Dataset, Example, KnowledgeBase
 
 if TYPE_CHECKING:
     from ragdial.retrieval.hybrid import HybridRetriever
@@ -220,7 +220,8 @@ def _reranker(
     (``retrieval.transfer.train``, for knowledge bases never trained on), ``name: triples`` (``retrieval.triples``,
     knowledge-graph triples of a domain never trained on), or ``path: DIR``, a reranker of either kind
     trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied.
-    ``precedent: true`` wraps the trained one with the training turns as precedents (``retrieval.precedent``)."""
+    ``precedent: true`` wraps the trained one with the training turns as precedents (``retrieval.precedent``), voted
+    by a stacker trained on refits of the same reranker without each of 4 dialog-group folds."""
     from ragdial.retrieval import precedent, rerank, transfer, triples
 
     options = dict(reranker)
@@ -233,7 +234,8 @@ def _reranker(
         raise RagdialError(f"recipe {name}: reranker.precedent applies to a reranker trained here, not to path")
     if with_precedents and retriever.encoder is None:
         raise RagdialError(
-            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null"
+            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null "
+            "(set reranker.precedent=false to train without precedents)"
         )
     started = time.perf_counter()
     if path is not None:
@@ -259,21 +261,24 @@ def _reranker(
     seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
     step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
     model: rerank.Reranker | transfer.TransferReranker | triples.TripleReranker | precedent.PrecedentReranker
-    try:  # the options were checked against the trainer's TypedDict
+
+    def fit(examples: Sequence[Example]) -> rerank.Reranker | transfer.TransferReranker | triples.TripleReranker:
         if kind == "transfer":
-            model = transfer.train(retriever, learn.examples, seed=seed, **cast(TransferOptions, trainer_options))
-        elif kind == "triples":  # the matcher is cross-fitted by training input (domain) when there are several
-            inputs = {e.id.split("/", 1)[0] for e in learn.examples if "/" in e.id}
+            return transfer.train(retriever, examples, seed=seed, **cast(TransferOptions, trainer_options))
+        if kind == "triples":  # the matcher is cross-fitted by training input (domain) when there are several
+            inputs = {e.id.split("/", 1)[0] for e in examples if "/" in e.id}
             group_of = (lambda e: e.id.split("/", 1)[0]) if len(inputs) > 1 else None
             options_ = cast(TriplesOptions, trainer_options)
-            model = triples.train(retriever, learn.examples, group_of=group_of, seed=seed, **options_)
-        else:
-            model = rerank.train(retriever, learn.examples, seed=seed, **cast(InDomainOptions, trainer_options))
+            return triples.train(retriever, examples, group_of=group_of, seed=seed, **options_)
+        return rerank.train(retriever, examples, seed=seed, **cast(InDomainOptions, trainer_options))
+
+    try:  # the options were checked against the trainer's TypedDict
+        model = fit(learn.examples)
     except TypeError as err:  # an option the trainer does not take
         raise RagdialError(f"recipe {name}: reranker ({kind}): {err}") from None
-    if with_precedents:
-        step("keeping the training turns as precedents")
-        model = precedent.train(retriever, learn.examples, model)
+    if with_precedents:  # the vote's stacker reads the same kind of reranker, refit without each fold
+        step("keeping the training turns as precedents (voted by a stacker; 4 refits of the reranker)")
+        model = precedent.train(retriever, learn.examples, model, refit=fit, seed=seed)
     model.info.update({"recipe": name})
     model.save(folder)
     seconds["reranker"] = time.perf_counter() - started

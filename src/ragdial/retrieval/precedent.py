@@ -11,21 +11,33 @@ reranker ranks and cuts as before. ``threshold`` is chosen out of fold on the tr
 other dialogs only): the lowest cosine at which a precedent still beats ``floor`` F1 on average, so it is used where
 it does better than the reranker it wraps. A knowledge base or domain never trained on has no precedent and is
 left to the wrapped reranker unchanged.
+
+With a ``refit`` at training time the precedents are *voted* instead of copied: a small LightGBM model (the
+stacker, :data:`STACK_FEATURES`) rescores the wrapped reranker's best candidates from its probability and how the
+closest precedents treat each item (cosine of the closest precedent whose gold has it, its gap to the closest
+precedent at all, the weighted share of the five closest that have it, whether the closest usable one has it), and
+a cut tuned on the stacker's out-of-fold scores selects. Its training rows are honest: the wrapped reranker's
+probabilities come from ``refit`` models trained without the turn's dialog-group fold, and a turn never sees a
+precedent of its own dialog group. This keeps the gain of a close precedent and adds the turns whose precedents
+are near but not close enough to copy (DSTC11 val fold 0: selection F1 0.870 copied, 0.890 voted; see
+docs/benchmarks/zero_shot.md).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
+from ragdial.retrieval.rerank import RELATIVE_CUTS, cut_by_score
+from ragdial.retrieval.rerank import best_threshold as best_cut
 from ragdial.schema import Example, Speaker, Turn
 
 if TYPE_CHECKING:
@@ -35,11 +47,28 @@ if TYPE_CHECKING:
 
 META_FILE = "precedent.json"
 VECTORS_FILE = "precedent.npy"
+STACKER_FILE = "stacker.txt"
+STACK_FEATURES = [
+    "probability",
+    "probability_to_best",
+    "log_rank",
+    "best_probability",
+    "precedent_cosine",
+    "precedent_gap",
+    "precedent_share",
+    "closest_cosine",
+    "in_closest_usable",
+]
+STACK_DEPTH = 30
+"""The stacker rescores the wrapped reranker's ``STACK_DEPTH`` best candidates (those it scored as probabilities)."""
+NEAREST = 50  # precedents looked at for an item's closest precedent
+VOTERS = 5  # the closest precedents whose gold sets share their weight
 BASE_DIR = "base"
 FORMAT = "ragdial-precedent-reranker"
 PRECEDENT_SCORE = 2.0
 """A precedent's items score ``PRECEDENT_SCORE`` + the wrapped reranker's probability: above any probability, so
-they rank first, in the wrapped reranker's order."""
+they rank first, in the wrapped reranker's order. With a stacker, the rescored candidates score ``PRECEDENT_SCORE``
++ the stacker's probability."""
 
 
 def _last_user(context: Sequence[Turn]) -> str:
@@ -65,8 +94,71 @@ def _entities(retriever: KnowledgePool, ids: Sequence[str]) -> frozenset[str]:
 
 
 @dataclass
+class Stacker:
+    """The vote of the precedents: a LightGBM model over :data:`STACK_FEATURES` and its selection cut."""
+
+    booster: Any  # Any: lightgbm (untyped Booster)
+    threshold: float
+    relative: float
+    max_select: int = 10
+
+
+def _usable(entities: Sequence[frozenset[str]], focus: set[str]) -> np.ndarray:
+    return np.array([bool(e) and e <= focus for e in entities], dtype=bool)
+
+
+def stack_features(
+    ids: Sequence[str],
+    probabilities: np.ndarray,
+    cosines: np.ndarray,
+    usable: np.ndarray,
+    golds: Sequence[Sequence[str]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows of the candidates the stacker rescores, their :data:`STACK_FEATURES`): the wrapped reranker's
+    ``STACK_DEPTH`` best candidates it scored as probabilities (``ids`` / ``probabilities`` per candidate), read
+    against the precedents' ``cosines`` to the turn, of which only the ``usable`` ones count (entities in focus)."""
+    order = np.argsort(-probabilities, kind="stable")[:STACK_DEPTH]
+    kept = order[probabilities[order] >= 0.0]
+    order = kept if len(kept) else order[:1]
+    allowed = np.flatnonzero(usable)
+    allowed = allowed[np.argsort(-cosines[allowed], kind="stable")][:NEAREST]
+    closest = float(cosines[allowed[0]]) if len(allowed) else 0.0
+    present = set(ids)
+    first: dict[str, float] = {}
+    for index in allowed:
+        for item in golds[int(index)]:
+            first.setdefault(item, float(cosines[index]))
+    voters = allowed[:VOTERS]
+    weight = float(cosines[voters].sum()) if len(voters) else 0.0
+    share: dict[str, float] = {}
+    for index in voters:
+        for item in golds[int(index)]:
+            share[item] = share.get(item, 0.0) + float(cosines[index]) / (weight or 1.0)
+    usable_set = next((set(golds[int(i)]) for i in allowed if all(x in present for x in golds[int(i)])), set())
+    best = float(probabilities[order[0]])
+    rows = []
+    for rank, row in enumerate(order):
+        item = ids[int(row)]
+        near = first.get(item, 0.0)
+        rows.append(
+            [
+                probabilities[row],
+                probabilities[row] / max(best, 1e-6),
+                np.log1p(rank),
+                best,
+                near,
+                near - closest if near else -1.0,
+                share.get(item, 0.0),
+                closest,
+                float(item in usable_set),
+            ]
+        )
+    return order, np.asarray(rows, dtype=np.float32).reshape(len(order), len(STACK_FEATURES))
+
+
+@dataclass
 class PrecedentReranker:
-    """A trained reranker and the training turns it may copy a gold set from."""
+    """A trained reranker and the training turns it may copy a gold set from (or, with a stacker, vote with)."""
 
     base: RerankerModel
     vectors: np.ndarray  # one row per precedent: its last user turn under ``encoder``
@@ -74,6 +166,35 @@ class PrecedentReranker:
     encoder: str
     threshold: float = 1.1  # above any cosine: never used until fitted
     info: JSONDict = field(default_factory=dict)
+    stacker: Stacker | None = None
+    entities: list[frozenset[str]] | None = field(default=None, repr=False)  # of each precedent, filled on use
+
+    def _cosines(self, retriever: KnowledgePool, context: Sequence[Turn]) -> np.ndarray | None:
+        text = _last_user(context)
+        if not text.strip() or not self.golds:
+            return None
+        if retriever.encoder is None or retriever.encoder.name != self.encoder:
+            raise RagdialError(f"precedents were encoded with {self.encoder!r}; the retriever's encoder differs")
+        return self.vectors @ _turn_vectors(retriever, [text])[0]
+
+    def _stacked(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+        """The stacker's probabilities + ``PRECEDENT_SCORE`` for the wrapped reranker's best candidates (the rest keep
+        the wrapped scores, below them); the wrapped scores alone when no precedent is usable (no entity in focus
+        has one: a knowledge base or domain never trained on)."""
+        assert self.stacker is not None
+        final = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32).copy()
+        if not len(final) or not scores.focus:
+            return final
+        if self.entities is None:
+            self.entities = [_entities(retriever, g) for g in self.golds]
+        usable = _usable(self.entities, set(scores.focus))
+        cosines = self._cosines(retriever, context) if usable.any() else None
+        if cosines is None:
+            return final
+        ids = [retriever.items[int(i)].id for i in scores.indices]
+        rows, x = stack_features(ids, final, cosines, usable, self.golds)
+        final[rows] = PRECEDENT_SCORE + self.stacker.booster.predict(x)
+        return final
 
     def find(
         self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores
@@ -81,13 +202,10 @@ class PrecedentReranker:
         """(the cosine, the rows of ``scores`` holding its gold items) of the closest precedent reaching the
         threshold, or None."""
         focus = set(scores.focus)
-        text = _last_user(context)
-        if not focus or not text.strip() or not self.golds:
+        cosines = self._cosines(retriever, context) if focus else None
+        if cosines is None:
             return None
-        if retriever.encoder is None or retriever.encoder.name != self.encoder:
-            raise RagdialError(f"precedents were encoded with {self.encoder!r}; the retriever's encoder differs")
         row_of = {retriever.items[int(index)].id: row for row, index in enumerate(scores.indices)}
-        cosines = self.vectors @ _turn_vectors(retriever, [text])[0]
         for best in np.argsort(-cosines, kind="stable"):
             if cosines[best] < self.threshold:
                 return None
@@ -97,7 +215,10 @@ class PrecedentReranker:
         return None
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
-        """The wrapped reranker's scores, with a precedent's items (when one applies) moved above all of them."""
+        """The wrapped reranker's scores, with a precedent's items (when one applies) moved above all of them; with a
+        stacker, its probabilities for the wrapped reranker's best candidates (the rest below, in that order)."""
+        if self.stacker is not None:
+            return self._stacked(retriever, context, scores)
         final = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32).copy()
         found = self.find(retriever, context, scores) if len(scores.indices) else None
         if found is not None:  # first, in the wrapped reranker's order
@@ -105,7 +226,15 @@ class PrecedentReranker:
         return final
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
-        """A precedent's items when the ranking starts with them, else the wrapped reranker's cut."""
+        """A precedent's items when the ranking starts with them, else the wrapped reranker's cut; with a stacker,
+        its cut of the rescored candidates (the wrapped reranker's when the turn had no usable precedent)."""
+        if self.stacker is not None:
+            if not ranked or ranked[0].score < PRECEDENT_SCORE:  # no usable precedent: the wrapped reranker's cut
+                return self.base.cut(ranked, k)
+            limit = min(self.stacker.max_select, k or self.stacker.max_select)
+            shifted = [ScoredKnowledge(r.item, r.score - PRECEDENT_SCORE) for r in ranked]
+            kept = {id(s.item) for s in cut_by_score(shifted, self.stacker.threshold, self.stacker.relative, limit)}
+            return [r for r in ranked if id(r.item) in kept]
         chosen = [r for r in ranked if r.score >= PRECEDENT_SCORE]
         if chosen:
             return chosen[:k] if k else chosen
@@ -123,6 +252,14 @@ class PrecedentReranker:
             "golds": self.golds,
             "info": self.info,
         }
+        if self.stacker is not None:
+            self.stacker.booster.save_model(str(directory / STACKER_FILE))
+            meta["stacker"] = {
+                "features": STACK_FEATURES,
+                "threshold": self.stacker.threshold,
+                "relative": self.stacker.relative,
+                "max_select": self.stacker.max_select,
+            }
         (directory / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
         return directory
 
@@ -142,6 +279,9 @@ class PrecedentReranker:
         golds = meta.get("golds")
         if not isinstance(golds, list) or not all(isinstance(g, list) for g in golds) or len(golds) != len(vectors):
             raise RagdialError(f"{meta_path}: field 'golds' must list one id list per row of {VECTORS_FILE}")
+        stacker = None
+        if meta.get("stacker") is not None:
+            stacker = _load_stacker(directory, meta["stacker"], meta_path)
         return cls(
             load_reranker(directory / BASE_DIR),
             vectors.astype(np.float32),
@@ -149,7 +289,21 @@ class PrecedentReranker:
             str(meta.get("encoder")),
             float(meta.get("threshold", 1.1)),
             meta.get("info", {}),
+            stacker,
         )
+
+
+def _load_stacker(directory: Path, spec: object, meta_path: Path) -> Stacker:
+    import lightgbm
+
+    if not isinstance(spec, dict) or spec.get("features") != STACK_FEATURES:
+        raise RagdialError(f"{meta_path}: field 'stacker' was trained on other features; retrain the reranker")
+    path = directory / STACKER_FILE
+    try:
+        booster = lightgbm.Booster(model_file=str(path))
+        return Stacker(booster, float(spec["threshold"]), float(spec["relative"]), int(spec.get("max_select", 10)))
+    except (lightgbm.basic.LightGBMError, KeyError, TypeError, ValueError) as error:
+        raise RagdialError(f"{path}: not a stacker model for {meta_path} ({error})") from None
 
 
 def _f1(gold: Sequence[str], picked: Sequence[str]) -> float:
@@ -168,11 +322,19 @@ def best_threshold(cosines: Sequence[float], f1s: Sequence[float], floor: float)
 
 
 def train(
-    retriever: HybridRetriever, examples: Sequence[Example], base: RerankerModel, floor: float = 0.85
+    retriever: HybridRetriever,
+    examples: Sequence[Example],
+    base: RerankerModel,
+    floor: float = 0.85,
+    refit: Callable[[Sequence[Example]], RerankerModel] | None = None,
+    folds: int = 4,
+    seed: int = 0,
 ) -> PrecedentReranker:
     """Wrap ``base`` with the knowledge-seeking ``examples`` as precedents. The threshold: each training turn looks
     up the closest precedent of *another* dialog (grouped by first turn) its focus allows, as at run time; the
-    lowest cosine above which those borrowed sets reach ``floor`` F1 on average (:func:`best_threshold`)."""
+    lowest cosine above which those borrowed sets reach ``floor`` F1 on average (:func:`best_threshold`).
+    With ``refit`` (trains a reranker like ``base`` on some examples), the precedents vote through a stacker
+    (:func:`train_stacker`, ``folds`` dialog-group folds) instead of being copied."""
     seeking = [e for e in examples if e.needs_knowledge and e.knowledge_ids]
     if retriever.encoder is None:
         raise RagdialError("selection by precedent compares turns with the retriever's encoder; it has none")
@@ -202,4 +364,86 @@ def train(
         "held_out_f1_covered": round(float(np.mean(covered)), 4) if covered else 0.0,
     }
     name = retriever.encoder.name
-    return PrecedentReranker(base, vectors, golds, name, threshold, info)
+    stacker = None
+    if refit is not None and seeking:
+        stacker, stack_info = train_stacker(retriever, seeking, vectors, golds, groups, refit, folds, seed)
+        info.update(stack_info)
+    return PrecedentReranker(base, vectors, golds, name, threshold, info, stacker)
+
+
+def _fit_stacker(x: np.ndarray, y: np.ndarray, seed: int):
+    import lightgbm
+
+    params = {
+        "objective": "binary",
+        "learning_rate": 0.05,
+        "num_leaves": 15,
+        "min_data_in_leaf": 20,
+        "seed": seed,
+        "num_threads": 1,
+        "verbosity": -1,
+    }
+    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=STACK_FEATURES), num_boost_round=200)
+
+
+def train_stacker(
+    retriever: HybridRetriever,
+    seeking: Sequence[Example],
+    vectors: np.ndarray,
+    golds: Sequence[Sequence[str]],
+    groups: np.ndarray,
+    refit: Callable[[Sequence[Example]], RerankerModel],
+    folds: int = 4,
+    seed: int = 0,
+) -> tuple[Stacker | None, JSONDict]:
+    """The stacker over the precedents' vote, on honest rows: ``seeking`` is split into ``folds`` dialog-group
+    folds (fewer when there are fewer groups); each fold's turns are scored by a ``refit`` model trained on the
+    other folds and read against the precedents of other dialog groups only. The cut is tuned on the stacker's own
+    out-of-fold scores (same folds). None (the copy rule stays) when there are fewer than two folds, or no
+    candidate is gold (or every one is)."""
+    from ragdial.retrieval.rerank import _dialog_folds
+
+    folds = min(folds, len(set(groups.tolist())))
+    fold_of = _dialog_folds(list(groups), folds, seed) if folds >= 2 else np.zeros(len(groups), int)
+    entities = [_entities(retriever, g) for g in golds]
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    ids_of: list[list[str]] = []
+    turn_golds: list[list[str]] = []
+    turn_fold: list[int] = []
+    for fold in sorted(set(fold_of.tolist())):
+        held = np.flatnonzero(fold_of == fold)
+        rest = [seeking[int(i)] for i in np.flatnonzero(fold_of != fold)]
+        model = refit(rest) if rest else None
+        for index in held:
+            example = seeking[int(index)]
+            scores = retriever.score(example.context, example.dialog_id)
+            if model is None or not len(scores.indices):
+                continue
+            probabilities = np.asarray(model.predict(retriever, example.context, scores), dtype=np.float32)
+            ids = [retriever.items[int(i)].id for i in scores.indices]
+            usable = _usable(entities, set(scores.focus)) & (groups != groups[index])
+            if not usable.any():  # left to the wrapped reranker at run time too
+                continue
+            rows, x = stack_features(ids, probabilities, vectors @ vectors[index], usable, golds)
+            gold = set(golds[int(index)])
+            xs.append(x)
+            ys.append(np.array([ids[int(r)] in gold for r in rows], dtype=np.float32))
+            ids_of.append([ids[int(r)] for r in rows])
+            turn_golds.append(list(gold))  # the whole gold set: what the stacker did not see counts as missed
+            turn_fold.append(fold)
+    if len(set(turn_fold)) < 2 or len({float(v) for y in ys for v in y}) < 2:
+        return None, {"stacker": "not trained: too few training turns with gold and other candidates to vote"}
+    folds_seen = np.array(turn_fold)
+    probs: list[np.ndarray] = [np.zeros(0)] * len(xs)
+    for fold in sorted(set(turn_fold)):
+        inside = np.flatnonzero(folds_seen != fold)
+        if len({float(v) for i in inside for v in ys[i]}) < 2:  # one class outside: tune on in-sample scores
+            inside = np.arange(len(xs))
+        booster = _fit_stacker(np.concatenate([xs[i] for i in inside]), np.concatenate([ys[i] for i in inside]), seed)
+        for i in np.flatnonzero(folds_seen == fold):
+            probs[i] = booster.predict(xs[i])
+    threshold, relative = best_cut(probs, ids_of, turn_golds, 10, RELATIVE_CUTS)
+    booster = _fit_stacker(np.concatenate(xs), np.concatenate(ys), seed)
+    info: JSONDict = {"stacker_turns": len(xs), "stacker_rows": int(sum(len(y) for y in ys)), "stacker_folds": folds}
+    return Stacker(booster, threshold, relative), info

@@ -20,6 +20,13 @@ from ragdial.paths import cache_dir
 from ragdial.task.values import as_int, as_str, items
 
 DOMAINS = ("flight", "train", "hotel")
+# the columns a booking has had since it carries its status (a database made before gets them by ``_migrate``)
+BOOKING_COLUMNS = {
+    "quantity": "INTEGER NOT NULL DEFAULT 1",
+    "nights": "INTEGER NOT NULL DEFAULT 1",
+    "status": "TEXT NOT NULL DEFAULT 'booked'",
+    "changed_into": "INTEGER REFERENCES bookings(id)",
+}
 
 
 class Row(TypedDict, total=False):
@@ -54,6 +61,9 @@ class Row(TypedDict, total=False):
     item_id: int
     summary: str
     status: str
+    quantity: int
+    nights: int
+    changed_into: int | None
 
 
 def default_db_path() -> Path:
@@ -136,6 +146,30 @@ class TravelDB:
         self._gazetteer: Gazetteer | None = None
         self._dates: list[str] | None = None
         self.lock = threading.RLock()  # one connection shared by the service's worker threads
+        self._migrate(target)
+
+    def _migrate(self, target: str) -> None:
+        """Bring a database made before bookings had a status up to date, in one transaction: add ``quantity``,
+        ``nights``, ``status`` (``booked`` = live, ``cancelled``, ``changed``) and ``changed_into`` (the booking
+        a change made), mark the bookings listed in the old ``cancellations`` table cancelled, and drop it."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(bookings)")}
+        if not columns or BOOKING_COLUMNS.keys() <= columns:
+            return
+        try:
+            with self.conn:
+                for name, kind in BOOKING_COLUMNS.items():
+                    if name not in columns:
+                        self.conn.execute(f"ALTER TABLE bookings ADD COLUMN {name} {kind}")
+                old = self.conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cancellations'"
+                ).fetchone()
+                if old:
+                    self.conn.execute(
+                        "UPDATE bookings SET status = 'cancelled' WHERE id IN (SELECT booking_id FROM cancellations)"
+                    )
+                    self.conn.execute("DROP TABLE cancellations")
+        except sqlite3.DatabaseError as err:
+            raise RagdialError(f"{target}: cannot add the booking status to table bookings ({err})") from err
 
     def close(self) -> None:
         self.conn.close()
@@ -288,7 +322,7 @@ class TravelDB:
         with self.lock, self.conn:
             if not self._take(domain, item, date, quantity, nights):
                 return None
-            return self._record(domain, item, date, summary)
+            return self._record(domain, item, date, summary, quantity, nights)
 
     def cancel(self, number: int, quantity: int = 1, nights: int = 1) -> bool:
         """Cancel booking ``number`` in one transaction: give its ``quantity`` seats (or rooms on each of
@@ -313,10 +347,18 @@ class TravelDB:
         new booking number, or None when the new item is no longer free or the old booking is not a live booking
         of this database; nothing changes then."""
         with self.lock, self.conn:
-            if not self._live(number) or not self._take(domain, item, date, quantity, nights):
+            if not self._live(number):
                 return None
-            self._give_back(number, *old)
-            return self._record(domain, item, date, summary)
+            self.conn.execute("SAVEPOINT rebook")
+            self._give_back(number, *old)  # (first: a longer stay in the same hotel keeps its own rooms)
+            if not self._take(domain, item, date, quantity, nights):
+                self.conn.execute("ROLLBACK TO rebook")  # the old booking stays as it was
+                self.conn.execute("RELEASE rebook")
+                return None
+            self.conn.execute("RELEASE rebook")
+            new = self._record(domain, item, date, summary, quantity, nights)
+            self.conn.execute("UPDATE bookings SET status = 'changed', changed_into = ? WHERE id = ?", (new, number))
+            return new
 
     def _take(self, domain: str, item: Mapping[str, object], date: str, quantity: int, nights: int) -> bool:
         """Take seats or rooms inside the caller's transaction; False (nothing taken) when they are not free."""
@@ -343,23 +385,20 @@ class TravelDB:
         )
         return cur.rowcount == 1
 
-    def _record(self, domain: str, item: Mapping[str, object], date: str, summary: str) -> int:
+    def _record(
+        self, domain: str, item: Mapping[str, object], date: str, summary: str, quantity: int, nights: int
+    ) -> int:
         cur = self.conn.execute(
-            "INSERT INTO bookings (domain, item_id, date, summary) VALUES (?, ?, ?, ?)",
-            (domain, item["id"], date, summary),
+            "INSERT INTO bookings (domain, item_id, date, summary, quantity, nights) VALUES (?, ?, ?, ?, ?, ?)",
+            (domain, item["id"], date, summary, quantity, max(1, nights) if domain == "hotel" else 1),
         )
         assert cur.lastrowid is not None  # an INSERT always sets it
         return cur.lastrowid
 
     def _live(self, number: int) -> sqlite3.Row | None:
-        """Booking ``number`` when it exists and is not cancelled (inside the caller's transaction)."""
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS cancellations (booking_id INTEGER PRIMARY KEY REFERENCES bookings(id))"
-        )
+        """Booking ``number`` when it exists and is live (inside the caller's transaction)."""
         row: sqlite3.Row | None = self.conn.execute(
-            "SELECT b.* FROM bookings b LEFT JOIN cancellations c ON c.booking_id = b.id "
-            "WHERE b.id = ? AND c.booking_id IS NULL",
-            (number,),
+            "SELECT * FROM bookings WHERE id = ? AND status = 'booked'", (number,)
         ).fetchone()
         return row
 
@@ -379,19 +418,12 @@ class TravelDB:
         else:
             table = "flights" if row["domain"] == "flight" else "trains"
             self.conn.execute(f"UPDATE {table} SET seats = seats + ? WHERE id = ?", (quantity, row["item_id"]))
-        self.conn.execute("INSERT INTO cancellations (booking_id) VALUES (?)", (number,))
+        self.conn.execute("UPDATE bookings SET status = 'cancelled' WHERE id = ?", (number,))
         return True
 
     def booking(self, number: int) -> Row | None:
-        """Booking ``number`` with its ``status`` (``booked`` or ``cancelled``), or None."""
+        """Booking ``number`` as the database holds it, or None: its ``status`` is ``booked`` (live),
+        ``cancelled``, or ``changed`` (``changed_into`` is the booking that replaced it)."""
         with self.lock:
             row = self.conn.execute("SELECT * FROM bookings WHERE id = ?", (number,)).fetchone()
-            if row is None:
-                return None
-            cancelled = (
-                self.conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cancellations'"
-                ).fetchone()
-                and self.conn.execute("SELECT 1 FROM cancellations WHERE booking_id = ?", (number,)).fetchone()
-            )
-        return cast(Row, {**dict(row), "status": "cancelled" if cancelled else "booked"})
+        return cast(Row, dict(row)) if row else None

@@ -37,7 +37,9 @@ CREATE TABLE hotels (
 CREATE TABLE hotel_rooms (hotel_id INTEGER NOT NULL REFERENCES hotels(id), date TEXT NOT NULL,
     rooms INTEGER NOT NULL, PRIMARY KEY (hotel_id, date));
 CREATE TABLE bookings (id INTEGER PRIMARY KEY, domain TEXT NOT NULL, item_id INTEGER NOT NULL,
-    date TEXT NOT NULL, summary TEXT NOT NULL);
+    date TEXT NOT NULL, summary TEXT NOT NULL, quantity INTEGER NOT NULL DEFAULT 1,
+    nights INTEGER NOT NULL DEFAULT 1, status TEXT NOT NULL DEFAULT 'booked',
+    changed_into INTEGER REFERENCES bookings(id));
 CREATE INDEX flights_route ON flights (dep_city, arr_city, date);
 CREATE INDEX trains_route ON trains (dep_city, arr_city, date);
 CREATE INDEX hotels_city ON hotels (city);

@@ -17,6 +17,9 @@ reply left, then handle them in the order they were said:
 
 When nothing matches, the reply names the constraint that cannot be met and offers the nearest alternative (the
 state keeps the constraint until the user accepts the alternative).
+
+Booking, cancelling and changing (the transactions) are ``ragdial.task.bookings``; the session's booking records
+``ragdial.task.orders``; the state kept between turns ``ragdial.task.state``.
 """
 
 from __future__ import annotations
@@ -25,17 +28,39 @@ import copy
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import NotRequired, Required, TypedDict, cast
+from typing import cast
 
-from ragdial.jsontypes import JSONDict, JSONObject, as_text_or_none
+from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
 from ragdial.task import comparing
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
+from ragdial.task.acts.booked import KEEP_IT, SAME_AGAIN
+from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
+from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.orders import (
+    booking_line,
+    cancel_question,
+)
+from ragdial.task.slots import cn_number
+from ragdial.task.slots import parse as parse_slots
+from ragdial.task.state import (
+    STATE_KEY,
+    TRIP_KEYS,
+    UNDER_WAY_KEYS,
+    Pending,
+    TaskState,
+    TaskTurn,
+    _Before,
+    _task_state,
+    _Turn,
+    as_json,
+    new_state,
+    under_way,
+)
 from ragdial.task.switching import replacing_trip
 from ragdial.task.values import as_int, as_str, items, listed, text_or_none
 
@@ -44,7 +69,6 @@ REQUIRED = {
     "train": ("dep_city", "arr_city", "date"),
     "hotel": ("city", "date"),
 }
-TRIP_KEYS = ("dep_city", "arr_city", "date", "period", "time_from", "time_to", "passengers")
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 SEGMENT_KEYS = (
     "seat_class",
@@ -71,8 +95,6 @@ NOT_FOR = {
 # a value wanted and the same value excluded: the one said last holds (不要如家 after 如家, 如家也行 after 不要如家)
 KIND_NAMES = {"G": "高铁", "D": "动车", "K": "快速", "T": "特快", "Z": "直达"}  # train kinds by first letter
 EXCLUDED = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
-STATE_KEY = "task"  # where a dialog system keeps this branch's state in its session state
-UNDER_WAY_KEYS = ("open", "pending", "offers", "suggestion")  # any set: the task dialog is under way
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
@@ -84,184 +106,31 @@ CLOSING = re.compile(
     r"先这样吧|不需要了|不用了|不订|别订|不用订|never ?mind|forget it|leave it)",
     re.I,
 )
-# the same train or flight as the one booked (改签到19号，还是这趟车)
-SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 # putting the decision off (not choosing another offer): ends a request also at its read-back
 PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一下|考虑考虑|以后再说|改天再|回头再|不需要了|到了再说)")
+# something else accepted too (下午的也可以 / 全季也行): added to what was asked, not in its place
+ALSO_FINE = re.compile(r"也(行|可以|成|没问题|不错|ok|OK)")
+# the day of the booking just made (当天上午的高铁 after a hotel booking: its check-in day)
+SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
+# the day a booked stay ends (退房那天 / 退房当天 / 退完房)
+CHECK_OUT_DAY = re.compile(r"(退房(那天|当天|那日|后|以后|之后)|退完房)")
+# an aside about a place or an outing (你知道…吗 / 听说…吗 / 几点开门) and the day one means to go there (我5号想去)
+ASIDE_QUESTION = re.compile(
+    r"(你知道|听说|话说|有没有人|好玩|好吃|开门|关门|门票|天气|下雨|冷不冷|热不热|能看到|值得去|景点|灯会)"
+)
+GOING_THERE = re.compile(r"(想去|要去|去玩|去看|去逛|打算去|准备去|过去玩|去转转)")
+# the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
+RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
+# going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
+NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
-
-
-class Pending(TypedDict, total=False):
-    """The offer being read back: which item, from when, how many."""
-
-    domain: Required[str]
-    id: Required[int]
-    date: str | None
-    nights: int
-    rooms: int
-    passengers: int
-
-
-class Booking(TypedDict, total=False):
-    """A booking made in this dialog (``status``: ``cancelled`` once cancelled)."""
-
-    domain: str
-    order_no: int
-    number: int
-    item_id: int
-    date: str
-    arrival_date: str
-    arr_city: str | None
-    dep_city: str | None
-    city: str | None
-    nights: int | None
-    quantity: int
-    summary: str
-    details: str
-    status: str
-    changed_to: int  # 改签: the booking that replaced this one
-    changed_from: int  # 改签: the booking this one replaced
-
-
-class CancelQuestion(TypedDict, total=False):
-    """The cancellation being asked about: one booking (``order_no``) or a choice ``among`` several, and the
-    question to go back to afterwards."""
-
-    order_no: int
-    among: list[int]
-    resume: str | None
-
-
-class Rebook(TypedDict):
-    """A change (改签) under way: the booking the offer read back replaces."""
-
-    order_no: int
-
-
-class ChangeQuestion(TypedDict):
-    """A change (改签) asked for while several bookings fit: which of them (``among``), with the new values said."""
-
-    among: list[int]
-    slots: JSONDict
-
-
-class TaskState(TypedDict):
-    """The task dialog's state, kept as JSON in the session between turns."""
-
-    version: int
-    language: str
-    domain: str | None
-    slots: JSONDict
-    offers: list[int]
-    open: str | None
-    pending: Pending | None
-    suggestion: JSONDict | None
-    queue: list[JSONDict]
-    bookings: list[Booking]
-    failures: dict[str, int]
-    cancel: CancelQuestion | None
-    rebook: Rebook | None
-    turns: int
-    done: bool
-    last_city_slot: NotRequired[str]
-    alternative: NotRequired[str]
-    change: NotRequired[ChangeQuestion | None]
-    said_date: NotRequired[str]  # the day a calendar question asked about (那天 names it next)
-
-
-class _Before(TypedDict):
-    """What a relative preference (便宜点的) changes, kept to be put back when nothing is beyond the offers."""
-
-    slots: JSONDict
-    offers: list[int]
-    open: str | None
-    pending: Pending | None
-    suggestion: JSONDict | None
-
-
-def as_json(value: TaskState | Booking) -> JSONDict:
-    """The state or a booking as the JSON it is (every field holds JSON), for the session and the reply."""
-    return cast(JSONDict, value)
-
-
-def _task_state(state: JSONObject) -> TaskState:
-    """A session's task state as this branch wrote it (``respond`` starts afresh from any other version)."""
-    return cast(TaskState, state)
-
-
-def under_way(state: JSONObject | None) -> bool:
-    """Whether ``state`` is a task dialog in progress (a question, offers, a read-back or a suggestion open)."""
-    return state is not None and any(state.get(key) for key in UNDER_WAY_KEYS)
-
-
-def new_state() -> TaskState:
-    """The state of a dialog that has not started."""
-    return {
-        "version": 2,
-        "language": "zh",
-        "domain": None,
-        "slots": {},
-        "offers": [],
-        "open": None,
-        "pending": None,
-        "suggestion": None,
-        "queue": [],
-        "bookings": [],
-        "failures": {},
-        "cancel": None,
-        "rebook": None,
-        "turns": 0,
-        "done": False,
-    }
-
-
-@dataclass
-class TaskTurn:
-    """What one ``respond`` step returns: the reply, the new state and what happened."""
-
-    reply: str
-    state: JSONDict
-    done: bool = False
-    booked: JSONDict | None = None
-    in_scope: bool = True
-    acts: list[str] = field(default_factory=list)
-
-    def __iter__(self):  # allows ``reply, state, info = branch.respond(...)``
-        yield self.reply
-        yield self.state
-        yield {"done": self.done, "booked": self.booked, "in_scope": self.in_scope, "acts": self.acts}
-
-
-class _Turn:
-    """Scratch of one turn: reply parts, whether the search must run again, bookings made."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.dirty = False
-        self.booked: list[Booking] = []
-        self.prompted = False
-        self.previous: Pending | None = None
-        self.queued: JSONDict | None = None
-        self.notes: list[str] = []
-        self.relative: tuple[str, _Before] | None = None  # (kind, state before) of 便宜点的 / 早一点的
-        self.deferred: Act | None = (
-            None  # a choice said after a change (不限时间，要最便宜的): made among the new offers
-        )
-        self.text = ""  # what the user said (an out-of-scope date question is answered from it)
-        self.unresolved = False  # a yes said while choosing, with no offer chosen: a further request waits
-        self.cancel_asked = False  # a cancellation was asked about this turn (a request said with it waits)
-        self.chosen = False  # an offer was chosen this turn (a constraint said again with it changes nothing)
-        self.answered = False  # a question was answered this turn (a remark next to it needs no refusal)
-        self.reclassed = False  # a class or berth said during a read-back (the same train in it is read back)
-        self.compare: str | None = None  # 飞机和火车哪个便宜: the feature the two ways to travel are compared by
-        self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
 
 
 def _price_text(value: int, lang: str) -> str:
     return f"{value}元以内" if lang == "zh" else f"up to {value} yuan"
 
 
-class TaskBranch:
+class TaskBranch(BookingActs):
     """Act-driven dialog manager over a ``TravelDB``.
 
     ``today`` is the date relative dates count from (default: the database's first day). ``intent`` optionally
@@ -382,7 +251,13 @@ class TaskBranch:
         state["language"] = self._language(text, state["language"])
         acts = self.understand(text, self.context(state))
         if state.get("open") not in ("confirm_cancel", "choose_cancel", "choose_change"):
-            acts = replacing_trip(acts, text, state["bookings"])  # 算了，还是坐高铁吧 after a flight was booked
+            acts = replacing_trip(acts, text, state["bookings"])
+        elif (
+            state.get("open") == "confirm_cancel" and KEEP_IT.search(text) and not any(a.act == "confirm" for a in acts)
+        ):
+            acts = [
+                Act("deny")
+            ]  # 机票不用退 / 先留着: the booking is kept  # 算了，还是坐高铁吧 after a flight was booked
         if self.intent is not None and state["domain"] is None:
             label = SMP_TO_DOMAIN.get(self.intent(text))
             for act in acts:
@@ -392,8 +267,18 @@ class TaskBranch:
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
+        acts = self._swapping(state, acts)
+        acts = self._moved(state, acts, text)
+        acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
-        acts = self._yes_with_a_change(state, acts)
+        acts = self._yes_with_a_change(state, acts, text)
+        acts = self._aside_with_a_day(state, acts, text)
+        acts = self._fewer_again(state, acts, text)
+        acts = self._no_after_a_choice(acts)
+        if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
+            r"(？|\?|哪些|什么|吗)", text
+        ):
+            acts = [a for a in acts if a.act != "ask_about_booking"]  # 是刚订的那家，再住一晚: a reference, no question
         names = [a.act for a in acts]
         in_scope = names != ["out_of_scope"]
         for index, act in enumerate(acts):
@@ -409,6 +294,7 @@ class TaskBranch:
             getattr(self, f"_on_{act.act}")(state, act, turn, acts[index + 1 :])
         if turn.dirty:
             self._advance(state, turn)
+            self._no_change_read_back(state, turn)
             deferred, turn.deferred = turn.deferred, None
             if deferred is not None and state["open"] == "choose_offer":
                 turn.parts.pop()  # the list is replaced by the read-back of the one chosen from it
@@ -447,7 +333,7 @@ class TaskBranch:
         rest = [a for a in acts if a.act not in ("request", "inform", "modify")]
         return [*(said or [Act("inform", {})]), *rest]
 
-    def _yes_with_a_change(self, state: TaskState, acts: list[Act]) -> list[Act]:
+    def _yes_with_a_change(self, state: TaskState, acts: list[Act], turn_text: str) -> list[Act]:
         """对，硬卧下铺，确认 at a read-back of 硬座: the yes is for the offer changed, which is read back first
         (a yes said with a change never books the offer read back before it)."""
         pending = state.get("pending")
@@ -459,13 +345,79 @@ class TaskBranch:
         count = {"rooms": pending.get("rooms") or 1, "passengers": pending.get("passengers") or 1}
         facts: JSONDict = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **count}
         facts.setdefault("nights", 1)
+        after_yes = False
         for act in acts:
+            after_yes = after_yes or act.act == "confirm"
             if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, pending["domain"]):
                 continue
+            if after_yes and self._next_request(facts, act.slots, turn_text):
+                continue  # 好，订上。回来那班呢…: the yes books, and the next request follows it
             said = {k: v for k, v in act.slots.items() if k != "domain"}
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _aside_with_a_day(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """好。你知道灵隐寺几点开门吗，我5号想去 at a read-back: an aside asked about a place, with the day one
+        means to go there, changes nothing (the day is the aside's, not the stay's or the trip's); a plain yes that
+        opens the turn still books the offer read back."""
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or pending is None:
+            return acts
+        if not (ASIDE_QUESTION.search(text) and GOING_THERE.search(text) and re.search(r"(吗|呢|？|\?)", text)):
+            return acts
+        said = [a for a in acts if a.act in ("inform", "modify")]
+        if not said or any(set(a.slots) - {"date", "period", "district"} for a in said):
+            return acts
+        domain = pending["domain"]
+        fits = {"hotel": ("price", "stars", "district", "rooms_left")}.get(domain or "", ())
+        kept = [
+            a
+            for a in acts
+            if a not in said and not (a.act == "request" and domain == "hotel" and any(k not in fits for k in a.slots))
+        ]
+        first = re.split(r"[，,。.!！？?\s]", text.strip(), maxsplit=1)[0]
+        if not any(a.act == "confirm" for a in kept) and CONFIRM_START.match(first) and len(first) <= 4:
+            kept.insert(0, Act("confirm"))  # 好。(aside): the yes stands
+        return kept if any(a.act == "out_of_scope" for a in kept) else [*kept, Act("out_of_scope")]
+
+    @staticmethod
+    def _fewer_again(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """整个退了，再重新订一张同一趟的: cancelling a booking of several and booking fewer of the same again is
+        giving part of it back (one read-back, one transaction; the seat kept is never let go in between)."""
+        m = SAME_AGAIN.search(text)
+        cancels = [a for a in acts if a.act == "cancel_booking" and not a.slots.get("back")]
+        if m is None or len(cancels) != 1:
+            return acts
+        order = cancels[0].slots.get("order_no")
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        booking = next((b for b in reversed(live) if order in (None, b["order_no"])), None)
+        keep = cn_number(m.group("keep")) or 1
+        if booking is None or not 0 < keep < int(booking.get("quantity") or 1):
+            return acts
+        slots: JSONDict = {"order_no": booking["order_no"], "back": int(booking.get("quantity") or 1) - keep}
+        return [Act("cancel_booking", slots)]
+
+    @staticmethod
+    def _no_after_a_choice(acts: list[Act]) -> list[Act]:
+        """A no said after a choice or a change in the same turn (…改成MU8064，你没改啊) refuses what was there
+        before, not the offer just chosen: it is dropped, so the reply reads the new offer back and nothing else
+        (a no said first, 不要这个，换第二个, still clears the old read-back before the choice)."""
+        first = next((i for i, a in enumerate(acts) if a.act in ("select", "change_booking", "cancel_booking")), None)
+        if first is None:
+            return acts
+        return acts[: first + 1] + [a for a in acts[first + 1 :] if a.act != "deny"]
+
+    @staticmethod
+    def _next_request(facts: JSONDict, said: JSONDict, text: str) -> bool:
+        """Whether constraints said after a yes at a read-back ask for a further item rather than change the offer
+        read back: a way back (回来 / 返程), another route, or a word that goes on to something next (再 / 然后 /
+        另外 / 还要)."""
+        if RETURN_LEG.search(text) or NEXT_ITEM.search(text):
+            return True
+        route = [k for k in ("dep_city", "arr_city", "city") if said.get(k)]
+        return bool(route) and any(not same_value(facts.get(k), said[k]) for k in route)
 
     def _yes_naming(self, state: TaskState, acts: list[Act]) -> list[Act]:
         """A yes said with a code at a read-back: the code of the offer read back is part of the yes (确认预订，
@@ -515,6 +467,13 @@ class TaskBranch:
         ):
             turn.parts.append("不客气。" if lang == "zh" else "You're welcome.")
             return
+        if turn.booked and state["open"] == "anything_else":
+            # 好的确认，谢谢啦: thanks for the booking just made, not a goodbye (a further item may follow)
+            turn.parts.append(
+                "不客气。" + R.ANYTHING_ELSE[lang] if lang == "zh" else "You're welcome. " + R.ANYTHING_ELSE[lang]
+            )
+            turn.prompted = True
+            return
         self._close(state, turn)
 
     def _on_out_of_scope(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -537,257 +496,6 @@ class TaskBranch:
             turn.answered = True
             return
         turn.parts.append(R.GUIDE[lang])
-
-    def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        lang = state["language"]
-        domain = as_text_or_none(act.slots.get("domain"))
-        mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
-        made = [b for b in mine if b.get("status") != "cancelled"]
-        cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
-        changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
-        if not mine:
-            what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
-            turn.parts.append(
-                f"您在本次对话中还没有成功的{what}。" if lang == "zh" else f"You have no {what} in this session yet."
-            )
-            return
-        parts = []
-        if made:
-            head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
-            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in made))
-        if cancelled:
-            head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
-            parts.append(head + "\n" + "\n".join(self._booking_line(b, lang) for b in cancelled))
-        if changed:
-            head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
-            lines = [
-                self._booking_line(b, lang)
-                + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
-                for b in changed
-            ]
-            parts.append(head + "\n" + "\n".join(lines))
-        turn.parts.append("\n".join(parts))
-
-    @staticmethod
-    def _booking_line(booking: Booking, lang: str) -> str:
-        if lang == "zh":
-            return f"订单号{booking['order_no']}：{booking['details']}"
-        return f"booking {booking['order_no']}: {booking['details']}"
-
-    @classmethod
-    def _which_booking(cls, fits: list[Booking], question: str, lang: str) -> str:
-        """``question`` (which booking to cancel or change?) over the numbered bookings it could mean."""
-        lines = "\n".join(f"{i}. {cls._booking_line(b, lang)}" for i, b in enumerate(fits, 1))
-        how = "请说第几个或订单号。" if lang == "zh" else "Say its number or the order number."
-        return f"{question}\n{lines}\n{how}"
-
-    # ------------------------------------------------------------------ cancelling a booking (a transaction too)
-    def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
-        lang = state["language"]
-        zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
-        fits = [
-            b
-            for b in live
-            if (not act.slots.get("domain") or b["domain"] == act.slots["domain"])
-            and (not act.slots.get("order_no") or b["order_no"] == act.slots["order_no"])
-        ]
-        asked = (state.get("cancel") or {}).get("among")
-        if asked and "ordinal" in act.slots:
-            index = as_int(act.slots["ordinal"]) - 1
-            fits = [b for b in live if b["order_no"] == asked[index]] if 0 <= index < len(asked) else []
-        elif asked:
-            fits = [b for b in fits if b["order_no"] in asked]
-        resume = (state.get("cancel") or {}).get("resume", state["open"])
-        if not fits:
-            turn.parts.append(
-                ("没有找到您说的这个预订，" if live else "您在本次对话中没有可以取消的预订。")
-                if zh
-                else ("I found no such booking. " if live else "You have no booking to cancel in this session.")
-            )
-            if not live:
-                state["cancel"], state["open"] = None, resume
-                return
-            fits = live
-        if len(fits) > 1:
-            question = "您要取消哪一个？" if zh else "Which one should I cancel?"
-            turn.parts.append(self._which_booking(fits, question, lang))
-            state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
-            state["open"] = "choose_cancel"
-            turn.prompted = True
-            return
-        booking = fits[0]
-        state["cancel"] = {"order_no": booking["order_no"], "resume": resume}
-        state["open"] = "confirm_cancel"
-        turn.cancel_asked = True
-        turn.parts.append(self._cancel_question(booking, lang))
-        turn.prompted = True
-
-    # ------------------------------------------------------------------ changing a booking (改签)
-    def _on_change_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
-        """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
-        district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
-        replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
-        ones given back in one transaction)."""
-        lang = state["language"]
-        zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
-        slots = dict(act.slots)
-        domain, order = slots.pop("domain", None), slots.pop("order_no", None)
-        ordinal = slots.pop("ordinal", None)
-        asked = state.get("change") if state["open"] == "choose_change" else None
-        state["change"] = None
-        if asked:  # the answer to "which one?": the values said with the request still hold
-            live = [b for b in live if b["order_no"] in asked["among"]]
-            slots = {**asked["slots"], **slots}
-            if ordinal is not None:
-                index = as_int(ordinal) - 1
-                live = (
-                    [b for b in live if b["order_no"] == asked["among"][index]]
-                    if 0 <= index < len(asked["among"])
-                    else []
-                )
-        fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
-        if len(fits) > 1 and not domain and not order:
-            # a new time or class only fits a trip; nights or rooms only a hotel
-            trip_only = {"period", "time_from", "time_to", "seat_class", "berth"} & set(slots)
-            hotel_only = {"nights", "rooms"} & set(slots)
-            fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
-            fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
-        if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
-            question = "您要改签哪一个？" if zh else "Which booking should I change?"
-            turn.parts.append(self._which_booking(fits, question, lang))
-            state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
-            state["open"] = "choose_change"
-            turn.prompted = True
-            return
-        if not fits:
-            turn.parts.append(
-                ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
-                if zh
-                else ("I found no such booking." if live else "You have no booking to change in this session.")
-            )
-            return
-        booking = fits[0]
-        item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
-        if booking["domain"] == "hotel":
-            base = {
-                "city": booking.get("city") or item.get("city"),
-                "district": item.get("district"),
-                "date": booking["date"],
-                "nights": int(booking.get("nights") or 1),
-                "rooms": int(booking.get("quantity") or 1),
-            }
-        else:
-            base = {
-                "dep_city": booking.get("dep_city") or item.get("dep_city"),
-                "arr_city": booking.get("arr_city") or item.get("arr_city"),
-                "date": booking["date"],
-                "seat_class": item.get("seat_class"),
-                "berth": item.get("berth"),
-            }
-            if int(booking.get("quantity") or 1) > 1:
-                base["passengers"] = int(booking["quantity"])
-            if SAME_TRIP.search(turn.text) and item:
-                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
-        if "seat_class" in slots and "berth" not in slots:
-            base.pop("berth", None)
-        state["domain"] = booking["domain"]
-        state["slots"] = {k: v for k, v in base.items() if v}
-        state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
-        state["queue"], state["cancel"] = [], None
-        state["rebook"] = {"order_no": booking["order_no"]}
-        head = (
-            f"好的，为您改签订单{booking['order_no']}。"
-            if zh
-            else f"All right, changing booking {booking['order_no']}."
-        )
-        turn.parts.append(head)
-        if not slots:
-            state["open"] = "change"
-            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
-            turn.prompted = True
-            return
-        state["open"] = None
-        self._merge(state, slots)
-        turn.dirty = True
-
-    @classmethod
-    def _cancel_question(cls, booking: Booking, lang: str) -> str:
-        if lang == "zh":
-            return f"您要取消的是：{cls._booking_line(booking, lang)}。确认取消吗？（取消后座位或房间会释放）"
-        return f"You want to cancel {cls._booking_line(booking, lang)}. Cancel it? (The seats or rooms are released.)"
-
-    def _cancel(self, state: TaskState, turn: _Turn) -> None:
-        lang = state["language"]
-        zh = lang == "zh"
-        asked: CancelQuestion = state.get("cancel") or {}
-        state["cancel"] = None
-        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
-        state["open"] = asked.get("resume")
-        if booking is None or booking.get("status") == "cancelled":
-            turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
-            return
-        quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
-        done = self.db.cancel(int(booking["number"]), quantity, nights)
-        if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
-            turn.parts.append(
-                "抱歉，这个预订无法取消，请联系客服。" if zh else "Sorry, that booking cannot be cancelled here."
-            )
-            return
-        booking["status"] = "cancelled"
-        turn.parts.append(
-            f"已取消订单{booking['order_no']}，座位或房间已释放。"
-            if zh
-            else f"Booking {booking['order_no']} is cancelled; the seats or rooms are released."
-        )
-        waiting = [q for q in state["queue"] if q.get("after_cancel")]
-        if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
-            state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
-            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
-            trip = self._trip_of(booking, domain)
-            slots = state["slots"]
-            if domain != "hotel" and all(slots.get(k) == v for k, v in trip.items()):
-                trip |= {k: v for k, v in slots.items() if k in TRIP_KEYS}  # its time window too
-            self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
-            turn.dirty = True
-            return
-        if state["open"] in (None, "anything_else"):
-            state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
-            turn.prompted = True
-
-    def _trip_of(self, booking: Booking, domain: str) -> JSONDict:
-        """The route and date (a hotel's city and date) of a booking, for a request replacing it."""
-        if domain == "hotel":
-            return {
-                k: v
-                for k, v in (("city", booking.get("city") or booking.get("arr_city")), ("date", booking["date"]))
-                if v
-            }
-        if booking["domain"] == "hotel":
-            return {"arr_city": booking.get("city"), "date": booking["date"]} if booking.get("city") else {}
-        route = (
-            ("dep_city", booking.get("dep_city")),
-            ("arr_city", booking.get("arr_city")),
-            ("date", booking["date"]),
-        )
-        return {k: v for k, v in route if v}
-
-    def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
-        state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-        asked = state.get("cancel") or {}
-        state["cancel"] = None
-        state["open"] = asked.get("resume")
-        lang = state["language"]
-        kept = "好的，没有取消，预订仍然有效。" if lang == "zh" else "All right, the booking stays as it is."
-        turn.parts.append(kept)
-        if state["open"] in (None, "anything_else"):
-            state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
-            turn.prompted = True
 
     def _on_request(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]
@@ -917,10 +625,13 @@ class TaskBranch:
                 self._accept_suggestion(state, turn)
             return
         if state["open"] == "anything_else" and not rest:
+            if turn.booked:  # 对，两张，确认: a second yes for the booking just made, no goodbye
+                return
             self._close(state, turn)
         elif state["open"] == "choose_offer" and not any(a.act == "select" for a in rest):
             # a yes with no offer chosen books nothing; a further request said with it waits for the choice
-            turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
+            if not turn.prompted:  # (a choice said before it that fit none has asked which one already)
+                turn.parts.append("请先告诉我要订哪一个。" if state["language"] == "zh" else "Tell me which one first.")
             turn.unresolved = True
 
     def _on_select(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -994,6 +705,9 @@ class TaskBranch:
         state["pending"] = self._pending_for(state, domain, item)
         state["open"] = "confirm_booking"
         turn.chosen = True
+        if any(a.act in ("inform", "modify") for a in rest):
+            turn.chosen_then_changed = True  # 就第一个吧，要两张: read back once, after the change
+            return
         if any(a.act == "confirm" for a in rest):
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
@@ -1036,7 +750,8 @@ class TaskBranch:
             return  # "就5点那班吧，还是商务舱": the class said again with the choice changes nothing
         if turn.cancel_asked and state["open"] == "confirm_cancel":
             # "把这张机票退了，改坐火车": the request waits until the cancellation is answered
-            waiting: JSONDict = {**slots, "after_cancel": True}
+            implied = bool((state.get("cancel") or {}).get("implied"))
+            waiting: JSONDict = {**slots, "after_cancel": True, "implied": implied}
             state["queue"] = [waiting]
             turn.queued = waiting
             lang = state["language"]
@@ -1050,6 +765,10 @@ class TaskBranch:
             asked = state.get("cancel") or {}
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
+        self._widen_window(state, slots, turn.text)
+        unserved = text_or_none(slots.pop("unserved", None))
+        if unserved:  # 三亚: said plainly, with the cities there are, never searched as another city
+            turn.parts.append(self._unserved(unserved, state["language"]))
         relative = text_or_none(slots.pop("relative", None))
         if relative:  # 便宜点的 / 早一点的: a bound from the offers on the table; undone if nothing is beyond it
             before: _Before = {
@@ -1105,7 +824,7 @@ class TaskBranch:
         if domain and (starting or domain != state["domain"]):
             self._start(state, domain, slots, switch=not starting, turn=turn)
         elif starting and (state["domain"] is None or state["open"] == "anything_else"):
-            guess = self._guess_domain(slots)
+            guess = self._guess_domain(slots) or self._way_back(state, slots, turn.text)
             if guess is None:
                 # after a booking, constraints without a domain are a new request whose kind must be asked
                 guess = None if state["open"] == "anything_else" and slots else state["domain"]
@@ -1114,10 +833,59 @@ class TaskBranch:
             self._merge(state, slots)
         if state["open"] == "confirm_booking" and state["pending"]:
             turn.previous = state["pending"]  # re-read the same offer back if it still fits ("是两间吧？")
+            turn.understood_change = turn.understood_change or bool(slots) or bool(domain)
             turn.reclassed = bool(slots) and set(slots) <= {"seat_class", "berth"}
         state["pending"] = None
         state["suggestion"] = None
         turn.dirty = True
+
+    @staticmethod
+    def _way_back(state: TaskState, slots: JSONDict, text: str) -> str | None:
+        """After a trip was booked, a trip said without saying how (那周五回来的呢 / 周日北京回上海的): the same way
+        to travel; the way back (回来 / 返程) runs the booked route in reverse unless a route is said."""
+        trips = [b for b in state["bookings"] if b.get("status") != "cancelled" and b["domain"] != "hotel"]
+        if not trips or "city" in slots:
+            return None
+        last = trips[-1]
+        back = bool(RETURN_LEG.search(text))
+        if not back and not {"dep_city", "arr_city"} & set(slots):
+            return None
+        if back:
+            if not slots.get("dep_city") and last.get("arr_city") and slots.get("arr_city") != last["arr_city"]:
+                slots["dep_city"] = last["arr_city"]
+            if not slots.get("arr_city") and last.get("dep_city") and slots.get("dep_city") != last["dep_city"]:
+                slots["arr_city"] = last["dep_city"]
+        return last["domain"]
+
+    @staticmethod
+    def _widen_window(state: TaskState, slots: JSONDict, text: str) -> None:
+        """下午的也可以 while morning trains are listed or offered instead: the window said is added to the one
+        asked (one span, when the two meet or overlap), not put in its place."""
+        period = text_or_none(slots.get("period"))
+        if (
+            period not in WINDOWS
+            or not ALSO_FINE.search(text)
+            or state["open"] not in ("choose_offer", "offer_alternative")
+        ):
+            return
+        current = state["slots"]
+        before = text_or_none(current.get("period"))
+        start, end = WINDOWS[before] if before in WINDOWS else (current.get("time_from"), current.get("time_to"))
+        if not isinstance(start, str) or not isinstance(end, str):
+            return
+        new_start, new_end = WINDOWS[period]
+        if new_start > end or start > new_end:
+            return  # (上午 and 晚上: apart, the one said replaces)
+        slots.pop("period")
+        slots["time_from"], slots["time_to"] = min(start, new_start), max(end, new_end)
+
+    def _unserved(self, city: str, lang: str) -> str:
+        """抱歉，暂时不能查三亚的行程和酒店。目前可以查的城市有：…"""
+        served = [c for c in dict.fromkeys(self.gazetteer.cities.values()) if not c.isascii()]
+        if lang == "zh":
+            return f"抱歉，暂时不能查{city}的机票、火车票和酒店。目前可以查的城市有：{'、'.join(served)}。"
+        names = ", ".join(self.gazetteer.english.get(c, c) for c in served)
+        return f"Sorry, {city} is not covered. The cities I can search are: {names}."
 
     def _guess_domain(self, slots: JSONObject) -> str | None:
         if {"city", "district", "stars", "min_stars", "brand", "nights", "rooms", "guests", "check_out"} & set(slots):
@@ -1157,6 +925,25 @@ class TaskBranch:
                 )
         elif domain in ("flight", "train") and last:
             new = {"dep_city": last.get("arr_city") or last.get("city")} if "dep_city" not in slots else {}
+            stay = last.get("city") if last["domain"] == "hotel" else None
+            came = slots.get("arr_city")
+            if (
+                stay
+                and "dep_city" not in slots
+                and came
+                and came != stay
+                and re.search(f"{came}(过去|过来)", turn.text)
+            ):
+                slots = {**slots, "dep_city": came}  # 郑州过去的高铁 after a hotel in 西安: from 郑州 to the stay
+                slots.pop("arr_city")
+                new = {}
+            if "dep_city" in slots and "arr_city" not in slots and stay and slots["dep_city"] != stay:
+                new["arr_city"] = stay  # 上海过去的高铁 after a hotel in 北京: to where the stay is
+            if "date" not in slots and SAME_DAY.search(turn.text):
+                new["date"] = last["date"] if last["domain"] == "hotel" else last.get("arrival_date")
+            if last["domain"] == "hotel" and CHECK_OUT_DAY.search(turn.text):
+                nights = int(last.get("nights") or 1)  # 退房那天回上海: the day the stay ends
+                slots = {**slots, "date": (dt.date.fromisoformat(last["date"]) + dt.timedelta(days=nights)).isoformat()}
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
@@ -1166,6 +953,9 @@ class TaskBranch:
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        if state["domain"] in ("flight", "train") and slots.get("city") and not slots.get("arr_city"):
+            # 回上海，帮我看看火车 heard while a hotel was under way: for a trip the city is where it goes
+            slots = {k: v for k, v in slots.items() if k != "city"} | {"arr_city": slots["city"]}
         if state["domain"] == "hotel" and slots.get("arr_city") and not slots.get("city"):
             # 下周三到桂林，住三晚: for a hotel the place one goes to is where one stays (a route is no hotel slot)
             slots = {k: v for k, v in slots.items() if k not in ("dep_city", "arr_city")} | {"city": slots["arr_city"]}
@@ -1199,11 +989,11 @@ class TaskBranch:
         for excluded, wanted in EXCLUDED.items():
             if excluded in slots:
                 kept = [v for v in listed(current.get(wanted)) if v not in listed(slots[excluded])]
-                current[wanted] = (kept if wanted == "train_kinds" else kept[0]) if kept else None
+                current[wanted] = cast(JSONValue, (kept if wanted == "train_kinds" else kept[0]) if kept else None)
             if slots.get(wanted):
                 said = listed(slots[wanted])
                 kept = [v for v in listed(current.get(excluded)) if v not in said]
-                current[excluded] = kept or None
+                current[excluded] = cast(JSONValue, kept or None)
         current.update(slots)
         for key in [k for k, v in current.items() if v is None]:  # 不限预算 / 别的时间也行: taken back
             current.pop(key, None)
@@ -1297,9 +1087,10 @@ class TaskBranch:
                 still = [r for r in every if R.code_of(r) == R.code_of(was)]
                 still = still if len(still) == 1 else []
             if still:
-                state["pending"] = self._pending_for(state, domain, still[0])
-                state["open"] = "confirm_booking"
-                head = "已按您说的修改。" if lang == "zh" else "Changed as you said. "
+                again = self._pending_for(state, domain, still[0])
+                state["pending"], state["open"] = again, "confirm_booking"
+                heard = turn.understood_change or parse_slots(turn.text, self.gazetteer, self.today).has_slots()
+                head = "" if turn.chosen_then_changed else self._change_head(previous, again, heard, lang)
                 turn.parts.append(head + self._read_back(state))
                 return
         if turn.relative:
@@ -1321,6 +1112,25 @@ class TaskBranch:
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
 
+    @staticmethod
+    def _change_head(before: Pending, after: Pending, understood: bool, lang: str) -> str:
+        """What to say before re-reading an offer after a change was asked for during its read-back: a change is
+        claimed only when the offer read back really differs (another item, day, count or stay)."""
+        keys = ("domain", "id", "date", "nights", "rooms", "passengers")
+        if any(before.get(k) != after.get(k) for k in keys):
+            return "已按您说的修改。" if lang == "zh" else "Changed as you said. "
+        if understood:
+            return (
+                "这一个本来就符合您说的条件，没有变化。"
+                if lang == "zh"
+                else "This one already fits that; nothing changes. "
+            )
+        return (
+            "抱歉，我没听明白要改成什么，目前还是这一个。"
+            if lang == "zh"
+            else "Sorry, I did not catch what to change; it is still this one. "
+        )
+
     def _reprompt(self, state: TaskState, turn: _Turn) -> None:
         """Return to the open question (after an aside, a question answered, a booking listed)."""
         lang, open_q = state["language"], state["open"]
@@ -1328,7 +1138,7 @@ class TaskBranch:
         if open_q == "confirm_cancel" and cancel.get("order_no"):
             booking = next((b for b in state["bookings"] if b["order_no"] == cancel["order_no"]), None)
             if booking:
-                turn.parts.append(self._cancel_question(booking, lang))
+                turn.parts.append(cancel_question(booking, lang))
                 return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
@@ -1656,18 +1466,11 @@ class TaskBranch:
         old = self._rebooked(state)
         if old is not None:  # 改签: say which booking it replaces, and that the yes changes it
             if lang == "zh":
-                text = text.replace("即将为您预订：", f"改签：{self._booking_line(old, lang)}将取消，改为：", 1)
+                text = text.replace("即将为您预订：", f"改签：{booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
-                text = text.replace("I'll book:", f"Change: {self._booking_line(old, lang)} is cancelled for:", 1)
+                text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
         return text
-
-    @staticmethod
-    def _rebooked(state: TaskState) -> Booking | None:
-        """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
-        rebook = state.get("rebook")
-        order = rebook["order_no"] if rebook else None
-        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
 
     def _pending_item(self, state: TaskState) -> Row | None:
         pending = state.get("pending")
@@ -1780,75 +1583,6 @@ class TaskBranch:
         if key == "stars":
             value = f"{value}星"
         return f"{name}{labels.get(key, key)}：{value}" if zh else f"{name} {key}: {value}"
-
-    def _book(self, state: TaskState, pending: Pending, turn: _Turn) -> None:
-        domain, lang = pending["domain"], state["language"]
-        item = self._pending_item(state)
-        if item is None:
-            state["pending"], state["open"] = None, None
-            turn.parts.append("抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone.")
-            return
-        details_zh = R.offer_details(domain, item, pending, "zh")
-        quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
-        nights = int(pending.get("nights") or 1)
-        date = as_str(pending["date"])
-        old = self._rebooked(state)
-        if old is not None:
-            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
-            number = self.db.rebook(int(old["number"]), given_back, domain, item, date, details_zh, quantity, nights)
-        else:
-            number = self.db.book(domain, item, date, details_zh, quantity, nights)
-        if number is None:
-            state["pending"] = None
-            state["open"] = "choose_offer" if state["offers"] else None
-            turn.parts.append(
-                "抱歉，刚刚这个已经订满了，没有为您预订。请换一个。"
-                if lang == "zh"
-                else "Sorry, it just sold out; nothing was booked."
-            )
-            turn.dirty = True
-            return
-        arrival = dt.date.fromisoformat(date) + dt.timedelta(days=int(item.get("arr_days") or 0))
-        booking: Booking = {
-            "domain": domain,
-            "order_no": number,
-            "number": number,
-            "item_id": item["id"],
-            "date": date,
-            "arrival_date": arrival.isoformat(),
-            "arr_city": item.get("arr_city") or item.get("city"),
-            "dep_city": item.get("dep_city"),
-            "city": item.get("city"),
-            "nights": pending.get("nights"),
-            "quantity": quantity,
-            "summary": details_zh,
-            "details": R.offer_details(domain, item, pending, lang),
-        }
-        if old is not None:
-            old["status"], old["changed_to"] = "cancelled", number
-            booking["changed_from"] = old["order_no"]
-            turn.parts.append(
-                f"已为您改签，原订单{old['order_no']}已取消，座位或房间已释放。"
-                if lang == "zh"
-                else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
-            )
-        state["rebook"] = None
-        state["bookings"].append(booking)
-        turn.booked.append(booking)
-        counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
-        facts = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **counts, "domain": domain}
-        turn.booked_facts = facts
-        state["pending"], state["offers"], state["suggestion"] = None, [], None
-        state["open"] = "anything_else"
-        state["failures"] = {}
-        turn.parts.append(R.booked(domain, item, pending, number, lang))
-        if state["queue"]:
-            queued = state["queue"].pop(0)
-            next_domain = text_or_none(queued.pop("domain"))
-            self._start(state, next_domain, queued, switch=False, turn=turn)
-            turn.dirty = True
-        else:
-            turn.prompted = False
 
     def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False, later: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)

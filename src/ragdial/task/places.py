@@ -89,3 +89,12 @@ HOTEL_BRANDS: tuple[tuple[str, int], ...] = (
     ("希尔顿酒店", 5),
     ("洲际酒店", 5),
 )
+
+# other Chinese cities and resorts a traveller may name, none of them in the generated database: a request naming
+# one is told the city is not served (and which are) instead of being searched elsewhere or asked again
+OTHER_CITIES: tuple[str, ...] = (
+    "三亚", "海口", "大连", "济南", "福州", "南昌", "合肥", "太原", "石家庄", "呼和浩特", "兰州", "银川", "西宁",
+    "乌鲁木齐", "贵阳", "南宁", "珠海", "宁波", "温州", "烟台", "威海", "洛阳", "丽江", "大理", "张家界", "黄山",
+    "西双版纳", "长春", "吉林", "大同", "泉州", "汕头", "佛山", "东莞", "常州", "扬州", "绍兴", "嘉兴", "台州",
+    "秦皇岛", "北海", "延吉", "漠河", "喀什", "敦煌", "香港", "澳门", "台北",
+)  # fmt: skip

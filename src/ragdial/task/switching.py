@@ -3,7 +3,8 @@
 A turn that asks for a train after a flight was booked on that route (or a flight after a train), with a word of
 replacing (还是 / 改坐 / 换成 …) or with a cancellation said in it, is one plan change: the booked trip's
 cancellation is asked first, and the new request (all its clauses joined) waits for the answer; it is then
-searched on the cancelled trip's route and date (``TaskBranch._cancel``)."""
+searched on the cancelled trip's route and date (``TaskBranch._cancel``). When the cancellation was only implied
+(no cancel word said), a no keeps the booking and the new trip is still searched: the user asked for it."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def replacing_trip(acts: Sequence[Act], text: str, bookings: Sequence[Mapping[st
         order = booking.get("order_no")
         if isinstance(order, int):
             slots["order_no"] = order
+        slots["implied"] = True  # (not said: a no keeps the booking and still searches the new trip)
         said = [Act("cancel_booking", slots)]
     joined: JSONDict = {}
     trip = [a for a in acts if a.act in ("inform", "modify") and a.slots.get("domain") in (None, domain)]

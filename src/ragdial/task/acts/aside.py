@@ -31,6 +31,7 @@ TRAVEL_WORDS = re.compile(
     r"车|趟|班|家|那家|这家|同一|一样|算了|不用|不要|只要|行程|计划|全部|都要|谁|对|错|说|改为|太少|太多|少|多|"
     r"太贵|太慢|太早|太晚|太远|太差|没关系|无所谓|直接|反正|下单|确定|确认|没问题|吧)"
 )
+HOLIDAYS = "|".join(sorted((w for w in (*NAMED_DAYS, *LUNAR_DAYS) if not w.isascii()), key=len, reverse=True))
 # travel words of two or more characters, also matched by sound when the residue of a clause is computed
 # (该道7号 heard for 改到7号 says nothing else)
 TRAVEL_PHRASES = [
@@ -39,7 +40,6 @@ TRAVEL_PHRASES = [
     "预订", "住宿", "入住", "退房", "今天", "明天", "后天", "周末", "晚上", "上午", "下午", "早上", "中午", "以内",
     "以后", "以前", "左右", "就行", "可以", "要求", "预算",
 ]  # fmt: skip
-HOLIDAYS = "|".join(sorted((w for w in (*NAMED_DAYS, *LUNAR_DAYS) if not w.isascii()), key=len, reverse=True))
 DATE_WORDS = re.compile(
     rf"({HOLIDAYS}|节|大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
     rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
@@ -57,7 +57,8 @@ ASIDE_FORM = re.compile(
     r"离.{1,6}(挺|很|不|比较)?(近|远)|上礼拜|上星期|(是|是不是)\s*(几号|周几|星期几|礼拜几|几月几号|什么日子)|"
     r"(今天|明天|后天|这周.|下周.|周.|[号日])\s*是\s*(不是)?\s*(周|星期|礼拜|[0-9一二两三四五六七八九十]+\s*[月号日])|"
     r"上次|上回|那次|延误了|what (date|day)|is it today|几个周末|[0-9一二两三四五六七八九十几]\s*年|"
-    r"[号日天]\s*是\s*.{0,2}几\s*[？?]?$|充\s*\d+|充.{0,3}(块|元))"
+    r"[号日天]\s*是\s*.{0,2}几\s*[？?]?$|充\s*\d+|充.{0,3}(块|元)|"
+    rf"[号日天]\s*(就)?是\s*(不是)?\s*({HOLIDAYS})(吧|吗|嘛|啊|呀|么)|(还有|还剩|有)\s*几天|隔\s*几天)"
 )
 ASIDE = re.compile(
     r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"

@@ -10,12 +10,15 @@ from ragdial.task.acts.aside import _has_constraints
 from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.context import Context
 from ragdial.task.acts.finders import (
+    CLOCK,
+    PERIOD_SAID,
     _airline_of,
     _arrive_by,
     _berths_of,
     _brand_of,
     _class_value,
     _classes_of,
+    _clock_of,
     _count,
     _dates,
     _district_of,
@@ -42,6 +45,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
+from ragdial.task.places import OTHER_CITIES
 from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items, listed
 
@@ -171,6 +175,7 @@ def _constraints(
         if place:
             slots[f"{key}_place"] = place
     slots.update(_dates(text, today, english, ctx.state))
+    _after_outbound(slots, text, ctx)
     if "date" not in slots and re.search(r"(第二天|次日|隔天)", text) and (base_date or ctx.state.get("date")):
         base = dt.date.fromisoformat(base_date or as_str(ctx.state["date"]))
         slots["date"] = (base + dt.timedelta(days=1)).isoformat()
@@ -251,7 +256,59 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     _excluded(slots, excluded, text, ctx, hotel, target)
+    unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
+    if unserved and not english:
+        slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city
     return slots
+
+
+# the reason for a trip said with its place and time: 下周一上午十点我得在西安开会 (the place is where one goes, the
+# time when one must be there), said next to a request (从广州飞过去)
+PURPOSE = re.compile(
+    r"在(?P<place>[^，,。在]{2,8}?)(?:那边|这边)?(?:开会|开个会|出差|办事|办点事|见客户|见个客户|面试|参加|报到|考试|上班|谈事|谈生意|培训|"
+    r"签合同|演出|比赛)"
+)
+GOING = re.compile(r"(过去|飞|去|坐|机票|高铁|火车|动车|航班|赶到|订|酒店|住)")
+
+
+def _purpose(clause: str, whole: str, gaz: Gazetteer, today: dt.date) -> JSONDict | None:
+    """The trip a reason clause implies when the turn also asks for travel: where to (or where to stay), which
+    day, and the time one must be there (arr_by); None when the clause names no such reason or city."""
+    m = PURPOSE.search(clause)
+    rest = whole.replace(clause, "")
+    if not m or not GOING.search(rest):
+        return None
+    cities = [c for c, _role in parse(m.group("place"), gaz, today).cities]
+    if len(cities) != 1:
+        return None
+    hotel = bool(re.search(r"(酒店|宾馆|住)", rest)) and not re.search(r"(飞|机票|火车|高铁|动车|航班)", rest)
+    slots: JSONDict = {"city" if hotel else "arr_city": cities[0]}
+    slots.update(_dates(clause, today, False, {}))
+    clock = re.search(rf"{PERIOD_SAID}?\s*{CLOCK}", clause[: m.start()])
+    if clock and not hotel:
+        slots["arr_by"] = _clock_of(clock.group(2), clock.group(3), clock.group(4), clock.group(1))
+    return slots
+
+
+RETURN_LEG = re.compile(r"(回来|回程|返程|返回|回去|飞回|坐回|回家|return|back)", re.I)
+BARE_WEEKDAY = re.compile(
+    r"(?<![下这本个])(周|星期|礼拜)[一二三四五六日天1-7]|(?<!(next|this) )\b(mon|tues|wednes|thurs|fri|satur|sun)day",
+    re.I,
+)
+
+
+def _after_outbound(slots: JSONDict, text: str, ctx: Context, whole: str = "") -> None:
+    """The way back said with a bare weekday (周日回来) is the first such day after the outbound trip (the date
+    under way or the last trip booked), not the next one from today."""
+    said = slots.get("date")
+    if not isinstance(said, str) or not RETURN_LEG.search(whole or text) or not BARE_WEEKDAY.search(text):
+        return
+    known = [ctx.state.get("date")] + [b.get("date") for b in ctx.bookings if b.get("status") != "cancelled"]
+    outbound = max((d for d in known if isinstance(d, str) and d), default=None)
+    day = dt.date.fromisoformat(said)
+    while outbound and day.isoformat() < outbound:
+        day += dt.timedelta(days=7)
+    slots["date"] = day.isoformat()
 
 
 EXCLUDED_OF = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}

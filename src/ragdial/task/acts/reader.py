@@ -10,16 +10,19 @@ from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.classify import _classify, _hotelish
-from ragdial.task.acts.constraints import _constraints, _request_slots, _split_changes
+from ragdial.task.acts.constraints import _after_outbound, _constraints, _purpose, _request_slots, _split_changes
 from ragdial.task.acts.context import Act, Context, _Clause
 from ragdial.task.acts.finders import _dates, parse
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
-from ragdial.task.acts.words import FILLER, REFERENCE
+from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import _BY_SOUND
 from ragdial.task.values import text_or_none
+
+HESITATION = re.compile(r"[嗯恩额呃唔啊哦噢]+[…\.。，,\s]*")
+GIVING_UP = re.compile(r"(那|哎|唉|嗯)?算了(吧|啦)?[…\.。，,\s]*")
 
 
 class Understander:
@@ -73,9 +76,15 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     confirmed = restated = False
     pending_ref: JSONDict = {}
     for i, clause in enumerate(clauses):
+        if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
+            continue  # 嗯…不要了 / 嗯…再看看别的: a hesitation before the answer is no yes
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
+        if kind in (None, "out_of_scope") and len(clauses) > 1 and not english:
+            implied = _purpose(clause.text, text, gaz, today)  # 下周一上午十点我得在西安开会，从广州飞过去
+            if implied:
+                kind, slots = "inform", implied
         if kind == "reference":
             pending_ref = slots
             continue
@@ -90,12 +99,34 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 and _says_else(FILLER.sub("", clause.text), gaz)
             ):
                 acts.append(Act("out_of_scope"))  # 刚开完会，帮我看看…: an aside next to the request
-            elif i > 0 and confirmed and clause.question and not english and _says_else(clause.text, gaz):
+            elif (
+                i > 0
+                and (clause.question or re.search(r"(吗|么|呢)$", clause.text))
+                and not english
+                and _says_else(clause.text, gaz)
+            ):
                 acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
+        if kind == "deny" and i < len(clauses) - 1 and GIVING_UP.fullmatch(clause.text):
+            after = FILLER.sub("", clauses[i + 1].text)
+            if ctx.open_question not in ("confirm_booking", "offer_alternative") or CONFIRM_START.match(after):
+                continue  # 算了，确定吧 / 算了，查查机票 (while choosing): what follows 算了 is the answer
         if kind in ("confirm", "select"):
             confirmed = True
+        if (
+            kind in ("inform", "modify", "mixed")
+            and acts
+            and acts[-1].act == "out_of_scope"
+            and set(slots) <= {"date", "period", "time_from", "time_to"}
+            and not english
+            and not re.search(r"(改|换|订|票|机|车|航班|酒店|宾馆|住|房|出发|回来|入住|退房)", clause.text)
+        ):
+            acts.append(
+                Act("out_of_scope")
+            )  # 滇池能看到海鸥吗，我14号想去看看: the aside goes on, its date is none of the task's
+            continue
         if kind in ("inform", "modify", "mixed") and "relative" not in slots:
+            _after_outbound(slots, clause.text, ctx, text)  # 回来的呢，周日…: the Sunday after the trip out
             inform, modify = _split_changes(slots, ctx, fresh or confirmed)
             restated = restated or not (inform or modify)
             for act_name, group in (("modify", modify), ("inform", inform)):
@@ -107,7 +138,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
-    acts = _post(acts, ctx, raw)
+    acts = _post(_said_over(acts), ctx, raw)
     if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none
         acts.append(Act("request", {"availability": "?"}))
@@ -115,6 +146,28 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+def _said_over(acts: list[Act]) -> list[Act]:
+    """Acts without what a later clause of the turn says over: a city not served said before the city meant
+    (…飞三亚，哦不对，飞厦门), an exclusion said before the value wanted instead (不要如家了，换全季)."""
+    later: set[str] = set()
+    kept: list[Act] = []
+    for act in reversed(acts):
+        slots = dict(act.slots)
+        if "unserved" in slots and later & {"arr_city", "city", "dep_city"}:
+            slots.pop("unserved")
+        for excluded, wanted in (
+            ("not_brand", "brand"),
+            ("not_airline", "airline"),
+            ("not_train_kinds", "train_kinds"),
+        ):
+            if excluded in slots and wanted in later:
+                slots.pop(excluded)
+        later |= set(slots)
+        if slots or not act.slots:
+            kept.append(Act(act.act, slots) if slots != act.slots else act)
+    return kept[::-1]
 
 
 def slots_for(act: str, text: str, context: Context, gaz: Gazetteer, today: dt.date, by_sound: bool = True) -> JSONDict:

@@ -1,0 +1,475 @@
+"""Bookings as transactions in the task dialog: booking the offer read back, cancelling (all of it or part),
+changing (改签, a longer stay, another day, another hotel) and listing what was booked. Each is read back first
+and done only on an explicit yes, in one database transaction (``TravelDB.book`` / ``cancel`` / ``rebook``).
+
+``BookingActs`` is mixed into ``TaskBranch`` (``ragdial.task.manager``), which supplies the search side:
+starting and merging a request, and the item an offer read back stands for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import cast
+
+from ragdial.jsontypes import JSONDict, as_text_or_none
+from ragdial.task import replies as R
+from ragdial.task.acts import Act
+from ragdial.task.acts.booked import MOVE
+from ragdial.task.acts.finders import _code_of, code_domain
+from ragdial.task.db import Gazetteer, Row, TravelDB
+from ragdial.task.orders import (
+    Booking,
+    CancelQuestion,
+    booking_line,
+    cancel_question,
+    give_back_part,
+    new_booking,
+    trip_of,
+    unit,
+    which_booking,
+)
+from ragdial.task.slots import parse as parse_slots
+from ragdial.task.state import TRIP_KEYS, Pending, TaskState, _Turn
+from ragdial.task.values import as_int, as_str, text_or_none
+
+# the same train or flight as the one booked (改签到19号，还是这趟车)
+SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
+
+
+class BookingActs:
+    """The act handlers of bookings made or to be made (mixed into ``TaskBranch``)."""
+
+    db: TravelDB
+    gazetteer: Gazetteer
+    today: dt.date
+
+    def _start(self, state: TaskState, domain: str | None, slots: JSONDict, switch: bool, turn: _Turn) -> None:
+        raise NotImplementedError  # TaskBranch: a new request (or the current one switched to another domain)
+
+    def _merge(self, state: TaskState, slots: JSONDict) -> None:
+        raise NotImplementedError  # TaskBranch: constraints said added to the request under way
+
+    def _pending_item(self, state: TaskState) -> Row | None:
+        raise NotImplementedError  # TaskBranch: the item the offer read back stands for
+
+    @staticmethod
+    def _code_for_change(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """改成MU8570 while a change (改签) of a trip asks for the new date or time: that flight or train."""
+        code = _code_of(text)
+        changes = [a for a in acts if a.act == "change_booking"]
+        if changes and code and not any(a.slots.get("code") for a in changes):
+            changes[0].slots["code"] = code  # 确认改签，改成MU8570: the code said in another clause
+            return acts
+        rebook = state.get("rebook")
+        if state["open"] != "change" or not rebook or changes:
+            return acts
+        booking = next((b for b in state["bookings"] if b["order_no"] == rebook["order_no"]), None)
+        if booking is None or code is None or code_domain(code) != booking["domain"]:
+            return acts
+        return [Act("change_booking", {"order_no": booking["order_no"], "code": code})]
+
+    def _no_change_read_back(self, state: TaskState, turn: _Turn) -> None:
+        """A change (改签) whose read-back would be the booking itself (same item, day, stay and count) is no
+        change: that is said, and the new day or time is asked for, instead of asking to confirm a change."""
+        old = self._rebooked(state)
+        pending = state.get("pending")
+        if old is None or pending is None or state["open"] != "confirm_booking":
+            return
+        count = pending.get("rooms") or pending.get("passengers") or 1
+        same = (
+            pending["domain"] == old["domain"]
+            and pending["id"] == old["item_id"]
+            and pending.get("date") == old["date"]
+            and int(pending.get("nights") or 1) == int(old.get("nights") or 1)
+            and int(count) == int(old.get("quantity") or 1)
+        )
+        if not same:
+            return
+        lang = state["language"]
+        state["pending"], state["open"] = None, "change"
+        turn.parts[-1] = (
+            f"这和订单{old['order_no']}现在的内容一样，没有变化。请问要改到哪天或哪个时间？"
+            if lang == "zh"
+            else f"That is booking {old['order_no']} as it is; nothing changes. To which date or time?"
+        )
+        turn.prompted = True
+
+    def _moved(self, state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """不是后天，是周五，能帮我改过去吗 right after a booking: a new day or time said in one clause and the
+        move asked in another is a change of the booking made last (read back first), not a new request."""
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        if state["open"] not in (None, "anything_else") or not live or not MOVE.search(text):
+            return acts
+        if any(a.act not in ("inform", "modify", "out_of_scope", "deny") for a in acts):
+            return acts
+        said: JSONDict = {}
+        for act in acts:
+            if act.act in ("inform", "modify"):
+                said |= act.slots
+        booking = live[-1]
+        if said.get("domain") not in (None, booking["domain"]):
+            return acts
+        said.pop("domain", None)
+        if not said:  # 我记错日子了，应该是周五，能帮我挪过去吗 (read as an aside): the day or time in the turn
+            whole = parse_slots(text, self.gazetteer, self.today)
+            said = {k: v for k, v in (("date", whole.date), ("period", whole.period)) if v}
+            said |= {k: v for k, v in (("time_from", whole.time_from), ("time_to", whole.time_to)) if v}
+        if booking["domain"] == "hotel":  # (a time of day changes no stay)
+            said = {k: v for k, v in said.items() if k in ("date", "nights", "rooms")}
+        when = {"date", "time_from", "time_to", "period"}
+        if not said or not set(said) <= when | {"nights", "rooms", "seat_class", "berth"} or not when & set(said):
+            return acts
+        return [Act("change_booking", {"domain": booking["domain"], "order_no": booking["order_no"], **said})]
+
+    @staticmethod
+    def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
+        """把汉庭退了，换成亚朵: cancelling a booked hotel and asking for another hotel in the same turn is one
+        change of that booking (read back once; the yes takes the new rooms and gives the old back in one
+        transaction, so the user is never left with neither)."""
+        names = [a.act for a in acts]
+        if names[:1] != ["cancel_booking"] or len(acts) < 2 or acts[0].slots.get("back"):
+            return acts
+        booking = next(
+            (b for b in reversed(state["bookings"]) if b.get("status") != "cancelled" and b["domain"] == "hotel"), None
+        )
+        named = acts[0].slots.get("order_no")
+        if booking is None or (named is not None and named != booking["order_no"]):
+            return acts
+        wanted: JSONDict = {}
+        for act in acts[1:]:
+            if act.act not in ("inform", "modify") or act.slots.get("domain") not in (None, "hotel"):
+                return acts
+            if {"dep_city", "arr_city", "city"} & set(act.slots):
+                return acts  # (another city: a new request, not this stay changed)
+            wanted |= {k: v for k, v in act.slots.items() if k != "domain"}
+        if not wanted:
+            return acts
+        return [Act("change_booking", {"domain": "hotel", "order_no": booking["order_no"], **wanted})]
+
+    def _on_ask_about_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
+        lang = state["language"]
+        domain = as_text_or_none(act.slots.get("domain"))
+        mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
+        made = [b for b in mine if b.get("status") != "cancelled"]
+        cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
+        changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
+        if not mine:
+            what = R.TICKET_NAMES[lang][domain] if domain else ("预订" if lang == "zh" else "bookings")
+            turn.parts.append(
+                f"您在本次对话中还没有成功的{what}。" if lang == "zh" else f"You have no {what} in this session yet."
+            )
+            return
+        parts = []
+        if made:
+            head = "您已成功预订（均已确认）：" if lang == "zh" else "Your confirmed bookings:"
+            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in made))
+        if cancelled:
+            head = "已取消的预订：" if lang == "zh" else "Cancelled bookings:"
+            parts.append(head + "\n" + "\n".join(booking_line(b, lang) for b in cancelled))
+        if changed:
+            head = "已改签（原订单已取消）：" if lang == "zh" else "Changed (the old booking is cancelled):"
+            lines = [
+                booking_line(b, lang) + (f" → 订单号{b['changed_to']}" if lang == "zh" else f" → {b['changed_to']}")
+                for b in changed
+            ]
+            parts.append(head + "\n" + "\n".join(lines))
+        turn.parts.append("\n".join(parts))
+
+    def _on_cancel_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
+        """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        fits = [
+            b
+            for b in live
+            if (not act.slots.get("domain") or b["domain"] == act.slots["domain"])
+            and (not act.slots.get("order_no") or b["order_no"] == act.slots["order_no"])
+        ]
+        asked = (state.get("cancel") or {}).get("among")
+        if asked and "ordinal" in act.slots:
+            index = as_int(act.slots["ordinal"]) - 1
+            fits = [b for b in live if b["order_no"] == asked[index]] if 0 <= index < len(asked) else []
+        elif asked:
+            fits = [b for b in fits if b["order_no"] in asked]
+        resume = (state.get("cancel") or {}).get("resume", state["open"])
+        if not fits:
+            turn.parts.append(
+                ("没有找到您说的这个预订，" if live else "您在本次对话中没有可以取消的预订。")
+                if zh
+                else ("I found no such booking. " if live else "You have no booking to cancel in this session.")
+            )
+            if not live:
+                state["cancel"], state["open"] = None, resume
+                return
+            fits = live
+        if act.slots.get("back"):  # 退一张: only a booking of more than that can give part back
+            fits = [b for b in fits if int(b.get("quantity") or 1) > as_int(act.slots["back"])] or fits
+        if len(fits) > 1:
+            question = "您要取消哪一个？" if zh else "Which one should I cancel?"
+            turn.parts.append(which_booking(fits, question, lang))
+            among: CancelQuestion = {"among": [b["order_no"] for b in fits], "resume": resume}
+            if act.slots.get("back"):
+                among["back"] = as_int(act.slots["back"])  # 退一张 of which booking: still one of it
+            state["cancel"] = among
+            state["open"] = "choose_cancel"
+            turn.prompted = True
+            return
+        booking = fits[0]
+        back = as_int(act.slots.get("back") or (state.get("cancel") or {}).get("back") or 0)
+        quantity = int(booking.get("quantity") or 1)
+        asking: CancelQuestion = {"order_no": booking["order_no"], "resume": resume}
+        if act.slots.get("implied"):
+            asking["implied"] = True
+        if 0 < back < quantity:
+            asking["back"] = back  # 两张退一张: the rest stays booked
+        elif back and quantity == 1:
+            turn.parts.append(
+                f"订单{booking['order_no']}只有1{unit(booking, lang)}，退掉就是取消整个订单。"
+                if zh
+                else f"Booking {booking['order_no']} holds only one, so this cancels it."
+            )
+        state["cancel"] = asking
+        state["open"] = "confirm_cancel"
+        turn.cancel_asked = True
+        turn.parts.append(cancel_question(booking, lang, back))
+        turn.prompted = True
+
+    def _on_change_booking(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
+        """改签: search again from the booking's own trip (route, class, berth, tickets; for a hotel its city,
+        district, nights and rooms) with the new values said; the offer chosen is read back with the booking it
+        replaces, and only an explicit yes changes it (``TravelDB.rebook``: the new seats are taken and the old
+        ones given back in one transaction)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        slots = dict(act.slots)
+        domain, order = slots.pop("domain", None), slots.pop("order_no", None)
+        ordinal = slots.pop("ordinal", None)
+        asked = state.get("change") if state["open"] == "choose_change" else None
+        state["change"] = None
+        if asked:  # the answer to "which one?": the values said with the request still hold
+            live = [b for b in live if b["order_no"] in asked["among"]]
+            slots = {**asked["slots"], **slots}
+            if ordinal is not None:
+                index = as_int(ordinal) - 1
+                live = (
+                    [b for b in live if b["order_no"] == asked["among"][index]]
+                    if 0 <= index < len(asked["among"])
+                    else []
+                )
+        fits = [b for b in live if (not domain or b["domain"] == domain) and (not order or b["order_no"] == order)]
+        if len(fits) > 1 and not domain and not order:
+            # a new time or class only fits a trip; nights or rooms only a hotel
+            trip_only = {"period", "time_from", "time_to", "seat_class", "berth"} & set(slots)
+            hotel_only = {"nights", "rooms"} & set(slots)
+            fits = [b for b in fits if not (trip_only and b["domain"] == "hotel")]
+            fits = [b for b in fits if not (hotel_only and b["domain"] != "hotel")] or fits
+        if len(fits) > 1:  # several bookings could be meant: ask which, never change one by guessing
+            question = "您要改签哪一个？" if zh else "Which booking should I change?"
+            turn.parts.append(which_booking(fits, question, lang))
+            state["change"] = {"among": [b["order_no"] for b in fits], "slots": slots}
+            state["open"] = "choose_change"
+            turn.prompted = True
+            return
+        if not fits:
+            turn.parts.append(
+                ("没有找到您说的这个预订。" if live else "您在本次对话中还没有可以改签的预订。")
+                if zh
+                else ("I found no such booking." if live else "You have no booking to change in this session.")
+            )
+            return
+        booking = fits[0]
+        if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
+            slots.pop("code")  # (a train's code names no flight)
+        item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
+        longer = as_int(slots.pop("longer", 0) or 0)  # 多住一晚: the stay booked, that many nights longer
+        if booking["domain"] == "hotel":
+            base = {
+                "city": booking.get("city") or item.get("city"),
+                "district": item.get("district"),
+                "date": booking["date"],
+                "nights": int(booking.get("nights") or 1) + longer,
+                "rooms": int(booking.get("quantity") or 1),
+            }
+            if not {"brand", "stars", "min_stars", "district", "max_price"} & set(slots) and item.get("name"):
+                base["brand"] = str(item["name"]).split("(")[0]  # 多住一晚 / 挪到周五: the same hotel
+            elif "brand" in slots:
+                base.pop("district", None)  # 把汉庭换成亚朵: wherever in the city the other brand is
+        else:
+            base = {
+                "dep_city": booking.get("dep_city") or item.get("dep_city"),
+                "arr_city": booking.get("arr_city") or item.get("arr_city"),
+                "date": booking["date"],
+                "seat_class": item.get("seat_class"),
+                "berth": item.get("berth"),
+            }
+            if int(booking.get("quantity") or 1) > 1:
+                base["passengers"] = int(booking["quantity"])
+            if SAME_TRIP.search(turn.text) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
+        if "seat_class" in slots and "berth" not in slots:
+            base.pop("berth", None)
+        state["domain"] = booking["domain"]
+        state["slots"] = {k: v for k, v in base.items() if v}
+        state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
+        state["queue"], state["cancel"] = [], None
+        state["rebook"] = {"order_no": booking["order_no"]}
+        head = (
+            f"好的，为您改签订单{booking['order_no']}。"
+            if zh
+            else f"All right, changing booking {booking['order_no']}."
+        )
+        turn.parts.append(head)
+        if not slots and not longer:
+            state["open"] = "change"
+            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
+            turn.prompted = True
+            return
+        state["open"] = None
+        self._merge(state, slots)
+        turn.dirty = True
+
+    def _cancel(self, state: TaskState, turn: _Turn) -> None:
+        lang = state["language"]
+        zh = lang == "zh"
+        asked: CancelQuestion = state.get("cancel") or {}
+        state["cancel"] = None
+        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
+        state["open"] = asked.get("resume")
+        if booking is None or booking.get("status") == "cancelled":
+            turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
+            return
+        quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
+        back = int(asked.get("back") or 0)
+        if 0 < back < quantity:
+            kept = give_back_part(self.db, booking, back, lang)
+            if kept is None:
+                sorry = "抱歉，这个预订无法退改，请联系客服。" if zh else "Sorry, that booking cannot be changed here."
+                turn.parts.append(sorry)
+            else:
+                state["bookings"].append(kept)
+                turn.booked.append(kept)
+                turn.parts.append(
+                    f"已退掉{back}{unit(booking, lang)}，座位或房间已释放；原订单{booking['order_no']}已变更为"
+                    f"订单号{kept['order_no']}：{kept['details']}。"
+                    if zh
+                    else f"Gave back {back}; booking {booking['order_no']} is now booking {kept['order_no']}: "
+                    f"{kept['details']}."
+                )
+            if state["open"] in (None, "anything_else"):
+                state["open"] = "anything_else"
+                turn.parts.append(R.ANYTHING_ELSE[lang])
+                turn.prompted = True
+            return
+        done = self.db.cancel(int(booking["number"]), quantity, nights)
+        if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
+            turn.parts.append(
+                "抱歉，这个预订无法取消，请联系客服。" if zh else "Sorry, that booking cannot be cancelled here."
+            )
+            return
+        booking["status"] = "cancelled"
+        turn.parts.append(
+            f"已取消订单{booking['order_no']}，座位或房间已释放。"
+            if zh
+            else f"Booking {booking['order_no']} is cancelled; the seats or rooms are released."
+        )
+        waiting = [q for q in state["queue"] if q.get("after_cancel")]
+        if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
+            state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
+            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
+            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
+            trip = trip_of(booking, domain)
+            slots = state["slots"]
+            if domain != "hotel" and all(slots.get(k) == v for k, v in trip.items()):
+                trip |= {k: v for k, v in slots.items() if k in TRIP_KEYS}  # its time window too
+            self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
+            turn.dirty = True
+            return
+        if state["open"] in (None, "anything_else"):
+            state["open"] = "anything_else"
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
+
+    def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
+        waiting = [q for q in state["queue"] if q.get("after_cancel") and q.get("implied")]
+        state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
+        asked = state.get("cancel") or {}
+        state["cancel"] = None
+        state["open"] = asked.get("resume")
+        lang = state["language"]
+        kept = "好的，没有取消，预订仍然有效。" if lang == "zh" else "All right, the booking stays as it is."
+        turn.parts.append(kept)
+        booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
+        if waiting and booking is not None:  # 还是坐高铁吧 → 不用退: the booking stays, the train is still searched
+            queued = {k: v for k, v in waiting[0].items() if k not in ("after_cancel", "implied")}
+            domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
+            self._start(state, domain, {**trip_of(booking, domain), **queued}, switch=False, turn=turn)
+            turn.dirty = True
+            return
+        if state["open"] in (None, "anything_else"):
+            state["open"] = "anything_else"
+            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.prompted = True
+
+    def _book(self, state: TaskState, pending: Pending, turn: _Turn) -> None:
+        domain, lang = pending["domain"], state["language"]
+        item = self._pending_item(state)
+        if item is None:
+            state["pending"], state["open"] = None, None
+            turn.parts.append("抱歉，这个选项已经失效了。" if lang == "zh" else "Sorry, that option is gone.")
+            return
+        details_zh = R.offer_details(domain, item, pending, "zh")
+        quantity = int(pending.get("rooms") or pending.get("passengers") or 1)
+        nights = int(pending.get("nights") or 1)
+        date = as_str(pending["date"])
+        old = self._rebooked(state)
+        if old is not None:
+            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
+            number = self.db.rebook(int(old["number"]), given_back, domain, item, date, details_zh, quantity, nights)
+        else:
+            number = self.db.book(domain, item, date, details_zh, quantity, nights)
+        if number is None:
+            state["pending"] = None
+            state["open"] = "choose_offer" if state["offers"] else None
+            turn.parts.append(
+                "抱歉，刚刚这个已经订满了，没有为您预订。请换一个。"
+                if lang == "zh"
+                else "Sorry, it just sold out; nothing was booked."
+            )
+            turn.dirty = True
+            return
+        booking = new_booking(domain, item, cast(JSONDict, pending), number, lang)
+        if old is not None:
+            old["status"], old["changed_to"] = "cancelled", number
+            booking["changed_from"] = old["order_no"]
+            turn.parts.append(
+                f"已为您改签，原订单{old['order_no']}已取消，座位或房间已释放。"
+                if lang == "zh"
+                else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
+            )
+        state["rebook"] = None
+        state["bookings"].append(booking)
+        turn.booked.append(booking)
+        counts = {"nights": nights, "rooms": quantity, "passengers": quantity}
+        facts = {**state["slots"], **cast(JSONDict, item), **cast(JSONDict, pending), **counts, "domain": domain}
+        turn.booked_facts = facts
+        state["pending"], state["offers"], state["suggestion"] = None, [], None
+        state["open"] = "anything_else"
+        state["failures"] = {}
+        turn.parts.append(R.booked(domain, item, pending, number, lang))
+        if state["queue"]:
+            queued = state["queue"].pop(0)
+            next_domain = text_or_none(queued.pop("domain"))
+            self._start(state, next_domain, queued, switch=False, turn=turn)
+            turn.dirty = True
+        else:
+            turn.prompted = False
+
+    @staticmethod
+    def _rebooked(state: TaskState) -> Booking | None:
+        """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
+        rebook = state.get("rebook")
+        order = rebook["order_no"] if rebook else None
+        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
