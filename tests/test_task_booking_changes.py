@@ -304,3 +304,23 @@ def test_giving_back_a_ticket_picks_the_tickets_not_the_rooms(branch):
     assert asked.state["cancel"]["order_no"] == turns[2].booked["order_no"] and "保留1张" in asked.reply, asked.reply
     (rooms,) = talk(branch, "房间只留一间就行", state=turns[-1].state)
     assert rooms.state["cancel"]["order_no"] == turns[-1].booked["order_no"] and "保留1间" in rooms.reply, rooms.reply
+
+
+# an aside about an outing, with the day one means to go, said at a read-back changes nothing
+@pytest.mark.parametrize(
+    "text, booked",
+    [
+        ("好。你知道灵隐寺几点开门吗，我5号想去", True),
+        ("行。听说西湖那边有灯会吗，我5号想去看看", True),
+        ("你知道灵隐寺门票多少钱吗，我4号想去", False),
+    ],
+)
+def test_an_aside_with_the_day_of_an_outing_keeps_the_read_back(branch, text, booked):
+    turns = talk(branch, "后天在杭州订个酒店", "第一个")
+    pending = turns[-1].state["pending"]
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert "已按您说的修改" not in turn.reply and "重新查找" not in turn.reply, turn.reply
+    if booked:
+        assert turn.booked is not None and turn.booked["date"] == "2026-12-03", turn.reply
+    else:
+        assert turn.booked is None and turn.state["pending"] == pending and "请问确认预订吗" in turn.reply

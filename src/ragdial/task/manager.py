@@ -37,6 +37,7 @@ from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.acts.booked import KEEP_IT, SAME_AGAIN
+from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
@@ -113,6 +114,11 @@ ALSO_FINE = re.compile(r"也(行|可以|成|没问题|不错|ok|OK)")
 SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
 # the day a booked stay ends (退房那天 / 退房当天 / 退完房)
 CHECK_OUT_DAY = re.compile(r"(退房(那天|当天|那日|后|以后|之后)|退完房)")
+# an aside about a place or an outing (你知道…吗 / 听说…吗 / 几点开门) and the day one means to go there (我5号想去)
+ASIDE_QUESTION = re.compile(
+    r"(你知道|听说|话说|有没有人|好玩|好吃|开门|关门|门票|天气|下雨|冷不冷|热不热|能看到|值得去|景点|灯会)"
+)
+GOING_THERE = re.compile(r"(想去|要去|去玩|去看|去逛|打算去|准备去|过去玩|去转转)")
 # the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
 RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
@@ -266,6 +272,7 @@ class TaskBranch(BookingActs):
         acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
+        acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
         acts = self._no_after_a_choice(acts)
         if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
@@ -349,6 +356,31 @@ class TaskBranch(BookingActs):
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _aside_with_a_day(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """好。你知道灵隐寺几点开门吗，我5号想去 at a read-back: an aside asked about a place, with the day one
+        means to go there, changes nothing (the day is the aside's, not the stay's or the trip's); a plain yes that
+        opens the turn still books the offer read back."""
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or pending is None:
+            return acts
+        if not (ASIDE_QUESTION.search(text) and GOING_THERE.search(text) and re.search(r"(吗|呢|？|\?)", text)):
+            return acts
+        said = [a for a in acts if a.act in ("inform", "modify")]
+        if not said or any(set(a.slots) - {"date", "period", "district"} for a in said):
+            return acts
+        domain = pending["domain"]
+        fits = {"hotel": ("price", "stars", "district", "rooms_left")}.get(domain or "", ())
+        kept = [
+            a
+            for a in acts
+            if a not in said and not (a.act == "request" and domain == "hotel" and any(k not in fits for k in a.slots))
+        ]
+        first = re.split(r"[，,。.!！？?\s]", text.strip(), maxsplit=1)[0]
+        if not any(a.act == "confirm" for a in kept) and CONFIRM_START.match(first) and len(first) <= 4:
+            kept.insert(0, Act("confirm"))  # 好。(aside): the yes stands
+        return kept if any(a.act == "out_of_scope" for a in kept) else [*kept, Act("out_of_scope")]
 
     @staticmethod
     def _fewer_again(state: TaskState, acts: list[Act], text: str) -> list[Act]:
