@@ -167,9 +167,18 @@ def test_voted_precedents_rank_by_a_stacker_and_select_the_whole_set(setting, vo
         context = [user("How good is the breakfast at Sunrise Lodge?")]
         scores = retriever.score(context)
         final = voted.predict(retriever, context, scores)
-        assert (final <= 1.0).all() and not np.allclose(final, wrapped.predict(retriever, context, scores))
+        assert (final >= precedent.PRECEDENT_SCORE).sum() == min(len(final), precedent.STACK_DEPTH)
+        assert not np.allclose(final, wrapped.predict(retriever, context, scores))
         ranked = retriever.retrieve(context, None, 10).ranked
         assert {r.item.id for r in ranked[:2]} == {"s:b1", "s:b2"}
+        for text in ("Is Green Park Hotel quiet at night?", "Is it quiet at night?"):  # no usable precedent
+            context = [user(text)]
+            scores = retriever.score(context)
+            assert np.allclose(voted.predict(retriever, context, scores), base.predict(retriever, context, scores))
+            retriever.reranker = base
+            alone = selected(retriever, text)
+            retriever.reranker = voted
+            assert selected(retriever, text) == alone
     finally:
         retriever.reranker = base
 

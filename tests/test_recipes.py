@@ -24,7 +24,6 @@ from ragdial.errors import RagdialError
 from ragdial.evaluation.pipeline import prediction_of
 from ragdial.recipes.running import run_recipe, trained_recipe
 from ragdial.recipes.training import train_recipe
-from ragdial.retrieval import precedent
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KD_DIALOGS = FIXTURES / "retrieval" / "kd_dialogs.json"
@@ -36,6 +35,7 @@ MOBILECS2 = FIXTURES / "mobilecs2" / "official" / "zh"
 WRITTEN_DEV = Path(__file__).parent.parent / "benchmarks" / "data" / "dstc9_written" / "dev"  # not the locked test
 FAST = ["index.encoder=null", "index.fusion=bm25", "reranker.rounds=20"]
 FAST_DETECTOR = [*FAST, "detector.embedding=none"]
+FAST_DSTC11 = [*FAST_DETECTOR, "reranker.precedent=false"]  # precedents (on in dstc11) need the index's encoder
 SHIPPED = ["dstc11", "dstc9", "futuredial-track1", "futuredial-track2", "huawei", "kdconv", "smp2017"]
 
 
@@ -210,7 +210,7 @@ def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
 
 
 def test_dstc11_recipe_trains_on_four_folds_and_answers_the_fifth(tmp_path: Path) -> None:
-    system = train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST_DETECTOR)
+    system = train("dstc11", [f"dstc11:{DSTC}@val"], tmp_path / "s", FAST_DSTC11)
     info = json.loads((system / "train.json").read_text())
     assert info["exclude_fold"] == 0 and info["examples_left_out"] > 0
     done = run("dstc11", system, DSTC, tmp_path / "run")
@@ -242,7 +242,10 @@ def test_the_dstc11_recipe_keeps_its_training_turns_as_precedents_when_asked(tmp
     meta = json.loads((system / "reranker" / "precedent.json").read_text())
     assert meta["format"] == "ragdial-precedent-reranker" and meta["encoder"] == "hash" and meta["golds"]
     assert (system / "reranker" / "base" / "reranker.json").is_file()
-    assert meta["stacker"]["features"] == precedent.STACK_FEATURES and (system / "reranker" / "stacker.txt").is_file()
+    # the recipe asks for the stacker (refit = its reranker); this fixture's three dialog groups never share an
+    # entity, so no turn has a usable precedent to vote with and the copy rule stays (tests/test_precedent.py
+    # trains one)
+    assert meta["info"]["stacker"].startswith("not trained") and "stacker" not in meta
     done = run("dstc11", system, DSTC, tmp_path / "run")
     assert done.scored and "labels.json format ok" in done.result.checks[0]
 
@@ -319,7 +322,7 @@ def test_dstc11_recipe_on_a_shared_slice(shared_data: Path, tmp_path: Path) -> N
     (root / "knowledge.json").symlink_to(source / "knowledge.json")
     _slice(source / "val" / "logs.json", root / "val" / "logs.json", 60)
     _slice(source / "val" / "labels.json", root / "val" / "labels.json", 60)
-    system = train("dstc11", [f"dstc11:{root}@val"], tmp_path / "s", FAST_DETECTOR)
+    system = train("dstc11", [f"dstc11:{root}@val"], tmp_path / "s", FAST_DSTC11)
     done = run("dstc11", system, root, tmp_path / "run")
     assert done.scored and "labels.json format ok" in done.result.checks[0]
 

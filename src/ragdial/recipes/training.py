@@ -234,7 +234,8 @@ def _reranker(
         raise RagdialError(f"recipe {name}: reranker.precedent applies to a reranker trained here, not to path")
     if with_precedents and retriever.encoder is None:
         raise RagdialError(
-            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null"
+            f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null "
+            "(set reranker.precedent=false to train without precedents)"
         )
     started = time.perf_counter()
     if path is not None:

@@ -67,7 +67,8 @@ BASE_DIR = "base"
 FORMAT = "ragdial-precedent-reranker"
 PRECEDENT_SCORE = 2.0
 """A precedent's items score ``PRECEDENT_SCORE`` + the wrapped reranker's probability: above any probability, so
-they rank first, in the wrapped reranker's order."""
+they rank first, in the wrapped reranker's order. With a stacker, the rescored candidates score ``PRECEDENT_SCORE``
++ the stacker's probability."""
 
 
 def _last_user(context: Sequence[Turn]) -> str:
@@ -177,20 +178,22 @@ class PrecedentReranker:
         return self.vectors @ _turn_vectors(retriever, [text])[0]
 
     def _stacked(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
+        """The stacker's probabilities + ``PRECEDENT_SCORE`` for the wrapped reranker's best candidates (the rest keep
+        the wrapped scores, below them); the wrapped scores alone when no precedent is usable (no entity in focus
+        has one: a knowledge base or domain never trained on)."""
         assert self.stacker is not None
-        base = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32)
-        final = base - 2.0  # below every stacker probability, in the wrapped reranker's order
-        if not len(base):
+        final = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32).copy()
+        if not len(final) or not scores.focus:
             return final
         if self.entities is None:
             self.entities = [_entities(retriever, g) for g in self.golds]
-        cosines = self._cosines(retriever, context)
-        if cosines is None:
-            cosines = np.zeros(len(self.golds), dtype=np.float32)
         usable = _usable(self.entities, set(scores.focus))
+        cosines = self._cosines(retriever, context) if usable.any() else None
+        if cosines is None:
+            return final
         ids = [retriever.items[int(i)].id for i in scores.indices]
-        rows, x = stack_features(ids, base, cosines, usable, self.golds)
-        final[rows] = self.stacker.booster.predict(x)
+        rows, x = stack_features(ids, final, cosines, usable, self.golds)
+        final[rows] = PRECEDENT_SCORE + self.stacker.booster.predict(x)
         return final
 
     def find(
@@ -224,10 +227,14 @@ class PrecedentReranker:
 
     def cut(self, ranked: Sequence[ScoredKnowledge], k: int | None = None) -> list[ScoredKnowledge]:
         """A precedent's items when the ranking starts with them, else the wrapped reranker's cut; with a stacker,
-        its cut."""
+        its cut of the rescored candidates (the wrapped reranker's when the turn had no usable precedent)."""
         if self.stacker is not None:
+            if not ranked or ranked[0].score < PRECEDENT_SCORE:  # no usable precedent: the wrapped reranker's cut
+                return self.base.cut(ranked, k)
             limit = min(self.stacker.max_select, k or self.stacker.max_select)
-            return cut_by_score(ranked, self.stacker.threshold, self.stacker.relative, limit)
+            shifted = [ScoredKnowledge(r.item, r.score - PRECEDENT_SCORE) for r in ranked]
+            kept = {id(s.item) for s in cut_by_score(shifted, self.stacker.threshold, self.stacker.relative, limit)}
+            return [r for r in ranked if id(r.item) in kept]
         chosen = [r for r in ranked if r.score >= PRECEDENT_SCORE]
         if chosen:
             return chosen[:k] if k else chosen
@@ -416,6 +423,8 @@ def train_stacker(
             probabilities = np.asarray(model.predict(retriever, example.context, scores), dtype=np.float32)
             ids = [retriever.items[int(i)].id for i in scores.indices]
             usable = _usable(entities, set(scores.focus)) & (groups != groups[index])
+            if not usable.any():  # left to the wrapped reranker at run time too
+                continue
             rows, x = stack_features(ids, probabilities, vectors @ vectors[index], usable, golds)
             gold = set(golds[int(index)])
             xs.append(x)

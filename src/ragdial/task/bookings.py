@@ -8,14 +8,16 @@ starting and merging a request, and the item an offer read back stands for.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import cast
 
 from ragdial.jsontypes import JSONDict, as_text_or_none
 from ragdial.task import replies as R
 from ragdial.task.acts import Act
+from ragdial.task.acts.booked import MOVE
 from ragdial.task.acts.finders import _code_of, code_domain
-from ragdial.task.db import Row, TravelDB
+from ragdial.task.db import Gazetteer, Row, TravelDB
 from ragdial.task.orders import (
     Booking,
     CancelQuestion,
@@ -27,6 +29,7 @@ from ragdial.task.orders import (
     unit,
     which_booking,
 )
+from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import TRIP_KEYS, Pending, TaskState, _Turn
 from ragdial.task.values import as_int, as_str, text_or_none
 
@@ -38,6 +41,8 @@ class BookingActs:
     """The act handlers of bookings made or to be made (mixed into ``TaskBranch``)."""
 
     db: TravelDB
+    gazetteer: Gazetteer
+    today: dt.date
 
     def _start(self, state: TaskState, domain: str | None, slots: JSONDict, switch: bool, turn: _Turn) -> None:
         raise NotImplementedError  # TaskBranch: a new request (or the current one switched to another domain)
@@ -63,6 +68,59 @@ class BookingActs:
         if booking is None or code is None or code_domain(code) != booking["domain"]:
             return acts
         return [Act("change_booking", {"order_no": booking["order_no"], "code": code})]
+
+    def _no_change_read_back(self, state: TaskState, turn: _Turn) -> None:
+        """A change (改签) whose read-back would be the booking itself (same item, day, stay and count) is no
+        change: that is said, and the new day or time is asked for, instead of asking to confirm a change."""
+        old = self._rebooked(state)
+        pending = state.get("pending")
+        if old is None or pending is None or state["open"] != "confirm_booking":
+            return
+        count = pending.get("rooms") or pending.get("passengers") or 1
+        same = (
+            pending["domain"] == old["domain"]
+            and pending["id"] == old["item_id"]
+            and pending.get("date") == old["date"]
+            and int(pending.get("nights") or 1) == int(old.get("nights") or 1)
+            and int(count) == int(old.get("quantity") or 1)
+        )
+        if not same:
+            return
+        lang = state["language"]
+        state["pending"], state["open"] = None, "change"
+        turn.parts[-1] = (
+            f"这和订单{old['order_no']}现在的内容一样，没有变化。请问要改到哪天或哪个时间？"
+            if lang == "zh"
+            else f"That is booking {old['order_no']} as it is; nothing changes. To which date or time?"
+        )
+        turn.prompted = True
+
+    def _moved(self, state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """不是后天，是周五，能帮我改过去吗 right after a booking: a new day or time said in one clause and the
+        move asked in another is a change of the booking made last (read back first), not a new request."""
+        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        if state["open"] not in (None, "anything_else") or not live or not MOVE.search(text):
+            return acts
+        if any(a.act not in ("inform", "modify", "out_of_scope", "deny") for a in acts):
+            return acts
+        said: JSONDict = {}
+        for act in acts:
+            if act.act in ("inform", "modify"):
+                said |= act.slots
+        booking = live[-1]
+        if said.get("domain") not in (None, booking["domain"]):
+            return acts
+        said.pop("domain", None)
+        if not said:  # 我记错日子了，应该是周五，能帮我挪过去吗 (read as an aside): the day or time in the turn
+            whole = parse_slots(text, self.gazetteer, self.today)
+            said = {k: v for k, v in (("date", whole.date), ("period", whole.period)) if v}
+            said |= {k: v for k, v in (("time_from", whole.time_from), ("time_to", whole.time_to)) if v}
+        if booking["domain"] == "hotel":  # (a time of day changes no stay)
+            said = {k: v for k, v in said.items() if k in ("date", "nights", "rooms")}
+        when = {"date", "time_from", "time_to", "period"}
+        if not said or not set(said) <= when | {"nights", "rooms", "seat_class", "berth"} or not when & set(said):
+            return acts
+        return [Act("change_booking", {"domain": booking["domain"], "order_no": booking["order_no"], **said})]
 
     @staticmethod
     def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
@@ -146,10 +204,15 @@ class BookingActs:
                 state["cancel"], state["open"] = None, resume
                 return
             fits = live
+        if act.slots.get("back"):  # 退一张: only a booking of more than that can give part back
+            fits = [b for b in fits if int(b.get("quantity") or 1) > as_int(act.slots["back"])] or fits
         if len(fits) > 1:
             question = "您要取消哪一个？" if zh else "Which one should I cancel?"
             turn.parts.append(which_booking(fits, question, lang))
-            state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
+            among: CancelQuestion = {"among": [b["order_no"] for b in fits], "resume": resume}
+            if act.slots.get("back"):
+                among["back"] = as_int(act.slots["back"])  # 退一张 of which booking: still one of it
+            state["cancel"] = among
             state["open"] = "choose_cancel"
             turn.prompted = True
             return

@@ -57,8 +57,13 @@ def no_yes_in_questions(acts: list[Act], text: str) -> list[Act]:
         return acts
     if yes and not reservation and (not asking or max(asking) < max(yes)):
         return acts  # 几点到？好，订吧: the yes comes after the question
-    if yes and not reservation and {a.act for a in acts} <= {"confirm", "out_of_scope"} and min(yes) < min(asking):
-        return acts  # 好的，确认。厦门明天冷不冷？: the question after the yes is an aside, not about the offer
+    if (
+        yes
+        and not reservation
+        and {a.act for a in acts} <= {"confirm", "out_of_scope", "ask_about_booking"}
+        and min(yes) < min(asking)
+    ):
+        return acts  # 好的，确认。厦门明天冷不冷？ / 确认。订单号是多少？: not a question about the offer
     # 好吧，不过有没有再便宜点的？ / 可以，不过这班是哪家航空的？: a yes followed by a question or a "but" is no yes
     return [a for a in acts if a.act != "confirm"] or [Act("request")]
 
