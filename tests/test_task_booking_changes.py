@@ -324,3 +324,13 @@ def test_an_aside_with_the_day_of_an_outing_keeps_the_read_back(branch, text, bo
         assert turn.booked is not None and turn.booked["date"] == "2026-12-03", turn.reply
     else:
         assert turn.booked is None and turn.state["pending"] == pending and "请问确认预订吗" in turn.reply
+
+
+@pytest.mark.parametrize("text", ["我想改一下日期", "能换个时间吗"])
+def test_asking_to_change_without_the_new_value_asks_for_it(branch, text):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", text)
+    last = turns[-1]
+    assert last.acts == ["change_booking"] and last.state["open"] == "change", last.reply
+    assert "帮不上忙" not in last.reply and last.state["rebook"]["order_no"] == turns[2].booked["order_no"]
+    (moved,) = talk(branch, "改到周五吧", state=last.state)
+    assert moved.state["slots"]["date"] == "2026-12-04" and moved.state["rebook"], moved.reply

@@ -339,3 +339,14 @@ def test_nights_said_again_after_a_refusal(branch):
     (turn,) = talk(branch, "一晚不行，还是得两晚，预算八百呢", state=turns[-1].state)
     assert turn.state["slots"].get("nights") == 2, turn.state["slots"]
     assert turn.state["slots"].get("max_price") == 800, turn.state["slots"]
+
+
+# 7. a station and an airport share a name: the kind the trip uses is meant
+def test_hongqiao_for_a_flight_is_the_airport(travel_db_path):
+    from ragdial.task.acts import understand
+
+    gaz = TravelDB(travel_db_path).gazetteer()
+    (act,) = understand("后天北京飞上海虹桥", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "虹桥机场", act
+    (act,) = understand("后天北京去上海虹桥的高铁", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "上海虹桥站", act

@@ -51,6 +51,10 @@ MOVE = re.compile(
 )
 
 
+# asking to change what was booked without the new value yet: 改一下日期 / 换个时间 / 调一下座位
+CHANGE_WHAT = re.compile(
+    r"(改|换|调|挪)\s*(一下|个|下)?\s*(日期|时间|日子|出发时间|入住时间|入住日期|班次|车次|航班|座位|舱位|铺位)"
+)
 # the day after (or before) the one booked: 第二天 / 次日 / 往后推一天 / 提前一天
 NEXT_DAY = re.compile(r"(第二天|次日|隔天|后一天|晚一天|前一天|早一天|提前一天|(往后|往前|推迟|推后|延后)(推|挪)?一天)")
 
@@ -164,6 +168,8 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
             or _time_bounds(text, english) != (None, None)
             or _period_of(text, english)
         )
+    if not said and after and CHANGE_WHAT.search(text):
+        said = True  # 我想改一下日期 / 能换个时间吗 after a booking: which day or time is asked next
     longer = LONGER_STAY.search(text)
     hotel_booked = "hotel" in booked_domains and (after or ctx.domain != "hotel")
     if not said and longer and hotel_booked and _domain_named(text, english) in (None, "hotel"):
