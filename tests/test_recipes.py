@@ -71,6 +71,8 @@ def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
     assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
     assert [s.split(":")[0] for s in huawei.get("train")] == ["huawei"]  # learners: the challenge's own dialogs
     assert {s.split(":")[0] for s in huawei.get("knowledge_data")} == {"kdconv"}  # the graph: KdConv's too
+    kdconv_system = recipes.load_recipe("kdconv").section("system") or {}
+    assert (huawei.section("system") or {}).get("speak_weight") == kdconv_system.get("speak_weight") == 2  # issue 20
 
 
 def test_overrides_set_any_option_and_bad_ones_name_the_key() -> None:
