@@ -71,6 +71,7 @@ def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
     assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
     assert [s.split(":")[0] for s in huawei.get("train")] == ["huawei"]  # learners: the challenge's own dialogs
     assert {s.split(":")[0] for s in huawei.get("knowledge_data")} == {"kdconv"}  # the graph: KdConv's too
+    assert (huawei.section("reranker") or {}).get("name") == "triples"  # issue 20: better in domain too
     kdconv_system = recipes.load_recipe("kdconv").section("system") or {}
     assert (huawei.section("system") or {}).get("speak_weight") == kdconv_system.get("speak_weight") == 2  # issue 20
 
@@ -165,7 +166,8 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
 )
 def test_a_bad_component_option_is_named_and_nothing_is_written(tmp_path: Path, override: str, message: str) -> None:
     with pytest.raises(RagdialError, match=message):
-        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, override])
+        # the in-domain reranker's options (the huawei recipe ships the triple reranker since session 7)
+        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=in_domain", override])
     assert list(tmp_path.iterdir()) == []
 
 
