@@ -767,7 +767,7 @@ class TaskBranch(BookingActs):
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
         self._widen_window(state, slots, turn.text)
         back = slots.pop("return_leg", None)
-        note = self._way_back(state, slots, back) if isinstance(back, dict) else ""
+        note = self._queue_way_back(state, slots, back) if isinstance(back, dict) else ""
         if note:
             turn.notes.append(note)
         unserved = text_or_none(slots.pop("unserved", None))
@@ -884,7 +884,7 @@ class TaskBranch(BookingActs):
         slots["time_from"], slots["time_to"] = min(start, new_start), max(end, new_end)
 
     @staticmethod
-    def _way_back(state: TaskState, slots: JSONDict, back: JSONDict) -> str:
+    def _queue_way_back(state: TaskState, slots: JSONDict, back: JSONDict) -> str:
         """The way back said with the way out waits in the queue (the route reversed); what the reply says of it."""
         dep = text_or_none(slots.get("arr_city") or state["slots"].get("arr_city"))
         arr = text_or_none(slots.get("dep_city") or state["slots"].get("dep_city"))
