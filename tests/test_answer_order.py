@@ -180,3 +180,46 @@ def test_a_short_turn_going_on_from_ones_figures_stays_with_ones_figures():
     after_product = _candidates((SPIN, VISITS, TOWELS), cited_last_first=[1, 0, 0])
     towels = TurnView("and towels?", ("is there a spin class pass",), (("product:5",),), language="en")
     assert reorder([0, 1, 2], after_product, towels, CATALOGUE) == [0, 1, 2]
+
+
+def test_a_chinese_turn_saying_wo_anywhere_asks_for_ones_figure_before_an_faq():
+    # "这个月我用了几次" puts 我 after the time word: one's own figure, like "我的本月已用次数", before the FAQ
+    visits = Knowledge("u2:local:1", "剩余次数：6次，本月已用次数：2次", SourceKind.USER_PROFILE, scope="u2")
+    how = _faq(9, "剩余次数在哪里看", "在APP首页查看。")
+    candidates = _candidates((how, visits), asked_attribute=[0, 1])
+    view = TurnView("这个月我用了几次", language="zh")
+    assert _ids(reorder([0, 1], candidates, view, CATALOGUE), candidates)[0] == "u2:local:1"
+    # no 我, or asking where to look: the FAQ stays first
+    assert reorder([0, 1], candidates, TurnView("这个月用了几次", language="zh"), CATALOGUE) == [0, 1]
+    assert reorder([0, 1], candidates, TurnView("我在哪里看剩余次数", language="zh"), CATALOGUE) == [0, 1]
+
+
+def test_a_question_which_service_one_has_puts_the_users_record_before_an_faq():
+    candidates = _candidates((JOIN, MINE), asked_attribute=[0, 1])
+    name = TurnView("what's the name of the one I'm on", language="en")
+    assert _ids(reorder([0, 1], candidates, name, CATALOGUE), candidates)[0] == "u1:local:0"
+    # another attribute of one's service against an FAQ: the model's order stands (the FAQ may say how)
+    fee = TurnView("what does it cost to add a friend to mine", language="en")
+    assert reorder([0, 1], candidates, fee, CATALOGUE) == [0, 1]
+
+
+def test_what_the_speaker_did_or_has_is_asked_of_their_own_records():
+    # "when did I join" asks the start of one's own membership, not how to join
+    candidates = _candidates((JOIN, GOLD, MINE), asked_attribute=[0, 0, 1])
+    did = TurnView("when did I join the gold membership", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, did, CATALOGUE), candidates)[0] == "u1:local:0"
+    anyone = TurnView("when can people join the gold membership", language="en")
+    assert reorder([0, 1, 2], candidates, anyone, CATALOGUE) == [0, 1, 2]
+
+
+def test_ones_own_figure_goes_before_a_product_that_does_not_hold_it():
+    # "Gold Membership, how many visits have I got left": the product the rewrite carried came first, but only the
+    # user's record holds visits left
+    candidates = _candidates((GOLD, VISITS), asked_attribute=[0, 1])
+    view = TurnView("how many visits do I have left this month", language="en")
+    assert _ids(reorder([0, 1], candidates, view, CATALOGUE), candidates)[0] == "u1:local:1"
+    # the product holds what is asked, or the turn is not about one's own: the product stays first
+    holds = _candidates((GOLD, VISITS), asked_attribute=[1, 1])
+    assert reorder([0, 1], holds, view, CATALOGUE) == [0, 1]
+    anyone = TurnView("how many visits are there in a month", language="en")
+    assert reorder([0, 1], candidates, anyone, CATALOGUE) == [0, 1]

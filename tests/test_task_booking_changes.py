@@ -287,3 +287,50 @@ def test_a_train_from_another_city_after_a_hotel_goes_to_the_stay(branch):
     slots = turns[-1].state["slots"]
     assert turns[-1].booked is not None and turns[-1].state["domain"] == "train", turns[-1].reply
     assert (slots["dep_city"], slots["arr_city"]) == ("上海", "北京"), turns[-1].reply
+
+
+def test_a_train_home_on_the_check_out_day_after_a_hotel(branch):
+    turns = talk(branch, "后天在北京订个酒店", "第一个", "好的就它。退房那天我要回上海，帮我看看火车")
+    last = turns[-1]
+    slots = last.state["slots"]
+    assert last.booked is not None and last.state["domain"] == "train", last.reply
+    assert (slots["dep_city"], slots["arr_city"], slots["date"]) == ("北京", "上海", "2026-12-04"), last.reply
+
+
+def test_giving_back_a_ticket_picks_the_tickets_not_the_rooms(branch):
+    turns = talk(branch, "后天上海到北京的火车，两张", "第一个", "确认", "再订后天北京的酒店，两间房", "第一个", "确认")
+    assert len(_live(turns[-1].state)) == 2, turns[-1].reply
+    (asked,) = talk(branch, "退一张", state=turns[-1].state)
+    assert asked.state["cancel"]["order_no"] == turns[2].booked["order_no"] and "保留1张" in asked.reply, asked.reply
+    (rooms,) = talk(branch, "房间只留一间就行", state=turns[-1].state)
+    assert rooms.state["cancel"]["order_no"] == turns[-1].booked["order_no"] and "保留1间" in rooms.reply, rooms.reply
+
+
+# an aside about an outing, with the day one means to go, said at a read-back changes nothing
+@pytest.mark.parametrize(
+    "text, booked",
+    [
+        ("好。你知道灵隐寺几点开门吗，我5号想去", True),
+        ("行。听说西湖那边有灯会吗，我5号想去看看", True),
+        ("你知道灵隐寺门票多少钱吗，我4号想去", False),
+    ],
+)
+def test_an_aside_with_the_day_of_an_outing_keeps_the_read_back(branch, text, booked):
+    turns = talk(branch, "后天在杭州订个酒店", "第一个")
+    pending = turns[-1].state["pending"]
+    (turn,) = talk(branch, text, state=turns[-1].state)
+    assert "已按您说的修改" not in turn.reply and "重新查找" not in turn.reply, turn.reply
+    if booked:
+        assert turn.booked is not None and turn.booked["date"] == "2026-12-03", turn.reply
+    else:
+        assert turn.booked is None and turn.state["pending"] == pending and "请问确认预订吗" in turn.reply
+
+
+@pytest.mark.parametrize("text", ["我想改一下日期", "能换个时间吗"])
+def test_asking_to_change_without_the_new_value_asks_for_it(branch, text):
+    turns = talk(branch, *FLIGHT_READ_BACK, "确认", text)
+    last = turns[-1]
+    assert last.acts == ["change_booking"] and last.state["open"] == "change", last.reply
+    assert "帮不上忙" not in last.reply and last.state["rebook"]["order_no"] == turns[2].booked["order_no"]
+    (moved,) = talk(branch, "改到周五吧", state=last.state)
+    assert moved.state["slots"]["date"] == "2026-12-04" and moved.state["rebook"], moved.reply

@@ -38,13 +38,15 @@ def test_make_db_search_and_simulate(tmp_path):
     assert metrics == {
         "dialogs": 6,
         "completion_ratio": 1.0,
-        "mean_turns": 6.0,  # noisy yeses (没问体, 队的) are asked again, not read as a no (6.83 before session 6)
+        # noisy yeses (没问体, 队的) are asked again, not read as a no (6.83 before session 6); a yes word heard by
+        # sound (可依) is a yes where one is expected (6.0 before session 7)
+        "mean_turns": 5.166666666666667,
         "guidance_rate": 1.0,
         "off_topic_dialogs": 3,
         "integrity_errors": 0,
         "dialogs_with_integrity_errors": 0,
     }
-    assert [len(d["log"]) for d in dialogs] == [4, 8, 6, 5, 4, 12]
+    assert [len(d["log"]) for d in dialogs] == [4, 8, 4, 5, 4, 8]
     assert all(d["success"] for d in dialogs)
 
 

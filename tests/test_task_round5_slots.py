@@ -277,3 +277,76 @@ def test_an_express_train_is_a_t_train(branch):
     (turn,) = talk(branch, "明天北京到天津的特快")
     assert turn.state["slots"].get("train_kinds") == ["T"], turn.state["slots"]
     assert "T564" in turn.reply and "K773" not in turn.reply, turn.reply
+
+
+# 9. short acts in other words (own phrasings, checked against the training bank's held-out errors, not the test half)
+def test_a_hesitation_before_a_refusal_books_nothing(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "嗯……我还是先不订了")
+    assert turns[-1].booked is None and not turns[-1].state["bookings"], turns[-1].reply
+
+
+def test_giving_up_then_saying_yes_books(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "算了，行吧，就订它")
+    assert turns[-1].booked is not None, turns[-1].reply
+
+
+def test_giving_up_while_choosing_then_asking_for_trains_switches(branch):
+    turns = talk(branch, "后天北京飞上海", "算了，看看高铁吧")
+    assert turns[-1].state["domain"] == "train" and turns[-1].state["open"] in ("choose_offer", "confirm_booking")
+    assert turns[-1].state["slots"].get("arr_city") == "上海", turns[-1].reply
+
+
+def test_book_it_is_no_question_about_a_booking(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "好嘞，订上呗")
+    assert turns[-1].booked is not None, turns[-1].reply
+
+
+def test_paying_asked_after_a_booking_is_about_the_booking(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "确认")
+    (turn,) = talk(branch, "付款了没？", state=turns[-1].state)
+    assert turn.acts == ["ask_about_booking"] and "订单号1" in turn.reply, turn.reply
+
+
+def test_gold_prices_are_an_aside(branch):
+    turns = talk(branch, "后天北京飞上海")
+    (turn,) = talk(branch, "最近金价涨到多少了", state=turns[-1].state)
+    assert turn.acts == ["out_of_scope"] and turn.state["open"] == "choose_offer", turn.reply
+
+
+def test_a_yes_heard_by_sound_books_at_a_read_back(branch):
+    turns = talk(branch, *HOTEL_READ_BACK, "可依")
+    assert turns[-1].booked is not None, turns[-1].reply
+
+
+# dates restated in one turn: the plainer one holds
+def test_the_next_day_restated_by_its_number_is_that_day():
+    from ragdial.task.acts.finders import _dates
+
+    assert _dates("就第二天吧，4号，同一班", TODAY, False, {"date": "2026-12-03"}) == {"date": "2026-12-04"}
+    assert _dates("3号晚上走，第二天早上到", TODAY, False, {}) == {"date": "2026-12-04"}
+
+
+def test_a_day_number_said_with_its_weekday_wins(travel_db_path):
+    from ragdial.task.acts import understand
+
+    gaz = TravelDB(travel_db_path).gazetteer()
+    (act,) = understand("11号那个周五，北京飞上海", None, gaz, TODAY)
+    assert act.slots.get("date") == "2026-12-11", act
+
+
+def test_nights_said_again_after_a_refusal(branch):
+    turns = talk(branch, "后天北京住两晚")
+    (turn,) = talk(branch, "一晚不行，还是得两晚，预算八百呢", state=turns[-1].state)
+    assert turn.state["slots"].get("nights") == 2, turn.state["slots"]
+    assert turn.state["slots"].get("max_price") == 800, turn.state["slots"]
+
+
+# 7. a station and an airport share a name: the kind the trip uses is meant
+def test_hongqiao_for_a_flight_is_the_airport(travel_db_path):
+    from ragdial.task.acts import understand
+
+    gaz = TravelDB(travel_db_path).gazetteer()
+    (act,) = understand("后天北京飞上海虹桥", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "虹桥机场", act
+    (act,) = understand("后天北京去上海虹桥的高铁", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "上海虹桥站", act

@@ -2,7 +2,8 @@
 themselves (no word list of any knowledge base):
 
 - **one's own figure**: when a profile item comes first, the profile item that holds the attribute asked for
-  comes first;
+  comes first; so it does before an FAQ or a product that lacks it when the turn speaks of one's own (我 anywhere in
+  a Chinese turn, "did I", "have I") and does not ask how;
 - **the referent of an anaphor**: a short turn that refers back ("how do I cancel it?") and names nothing is about
   what the last reply was about; a global item whose head (an FAQ's question, a product's name) names something
   neither the turn nor the recent dialog mentions goes below the item cited last;
@@ -21,7 +22,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from ragdial.generation.extractive import item_fields, key_match, named_keys
+from ragdial.generation.extractive import asked_keys, item_fields, key_match, named_keys
 from ragdial.pipeline.answer_features import (
     Candidates,
     TurnView,
@@ -46,11 +47,13 @@ def reorder(
         return order
     order = _referent_first(order, candidates, view, catalogue)
     names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
-    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names)
+    own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names) or bool(_ASKED_OF_ME.search(view.text))
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
     if mine[0] != order[0]:
         return mine  # the user's record of the service asked about (not another figure of theirs)
-    return _named_figure_first(_own_figure_first(order, candidates, view, own), candidates, view)
+    # for one's figure against an FAQ, a Chinese turn that says 我 anywhere speaks of one's own ("这个月我用了多少流量")
+    mine_said = own or "我" in view.text
+    return _named_figure_first(_own_figure_first(order, candidates, view, mine_said), candidates, view)
 
 
 POSSESSION_FLOOR = 0.08  # below this cover/cosine the turn says nothing about a service (chosen on dev)
@@ -78,6 +81,10 @@ def possession_first(order: Sequence[int], candidates: Candidates, within: int =
     mine = [j for j in order if not items[j].is_global and item_name(items[j]).lower() == name]
     first = mine[0] if mine else named[0]
     return [first, *(j for j in order if j != first)], True
+
+
+# a question about what the speaker did or has ("when did I add it", "how much credit have I got")
+_ASKED_OF_ME = re.compile(r"\b(?:have|did|had|was|were)\s+i\b", re.I)
 
 
 def says_mine(text: str, names: Iterable[str]) -> bool:
@@ -121,10 +128,21 @@ def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, 
     items, asked = candidates.items, candidates.column("asked_attribute")
     top = items[order[0]]
     named = [bool(item_name(item)) for item in items]  # a service record; else the user's figures
-    if asked[order[0]] or (top.is_global and (top.source != SourceKind.FAQ or asks_how(view.text) or not own)):
-        return order  # a product first; an FAQ unless the turn asks for one's own figure, not how to see it
-    holding = [j for j in order if not items[j].is_global and asked[j] and (not top.is_global or not named[j])]
+    if asked[order[0]] or (top.is_global and (asks_how(view.text) or not own)):
+        return order  # a global item first unless the turn asks for one's own figure that it lacks, not how to see it
+    # before an FAQ, the user's figures; a service record only when the turn asks which one it is ("what plan am I on")
+    holding = [
+        j
+        for j in order
+        if not items[j].is_global
+        and asked[j]
+        and (not top.is_global or not named[j] or _asks_name(view.text, items[j]))
+    ]
     return [holding[0], *(j for j in order if j != holding[0])] if holding else order
+
+
+def _asks_name(text: str, item: Knowledge) -> bool:
+    return any(k in ("业务名称", "Service name") for k in asked_keys(text, item_fields(item), first_match=True))
 
 
 _HOW = re.compile(

@@ -290,6 +290,7 @@ def combine(
     if not wanted:
         return rule_acts  # the model is sure of no act: the rules' reading stands
     have = set(rule_names)
+    wanted |= {a for a in have if probs.get(a, 0.0) >= FLOOR}  # a rules' act is dropped only when the model doubts it
     if _families(wanted) == _families(have):
         return rule_acts  # inform vs modify is the rules' call: whether the slot already has a value
     added = {a for a in wanted - have if not _families({a}) & _families(have)}

@@ -204,10 +204,15 @@ class BookingActs:
                 state["cancel"], state["open"] = None, resume
                 return
             fits = live
+        if act.slots.get("back"):  # 退一张: only a booking of more than that can give part back
+            fits = [b for b in fits if int(b.get("quantity") or 1) > as_int(act.slots["back"])] or fits
         if len(fits) > 1:
             question = "您要取消哪一个？" if zh else "Which one should I cancel?"
             turn.parts.append(which_booking(fits, question, lang))
-            state["cancel"] = {"among": [b["order_no"] for b in fits], "resume": resume}
+            among: CancelQuestion = {"among": [b["order_no"] for b in fits], "resume": resume}
+            if act.slots.get("back"):
+                among["back"] = as_int(act.slots["back"])  # 退一张 of which booking: still one of it
+            state["cancel"] = among
             state["open"] = "choose_cancel"
             turn.prompted = True
             return

@@ -37,6 +37,7 @@ from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
 from ragdial.task.acts.aside import _booking_domain
 from ragdial.task.acts.booked import KEEP_IT, SAME_AGAIN
+from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
@@ -111,6 +112,13 @@ PUTTING_OFF = re.compile(r"(不订了|先不订|不用订了|再想想|考虑一
 ALSO_FINE = re.compile(r"也(行|可以|成|没问题|不错|ok|OK)")
 # the day of the booking just made (当天上午的高铁 after a hotel booking: its check-in day)
 SAME_DAY = re.compile(r"(当天|同一天|同一日|那天|同天)")
+# the day a booked stay ends (退房那天 / 退房当天 / 退完房)
+CHECK_OUT_DAY = re.compile(r"(退房(那天|当天|那日|后|以后|之后)|退完房)")
+# an aside about a place or an outing (你知道…吗 / 听说…吗 / 几点开门) and the day one means to go there (我5号想去)
+ASIDE_QUESTION = re.compile(
+    r"(你知道|听说|话说|有没有人|好玩|好吃|开门|关门|门票|天气|下雨|冷不冷|热不热|能看到|值得去|景点|灯会)"
+)
+GOING_THERE = re.compile(r"(想去|要去|去玩|去看|去逛|打算去|准备去|过去玩|去转转)")
 # the way back of the trip just booked (那周五回来的呢 / 返程看看周日的)
 RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
@@ -264,6 +272,7 @@ class TaskBranch(BookingActs):
         acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
+        acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
         acts = self._no_after_a_choice(acts)
         if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
@@ -347,6 +356,31 @@ class TaskBranch(BookingActs):
             if any(v is not None and not same_value(facts.get(k), v) for k, v in said.items()):
                 return [a for a in acts if a.act != "confirm"]
         return acts
+
+    @staticmethod
+    def _aside_with_a_day(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """好。你知道灵隐寺几点开门吗，我5号想去 at a read-back: an aside asked about a place, with the day one
+        means to go there, changes nothing (the day is the aside's, not the stay's or the trip's); a plain yes that
+        opens the turn still books the offer read back."""
+        pending = state.get("pending")
+        if state["open"] != "confirm_booking" or pending is None:
+            return acts
+        if not (ASIDE_QUESTION.search(text) and GOING_THERE.search(text) and re.search(r"(吗|呢|？|\?)", text)):
+            return acts
+        said = [a for a in acts if a.act in ("inform", "modify")]
+        if not said or any(set(a.slots) - {"date", "period", "district"} for a in said):
+            return acts
+        domain = pending["domain"]
+        fits = {"hotel": ("price", "stars", "district", "rooms_left")}.get(domain or "", ())
+        kept = [
+            a
+            for a in acts
+            if a not in said and not (a.act == "request" and domain == "hotel" and any(k not in fits for k in a.slots))
+        ]
+        first = re.split(r"[，,。.!！？?\s]", text.strip(), maxsplit=1)[0]
+        if not any(a.act == "confirm" for a in kept) and CONFIRM_START.match(first) and len(first) <= 4:
+            kept.insert(0, Act("confirm"))  # 好。(aside): the yes stands
+        return kept if any(a.act == "out_of_scope" for a in kept) else [*kept, Act("out_of_scope")]
 
     @staticmethod
     def _fewer_again(state: TaskState, acts: list[Act], text: str) -> list[Act]:
@@ -907,6 +941,9 @@ class TaskBranch(BookingActs):
                 new["arr_city"] = stay  # 上海过去的高铁 after a hotel in 北京: to where the stay is
             if "date" not in slots and SAME_DAY.search(turn.text):
                 new["date"] = last["date"] if last["domain"] == "hotel" else last.get("arrival_date")
+            if last["domain"] == "hotel" and CHECK_OUT_DAY.search(turn.text):
+                nights = int(last.get("nights") or 1)  # 退房那天回上海: the day the stay ends
+                slots = {**slots, "date": (dt.date.fromisoformat(last["date"]) + dt.timedelta(days=nights)).isoformat()}
         state["domain"] = domain
         state["slots"] = {k: v for k, v in new.items() if v}
         state["offers"], state["pending"], state["failures"] = [], None, {}
@@ -916,6 +953,9 @@ class TaskBranch(BookingActs):
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        if state["domain"] in ("flight", "train") and slots.get("city") and not slots.get("arr_city"):
+            # 回上海，帮我看看火车 heard while a hotel was under way: for a trip the city is where it goes
+            slots = {k: v for k, v in slots.items() if k != "city"} | {"arr_city": slots["city"]}
         if state["domain"] == "hotel" and slots.get("arr_city") and not slots.get("city"):
             # 下周三到桂林，住三晚: for a hotel the place one goes to is where one stays (a route is no hotel slot)
             slots = {k: v for k, v in slots.items() if k not in ("dep_city", "arr_city")} | {"city": slots["arr_city"]}

@@ -51,6 +51,10 @@ MOVE = re.compile(
 )
 
 
+# asking to change what was booked without the new value yet: 改一下日期 / 换个时间 / 调一下座位
+CHANGE_WHAT = re.compile(
+    r"(改|换|调|挪)\s*(一下|个|下)?\s*(日期|时间|日子|出发时间|入住时间|入住日期|班次|车次|航班|座位|舱位|铺位)"
+)
 # the day after (or before) the one booked: 第二天 / 次日 / 往后推一天 / 提前一天
 NEXT_DAY = re.compile(r"(第二天|次日|隔天|后一天|晚一天|前一天|早一天|提前一天|(往后|往前|推迟|推后|延后)(推|挪)?一天)")
 
@@ -81,8 +85,13 @@ def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     if m is None or not live or ctx.open_question in ("confirm_booking", "choose_offer", "offer_alternative"):
         return None
     slots: JSONDict = dict(_booking_domain(text))
+    counted = "间" if "间" in m.group(0) else "张" if "张" in m.group(0) else None
+    if counted:  # 退一张: tickets, not rooms (退一间: rooms)
+        live = [b for b in live if (b.get("domain") == "hotel") == (counted == "间")] or live
     numbers = re.findall(r"\d+", text)
     order = next((int(n) for n in numbers if any(str(b.get("order_no")) == n for b in live)), None)
+    if order is None and len(live) == 1 and not slots:
+        order = as_int(live[0]["order_no"])
     named = _named_booking(text, live)
     if order is None and named is not None:
         order = as_int(named["order_no"])
@@ -159,6 +168,8 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
             or _time_bounds(text, english) != (None, None)
             or _period_of(text, english)
         )
+    if not said and after and CHANGE_WHAT.search(text):
+        said = True  # 我想改一下日期 / 能换个时间吗 after a booking: which day or time is asked next
     longer = LONGER_STAY.search(text)
     hotel_booked = "hotel" in booked_domains and (after or ctx.domain != "hotel")
     if not said and longer and hotel_booked and _domain_named(text, english) in (None, "hotel"):

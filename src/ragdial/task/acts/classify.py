@@ -45,7 +45,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import cn_number
+from ragdial.task.slots import _pinyin, cn_number
 from ragdial.task.values import listed
 
 # a short refusal of what is offered (where a yes/no is expected): 不合适 / 这个时间不行 / 太早了不要 / 先别 / 没啥了
@@ -54,6 +54,8 @@ REFUSING = re.compile(
     r"(不要|不用|不合适|不太合适|不太行|不行|先别|别了|别了别了|别|不考虑|不太想要|不想要|不太想|没啥了|没有|没有了|没了|没啥)"
     r"(这个|那个)?(了|吧|啊|哈)*"
 )
+# yes words by sound, for a yes heard with a homophone (可依 for 可以) where a yes/no is expected
+YES_SOUNDS = {_pinyin(w) for w in ("可以", "好的", "对的", "行", "没问题", "确定", "确认", "是的", "没错", "对")}
 # nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
 ALL_DONE = re.compile(
     r"(那|那就|好|好的|行|嗯)?[，,\s]*(就这些|就这样|先这样|这样|这样就行|这样就好|这样就可以|够了|可以了|没别的|没其他的?|没什么了)"
@@ -293,7 +295,10 @@ def _classify(
             and len(text) <= 4
             and not numbers
             and not asking
-            and re.match(rf"(好{EXCLAIMED}|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+            and (
+                re.match(rf"(好{EXCLAIMED}|行|可以|对|是|确|嗯|恩|ok|yes|妥|没问题|没毛病|没错)", lower)
+                or _pinyin(text.rstrip("吧啊呀了哈")) in YES_SOUNDS
+            )
         ):
-            return "confirm", {}
+            return "confirm", {}  # (可依 / 确腚: a yes word heard by sound)
     return None, {}

@@ -302,6 +302,12 @@ def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
                 out[slot] = words.get(m.group(1)) or int(m.group(1))
         return out
     n = _count(text, rf"住\s*({NUM})\s*(?:个)?晚") or _count(text, rf"({NUM})\s*(?:个)?晚(?:上)?(?!上好)")
+    said = list(
+        re.finditer(rf"({NUM})\s*(?:个)?晚(?:上)?(?!上好)(?P<no>\s*可?(?:不行|不够|不可以|太少|太短|不要))?", text)
+    )
+    if said and said[0].group("no"):  # 一晚不行，得两晚: a number of nights refused is none wanted
+        wanted = [m for m in said if not m.group("no")]
+        n = cn_number(wanted[-1].group(1)) if wanted else None
     if n and not re.search(rf"({NUM})\s*点", text[max(0, text.find("晚") - 3) : text.find("晚") + 3]):
         out["nights"] = n
     if re.search(rf"({NUM})\s*间.{{0,4}}({NUM})\s*间", text):
@@ -411,7 +417,9 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
         days = cn_number(m.group(2)) or 0
         sign = -1 if m.group(1) in ("提前", "早", "往前") else 1
         out["date"] = (dt.date.fromisoformat(as_str(state["date"])) + dt.timedelta(days=sign * days)).isoformat()
-    if out.get("date") and re.search(r"(第二天|次日|隔天)", text):
+    next_day = re.search(r"(第二天|次日|隔天)", text)
+    if out.get("date") and next_day and DAY_SAID.search(text[: next_day.start()]):  # 5号出发第二天到: after it
+        # (第二天啊，11号: the day said after 第二天 is that next day itself)
         out["date"] = (dt.date.fromisoformat(out["date"]) + dt.timedelta(days=1)).isoformat()
     return out
 
@@ -419,6 +427,11 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
 SELF_CORRECTED = re.compile(
     r"(?:哦不对|噢不对|啊不对|不对不对|不对|说错了|说错|搞错了|口误|我是说|应该是|更正一下|sorry)"
 )
+
+
+DAY_SAID = re.compile(rf"((?:{NUM})\s*[号日]|周|星期|礼拜|今天|明天|后天|今晚|明晚|明早)")
+DAY_NUMBERED = re.compile(rf"(?:(?:{NUM})\s*月\s*)?(?:{NUM})\s*[号日](?!.{{0,1}}(?:前|后|以前|以后|之前|之后))")
+WEEKDAY_SAID = re.compile(r"(周|星期|礼拜)[一二三四五六日天]")
 
 
 def _date_in(text: str, today: dt.date, english: bool) -> str | None:
@@ -429,6 +442,9 @@ def _date_in(text: str, today: dt.date, english: bool) -> str | None:
     date = parse_date(text, today, english)
     if date is None and not english:
         date = parse_date(canonical(text), today, english)
+    numbered = DAY_NUMBERED.search(text) if not english else None
+    if date and numbered and WEEKDAY_SAID.search(text):  # 下下周日，13号那个周日: the day's number is the plainer
+        return parse_date(numbered.group(0), today) or date
     return date
 
 

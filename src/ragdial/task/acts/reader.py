@@ -15,11 +15,14 @@ from ragdial.task.acts.context import Act, Context, _Clause
 from ragdial.task.acts.finders import _dates, parse
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
-from ragdial.task.acts.words import FILLER, REFERENCE
+from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import _BY_SOUND
 from ragdial.task.values import text_or_none
+
+HESITATION = re.compile(r"[嗯恩额呃唔啊哦噢]+[…\.。，,\s]*")
+GIVING_UP = re.compile(r"(那|哎|唉|嗯)?算了(吧|啦)?[…\.。，,\s]*")
 
 
 class Understander:
@@ -73,6 +76,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     confirmed = restated = False
     pending_ref: JSONDict = {}
     for i, clause in enumerate(clauses):
+        if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
+            continue  # 嗯…不要了 / 嗯…再看看别的: a hesitation before the answer is no yes
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
@@ -102,6 +107,10 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             ):
                 acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
+        if kind == "deny" and i < len(clauses) - 1 and GIVING_UP.fullmatch(clause.text):
+            after = FILLER.sub("", clauses[i + 1].text)
+            if ctx.open_question not in ("confirm_booking", "offer_alternative") or CONFIRM_START.match(after):
+                continue  # 算了，确定吧 / 算了，查查机票 (while choosing): what follows 算了 is the answer
         if kind in ("confirm", "select"):
             confirmed = True
         if (
