@@ -1,0 +1,32 @@
+"""Task details from the survivors of the fresh seed-27 task sample (docs/testing.md, session 7), on hand-written
+inputs: the simulated user books the hotel for the night it arrives (the same day, the next day, the third day of a
+long train ride), and the act model's default configuration."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+from ragdial.task.act_model import ActModel, ActModelConfig
+from ragdial.task.goals import Goal, SubGoal
+from ragdial.task.simulator import UserSimulator
+
+
+@pytest.mark.parametrize(
+    ("arrival", "check_in"),
+    [("23:00拉萨站", "2026-12-02"), ("次日 08:00拉萨站", "2026-12-03"), ("第3天 08:00拉萨站", "2026-12-04")],
+)
+def test_the_simulated_user_checks_in_on_the_day_the_train_arrives(arrival, check_in):
+    train = SubGoal("train", {"dep_city": "北京", "arr_city": "拉萨", "date": "2026-12-02"})
+    hotel = SubGoal("hotel", {"city": "拉萨", "nights": 1})  # no day of its own: the night one arrives
+    user = UserSimulator(Goal(1, "train_hotel", [train, hotel]), dt.date(2026, 12, 1), random.Random(0))
+    user.react(
+        f"预订成功，订单号3：Z21 12月2日 20:00北京西站→{arrival} 硬卧下铺 800元，1张，共800元。\n还需要别的帮助吗？"
+    )
+    assert user.index == 1 and hotel.constraints["date"] == check_in
+
+
+def test_an_act_model_without_a_configuration_uses_the_default_one():
+    assert ActModel().config == ActModelConfig()
