@@ -1,6 +1,7 @@
 """Task details from the survivors of the fresh seed-27 task sample (docs/testing.md, session 7), on hand-written
 inputs: the simulated user books the hotel for the night it arrives (the same day, the next day, the third day of a
-long train ride), and the act model's default configuration."""
+long train ride), the act model's default configuration, and a hotel that fails only on conditions together names
+those conditions and not the one night asked for."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import random
 import pytest
 
 from ragdial.task.act_model import ActModel, ActModelConfig
+from ragdial.task.db import TravelDB
 from ragdial.task.goals import Goal, SubGoal
+from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import UserSimulator
+from task_dialogs import talk
 
 
 @pytest.mark.parametrize(
@@ -30,3 +34,10 @@ def test_the_simulated_user_checks_in_on_the_day_the_train_arrives(arrival, chec
 
 def test_an_act_model_without_a_configuration_uses_the_default_one():
     assert ActModel().config == ActModelConfig()
+
+
+def test_conditions_that_fail_only_together_are_named_without_the_one_night(travel_db_path):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
+    (turn,) = talk(branch, "帮我订明天上海的酒店，住一晚，五星级，200元以内")
+    head = turn.reply.split("\n")[0]
+    assert "星级（5星）、预算（200元以内）这几个条件" in head and "晚" not in head.split("这几个条件")[0]
