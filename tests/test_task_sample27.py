@@ -41,3 +41,18 @@ def test_conditions_that_fail_only_together_are_named_without_the_one_night(trav
     (turn,) = talk(branch, "帮我订明天上海的酒店，住一晚，五星级，200元以内")
     head = turn.reply.split("\n")[0]
     assert "星级（5星）、预算（200元以内）这几个条件" in head and "晚" not in head.split("这几个条件")[0]
+
+
+def test_a_flight_the_user_expects_to_fail_is_followed_by_the_same_trip_by_train(travel_db_path):
+    from ragdial.task.goals import sample_goals
+
+    pairs = [
+        (goal.subgoals[i], goal.subgoals[i + 1])
+        for goal in sample_goals(TravelDB(travel_db_path), 60, 5, dt.date(2026, 12, 1))
+        for i in range(len(goal.subgoals) - 1)
+        if goal.subgoals[i].expect_fail
+    ]
+    assert pairs
+    for flight, train in pairs:  # the train is the same trip: no day said again, the flight's constraints
+        assert (flight.domain, train.domain, train.date_expr, train.expect_fail) == ("flight", "train", "", False)
+        assert train.constraints == flight.constraints and flight.date_expr
