@@ -56,3 +56,17 @@ def test_a_flight_the_user_expects_to_fail_is_followed_by_the_same_trip_by_train
     for flight, train in pairs:  # the train is the same trip: no day said again, the flight's constraints
         assert (flight.domain, train.domain, train.date_expr, train.expect_fail) == ("flight", "train", "", False)
         assert train.constraints == flight.constraints and flight.date_expr
+
+
+def test_a_listed_train_chosen_by_its_berth(travel_db_path):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
+    listed, chosen = talk(branch, "帮我订明天北京到上海的火车票，要硬卧", "中铺那个")
+    (line,) = [line for line in listed.reply.splitlines() if "硬卧中铺" in line]  # one listed train is a middle berth
+    assert chosen.state["open"] == "confirm_booking"
+    assert chosen.state["pending"]["id"] == listed.state["offers"][int(line.split(".")[0]) - 1]
+
+
+def test_a_hotel_search_without_a_number_of_nights_is_for_one_night(travel_db_path):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
+    (turn,) = talk(branch, "帮我订明天上海的酒店")
+    assert turn.state["open"] == "choose_offer" and "入住1晚" in turn.reply.split("\n")[0]
