@@ -104,3 +104,9 @@ def test_a_change_naming_an_order_number_changes_that_booking(gaz):
     assert acts(gaz, "订单10002改签到后天，改成商务舱", **hotel_then_flight) == [
         ("change_booking", {"order_no": 10002, "date": "2026-12-03", "seat_class": "商务舱"})
     ]
+
+
+def test_first_class_said_in_english_is_the_flights_or_the_trains_first_class(gaz):
+    flight = acts(gaz, "I need a first class flight from Beijing to Shanghai tomorrow")
+    train = acts(gaz, "a first class train seat from Beijing to Shanghai tomorrow")
+    assert (flight[0][1]["seat_class"], train[0][1]["seat_class"]) == ("头等舱", "一等座")
