@@ -110,3 +110,16 @@ def test_first_class_said_in_english_is_the_flights_or_the_trains_first_class(ga
     flight = acts(gaz, "I need a first class flight from Beijing to Shanghai tomorrow")
     train = acts(gaz, "a first class train seat from Beijing to Shanghai tomorrow")
     assert (flight[0][1]["seat_class"], train[0][1]["seat_class"]) == ("头等舱", "一等座")
+
+
+def test_a_change_said_as_a_shift_of_days_moves_the_booked_day(gaz):
+    booked = {
+        "domain": "flight",
+        "open_question": "anything_else",
+        "bookings": [{"order_no": 1, "domain": "flight", "status": "booked", "date": "2026-12-02"}],
+        "state": {"domain": "flight", "date": "2026-12-02"},
+    }
+    assert acts(gaz, "改签一下，改成推迟两天", **booked) == [("change_booking", {"date": "2026-12-04"})]
+    assert acts(gaz, "机票改签，改成提前一天", **booked) == [
+        ("change_booking", {"domain": "flight", "date": "2026-12-01"})
+    ]
