@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from conftest import shared_path
@@ -35,6 +36,7 @@ MOBILECS2 = FIXTURES / "mobilecs2" / "official" / "zh"
 WRITTEN_DEV = Path(__file__).parent.parent / "benchmarks" / "data" / "dstc9_written" / "dev"  # not the locked test
 FAST = ["index.encoder=null", "index.fusion=bm25", "reranker.rounds=20"]
 FAST_DETECTOR = [*FAST, "detector.embedding=none"]
+FAST_KDCONV = [*FAST, "detector.embedding=hash"]  # the kdconv recipe's zero-shot detector needs one encoder
 FAST_DSTC11 = [*FAST_DETECTOR, "reranker.precedent=false"]  # precedents (on in dstc11) need the index's encoder
 SHIPPED = ["dstc11", "dstc9", "futuredial-track1", "futuredial-track2", "huawei", "kdconv", "smp2017"]
 
@@ -69,6 +71,9 @@ def test_every_challenge_has_a_recipe_naming_its_official_files() -> None:
     assert huawei.get("knowledge") == "train"  # the KG of every training file, test contexts carry none
     assert [s.split(":")[0] for s in huawei.get("train")] == ["huawei"]  # learners: the challenge's own dialogs
     assert {s.split(":")[0] for s in huawei.get("knowledge_data")} == {"kdconv"}  # the graph: KdConv's too
+    assert (huawei.section("reranker") or {}).get("name") == "triples"  # issue 20: better in domain too
+    kdconv_system = recipes.load_recipe("kdconv").section("system") or {}
+    assert (huawei.section("system") or {}).get("speak_weight") == kdconv_system.get("speak_weight") == 2  # issue 20
 
 
 def test_overrides_set_any_option_and_bad_ones_name_the_key() -> None:
@@ -161,7 +166,8 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
 )
 def test_a_bad_component_option_is_named_and_nothing_is_written(tmp_path: Path, override: str, message: str) -> None:
     with pytest.raises(RagdialError, match=message):
-        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, override])
+        # the in-domain reranker's options (the huawei recipe ships the triple reranker since session 7)
+        train("huawei", [f"huawei:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=in_domain", override])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -183,12 +189,12 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
 
 def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
     """`reranker.name=triples` (issue 20): trained with the recipe, saved, found again by the run."""
-    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", [*FAST_DETECTOR, "reranker.name=triples"])
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", [*FAST_KDCONV, "reranker.name=triples"])
     info = json.loads((system / "reranker" / "triples.json").read_text(encoding="utf-8"))["info"]
     assert info["grouped_by"] == "dialog folds"  # one input: the matcher is cross-fitted over folds of the dialogs
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
     assert done.scored and "result.json format ok" in done.result.checks[0]
-    two = train("kdconv", [f"kdconv:{KD_DIALOGS}"] * 2, tmp_path / "two", [*FAST_DETECTOR, "reranker.name=triples"])
+    two = train("kdconv", [f"kdconv:{KD_DIALOGS}"] * 2, tmp_path / "two", [*FAST_KDCONV, "reranker.name=triples"])
     info = json.loads((two / "reranker" / "triples.json").read_text(encoding="utf-8"))["info"]
     assert (info["grouped_by"], info["groups"]) == ("caller", 2)  # two inputs: cross-fitted by input
     with pytest.raises(RagdialError, match="unknown option 'widen'"):
@@ -196,13 +202,17 @@ def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
             "kdconv",
             [f"kdconv:{KD_DIALOGS}"],
             tmp_path / "t",
-            [*FAST_DETECTOR, "reranker.name=triples", "reranker.widen=true"],
+            [*FAST_KDCONV, "reranker.name=triples", "reranker.widen=true"],
         )
 
 
 def test_kdconv_recipe_scores_a_labelled_domain(tmp_path: Path) -> None:
-    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
+    """Issue 20's cross-domain parts are the recipe's: the zero-shot detector, the triple reranker, the speak rule."""
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_KDCONV)
+    assert (system / "reranker" / "triples.json").is_file()
+    assert yaml.safe_load((system / "system.yaml").read_text(encoding="utf-8"))["speak_weight"] == 2
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
+    assert done.components["detector"] == "ZeroShotDetector"
     assert done.scored and done.result.checks and "result.json format ok" in done.result.checks[0]
     scores = done.result.challenge_scores[0].flat()
     assert scores["knowledge.f1"] > 0.0 and 0.0 < scores["generation.bleu-1"] <= 1.0
@@ -336,7 +346,7 @@ def test_kdconv_recipe_on_shared_slices(shared_data: Path, tmp_path: Path) -> No
     travel = tmp_path / "travel"
     _slice(source / "travel" / "dev.json", travel / "dev.json", 4)
     (travel / "kb_travel.json").symlink_to(source / "travel" / "kb_travel.json")
-    system = train("kdconv", [f"kdconv:{film}", f"kdconv:{music}"], tmp_path / "s", FAST_DETECTOR)
+    system = train("kdconv", [f"kdconv:{film}", f"kdconv:{music}"], tmp_path / "s", FAST_KDCONV)
     done = run("kdconv", system, travel, tmp_path / "run")
     assert done.scored and "result.json format ok" in done.result.checks[0]
     answered = kdconv.read_result(tmp_path / "run" / "result.json")
@@ -441,7 +451,9 @@ def test_dstc9_recipe_with_the_zero_shot_detector_and_the_transfer_reranker(tmp_
 def test_detector_null_at_run_time_looks_every_turn_up(tmp_path: Path) -> None:
     """The one training option `run --set` may change: `detector=null` needs no training (selection with every
     turn looked up, as the retrieval benchmarks measure it)."""
-    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", FAST_DETECTOR)
+    # the in-domain detector (the zero-shot one says yes to every turn of these tiny fixtures)
+    in_domain = [*FAST_DETECTOR, "detector.name=knowledge_seeking"]
+    system = train("kdconv", [f"kdconv:{KD_DIALOGS}"], tmp_path / "s", in_domain)
     trained = run("kdconv", system, TRAVEL, tmp_path / "run")
     always = run_recipe(trained_recipe(system, "kdconv", ["detector=null"]), system, TRAVEL, tmp_path / "always")
     assert always.components["detector"] == "AlwaysRetrieve" and trained.components["detector"] != "AlwaysRetrieve"

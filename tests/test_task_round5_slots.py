@@ -339,3 +339,27 @@ def test_nights_said_again_after_a_refusal(branch):
     (turn,) = talk(branch, "一晚不行，还是得两晚，预算八百呢", state=turns[-1].state)
     assert turn.state["slots"].get("nights") == 2, turn.state["slots"]
     assert turn.state["slots"].get("max_price") == 800, turn.state["slots"]
+
+
+# 7. a station and an airport share a name: the kind the trip uses is meant
+def test_hongqiao_for_a_flight_is_the_airport(travel_db_path):
+    from ragdial.task.acts import understand
+
+    gaz = TravelDB(travel_db_path).gazetteer()
+    (act,) = understand("后天北京飞上海虹桥", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "虹桥机场", act
+    (act,) = understand("后天北京去上海虹桥的高铁", None, gaz, TODAY)
+    assert act.slots.get("arr_place") == "上海虹桥站", act
+
+
+# 2. a round trip said in one sentence: the way back waits, on a day after the way out
+def test_a_round_trip_in_one_sentence_books_the_way_back_next(branch):
+    (turn,) = talk(branch, "周三从北京飞上海，周二再飞回来")
+    slots = turn.state["slots"]
+    assert (slots.get("dep_city"), slots.get("arr_city"), slots.get("date")) == ("北京", "上海", "2026-12-02"), slots
+    assert "回程" in turn.reply and "12月8日" in turn.reply, turn.reply
+    turns = talk(branch, "第一个", "确认", state=turn.state)
+    after = turns[-1].state
+    assert turns[-1].booked is not None, turns[-1].reply
+    assert (after["slots"].get("dep_city"), after["slots"].get("arr_city")) == ("上海", "北京"), turns[-1].reply
+    assert after["slots"].get("date") == "2026-12-08", after["slots"]

@@ -167,7 +167,6 @@ class PrecedentReranker:
     threshold: float = 1.1  # above any cosine: never used until fitted
     info: JSONDict = field(default_factory=dict)
     stacker: Stacker | None = None
-    entities: list[frozenset[str]] | None = field(default=None, repr=False)  # of each precedent, filled on use
 
     def _cosines(self, retriever: KnowledgePool, context: Sequence[Turn]) -> np.ndarray | None:
         text = _last_user(context)
@@ -185,9 +184,7 @@ class PrecedentReranker:
         final = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32).copy()
         if not len(final) or not scores.focus:
             return final
-        if self.entities is None:
-            self.entities = [_entities(retriever, g) for g in self.golds]
-        usable = _usable(self.entities, set(scores.focus))
+        usable = _usable([_entities(retriever, g) for g in self.golds], set(scores.focus))  # of this retriever's KB
         cosines = self._cosines(retriever, context) if usable.any() else None
         if cosines is None:
             return final

@@ -766,6 +766,10 @@ class TaskBranch(BookingActs):
             state["cancel"], state["open"] = None, asked.get("resume")
             turn.parts.append("好的，没有取消。" if state["language"] == "zh" else "All right, nothing was cancelled.")
         self._widen_window(state, slots, turn.text)
+        back = slots.pop("return_leg", None)
+        note = self._queue_way_back(state, slots, back) if isinstance(back, dict) else ""
+        if note:
+            turn.notes.append(note)
         unserved = text_or_none(slots.pop("unserved", None))
         if unserved:  # 三亚: said plainly, with the cities there are, never searched as another city
             turn.parts.append(self._unserved(unserved, state["language"]))
@@ -878,6 +882,20 @@ class TaskBranch(BookingActs):
             return  # (上午 and 晚上: apart, the one said replaces)
         slots.pop("period")
         slots["time_from"], slots["time_to"] = min(start, new_start), max(end, new_end)
+
+    @staticmethod
+    def _queue_way_back(state: TaskState, slots: JSONDict, back: JSONDict) -> str:
+        """The way back said with the way out waits in the queue (the route reversed); what the reply says of it."""
+        dep = text_or_none(slots.get("arr_city") or state["slots"].get("arr_city"))
+        arr = text_or_none(slots.get("dep_city") or state["slots"].get("dep_city"))
+        domain = text_or_none(slots.get("domain")) or state["domain"]
+        lang, day = state["language"], as_str(back.get("date"))
+        if not (dep and arr and domain in ("flight", "train")):
+            return ""
+        state["queue"].append({"domain": domain, "dep_city": dep, "arr_city": arr, **back})
+        if lang == "zh":
+            return f"回程（{R.date_text(day, lang)}{dep}→{arr}）等这一程订好后为您查。"
+        return f"The way back ({dep} → {arr}, {day}) comes right after this one."
 
     def _unserved(self, city: str, lang: str) -> str:
         """抱歉，暂时不能查三亚的行程和酒店。目前可以查的城市有：…"""

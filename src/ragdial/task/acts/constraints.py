@@ -50,6 +50,18 @@ from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items, listed
 
 
+def _place_for(place: str | None, city: str, domain: str | None, gaz: Gazetteer) -> str | None:
+    """The place named, as the kind of place the trip uses: 上海虹桥 for a flight is 虹桥机场, not the station."""
+    if place is None or domain not in ("flight", "train"):
+        return place
+    kind = "airport" if domain == "flight" else "station"
+    if gaz.places.get(place, ("", kind))[1] == kind:
+        return place
+    core = place.removeprefix(city).removesuffix("站").removesuffix("机场")
+    same = [n for n, (c, k) in gaz.places.items() if c == city and k == kind and core and core in n]
+    return same[0] if len(same) == 1 else place
+
+
 def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JSONDict | None:
     lower = text.lower()
     if re.search(r"(太|有点|有些|稍微|略)(贵|高|慢|晚|早|远|差)", text) and not _asks(text, False):
@@ -146,7 +158,7 @@ def _constraints(
     ):
         cities = []  # "我在武汉": a city said in passing is no constraint
     for city, role in cities:
-        place = p.places.get(city)
+        place = _place_for(p.places.get(city), city, target, gaz)
         if hotel:
             slots["city"] = city
             continue

@@ -10,7 +10,15 @@ from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.choice import _reference
 from ragdial.task.acts.classify import _classify, _hotelish
-from ragdial.task.acts.constraints import _after_outbound, _constraints, _purpose, _request_slots, _split_changes
+from ragdial.task.acts.constraints import (
+    BARE_WEEKDAY,
+    RETURN_LEG,
+    _after_outbound,
+    _constraints,
+    _purpose,
+    _request_slots,
+    _split_changes,
+)
 from ragdial.task.acts.context import Act, Context, _Clause
 from ragdial.task.acts.finders import _dates, parse
 from ragdial.task.acts.post import _post
@@ -125,6 +133,10 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
                 Act("out_of_scope")
             )  # 滇池能看到海鸥吗，我14号想去看看: the aside goes on, its date is none of the task's
             continue
+        back = _way_back(kind, slots, clause.text, acts)
+        if back:  # 下周三从杭州飞厦门，周日再飞回来: the way back waits for the way out, on a day after it
+            acts.append(Act("inform", {"return_leg": back}))
+            continue
         if kind in ("inform", "modify", "mixed") and "relative" not in slots:
             _after_outbound(slots, clause.text, ctx, text)  # 回来的呢，周日…: the Sunday after the trip out
             inform, modify = _split_changes(slots, ctx, fresh or confirmed)
@@ -146,6 +158,30 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+def _way_back(kind: str | None, slots: JSONDict, clause: str, acts: list[Act]) -> JSONDict | None:
+    """The way back said in the turn that asks for the way out (…，周日再飞回来): its day (the first such day after
+    the way out's) and window, or None."""
+    if (
+        kind not in ("inform", "modify", "mixed")
+        or not RETURN_LEG.search(clause)
+        or not isinstance(slots.get("date"), str)
+    ):
+        return None
+    out = next(
+        (a for a in reversed(acts) if a.act in ("inform", "modify") and {"dep_city", "arr_city"} & set(a.slots)), None
+    )
+    if out is None or not isinstance(out.slots.get("date"), str) or {"dep_city", "arr_city", "city"} & set(slots):
+        return None
+    day, after = dt.date.fromisoformat(str(slots["date"])), str(out.slots["date"])
+    while day.isoformat() <= after and BARE_WEEKDAY.search(clause):
+        day += dt.timedelta(days=7)
+    if day.isoformat() < after:
+        return None
+    back: JSONDict = {"date": day.isoformat()}
+    back.update({k: v for k, v in slots.items() if k in ("period", "time_from", "time_to")})
+    return back
 
 
 def _said_over(acts: list[Act]) -> list[Act]:
