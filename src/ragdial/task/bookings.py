@@ -358,10 +358,7 @@ class BookingActs:
                     else f"Gave back {back}; booking {booking['order_no']} is now booking {kept['order_no']}: "
                     f"{kept['details']}."
                 )
-            if state["open"] in (None, "anything_else"):
-                state["open"] = "anything_else"
-                turn.parts.append(R.ANYTHING_ELSE[lang])
-                turn.prompted = True
+            self._ask_anything_else(state, turn)
             return
         done = self.db.cancel(int(booking["number"]), quantity, nights)
         if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
@@ -387,9 +384,13 @@ class BookingActs:
             self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
             turn.dirty = True
             return
+        self._ask_anything_else(state, turn)
+
+    def _ask_anything_else(self, state: TaskState, turn: _Turn) -> None:
+        """Ask whether the user wants anything else, unless another question is open."""
         if state["open"] in (None, "anything_else"):
             state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
+            turn.parts.append(R.ANYTHING_ELSE[state["language"]])
             turn.prompted = True
 
     def _keep_booking(self, state: TaskState, turn: _Turn) -> None:
@@ -408,10 +409,7 @@ class BookingActs:
             self._start(state, domain, {**trip_of(booking, domain), **queued}, switch=False, turn=turn)
             turn.dirty = True
             return
-        if state["open"] in (None, "anything_else"):
-            state["open"] = "anything_else"
-            turn.parts.append(R.ANYTHING_ELSE[lang])
-            turn.prompted = True
+        self._ask_anything_else(state, turn)
 
     def _book(self, state: TaskState, pending: Pending, turn: _Turn) -> None:
         domain, lang = pending["domain"], state["language"]
