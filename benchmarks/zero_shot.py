@@ -138,29 +138,31 @@ def selection_rows(
     def rank(retriever, examples, depth=DEPTH):
         return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in examples]
 
+    def score_with(reranker, name: str, cut: str) -> None:
+        """Score ``test`` with ``reranker`` in the test retriever: its ranking, then its selected set."""
+        test_retriever.reranker = reranker
+        rankings = rank(test_retriever, test)
+        score(
+            name,
+            cut,
+            rankings,
+            [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test],
+        )
+
     k = best_cut([e.knowledge_ids for e in train], rank(train_retriever, train))
     rankings = rank(test_retriever, test)
     score("hybrid RRF", f"top-{k}", rankings, [r[:k] for r in rankings])
     started = time.perf_counter()
     model = rerank.train(train_retriever, train, relative_cut=True)
     print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
-    test_retriever.reranker = model
-    rankings = rank(test_retriever, test)
-    preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
-    score(
-        "LightGBM reranker (in-domain features)",
-        f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest",
-        rankings,
-        preds,
+    score_with(
+        model, "LightGBM reranker (in-domain features)", f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
     )
     if use_precedent:
         wrapped = precedent.train(train_retriever, train, model)
         print(f"precedents: {wrapped.info}, threshold {wrapped.threshold:.3f}", flush=True)
-        test_retriever.reranker = wrapped
-        rankings = rank(test_retriever, test)
-        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
-        score("LightGBM reranker (in-domain features) + precedents", cut, rankings, preds)
+        score_with(wrapped, "LightGBM reranker (in-domain features) + precedents", cut)
         started = time.perf_counter()
         voted = precedent.train(
             train_retriever, train, model, refit=lambda part: rerank.train(train_retriever, part, relative_cut=True)
@@ -168,22 +170,16 @@ def selection_rows(
         stacker = voted.stacker
         assert stacker is not None
         print(f"precedent vote trained in {time.perf_counter() - started:.0f}s: {voted.info}", flush=True)
-        test_retriever.reranker = voted
-        rankings = rank(test_retriever, test)
-        preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
         cut = f"stacker p>={stacker.threshold:.2f}, >={stacker.relative:.1f}xbest"
-        score("LightGBM reranker (in-domain features) + precedents voted (stacker)", cut, rankings, preds)
+        score_with(voted, "LightGBM reranker (in-domain features) + precedents voted (stacker)", cut)
     for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
         model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
         label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
         print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
         for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
-            test_retriever.reranker = replace(model, fallback=fallback)
-            rankings = rank(test_retriever, test)
-            preds = [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test]
             cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
-            score(name, cut, rankings, preds)
+            score_with(replace(model, fallback=fallback), name, cut)
     return rows, ranked
 
 
