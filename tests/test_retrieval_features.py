@@ -115,6 +115,16 @@ def test_a_dense_index_built_in_several_chunks_finds_every_vector(monkeypatch):
     assert [int(index.search(v, 1)[0]) for v in vectors] == list(range(60))
 
 
+def test_a_dense_index_over_fewer_vectors_than_its_default_lists_is_built_and_searched():
+    # a knowledge base of 10 items with prune_above below 10 (the default is 16 lists): faiss refused to train
+    pytest.importorskip("faiss")
+    vectors = np.eye(10, 12, dtype=np.float32)
+    index = dense.DenseIndex.build(vectors)
+    assert len(index) == 10
+    assert [int(index.search(v, 1)[0]) for v in vectors] == list(range(10))
+    assert len(dense.DenseIndex.build(vectors[:1], lists=4)) == 1  # more lists asked than vectors: one list each
+
+
 def test_a_memory_mapped_matrix_is_read_row_range_by_row_range(tmp_path):
     matrix = np.arange(24, dtype=np.float16).reshape(6, 4)
     np.save(tmp_path / "m.npy", matrix)

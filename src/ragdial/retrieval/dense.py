@@ -85,7 +85,7 @@ class DenseIndex:
         chunk, :func:`read_rows`); ``progress(n)`` after each chunk of ``n`` rows."""
         faiss = _faiss()
         size, dim = vectors.shape
-        lists = lists or lists_for(size)
+        lists = min(lists or lists_for(size), max(1, size))  # faiss needs a training point per list
         index = faiss.IndexIVFScalarQuantizer(
             faiss.IndexFlatIP(dim), dim, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
