@@ -24,6 +24,7 @@ from ragdial.task.orders import (
     booking_line,
     cancel_question,
     give_back_part,
+    live_bookings,
     new_booking,
     trip_of,
     unit,
@@ -98,7 +99,7 @@ class BookingActs:
     def _moved(self, state: TaskState, acts: list[Act], text: str) -> list[Act]:
         """不是后天，是周五，能帮我改过去吗 right after a booking: a new day or time said in one clause and the
         move asked in another is a change of the booking made last (read back first), not a new request."""
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        live = live_bookings(state["bookings"])
         if state["open"] not in (None, "anything_else") or not live or not MOVE.search(text):
             return acts
         if any(a.act not in ("inform", "modify", "out_of_scope", "deny") for a in acts):
@@ -130,9 +131,7 @@ class BookingActs:
         names = [a.act for a in acts]
         if names[:1] != ["cancel_booking"] or len(acts) < 2 or acts[0].slots.get("back"):
             return acts
-        booking = next(
-            (b for b in reversed(state["bookings"]) if b.get("status") != "cancelled" and b["domain"] == "hotel"), None
-        )
+        booking = next((b for b in reversed(live_bookings(state["bookings"])) if b["domain"] == "hotel"), None)
         named = acts[0].slots.get("order_no")
         if booking is None or (named is not None and named != booking["order_no"]):
             return acts
@@ -151,7 +150,7 @@ class BookingActs:
         lang = state["language"]
         domain = as_text_or_none(act.slots.get("domain"))
         mine = [b for b in state["bookings"] if not domain or b["domain"] == domain]
-        made = [b for b in mine if b.get("status") != "cancelled"]
+        made = live_bookings(mine)
         cancelled = [b for b in mine if b.get("status") == "cancelled" and not b.get("changed_to")]
         changed = [b for b in mine if b.get("status") == "cancelled" and b.get("changed_to")]
         if not mine:
@@ -180,7 +179,7 @@ class BookingActs:
         """Read the booking back and ask; only an explicit yes cancels it (``_cancel``)."""
         lang = state["language"]
         zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        live = live_bookings(state["bookings"])
         fits = [
             b
             for b in live
@@ -243,7 +242,7 @@ class BookingActs:
         ones given back in one transaction)."""
         lang = state["language"]
         zh = lang == "zh"
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        live = live_bookings(state["bookings"])
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
         ordinal = slots.pop("ordinal", None)
@@ -470,4 +469,4 @@ class BookingActs:
         """The booking a change (改签) under way replaces, if one is under way and that booking is still live."""
         rebook = state.get("rebook")
         order = rebook["order_no"] if rebook else None
-        return next((b for b in state["bookings"] if b["order_no"] == order and b.get("status") != "cancelled"), None)
+        return next((b for b in live_bookings(state["bookings"]) if b["order_no"] == order), None)

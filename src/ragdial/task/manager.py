@@ -44,6 +44,7 @@ from ragdial.task.db import Row, TravelDB
 from ragdial.task.orders import (
     booking_line,
     cancel_question,
+    live_bookings,
 )
 from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
@@ -391,7 +392,7 @@ class TaskBranch(BookingActs):
         if m is None or len(cancels) != 1:
             return acts
         order = cancels[0].slots.get("order_no")
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        live = live_bookings(state["bookings"])
         booking = next((b for b in reversed(live) if order in (None, b["order_no"])), None)
         keep = cn_number(m.group("keep")) or 1
         if booking is None or not 0 < keep < int(booking.get("quantity") or 1):
@@ -527,7 +528,7 @@ class TaskBranch(BookingActs):
             targets = [pending]
         else:
             targets = rows
-        live = [b for b in state["bookings"] if b.get("status") != "cancelled"]
+        live = live_bookings(state["bookings"])
         if not targets and live and state["open"] in (None, "anything_else"):
             # 几点到？ right after a booking: about what was booked last
             booked = self.db.get(live[-1]["domain"], int(live[-1]["item_id"]))
@@ -847,7 +848,7 @@ class TaskBranch(BookingActs):
     def _way_back(state: TaskState, slots: JSONDict, text: str) -> str | None:
         """After a trip was booked, a trip said without saying how (那周五回来的呢 / 周日北京回上海的): the same way
         to travel; the way back (回来 / 返程) runs the booked route in reverse unless a route is said."""
-        trips = [b for b in state["bookings"] if b.get("status") != "cancelled" and b["domain"] != "hotel"]
+        trips = [b for b in live_bookings(state["bookings"]) if b["domain"] != "hotel"]
         if not trips or "city" in slots:
             return None
         last = trips[-1]

@@ -7,7 +7,8 @@ The dialog manager (``ragdial.task.manager``) decides when; this module does wha
 from __future__ import annotations
 
 import datetime as dt
-from typing import TypedDict
+from collections.abc import Iterable, Mapping
+from typing import TypedDict, TypeVar
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task import replies as R
@@ -59,7 +60,10 @@ class ChangeQuestion(TypedDict):
     slots: JSONDict
 
 
-def live(bookings: list[Booking]) -> list[Booking]:
+B = TypeVar("B", bound=Mapping[str, object])
+
+
+def live_bookings(bookings: Iterable[B]) -> list[B]:
     """The bookings not cancelled (nor changed into another)."""
     return [b for b in bookings if b.get("status") != "cancelled"]
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts import Act
+from ragdial.task.orders import live_bookings
 
 TRIPS = ("flight", "train")
 # words of replacing one plan by another (not of adding a trip: 回来 / 返程 is another leg)
@@ -31,7 +32,7 @@ def replacing_trip(acts: Sequence[Act], text: str, bookings: Sequence[Mapping[st
     if not wanted or ANOTHER_LEG.search(text):
         return list(acts)
     domain = wanted[-1].slots["domain"]
-    live = [b for b in bookings if b.get("status") != "cancelled" and b.get("domain") in TRIPS]
+    live = [b for b in live_bookings(bookings) if b.get("domain") in TRIPS]
     replaced = [b for b in live if b.get("domain") != domain]
     said = [a for a in acts if a.act == "cancel_booking"]
     if said:

@@ -23,6 +23,7 @@ from ragdial.task.acts.finders import (
 )
 from ragdial.task.acts.words import BOOKED_MARK, BOOKED_THING, CANCEL, MADE_MARK, REBOOK, REBOOK_VERB
 from ragdial.task.db import Gazetteer
+from ragdial.task.orders import live_bookings
 from ragdial.task.slots import NUM, cn_number
 from ragdial.task.values import as_int, as_str, text_or_none
 
@@ -74,14 +75,10 @@ def _named_booking(text: str, live: list[Mapping[str, object]]) -> Mapping[str, 
     return None
 
 
-def _live(ctx: Context) -> list[Mapping[str, object]]:
-    return [b for b in ctx.bookings if b.get("status") != "cancelled"]
-
-
 def _partial_slots(text: str, ctx: Context) -> JSONDict | None:
     """Slots of giving back part of a booking of several tickets or rooms (``back``: how many), or None."""
     m = PARTIAL.search(text)
-    live = [b for b in _live(ctx) if as_int(b.get("quantity") or 1) > 1]
+    live = [b for b in live_bookings(ctx.bookings) if as_int(b.get("quantity") or 1) > 1]
     if m is None or not live or ctx.open_question in ("confirm_booking", "choose_offer", "offer_alternative"):
         return None
     slots: JSONDict = dict(_booking_domain(text))
@@ -119,12 +116,12 @@ def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
     slots: JSONDict = dict(_booking_domain(text))
     if order is not None:
         slots["order_no"] = order
-    named = _named_booking(text, _live(ctx))
+    named = _named_booking(text, live_bookings(ctx.bookings))
     kept = KEEP_IT.search(text)
     by_name = named is not None and "order_no" not in slots and ctx.open_question != "choose_cancel"
     if by_name and named is not None and not kept and CANCEL.search(text):
         return {"domain": as_str(named["domain"]), "order_no": as_int(named["order_no"])}  # 把汉庭退了，换成亚朵
-    hotels = [b for b in _live(ctx) if b.get("domain") == "hotel"]
+    hotels = [b for b in live_bookings(ctx.bookings) if b.get("domain") == "hotel"]
     if hotels and OTHER_HOTEL.search(text) and ctx.open_question in (None, "anything_else"):
         return {"domain": "hotel", "order_no": as_int(hotels[-1]["order_no"])}  # 换一家吧: the booked one goes first
     if ctx.open_question == "choose_cancel":  # which one: a domain, an order number or an ordinal names it
@@ -142,7 +139,7 @@ def _cancel_slots(text: str, ctx: Context) -> JSONDict | None:
 def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, english: bool) -> JSONDict | None:
     """Slots of a request to change (改签) a booking made in this session: which one (``domain``, ``order_no``)
     and the new values said with it (date, departure window, class, berth, nights, rooms), or None."""
-    live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+    live = live_bookings(ctx.bookings)
     if not live or ctx.open_question in ("confirm_cancel", "choose_cancel"):
         return None
     if ctx.open_question == "choose_change":  # which booking to change: a domain, an order number or an ordinal

@@ -45,6 +45,7 @@ from ragdial.task.acts.words import (
 )
 from ragdial.task.acts.yes import _asks
 from ragdial.task.db import Gazetteer
+from ragdial.task.orders import live_bookings
 from ragdial.task.places import OTHER_CITIES
 from ragdial.task.slots import NUM, _find, cn_number
 from ragdial.task.values import as_str, items, listed
@@ -315,7 +316,7 @@ def _after_outbound(slots: JSONDict, text: str, ctx: Context, whole: str = "") -
     said = slots.get("date")
     if not isinstance(said, str) or not RETURN_LEG.search(whole or text) or not BARE_WEEKDAY.search(text):
         return
-    known = [ctx.state.get("date")] + [b.get("date") for b in ctx.bookings if b.get("status") != "cancelled"]
+    known = [ctx.state.get("date")] + [b.get("date") for b in live_bookings(ctx.bookings)]
     outbound = max((d for d in known if isinstance(d, str) and d), default=None)
     day = dt.date.fromisoformat(said)
     while outbound and day.isoformat() < outbound:

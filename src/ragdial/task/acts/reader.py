@@ -26,6 +26,7 @@ from ragdial.task.acts.text import _clauses, _is_english, _normalise
 from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
+from ragdial.task.orders import live_bookings
 from ragdial.task.slots import _BY_SOUND
 from ragdial.task.values import text_or_none
 
@@ -61,7 +62,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     ctx = context if isinstance(context, Context) else Context.from_dict(context)
     text = said_plainly(text, ctx)
     if ctx.open_question == "confirm_cancel":  # a yes/no is expected, as after a read-back
-        live = [b for b in ctx.bookings if b.get("status") != "cancelled"]
+        live = live_bookings(ctx.bookings)
         domain = ctx.domain or (text_or_none(live[-1]["domain"]) if live else None)
         ctx = Context(domain, "confirm_booking", [], ctx.state, ctx.bookings, None)
     raw = text
