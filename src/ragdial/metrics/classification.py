@@ -9,7 +9,8 @@ from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import signature
 
 
-def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+def prf_counts(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from true-positive, false-positive and false-negative counts (0 where undefined)."""
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
@@ -37,10 +38,10 @@ def classification_report(
         fp = sum(matrix[j][i] for j in range(len(labels))) - tp
         fn = sum(matrix[i]) - tp
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
-        p, r, f = _prf(tp, fp, fn)
+        p, r, f = prf_counts(tp, fp, fn)
         per_class[str(label)] = {"precision": p, "recall": r, "f1": f, "support": sum(matrix[i])}
     n = len(labels) or 1
-    micro = dict(zip(("precision", "recall", "f1"), _prf(tp_all, fp_all, fn_all), strict=True))
+    micro = dict(zip(("precision", "recall", "f1"), prf_counts(tp_all, fp_all, fn_all), strict=True))
     macro = {key: sum(c[key] for c in per_class.values()) / n for key in ("precision", "recall", "f1")}
     return {
         "accuracy": tp_all / len(gold) if gold else 0.0,

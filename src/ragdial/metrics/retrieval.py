@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from functools import cache
 
+from ragdial.metrics.classification import prf_counts
 from ragdial.metrics.result import Score, signature
 
 NO_GOLD = ("skip", "zero", "one", "error")
@@ -124,11 +125,11 @@ def set_prf(
         if relevant or guessed:
             counted += 1
             exact += relevant == guessed
-            per_query.append(_prf(hits, len(guessed), len(relevant)))
+            per_query.append(prf_counts(hits, len(guessed) - hits, len(relevant) - hits))
         else:
             per_query.append((1.0, 1.0, 1.0))
     if average == "micro":
-        p, r, f = _prf(tp, tp + fp, tp + fn)
+        p, r, f = prf_counts(tp, fp, fn)
     else:
         p, r, f = (_mean([values[i] for values in per_query]) for i in range(3))
     sig = signature("set-prf", avg=average, dedup=True, **({"both_empty": 1} if average == "query" else {}))
@@ -138,9 +139,3 @@ def set_prf(
         "f1": Score("f1", f, sig),
         "exact_match": Score("exact_match", exact / counted if counted else 0.0, sig + "|em_over:non-empty"),
     }
-
-
-def _prf(hits: int, predicted: int, relevant: int) -> tuple[float, float, float]:
-    p = hits / predicted if predicted else 0.0
-    r = hits / relevant if relevant else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
