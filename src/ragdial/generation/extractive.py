@@ -199,7 +199,11 @@ def possession_reply(items: Sequence[Knowledge], question: str, language: str) -
 
 
 def _service_name(item: Knowledge) -> str:
-    fields = item_fields(item)
+    return _name_field(item_fields(item))
+
+
+def _name_field(fields: dict[str, str]) -> str:
+    """The plan/product/service name among an item's fields ("" when it has none)."""
     return fields.get("业务名称") or fields.get("Service name") or ""
 
 
@@ -207,11 +211,7 @@ def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -
     """Both sides of a comparison ("is the weekend pack better value than that?"), each named with its asked
     value(s) (else its key fields): when ``question`` compares and the first two items are named plans, products
     or services; else ``None``. Values are copied verbatim."""
-    named = [
-        i
-        for i in items[:2]
-        if i.source != SourceKind.FAQ and (item_fields(i).get("业务名称") or item_fields(i).get("Service name"))
-    ]
+    named = [i for i in items[:2] if i.source != SourceKind.FAQ and _service_name(i)]
     if not asks_comparison(question) or len(named) != 2:
         return None
     return " ".join(answer_from(item, question, language) for item in named).replace("。 ", "。")
@@ -226,7 +226,7 @@ def answer_from(item: Knowledge, question: str, language: str, context: str = ""
     fields = item_fields(item)
     if not fields:
         return _sentence(item.text, language)
-    name = fields.get("业务名称") or fields.get("Service name") or ""
+    name = _name_field(fields)
     keys = asked_keys(question, fields) or (named_keys(question, fields, context) if item.scope and not name else [])
     if not keys:
         keys = [k for k in _KEY_FIELDS[language] if k in fields] if name and not item.scope else list(fields)
@@ -243,8 +243,7 @@ def answer_from(item: Knowledge, question: str, language: str, context: str = ""
 
 def is_service_item(item: Knowledge) -> bool:
     """Whether ``item`` is one of the user's own services (a profile item with a service name)."""
-    fields = item_fields(item) if not item.is_global else {}
-    return bool(fields.get("业务名称") or fields.get("Service name"))
+    return not item.is_global and bool(_service_name(item))
 
 
 def own_services(items: Sequence[Knowledge], language: str) -> str:
@@ -252,7 +251,7 @@ def own_services(items: Sequence[Knowledge], language: str) -> str:
     listed = []
     for item in items:
         fields = item_fields(item)
-        name = fields.get("业务名称") or fields.get("Service name") or ""
+        name = _name_field(fields)
         fee = fields.get("业务费用") or fields.get("Fee")
         if language == "zh":
             listed.append(f"{name}（{fee}）" if fee else name)
@@ -390,7 +389,7 @@ def _how_to(items: Sequence[Knowledge], language: str) -> str:
             return _sentence(str(item.fields.get("answer") or _after(item.text, ("答案：", "Answer:"))), language)
         fields = item_fields(item)
         channel = fields.get("办理渠道") or fields.get("Channels")
-        name = fields.get("业务名称") or fields.get("Service name") or ""
+        name = _name_field(fields)
         if channel:
             return _sentence(
                 _product(name, "办理渠道" if language == "zh" else "Channels", channel, language, False), language
