@@ -41,8 +41,10 @@ from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.plain_changes import plain_change
 from ragdial.task.orders import (
     booking_line,
+    cancel_all_question,
     cancel_question,
     live_bookings,
 )
@@ -268,6 +270,7 @@ class TaskBranch(BookingActs):
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
+        acts = plain_change(state, acts, text, self.db, self.gazetteer, self.today)
         acts = self._swapping(state, acts)
         acts = self._moved(state, acts, text)
         acts = self._code_for_change(state, acts, text)
@@ -1159,6 +1162,10 @@ class TaskBranch(BookingActs):
             if booking:
                 turn.parts.append(cancel_question(booking, lang))
                 return
+        if open_q == "confirm_cancel" and cancel.get("orders"):
+            orders = cancel.get("orders") or []
+            turn.parts.append(cancel_all_question([b for b in state["bookings"] if b["order_no"] in orders], lang))
+            return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
             return
