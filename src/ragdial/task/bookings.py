@@ -33,7 +33,7 @@ from ragdial.task.orders import (
 )
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import TRIP_KEYS, Pending, TaskState, _Turn
-from ragdial.task.values import as_int, as_str, text_or_none
+from ragdial.task.values import as_int, as_str, listed, text_or_none
 
 # the same train or flight as the one booked (改签到19号，还是这趟车)
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
@@ -181,7 +181,7 @@ class BookingActs:
         lang = state["language"]
         zh = lang == "zh"
         live = live_bookings(state["bookings"])
-        together = [b for b in live if b["order_no"] in (act.slots.get("orders") or [])]
+        together = [b for b in live if b["order_no"] in listed(act.slots.get("orders"))]
         if len(together) > 1:  # 机票和酒店都退了: one question naming each, one yes for all
             resume = (state.get("cancel") or {}).get("resume", state["open"])
             state["cancel"] = {"orders": [b["order_no"] for b in together], "resume": resume}

@@ -41,13 +41,13 @@ from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
-from ragdial.task.plain_changes import plain_change
 from ragdial.task.orders import (
     booking_line,
     cancel_all_question,
     cancel_question,
     live_bookings,
 )
+from ragdial.task.plain_changes import plain_change
 from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import (

@@ -112,7 +112,10 @@ def cancel_all_question(bookings: list[Booking], lang: str) -> str:
     lines = "\n".join(booking_line(b, lang) for b in bookings)
     if lang == "zh":
         return f"您要取消以下{len(bookings)}个预订：\n{lines}\n确认全部取消吗？（取消后座位或房间会释放）"
-    return f"You want to cancel these {len(bookings)} bookings:\n{lines}\nCancel them all? (The seats or rooms are released.)"
+    return (
+        f"You want to cancel these {len(bookings)} bookings:\n{lines}\n"
+        "Cancel them all? (The seats or rooms are released.)"
+    )
 
 
 def trip_of(booking: Booking, domain: str) -> JSONDict:

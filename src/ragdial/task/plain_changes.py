@@ -1,7 +1,7 @@
-"""Changes of bookings said plainly, without 改签 or an order number, right after a booking: an upgrade on the same
-flight or train (升舱 / 换成商务舱), a shorter stay (少住一晚 / 改成住两晚), one more ticket on the same train (再加一张),
-the departure just before or after the one booked (改早一班 / 晚一班的), another hotel (换一家吧) and cancelling
-several bookings in one sentence (机票和酒店都退了 / 两个都取消).
+"""Changes of bookings said plainly, without 改签 or an order number, right after a booking: an upgrade on the
+same flight or train (升舱 / 换成商务舱), a shorter stay (少住一晚 / 改成住两晚), one more ticket on the same train
+(再加一张), the departure just before or after the one booked (改早一班 / 晚一班的), another hotel (换一家吧)
+and cancelling several bookings in one sentence (机票和酒店都退了 / 两个都取消).
 
 ``plain_change`` turns such a turn into the act the booking handlers know (``change_booking`` with the booking's
 order number and the new values, or ``cancel_booking`` with ``orders``); each is still read back and done only on
@@ -38,7 +38,10 @@ UPGRADE = re.compile(
     r"(升舱|升级|升个舱|升(成|到|为)|(换|改|调)(成|到|为)?\s*(头等舱|商务舱|公务舱|一等座|商务座|软卧|硬卧|卧铺|下铺|中铺|上铺)|upgrade)",
     re.I,
 )
-NEXT_CLASS = {"经济舱": "商务舱", "商务舱": "头等舱", "二等座": "一等座", "一等座": "商务座", "硬座": "硬卧", "硬卧": "软卧"}
+NEXT_CLASS = {
+    **{"经济舱": "商务舱", "商务舱": "头等舱"},
+    **{"二等座": "一等座", "一等座": "商务座", "硬座": "硬卧", "硬卧": "软卧"},
+}
 # fewer nights: 少住一晚 / 提前一天退房 / 早一天走
 FEWER = re.compile(rf"(少住|少订|少待|减少|提前|早)\s*(?P<n>{NUM})?\s*(个)?\s*(晚|天|夜)\s*(退房|走|离店)?")
 SHORTER_TO = re.compile(r"(改成|改为|只住|就住|住)\s*\S{0,2}\s*(晚|天|夜)")
@@ -114,7 +117,8 @@ def _other_hotel(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, t
     if booking is None or item is None:
         return None
     said = parse_slots(text, gaz, today)
-    found: JSONDict = {"domain": "hotel", "order_no": booking["order_no"], "not_brand": [str(item["name"]).split("(")[0]]}
+    brand = str(item["name"]).split("(")[0]
+    found: JSONDict = {"domain": "hotel", "order_no": booking["order_no"], "not_brand": [brand]}
     for key in ("stars", "min_stars", "max_price"):
         if getattr(said, key, None):
             found[key] = getattr(said, key)
