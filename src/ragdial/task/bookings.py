@@ -389,7 +389,7 @@ class BookingActs:
         waiting = [q for q in state["queue"] if q.get("after_cancel")]
         if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
             state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
+            queued = {k: v for k, v in waiting[0].items() if k not in ("after_cancel", "implied")}
             domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
             trip = trip_of(booking, domain)
             slots = state["slots"]

@@ -51,6 +51,42 @@ MORE = re.compile(rf"(再|多|加)\s*(加|订|买|要|来|开)?\s*(?P<n>{NUM})\s
 ADJACENT = re.compile(r"(?P<way>早|晚|提前|推后|延后)\s*(一|1)?\s*(班|趟|点的?(班|趟|航班|车|飞机)?)(?!天)")
 
 
+# taking another way to travel instead: 改坐火车 / 换成高铁 / 还是坐飞机
+OTHER_WAY = re.compile(r"(改坐|改乘|换成|改成|换坐|坐|乘)\s*(?P<way>火车|高铁|动车|飞机|航班)")
+
+
+def kind_named(acts: list[Act], text: str) -> list[Act]:
+    """cancel my train ticket (no order number, the kind named in a way the reader did not take): the booking
+    of that kind is meant, not whichever was booked last."""
+    named = _named(text)
+    if len(named) != 1:
+        return acts
+    for act in acts:
+        if act.act in ("cancel_booking", "change_booking") and not {"domain", "order_no", "orders"} & set(act.slots):
+            act.slots["domain"] = named[0]
+    return acts
+
+
+def change_after_cancel(acts: list[Act], text: str) -> list[Act]:
+    """把这张机票退了，改坐火车。另外日期改成后天: a change said after the cancellation of the same turn is no
+    change of the booking going away but the request replacing it (the way to travel said, on the day said)."""
+    names = [a.act for a in acts]
+    if "cancel_booking" not in names or "change_booking" not in names[names.index("cancel_booking") + 1 :]:
+        return acts
+    m = OTHER_WAY.search(text)
+    way = {"火车": "train", "高铁": "train", "动车": "train", "飞机": "flight", "航班": "flight"}.get(
+        m.group("way") if m else ""
+    )
+    out: list[Act] = []
+    for act in acts:
+        if act.act == "change_booking" and "cancel_booking" in [a.act for a in out]:
+            slots = {k: v for k, v in act.slots.items() if k not in ("order_no", "domain")}
+            out.append(Act("inform", {**({"domain": way} if way else {}), **slots}))
+        else:
+            out.append(act)
+    return out
+
+
 def _named(text: str) -> list[str]:
     return [domain for domain, pattern in NAMED.items() if pattern.search(text)]
 
@@ -83,7 +119,10 @@ def plain_change(
         return [several]
     if any(a.act == "cancel_booking" for a in acts) and CANCEL.search(text):
         return acts
+    branded = any(a.act in ("inform", "modify") and a.slots.get("brand") for a in acts)
     for find in (_other_hotel, _upgrade, _fewer_nights, _more, _adjacent):
+        if find is _other_hotel and branded:
+            continue  # 换一家吧，亚朵那种的: that brand (the swap of ``TaskBranch._swapping``)
         found = find(text, live, db, gaz, today)
         if found is not None:
             return [Act("change_booking", found)]
