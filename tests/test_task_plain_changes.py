@@ -234,3 +234,24 @@ def test_cancel_my_train_in_english_picks_the_train(branch):
     assert turns[-1].state["open"] == "confirm_cancel", turns[-1].reply
     train = next(b for b in _live(turns[-1].state) if b["domain"] == "train")
     assert turns[-1].state["cancel"]["order_no"] == train["order_no"], turns[-1].reply
+
+
+def test_a_later_departure_on_the_days_last_one_says_so_and_asks(branch):
+    turns = talk(branch, *FLIGHT_BOOKED)  # MU8570 22:25 is the day's last flight
+    (asked,) = talk(branch, "机票改晚一班", state=turns[-1].state)
+    assert "最晚" in asked.reply and asked.state["open"] == "change", asked.reply
+    assert asked.state["pending"] is None and len(_live(asked.state)) == 1
+
+
+# 5. fewer turns: a place and the day missing are asked in one question
+@pytest.mark.parametrize(
+    ("first", "answer", "domain"),
+    [("去上海的火车，两个人", "北京，后天", "train"), ("帮我订个酒店", "北京，后天入住", "hotel")],
+)
+def test_a_place_and_the_day_missing_are_asked_together(branch, first, answer, domain):
+    (asked,) = talk(branch, first)
+    assert "哪个城市" in asked.reply and "哪天" in asked.reply, asked.reply
+    (listed,) = talk(branch, answer, state=asked.state)
+    assert listed.state["domain"] == domain, listed.reply
+    assert listed.state["open"] in ("choose_offer", "confirm_booking"), listed.reply
+    assert listed.state["slots"]["date"] == "2026-12-03"
