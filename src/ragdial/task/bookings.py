@@ -290,7 +290,7 @@ class BookingActs:
             )
             return
         booking = fits[0]
-        none_left = slots.pop("none_left", None)  # 改晚一班 on the day's last departure
+        none_left = text_or_none(slots.pop("none_left", None))  # 改晚一班 on the day's last departure
         if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
             slots.pop("code")  # (a train's code names no flight)
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
