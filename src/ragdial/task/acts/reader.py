@@ -27,7 +27,7 @@ from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
-from ragdial.task.slots import _BY_SOUND
+from ragdial.task.slots import _BY_SOUND, NUM
 from ragdial.task.values import text_or_none
 
 HESITATION = re.compile(r"[嗯恩额呃唔啊哦噢]+[…\.。，,\s]*")
@@ -84,9 +84,13 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     acts: list[Act] = []
     confirmed = restated = False
     pending_ref: JSONDict = {}
+    starts: list[int] = []  # where each clause's acts begin in ``acts``
     for i, clause in enumerate(clauses):
+        starts.append(len(acts))
         if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
             continue  # 嗯…不要了 / 嗯…再看看别的: a hesitation before the answer is no yes
+        if i < len(clauses) - 1 and NOT_THIS.match(clause.text) and re.match(r"(而?是|应该是|要)", clauses[i + 1].text):
+            continue  # 不是后天，是周五: the value refused is none of the turn's
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
@@ -149,6 +153,11 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act(kind, slots))
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    starts.append(len(acts))
+    for i, clause in enumerate(clauses):
+        if _corrects(clause.text, clauses[i - 1].text if i else ""):
+            for act in acts[starts[i] : starts[i + 1]]:
+                act.corrects = True
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
     acts = _post(_said_over(acts), ctx, raw)
@@ -159,6 +168,22 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+NOT_THIS = re.compile(r"(并?不是|不是说)[^，,。！!？?]{1,10}$")
+CORRECTION = re.compile(r"(不对|说错|错了|口误|更正|应该是|我是说|我的意思是|[哦噢啊呃额]不是?(?![要用行])|改一下)")
+RESTATED_DAY = re.compile(rf"({NUM})\s*[号日](?:那个|那天|那一天|，?也就是|，?就是)")
+
+
+def _corrects(clause: str, before: str) -> bool:
+    """Whether a clause corrects what was said before it in the same turn (两张——哦不对，三张 / 住到周六，哦说错了，
+    住到周日 / 不是后天，是周五 / 下下周日，13号那个周日): its values replace the earlier ones."""
+    return bool(
+        CORRECTION.search(clause)
+        or CORRECTION.search(before)
+        or (NOT_THIS.match(before) and re.match(r"(而?是|应该是|要)", clause))
+        or RESTATED_DAY.search(clause)
+    )
 
 
 def _way_back(kind: str | None, slots: JSONDict, clause: str, acts: list[Act]) -> JSONDict | None:
@@ -198,6 +223,8 @@ def _said_over(acts: list[Act]) -> list[Act]:
             ("not_brand", "brand"),
             ("not_airline", "airline"),
             ("not_train_kinds", "train_kinds"),
+            ("not_stars", "stars"),
+            ("not_district", "district"),
         ):
             if excluded in slots and wanted in later:
                 slots.pop(excluded)

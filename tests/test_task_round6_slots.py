@@ -1,0 +1,165 @@
+"""How a user turn is read, for the round-5 online test's failure classes (notes/session7/tester15-round5.md):
+values refused rather than wanted (berths, districts, star ratings, departure times), first-turn slots (relative
+and named days, English dates, stays in weeks, self-corrections, a second airport), choosing by a loosely said time
+or by a wish said before the options came, and a later value in the same turn that corrects an earlier one. The
+utterances are our own wording; dialogs run through ``TaskBranch`` with both act readers over the small generated
+database (seed 7, today 2026-12-01, a Tuesday; dates 12-01 to 12-05)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ragdial.task.acts import understand
+from ragdial.task.db import TravelDB
+from ragdial.task.manager import TaskBranch
+from task_dialogs import TODAY, talk
+
+
+@pytest.fixture(params=["learned", "rules"])
+def branch(request, travel_db_path):
+    return TaskBranch(TravelDB(travel_db_path, scratch=True), acts=request.param)
+
+
+def listed_lines(reply: str) -> list[str]:
+    return [line for line in reply.splitlines() if re.match(r"\d\. ", line)]
+
+
+# 1. a value refused is excluded, never read as the value wanted
+@pytest.mark.parametrize(
+    "text",
+    [
+        "明天从武汉到北京的卧铺，上铺以外哪个都行",
+        "明天武汉去北京坐卧铺，除了上铺都可以",
+        "明天武汉到北京的卧铺票，上铺不要",
+    ],
+)
+def test_a_refused_berth_leaves_the_others(branch, text):
+    (turn,) = talk(branch, text)
+    assert turn.state["slots"].get("berth") == ["中铺", "下铺"], turn.state["slots"]
+    lines = listed_lines(turn.reply)
+    assert lines and not any("上铺" in line for line in lines), turn.reply
+
+
+@pytest.mark.parametrize(
+    "text", ["后天武汉住一晚，别在江汉区", "后天在武汉订个酒店，江汉区的不要", "后天武汉的酒店，不想住江汉区"]
+)
+def test_a_refused_district_is_excluded(branch, text):
+    (turn,) = talk(branch, text)
+    assert turn.state["slots"].get("not_district") == ["江汉"], turn.state["slots"]
+    assert "district" not in turn.state["slots"]
+    lines = listed_lines(turn.reply)
+    assert lines and not any(" 江汉 " in line for line in lines), turn.reply
+    assert "不要江汉区" in turn.reply, turn.reply
+
+
+@pytest.mark.parametrize(
+    ("text", "stars"),
+    [
+        ("明天青岛住一晚，两星的就算了", 2),
+        ("明天杭州的酒店住一晚，不要四星的", 4),
+        ("明天在杭州住一晚，四星级的我不考虑", 4),
+    ],
+)
+def test_a_refused_star_rating_is_excluded(branch, text, stars):
+    (turn,) = talk(branch, text)
+    assert turn.state["slots"].get("not_stars") == [stars], turn.state["slots"]
+    assert "stars" not in turn.state["slots"], turn.state["slots"]
+    lines = listed_lines(turn.reply)
+    assert lines and not any(f" {stars}星 " in line for line in lines), turn.reply
+
+
+def test_a_refused_rating_said_while_choosing_narrows_the_list(branch):
+    turns = talk(branch, "明天青岛住一晚", "二星的不要")
+    assert turns[-1].state["slots"].get("not_stars") == [2], turns[-1].state["slots"]
+    assert not any(" 2星 " in line for line in listed_lines(turns[-1].reply)), turns[-1].reply
+
+
+def test_a_bound_on_stars_is_no_exclusion(branch):
+    (below,) = talk(branch, "明天青岛住一晚，三星以下的不要")
+    assert below.state["slots"].get("min_stars") == 4 and "not_stars" not in below.state["slots"], below.reply
+    (floor,) = talk(branch, "明天青岛住一晚，不要低于三星")
+    assert floor.state["slots"].get("min_stars") == 3 and "not_stars" not in floor.state["slots"], floor.reply
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [
+        ("明天北京到上海的火车，七点多那种太早了不要", ("time_from", "08:00")),
+        ("明天北京去上海的高铁，早上八点那班太早了不行", ("time_from", "08:01")),
+        ("明天北京飞上海，晚上九点多的太晚了不要", ("time_to", "21:00")),
+    ],
+)
+def test_a_departure_refused_as_too_early_or_late_bounds_the_time(branch, text, bound):
+    (turn,) = talk(branch, text)
+    assert turn.state["slots"].get(bound[0]) == bound[1], turn.state["slots"]
+    assert "请问" in turn.reply and listed_lines(turn.reply), turn.reply
+
+
+def test_a_refused_value_said_back_as_fine_is_wanted_again(branch):
+    turns = talk(branch, "明天武汉住一晚，别在江汉区", "江汉区的也行吧")
+    assert "not_district" not in turns[-1].state["slots"], turns[-1].state["slots"]
+    assert "江汉店" in turns[-1].reply, turns[-1].reply
+
+
+# 2. first-turn slots: relative and named days, English dates, stays in weeks, corrections in the same breath
+@pytest.fixture
+def read(travel_db_path):
+    gaz = TravelDB(travel_db_path, scratch=True).gazetteer()
+
+    def acts_of(text: str) -> list[tuple[str, dict]]:
+        return [(a.act, a.slots) for a in understand(text, None, gaz, TODAY)]
+
+    return acts_of
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("两周以后的今天，帮我看看广州飞成都的航班", "2026-12-15"),
+        ("一周后的周五从北京坐高铁去上海", "2026-12-11"),
+        ("三天后杭州到南京的火车", "2026-12-04"),
+        ("双十二那天从深圳飞北京", "2026-12-12"),
+        ("元旦想从上海飞成都", "2027-01-01"),
+        ("A flight from Guangzhou to Chengdu on Friday December 11, please", "2026-12-11"),
+        ("Train from Shanghai to Nanjing, Sunday the 13th of December", "2026-12-13"),
+    ],
+)
+def test_days_said_in_a_first_turn(read, text, day):
+    (act,) = read(text)
+    assert act[0] == "inform" and act[1].get("date") == day, act
+
+
+@pytest.mark.parametrize(
+    ("text", "nights"),
+    [("下周一在成都住一个礼拜", 7), ("下周一成都的酒店，住一周", 7), ("下周一开始在成都住两个星期", 14)],
+)
+def test_a_stay_said_in_weeks_is_seven_nights_a_week(read, text, nights):
+    (act,) = read(text)
+    assert act[1].get("nights") == nights and act[1].get("city") == "成都", act
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("明天上海到南京的高铁，两张——哦不对，要三张", "passengers", 3),
+        ("明天上海去南京的火车，一张，噢不是，两张", "passengers", 2),
+        ("这周三在杭州住到周五，哦说错了，住到周六", "check_out", "2026-12-05"),
+        ("后天北京飞上海，不是后天，是周五", "date", "2026-12-04"),
+        ("下周日从北京飞上海，13号那个周日", "date", "2026-12-13"),
+    ],
+)
+def test_a_value_corrected_in_the_same_turn_is_the_corrected_one(read, text, key, value):
+    informs = [slots for act, slots in read(text) if act == "inform"]
+    assert informs and informs[0].get(key) == value, informs
+
+
+def test_a_day_refused_for_another_changes_to_the_other(branch):
+    turns = talk(branch, "后天北京飞上海", "不是后天，是周五")
+    assert turns[-1].state["slots"]["date"] == "2026-12-04", turns[-1].state["slots"]
+
+
+def test_a_stay_of_a_week_searches_seven_nights(branch):
+    (turn,) = talk(branch, "明天在上海住一个礼拜")
+    assert turn.state["slots"].get("nights") == 7, turn.state["slots"]
