@@ -381,12 +381,12 @@ def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozen
     )
     if m and not english and cn_number(m.group(1)):  # 两周后的今天 / 三天后
         n = cn_number(m.group(1)) or 0
-        day = today + dt.timedelta(days=n * (1 if m.group(2) == "天" else 7))
+        later = today + dt.timedelta(days=n * (1 if m.group(2) == "天" else 7))
         rest = text[m.end() - 1 : m.end() + 1]
         weekday = re.match(r"[周期拜]([一二三四五六日天])", rest)
         if weekday:  # 两周后的周五: that week's Friday
-            day += dt.timedelta(days=WEEKDAYS_ZH[weekday.group(1)] - day.weekday())
-        return day.isoformat()
+            later += dt.timedelta(days=WEEKDAYS_ZH[weekday.group(1)] - later.weekday())
+        return later.isoformat()
     m = re.search(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
     if m:
         try:

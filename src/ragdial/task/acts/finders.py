@@ -333,7 +333,7 @@ def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
         out["nights"] = n
     week = re.search(rf"(?:住|待|呆|入住)\s*({NUM})?\s*(?:个)?(?:礼拜|星期|周)(?![一二三四五六日天1-7])", text)
     if week and not re.search(rf"({NUM})\s*(?:个)?晚", text[week.end() :]):  # 住一个礼拜: seven nights
-        out["nights"] = 7 * (cn_number(week.group(1)) if week.group(1) else 1)
+        out["nights"] = 7 * ((cn_number(week.group(1)) or 1) if week.group(1) else 1)
     if re.search(rf"({NUM})\s*间.{{0,4}}({NUM})\s*间", text):
         out["rooms"] = len(re.findall(rf"({NUM})\s*间", text))
     else:
