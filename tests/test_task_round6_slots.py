@@ -163,3 +163,112 @@ def test_a_day_refused_for_another_changes_to_the_other(branch):
 def test_a_stay_of_a_week_searches_seven_nights(branch):
     (turn,) = talk(branch, "明天在上海住一个礼拜")
     assert turn.state["slots"].get("nights") == 7, turn.state["slots"]
+
+
+def test_the_second_airport_of_the_departure_city_is_where_one_leaves_from(branch):
+    turns = talk(branch, "明天从首都机场飞上海", "首都机场不要了，换成大兴机场")
+    slots = turns[-1].state["slots"]
+    assert slots.get("dep_place") == "大兴机场" and slots.get("dep_city") == "北京", slots
+    assert slots.get("arr_city") == "上海" and "不能相同" not in turns[-1].reply, turns[-1].reply
+
+
+def test_either_airport_when_the_other_is_said_to_be_fine(branch):
+    turns = talk(branch, "明天从首都机场飞上海", "首都机场没有的话大兴也行")
+    assert "dep_place" not in turns[-1].state["slots"], turns[-1].state["slots"]
+    assert turns[-1].state["slots"].get("dep_city") == "北京", turns[-1].state["slots"]
+
+
+def test_the_window_said_with_the_day_of_a_hotel_booked_is_kept(branch):
+    turns = talk(branch, "明天在北京住一晚", "第一个", "确认", "当天上午的，从上海过去的高铁")
+    slots = turns[-1].state["slots"]
+    assert slots.get("period") == "上午" and slots.get("date") == "2026-12-02", slots
+    assert slots.get("dep_city") == "上海" and slots.get("arr_city") == "北京", slots
+
+
+# 3. choosing: a time said loosely, a landing airport, a choice said before the options come; an aside is none
+def _offers_of(turn) -> list[tuple[str, str]]:
+    """(code, departure time) of each listed line."""
+    return [(line.split()[1], line.split()[3][:5]) for line in listed_lines(turn.reply)]
+
+
+def test_a_time_said_loosely_picks_the_one_listed_near_it(branch):
+    (first,) = talk(branch, "明天北京到上海的火车，硬座")
+    offers = _offers_of(first)
+    code, time = offers[0]
+    hour, minute = map(int, time.split(":"))
+    said = f"{hour - 12 if hour > 12 else hour}点{'半' if 25 <= minute <= 35 else ''}多那趟"
+    if 25 <= minute <= 35:
+        said = f"{hour - 12 if hour > 12 else hour}点半那趟"
+    if len({t[:2] for _c, t in offers}) != len(offers):
+        pytest.skip("two listed offers leave in the same hour")
+    (turn,) = talk(branch, said, state=first.state)
+    assert "即将为您预订" in turn.reply and code in turn.reply, (said, turn.reply)
+
+
+def test_a_clock_time_near_one_listed_train_is_that_train(travel_db_path):
+    gaz = TravelDB(travel_db_path, scratch=True).gazetteer()
+    context = {
+        "domain": "train",
+        "open_question": "choose_offer",
+        "state": {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"},
+        "offers": [
+            {"code": "G101", "dep_time": "08:35", "price": 553},
+            {"code": "G103", "dep_time": "11:10", "price": 553},
+            {"code": "D705", "dep_time": "20:25", "price": 300},
+        ],
+    }
+    for text, time in (("就八点半那趟", "08:35"), ("8点25那趟吧", "20:25"), ("十一点多那班", "11:10")):
+        acts = understand(text, context, gaz, TODAY)
+        assert [(a.act, a.slots) for a in acts] == [("select", {"dep_time": time})], (text, acts)
+    (act,) = understand("九点那趟", context, gaz, TODAY)  # none listed near nine: left as said
+    assert act.slots.get("dep_time") == "09:00", act
+
+
+def test_a_landing_airport_narrows_the_flights(branch):
+    turns = talk(branch, "明天北京飞上海", "要落浦东机场的")
+    assert turns[-1].state["slots"].get("arr_place") == "浦东机场", turns[-1].state["slots"]
+    lines = listed_lines(turns[-1].reply)
+    assert all("浦东机场" in line for line in lines) or "即将为您预订" in turns[-1].reply, turns[-1].reply
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("明天北京到上海的火车，要最晚的那班", "latest"),
+        ("明天北京飞上海，挑最便宜的就行", "cheapest"),
+        ("明天在北京住一晚，要星级最高的", "best"),
+    ],
+)
+def test_a_choice_said_before_the_options_is_made_when_they_come(branch, text, check):
+    (turn,) = talk(branch, text)
+    assert "即将为您预订" in turn.reply, turn.reply
+    db = branch.db
+    slots = dict(turn.state["slots"])
+    domain = "train" if "火车" in text else "flight" if "飞" in text else "hotel"
+    rows = db.search(domain, slots, limit=1000)
+    if check == "latest":
+        best = max(r["dep_time"] for r in rows)
+        assert best in turn.reply.split("预订")[1][:40], (best, turn.reply)
+    elif check == "cheapest":
+        assert f"{min(r['price'] for r in rows)}元" in turn.reply, turn.reply
+    else:
+        assert f"{max(r['stars'] for r in rows)}星" in turn.reply, turn.reply
+
+
+def test_asking_the_price_of_the_cheapest_is_no_choice(branch):
+    (turn,) = talk(branch, "明天北京飞上海最便宜的多少钱")
+    assert "即将为您预订" not in turn.reply and listed_lines(turn.reply), turn.reply
+
+
+def test_an_aside_about_a_first_visit_is_no_choice_of_the_first_offer(travel_db_path):
+    gaz = TravelDB(travel_db_path, scratch=True).gazetteer()
+    context = {
+        "domain": "hotel",
+        "open_question": "offer_alternative",
+        "state": {"city": "成都", "stars": 5, "max_price": 400},
+        "offers": [{"name": "汉庭酒店(成都锦江店)", "stars": 2, "price": 150, "district": "锦江"}],
+    }
+    acts = understand("成都海拔不高吧，我第一次去会不会不习惯", context, gaz, TODAY)
+    assert [a.act for a in acts] == ["out_of_scope"], acts
+    (chosen,) = understand("第一个吧", context, gaz, TODAY)
+    assert chosen.act == "select" and chosen.slots == {"ordinal": 1}, chosen

@@ -669,7 +669,7 @@ class TaskBranch(BookingActs):
         found = self._resolve(domain, rows, act.slots)
         feature = text_or_none(act.slots.get("feature"))
         suggested = dict(state.get("suggestion") or {})
-        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|earliest|latest|fastest)", turn.text, re.I)
+        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|最高|earliest|latest|fastest)", turn.text, re.I)
         if feature and superlative and set(act.slots) == {"feature"} and "domain" not in suggested:
             # 要最早的一班: the earliest of all that fit (with the change offered, if one is), not only of the
             # cheapest ones listed (早一点的那个 compares the listed ones)

@@ -354,6 +354,19 @@ def _named_day(lower: str, today: dt.date) -> str | None:
     return None
 
 
+def _short_airports(gaz: Gazetteer) -> dict[str, str]:
+    """Airports by their name without 机场 (双流, 大兴), unless that is also a city, a district (浦东) or a
+    station's name (虹桥)."""
+    stations = {p.removesuffix("站") for p, (_c, k) in gaz.places.items() if k == "station"}
+    out: dict[str, str] = {}
+    for place, (_city, kind) in gaz.places.items():
+        core = place.removesuffix("机场")
+        named_else = core in gaz.cities or core in gaz.districts or any(core in st for st in stations)
+        if kind == "airport" and core != place and len(core) >= 2 and not named_else:
+            out[core] = place
+    return out
+
+
 def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozenset[int] = frozenset()) -> str | None:
     """The date a phrase names, as ISO, relative to ``today``; None when none is named."""
     lower = text.lower()
@@ -564,9 +577,13 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
             else:
                 result.stars = stars
     else:
-        names = list(gaz.cities) + list(gaz.places)
+        short = _short_airports(gaz)  # 落双流的 / 大兴也行: an airport named without 机场
+        names = list(gaz.cities) + list(gaz.places) + list(short)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
-        spans = _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
+        spans = [
+            (start, end, short.get(word, word))
+            for start, end, word in _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
+        ]
         # words said exactly (cities, classes, domain words, ...) take no match by sound: 商务舱 holds no 上午
         exact = spans + _find(text, EXACT_CUES, fuzzy=False)
         blocked = frozenset(i for start, end, _w in exact for i in range(start, end))

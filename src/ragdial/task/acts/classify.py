@@ -76,6 +76,7 @@ DROP_FAMILIES = (
     (r"(航空公司|航司|哪家航空)", ("airline",)),
     (r"(舱位|座位|座次|等级|什么舱|什么座|舱)", ("seat_class", "berth")),
     (r"(铺位|上下铺|铺)", ("berth",)),
+    (r"(机场|车站|火车站|哪个站|airport|station)", ("dep_place", "arr_place")),
     (r"(车型|什么车|高铁动车|G字头|D字头)", ("train_kinds",)),
     (r"(品牌|牌子|哪家酒店|哪家)", ("brand",)),
 )

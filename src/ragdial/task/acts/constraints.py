@@ -126,6 +126,11 @@ def _constraints(
         held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
         after = text[fallback.end() :]
         slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
+        before = set(parse(fallback.group("pre") or "", gaz, today).places.values()) | {held.get("dep_place")}
+        for key in ("dep_place", "arr_place"):
+            if slots.get(key) and before - {None, slots[key]} and ctx.state.get(key) in before:
+                slots[key] = None  # 首都机场没有的话大兴也行: either airport of the city
+                held.pop(key, None)
         return {**held, **slots}
     p = parse(text, gaz, today)
     refused_from, refused_to, refused_span = (None, None, None) if english else _refused_time(text)
@@ -160,6 +165,7 @@ def _constraints(
         and not change_said
         and len(cities) == 1
         and not (_dates(text, today, english, {}) or _classes_of(text, english))
+        and not p.places
     ):
         cities = []  # "我在武汉": a city said in passing is no constraint
     for city, role in cities:
@@ -187,6 +193,12 @@ def _constraints(
                 role = "dep"
             else:
                 role = "arr" if "dep_city" in slots else ("dep" if len(cities) > 1 else "arr")
+        if place and len(cities) == 1 and not p.cities[0][1]:
+            known_dep, known_arr = ctx.state.get("dep_city"), ctx.state.get("arr_city")
+            if city == known_dep != known_arr:
+                role = "dep"  # 改成大兴机场 while flying from 北京: the airport one leaves from
+            elif city == known_arr != known_dep:
+                role = "arr"
         key = "dep" if role == "dep" else "arr"
         slots[f"{key}_city"] = city
         if place:
@@ -211,7 +223,7 @@ def _constraints(
             slots["time_from"] = time_from
         if time_to:
             slots["time_to"] = time_to
-    elif not hotel:
+    elif not hotel or (not hotelish and oq == "anything_else"):  # 当天上午的 (after a hotel): a trip's window
         period = _period_of(timed, english)
         unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), timed)  # 商务 sounds like 上午
         said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()

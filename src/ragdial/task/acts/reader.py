@@ -8,7 +8,7 @@ import re
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
-from ragdial.task.acts.choice import _reference
+from ragdial.task.acts.choice import _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
 from ragdial.task.acts.constraints import (
     BARE_WEEKDAY,
@@ -158,6 +158,9 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         if _corrects(clause.text, clauses[i - 1].text if i else ""):
             for act in acts[starts[i] : starts[i + 1]]:
                 act.corrects = True
+    feature = up_front_choice(text) if not ctx.offers else None
+    if feature and any(a.act in ("inform", "modify") for a in acts) and not any(a.act == "select" for a in acts):
+        acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
     acts = _post(_said_over(acts), ctx, raw)
