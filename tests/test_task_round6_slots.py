@@ -14,7 +14,7 @@ import pytest
 from ragdial.task.acts import understand
 from ragdial.task.db import TravelDB
 from ragdial.task.manager import TaskBranch
-from task_dialogs import TODAY, talk
+from task_dialogs import FLIGHT_CHOICE, TODAY, talk
 
 
 @pytest.fixture(params=["learned", "rules"])
@@ -272,3 +272,71 @@ def test_an_aside_about_a_first_visit_is_no_choice_of_the_first_offer(travel_db_
     assert [a.act for a in acts] == ["out_of_scope"], acts
     (chosen,) = understand("第一个吧", context, gaz, TODAY)
     assert chosen.act == "select" and chosen.slots == {"ordinal": 1}, chosen
+
+
+# English stays and counts
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Hotel in Shanghai please, check in December 3 and check out December 5",
+            {"city": "上海", "date": "2026-12-03", "check_out": "2026-12-05"},
+        ),
+        (
+            "A hotel in Shanghai from December 2, checking out on the 4th",
+            {"date": "2026-12-02", "check_out": "2026-12-04"},
+        ),
+        (
+            "Three second-class tickets on the train from Beijing to Shanghai tomorrow",
+            {"passengers": 3, "seat_class": "二等座"},
+        ),
+    ],
+)
+def test_english_stays_and_counts(read, text, expected):
+    (act,) = read(text)
+    assert {k: act[1].get(k) for k in expected} == expected, act
+
+
+def test_a_stay_said_again_in_weeks_replaces_the_night_said_before(branch):
+    turns = talk(branch, "明天在上海住一晚", "不是一晚，我要住一个礼拜，就是七晚")
+    assert turns[-1].state["slots"].get("nights") == 7, turns[-1].state["slots"]
+
+
+# 5. short acts that generalise: a value refused next to the one wanted, a bound said with "cheaper", thanks after
+@pytest.fixture
+def read_in(travel_db_path):
+    gaz = TravelDB(travel_db_path, scratch=True).gazetteer()
+
+    def acts_of(text: str, context: dict) -> list[tuple[str, dict]]:
+        return [(a.act, a.slots) for a in understand(text, context, gaz, TODAY)]
+
+    return acts_of
+
+
+HOTELS_LISTED = {
+    "domain": "hotel",
+    "open_question": "choose_offer",
+    "state": {"city": "北京", "date": "2026-12-02"},
+    "offers": [
+        {"name": "汉庭酒店(北京东城店)", "stars": 2, "price": 150, "district": "东城"},
+        {"name": "全季酒店(北京海淀店)", "stars": 3, "price": 280, "district": "海淀"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "context", "expected"),
+    [
+        ("三星的就可以，不用四星", HOTELS_LISTED, [("inform", {"stars": 3})]),
+        ("要下午的 不要晚上", FLIGHT_CHOICE, [("inform", {"period": "下午"})]),
+        ("有没有再便宜一些的，两百以内", HOTELS_LISTED, [("inform", {"max_price": 200})]),
+        ("最好是晚上的", FLIGHT_CHOICE, [("inform", {"period": "晚上"})]),
+        ("订 CA7410", FLIGHT_CHOICE, [("select", {"code": "CA7410"})]),
+        ("不用了，谢谢您", {**HOTELS_LISTED, "open_question": "anything_else"}, [("deny", {}), ("thanks", {})]),
+        ("好的 辛苦了", {**FLIGHT_CHOICE, "open_question": "confirm_booking"}, [("confirm", {}), ("thanks", {})]),
+        ("no thanks", {**FLIGHT_CHOICE, "open_question": "confirm_booking"}, [("deny", {})]),
+    ],
+)
+def test_short_turns_read_as_meant(read_in, text, context, expected):
+    got = read_in(text, context)
+    assert [(a, {k: v for k, v in s.items() if k != "ref"}) for a, s in got] == expected, got

@@ -80,7 +80,7 @@ FEATURES = (
     (r"最早|earliest", "earliest"),
     (r"最晚|最迟|latest", "latest"),
     (r"最快|时间最短|用时最短|fastest", "fastest"),
-    (r"最好|星级最高|星最高|档次最高|best", "best"),
+    (r"最好(?!是|能|要|在|别|不|有|还是)|星级最高|星最高|档次最高|best", "best"),  # (最好是上午的: a wish, no choice)
 )
 # a choice said before any option is listed: 要最晚的那班 / 星级最高的 / 挑最便宜的 / the cheapest one
 UP_FRONT = re.compile(

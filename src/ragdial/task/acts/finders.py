@@ -377,9 +377,13 @@ def _people(text: str) -> int | None:
 
 def _passengers(text: str, english: bool) -> int | None:
     if english:
-        m = re.search(r"(\d|two|three|four)\s+(?:people|passengers|tickets|adults)", text.lower())
+        m = re.search(
+            r"\b(\d|two|three|four|five)\s+(?:(?:first|second|business|economy|premium)[- ]class\s+|adult\s+)?"
+            r"(?:people|passengers|tickets|adults|seats|of us)",
+            text.lower(),
+        )
         if m:
-            return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
+            return {"two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
         return None
     n = _people(text)
     if n:
@@ -419,6 +423,14 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
     out: dict[str, str] = {}
     m = re.search(r"(住到|待到|退房|到(?=.{1,6}退房))(.{0,8})", text)
     checkout_text = None
+    leave = re.search(r"(?:check(?:ing)?[- ]?out|leav(?:e|ing))\s+(?:on\s+|the\s+)*([^,.;]{2,24})", text, re.I)
+    if english and leave:  # check in December 18 and check out December 20 / checking out on the 10th
+        day = re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?", leave.group(1).strip())
+        checkout = _date_in(f"{day.group(1)}号" if day else leave.group(1), today, not day)
+        if checkout:
+            out["check_out"] = checkout
+            text = text[: leave.start()] + text[leave.end() :]
+        m = None
     if m:
         if m.group(1) == "退房":
             checkout_text = text[max(0, m.start() - 8) : m.start()]
