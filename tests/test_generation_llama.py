@@ -270,3 +270,33 @@ def test_the_head_store_keeps_no_more_files_than_heads_kept_in_memory(tmp_path):
         assert fast._decoder._head_file(next(iter(fast._decoder.snapshots))).exists()  # the kept ones, not others
     finally:
         fast.close()
+
+
+def test_two_threads_warming_one_generator_load_the_model_once(monkeypatch):
+    """A service starts the GGUF load in its warm-up thread while a turn may ask for the model: the second caller
+    waits for the first load instead of loading the file again."""
+    import time
+
+    import llama_cpp
+
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    loads = []
+
+    class Counted:
+        def __init__(self, **options) -> None:
+            loads.append(options["model_path"])
+            time.sleep(0.2)  # a load takes a while: the other thread arrives meanwhile
+
+        def create_completion(self, *args, **kwargs) -> dict:
+            return {}
+
+    monkeypatch.setattr(llama_cpp, "Llama", Counted)
+    generator = LlamaCppGenerator(n_ctx=256, prefix_cache=0)
+    monkeypatch.setattr(generator, "check", lambda: "model.gguf")
+    threads = [threading.Thread(target=generator.warm_up) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert loads == ["model.gguf"] and isinstance(generator._llm, Counted)

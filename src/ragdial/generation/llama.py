@@ -84,6 +84,7 @@ class LlamaCppGenerator(Generator):
         self._decoder: GreedyDecoder | None = None
         self._format: Any = None  # Any: llama_cpp (Jinja2ChatFormatter)
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
         self.model_path: Path | None = None
 
     def check(self) -> Path:
@@ -96,8 +97,14 @@ class LlamaCppGenerator(Generator):
         return self.model_path
 
     def warm_up(self) -> None:
+        """Load the model (once: a second caller waits for the first's load)."""
         if self._llm is not None:
             return
+        with self._loading:
+            if self._llm is None:
+                self._load()
+
+    def _load(self) -> None:
         model_path = self.check()
         try:
             from llama_cpp import Llama
