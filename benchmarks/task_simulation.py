@@ -52,7 +52,8 @@ def main() -> None:
     settings = [(noise, True, acts) for acts in args.acts for noise in args.noise]
     if args.ablation:
         settings += [(noise, False, args.acts[0]) for noise in args.noise]
-    rows, by_kind = [], defaultdict(dict)
+    rows: list[str] = []
+    by_kind: defaultdict[str, dict[tuple, str]] = defaultdict(dict)
     for noise, by_sound, acts in settings:
         matching = "exact + pinyin" if by_sound else "exact only"
         try:
