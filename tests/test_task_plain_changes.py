@@ -182,14 +182,17 @@ def test_a_trip_and_a_stay_in_the_first_turn_books_the_trip_then_offers_the_stay
     assert state["slots"].get("district") == "雁塔" and state["slots"]["date"] == booked["arrival_date"]
 
 
-@pytest.mark.parametrize("text", ["酒店要四星以上的", "四星及以上"])
-def test_a_hotel_condition_said_while_the_hotel_waits_goes_to_the_hotel(branch, text):
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [("酒店要四星以上的", "min_stars", 4), ("四星及以上", "min_stars", 4), ("酒店不要二星的", "not_stars", [2])],
+)
+def test_a_hotel_condition_said_while_the_hotel_waits_goes_to_the_hotel(branch, text, key, value):
     turns = talk(branch, "后天北京坐高铁去上海，再订个上海的酒店住两晚", text)
-    assert turns[-1].state["domain"] == "train" and "min_stars" not in turns[-1].state["slots"], turns[-1].reply
+    assert turns[-1].state["domain"] == "train" and key not in turns[-1].state["slots"], turns[-1].reply
     turns = talk(branch, "第一个", "确认", state=turns[-1].state)
     assert turns[-1].booked["domain"] == "train", turns[-1].reply
     slots = turns[-1].state["slots"]
-    assert turns[-1].state["domain"] == "hotel" and slots.get("min_stars") == 4 and slots["nights"] == 2
+    assert turns[-1].state["domain"] == "hotel" and slots.get(key) == value and slots["nights"] == 2
 
 
 @pytest.mark.parametrize("way", ["确认。那大后天回来的呢", "确认，返程要大后天的", "好，订吧。大后天再回北京"])

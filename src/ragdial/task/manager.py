@@ -74,7 +74,10 @@ REQUIRED = {
 }
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 # conditions only a hotel has (四星以上 / 浦东 / 住两晚): said while a trip is under way, for the hotel waiting
-HOTEL_ONLY = {"stars", "min_stars", "district", "brand", "not_brand", "nights", "rooms", "guests", "check_out"}
+HOTEL_ONLY = {
+    *("stars", "min_stars", "district", "brand", "nights", "rooms", "guests", "check_out"),
+    *("not_brand", "not_stars", "not_district"),
+}
 SEGMENT_KEYS = (
     "seat_class",
     "berth",
