@@ -358,3 +358,13 @@ def test_a_departure_refused_while_choosing_bounds_the_search(branch):
 def test_a_departure_named_before_the_options_is_a_narrow_window(read, text, window):
     (act,) = read(text)
     assert (act[1].get("time_from"), act[1].get("time_to")) == window and "period" not in act[1], act
+
+
+def test_an_english_check_out_said_later_keeps_the_check_in(branch):
+    turns = talk(
+        branch,
+        "I need a hotel in Shanghai, check in December 2 for one night",
+        "I check out on December 4, so two nights",
+    )
+    slots = turns[-1].state["slots"]
+    assert slots.get("date") == "2026-12-02" and slots.get("nights") == 2, slots
