@@ -340,3 +340,31 @@ HOTELS_LISTED = {
 def test_short_turns_read_as_meant(read_in, text, context, expected):
     got = read_in(text, context)
     assert [(a, {k: v for k, v in s.items() if k != "ref"}) for a, s in got] == expected, got
+
+
+def test_a_departure_refused_while_choosing_bounds_the_search(branch):
+    turns = talk(branch, "明天北京到上海的火车", "晚上九点多的太晚了不要")
+    assert turns[-1].state["slots"].get("time_to") == "21:00", turns[-1].state["slots"]
+    assert all(line.split()[3][:5] < "21:00" for line in listed_lines(turns[-1].reply)), turns[-1].reply
+
+
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        ("下周四晚上从北京坐火车去上海，要八点半那趟", ("20:00", "21:01")),
+        ("明天北京到上海的火车，要早上八点那班", ("07:30", "08:31")),
+    ],
+)
+def test_a_departure_named_before_the_options_is_a_narrow_window(read, text, window):
+    (act,) = read(text)
+    assert (act[1].get("time_from"), act[1].get("time_to")) == window and "period" not in act[1], act
+
+
+def test_an_english_check_out_said_later_keeps_the_check_in(branch):
+    turns = talk(
+        branch,
+        "I need a hotel in Shanghai, check in December 2 for one night",
+        "I check out on December 4, so two nights",
+    )
+    slots = turns[-1].state["slots"]
+    assert slots.get("date") == "2026-12-02" and slots.get("nights") == 2, slots

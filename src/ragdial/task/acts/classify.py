@@ -22,6 +22,7 @@ from ragdial.task.acts.finders import (
     _domain_named,
     _exclusions,
     _people,
+    _refused_time,
     code_domain,
 )
 from ragdial.task.acts.words import (
@@ -180,6 +181,10 @@ def _classify(
         # 不要如家 / 除了汉庭都行 / 国航的也不要: a brand, airline or train kind not wanted is a constraint, no refusal
         said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
         if said:
+            return "inform", said
+    if not english and ctx.domain in ("flight", "train", None) and _refused_time(text)[2]:
+        said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)  # 七点多那种太早的不要: a bound
+        if said.get("time_from") or said.get("time_to"):
             return "inform", said
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}

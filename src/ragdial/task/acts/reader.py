@@ -20,10 +20,10 @@ from ragdial.task.acts.constraints import (
     _split_changes,
 )
 from ragdial.task.acts.context import Act, Context, _Clause
-from ragdial.task.acts.finders import _dates, parse
+from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _refused_time, parse
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
-from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
+from ragdial.task.acts.words import CONFIRM_START, FILLER, PERIOD_WORDS, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
@@ -181,6 +181,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         and acts[-1].act in ("deny", "confirm", "ask_about_booking")
     ):
         acts.append(Act("thanks"))  # 不需要了谢谢你 / 行 麻烦了: the thanks said after the answer
+    if not ctx.offers and not _refused_time(text)[2]:  # (早上八点那班太早了不行: refused, no wish)
+        _clock_up_front(acts, text)
     feature = up_front_choice(text) if not ctx.offers else None
     if feature and any(a.act in ("inform", "modify") for a in acts) and not any(a.act == "select" for a in acts):
         acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
@@ -203,6 +205,29 @@ INSTEAD = re.compile(r"(我|我们)?(而?是|应该是|要|得)")
 NOT_THIS = re.compile(r"(并?不是|不是说)[^，,。！!？?]{1,10}$")
 CORRECTION = re.compile(r"(不对|说错|错了|口误|更正|应该是|我是说|我的意思是|[哦噢啊呃额]不是?(?![要用行])|改一下)")
 RESTATED_DAY = re.compile(rf"({NUM})\s*[号日](?:那个|那天|那一天|，?也就是|，?就是)")
+
+
+TRAIN_AT = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:出发|发车|起飞|走)?的?\s*(?:那趟|那班|那一趟|那一班|那个航班|那个车次)"
+)
+
+
+def _clock_up_front(acts: list[Act], text: str) -> None:
+    """A departure named before any option is listed (…软卧下铺，要八点半那趟): the trip's window becomes half an
+    hour either side of it (the window said, 晚上, tells 20:30 from 08:30)."""
+    trip = next((a for a in acts if a.act in ("inform", "modify") and {"dep_city", "arr_city"} & set(a.slots)), None)
+    m = TRAIN_AT.search(text)
+    if trip is None or not m or {"time_from", "time_to"} & set(trip.slots):
+        return
+    said = next((a.slots["period"] for a in acts if a.act in ("inform", "modify") and a.slots.get("period")), None)
+    period = m.group(1) or next((w for w, p in PERIOD_WORDS.items() if p == said), None)
+    hour, minute = map(int, _clock_of(m.group(2), m.group(3), m.group(4), period).split(":"))
+    at = hour * 60 + minute
+    for act in acts:
+        if act.act in ("inform", "modify"):
+            act.slots.pop("period", None)
+    trip.slots["time_from"] = f"{max(at - 30, 0) // 60:02d}:{max(at - 30, 0) % 60:02d}"
+    trip.slots["time_to"] = f"{min(at + 31, 1439) // 60:02d}:{min(at + 31, 1439) % 60:02d}"
 
 
 def _corrects(clause: str, before: str) -> bool:
