@@ -79,7 +79,7 @@ def test_more_nights_said_as_a_change_is_no_shorter_stay(branch):
     assert "住4晚" in asked.reply and "住2晚" not in asked.reply, asked.reply
 
 
-@pytest.mark.parametrize("text", ["同一趟车再帮我多买一张", "再加一张票，一样的车次"])
+@pytest.mark.parametrize("text", ["同一趟车再帮我多买一张", "再加一张票，一样的车次", "那班车再帮我买一张"])
 def test_one_more_ticket_on_the_same_train(branch, text):
     turns = talk(branch, *TRAIN_BOOKED)
     old = turns[-1].booked
