@@ -109,7 +109,13 @@ def plain_change(
     cancellation act (the others as they were)."""
     bookings: list[Booking] = list(state.get("bookings") or [])  # type: ignore[call-overload]
     live = live_bookings(bookings)
-    if state.get("open") not in (None, "anything_else") or not live:
+    if state.get("open") not in (None, "anything_else", "choose_change") or not live:
+        return acts
+    if state.get("open") == "choose_change":  # 少住一晚吧 while "which booking?" is asked: said anew, it answers
+        for find in (_fewer_nights, _upgrade, _more, _adjacent):
+            found = find(text, live, db, gaz, today)
+            if found is not None:
+                return [Act("change_booking", {**found, "said_anew": True})]  # (what was asked before is dropped)
         return acts
     early_out = _fewer_nights(text, live, db, gaz, today, checkout_only=True)
     if early_out is not None:  # 提前一天退房: fewer nights, not the stay moved a day earlier
