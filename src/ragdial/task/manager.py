@@ -74,7 +74,10 @@ REQUIRED = {
 }
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 # conditions only a hotel has (四星以上 / 浦东 / 住两晚): said while a trip is under way, for the hotel waiting
-HOTEL_ONLY = {"stars", "min_stars", "district", "brand", "not_brand", "nights", "rooms", "guests", "check_out"}
+HOTEL_ONLY = {
+    *("stars", "min_stars", "district", "brand", "nights", "rooms", "guests", "check_out"),
+    *("not_brand", "not_stars", "not_district"),
+}
 SEGMENT_KEYS = (
     "seat_class",
     "berth",
@@ -94,12 +97,24 @@ NOT_FOR = {
         *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
         *("not_airline", "not_train_kinds", "arr_by"),
     ),
-    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
-    "train": ("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
+    "flight": (
+        *("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
+        *("not_stars", "not_district"),
+    ),
+    "train": (
+        *("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
+        *("not_stars", "not_district"),
+    ),
 }
 # a value wanted and the same value excluded: the one said last holds (不要如家 after 如家, 如家也行 after 不要如家)
 KIND_NAMES = {"G": "高铁", "D": "动车", "K": "快速", "T": "特快", "Z": "直达"}  # train kinds by first letter
-EXCLUDED = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
+EXCLUDED = {
+    "not_brand": "brand",
+    "not_airline": "airline",
+    "not_train_kinds": "train_kinds",
+    "not_stars": "stars",
+    "not_district": "district",
+}
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
@@ -129,6 +144,15 @@ RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往�
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
 NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
+
+
+def _excluded_name(key: str, value: object, lang: str) -> str:
+    """How an excluded value is shown: 高铁 for G, 江汉区 / 4星 for a district / star rating."""
+    if key == "not_district":
+        return f"{value}区" if lang == "zh" and not str(value).endswith("区") else str(value)
+    if key == "not_stars":
+        return f"{value}星" if lang == "zh" else f"{value}-star"
+    return KIND_NAMES.get(str(value), str(value))
 
 
 # what the way back keeps of the way out unless said anew (高铁, 二等座, 晚上, two tickets)
@@ -667,7 +691,7 @@ class TaskBranch(BookingActs):
         found = self._resolve(domain, rows, act.slots)
         feature = text_or_none(act.slots.get("feature"))
         suggested = dict(state.get("suggestion") or {})
-        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|earliest|latest|fastest)", turn.text, re.I)
+        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|最高|earliest|latest|fastest)", turn.text, re.I)
         if feature and superlative and set(act.slots) == {"feature"} and "domain" not in suggested:
             # 要最早的一班: the earliest of all that fit (with the change offered, if one is), not only of the
             # cheapest ones listed (早一点的那个 compares the listed ones)
@@ -1167,7 +1191,7 @@ class TaskBranch(BookingActs):
                 head = self._count_note("flight", slots, 0, lang).split("的航班")[0].removeprefix("为您找到")
                 line = comparing.compare_line(found, turn.compare, lang)
                 turn.parts.append(f"{head}：{line}" if lang == "zh" else line)
-            turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
+            turn.parts.append(self._slot_question(state, missing, lang))
             return
         domain, slots = state["domain"], state["slots"]
         assert domain is not None  # _missing asks for the domain first
@@ -1234,6 +1258,19 @@ class TaskBranch(BookingActs):
             return
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
+
+    @staticmethod
+    def _slot_question(state: TaskState, missing: str, lang: str) -> str:
+        """The question for a missing slot; a place asked while the day is missing too asks both in one question
+        (请问您从哪个城市出发，哪天出发？), so that a user who answers both saves a turn."""
+        question = R.SLOT_QUESTIONS[lang][missing]
+        domain = state["domain"]
+        if missing not in ("dep_city", "arr_city", "city") or domain is None or state["slots"].get("date"):
+            return question
+        day = R.SLOT_QUESTIONS[lang]["hotel_date" if domain == "hotel" else "date"]
+        if lang == "zh":
+            return question.rstrip("？") + "，" + day.removeprefix("请问您")
+        return question.rstrip("?") + ", and " + day[0].lower() + day[1:]
 
     @staticmethod
     def _change_head(before: Pending, after: Pending, understood: bool, lang: str) -> str:
@@ -1345,9 +1382,9 @@ class TaskBranch(BookingActs):
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(str(k), str(k)) for k in items(slots["train_kinds"])))
-        for key in ("not_brand", "not_airline", "not_train_kinds"):
+        for key in EXCLUDED:
             if slots.get(key):
-                names = "、".join(KIND_NAMES.get(str(v), str(v)) for v in items(slots[key]))
+                names = "、".join(_excluded_name(key, v, lang) for v in items(slots[key]))
                 parts.append(f"不要{names}" if lang == "zh" else f"not {names}")
         if slots.get("arr_by"):
             parts.append(f"{slots['arr_by']}以前到达" if lang == "zh" else f"arriving by {slots['arr_by']}")

@@ -264,5 +264,5 @@ def _adjacent(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, toda
     if after:
         found["code"] = R.code_of(after[0])
     else:
-        found["time_to" if earlier else "time_from"] = mine  # none: the search says so and offers another day
+        found["none_left"] = "earlier" if earlier else "later"  # said so; the new day or time is asked
     return found
