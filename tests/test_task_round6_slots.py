@@ -369,3 +369,21 @@ def test_an_english_check_out_said_later_keeps_the_check_in(branch):
     )
     slots = turns[-1].state["slots"]
     assert slots.get("date") == "2026-12-02" and slots.get("nights") == 2, slots
+
+
+TRAINS_LISTED = {
+    "domain": "train",
+    "open_question": "choose_offer",
+    "state": {"dep_city": "北京", "arr_city": "上海", "date": "2026-12-02"},
+    "offers": [
+        {"code": "G101", "dep_time": "08:35", "price": 553, "seat_class": "二等座"},
+        {"code": "G103", "dep_time": "11:10", "price": 600, "seat_class": "二等座"},
+    ],
+}
+
+
+@pytest.mark.parametrize("text", ["我家就在第三街那边", "听说那趟11点多的车老是晚点", "这趟会不会晚点啊"])
+def test_asides_with_numbers_or_delays_are_no_choice(read_in, text):
+    for question in ("choose_offer", "offer_alternative"):
+        acts = read_in(text, {**TRAINS_LISTED, "open_question": question})
+        assert acts in ([("out_of_scope", {})], [("inform", {})]), (question, acts)  # no choice, nothing changed
