@@ -76,6 +76,7 @@ def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
 
 
+NOT_AN_OFFER = "[天次回遍年名晚周批步街层楼章条节轮季期届代站]"  # 第一次 / 第三街: an ordinal of something else
 FEATURES = (
     (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
     (r"最贵|most expensive", "most_expensive"),
@@ -138,7 +139,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
     lower = text.lower()
     ref: JSONDict = {}
     heard = canonical(text)
-    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?![天次回遍年名晚周批步街层楼章条节轮季期届代站])", text) or re.search(
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!{NOT_AN_OFFER})", text) or re.search(
         rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
     )
     if m:
