@@ -182,14 +182,17 @@ def test_a_trip_and_a_stay_in_the_first_turn_books_the_trip_then_offers_the_stay
     assert state["slots"].get("district") == "雁塔" and state["slots"]["date"] == booked["arrival_date"]
 
 
-@pytest.mark.parametrize("text", ["酒店要四星以上的", "四星及以上"])
-def test_a_hotel_condition_said_while_the_hotel_waits_goes_to_the_hotel(branch, text):
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [("酒店要四星以上的", "min_stars", 4), ("四星及以上", "min_stars", 4), ("酒店不要二星的", "not_stars", [2])],
+)
+def test_a_hotel_condition_said_while_the_hotel_waits_goes_to_the_hotel(branch, text, key, value):
     turns = talk(branch, "后天北京坐高铁去上海，再订个上海的酒店住两晚", text)
-    assert turns[-1].state["domain"] == "train" and "min_stars" not in turns[-1].state["slots"], turns[-1].reply
+    assert turns[-1].state["domain"] == "train" and key not in turns[-1].state["slots"], turns[-1].reply
     turns = talk(branch, "第一个", "确认", state=turns[-1].state)
     assert turns[-1].booked["domain"] == "train", turns[-1].reply
     slots = turns[-1].state["slots"]
-    assert turns[-1].state["domain"] == "hotel" and slots.get("min_stars") == 4 and slots["nights"] == 2
+    assert turns[-1].state["domain"] == "hotel" and slots.get(key) == value and slots["nights"] == 2
 
 
 @pytest.mark.parametrize("way", ["确认。那大后天回来的呢", "确认，返程要大后天的", "好，订吧。大后天再回北京"])
@@ -234,3 +237,40 @@ def test_cancel_my_train_in_english_picks_the_train(branch):
     assert turns[-1].state["open"] == "confirm_cancel", turns[-1].reply
     train = next(b for b in _live(turns[-1].state) if b["domain"] == "train")
     assert turns[-1].state["cancel"]["order_no"] == train["order_no"], turns[-1].reply
+
+
+def test_a_later_departure_on_the_days_last_one_says_so_and_asks(branch):
+    turns = talk(branch, *FLIGHT_BOOKED)  # MU8570 22:25 is the day's last flight
+    (asked,) = talk(branch, "机票改晚一班", state=turns[-1].state)
+    assert "最晚" in asked.reply and asked.state["open"] == "change", asked.reply
+    assert asked.state["pending"] is None and len(_live(asked.state)) == 1
+
+
+# 5. fewer turns: a place and the day missing are asked in one question
+@pytest.mark.parametrize(
+    ("first", "answer", "domain"),
+    [("去上海的火车，两个人", "北京，后天", "train"), ("帮我订个酒店", "北京，后天入住", "hotel")],
+)
+def test_a_place_and_the_day_missing_are_asked_together(branch, first, answer, domain):
+    (asked,) = talk(branch, first)
+    assert "哪个城市" in asked.reply and "哪天" in asked.reply, asked.reply
+    (listed,) = talk(branch, answer, state=asked.state)
+    assert listed.state["domain"] == domain, listed.reply
+    assert listed.state["open"] in ("choose_offer", "confirm_booking"), listed.reply
+    assert listed.state["slots"]["date"] == "2026-12-03"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "cabin"),
+    [("把订单1改签成商务舱", "MU8570", "商务舱"), ("订单1改签到早一班", None, "经济舱")],
+)
+def test_a_change_naming_the_order_reads_the_new_value_from_the_turn(branch, text, code, cabin):
+    turns = talk(branch, *FLIGHT_BOOKED)
+    (asked,) = talk(branch, text, state=turns[-1].state)
+    assert asked.state["open"] == "confirm_booking", asked.reply
+    new = branch.db.get("flight", asked.state["pending"]["id"])
+    assert new["seat_class"] == cabin, asked.reply
+    if code:  # a class alone: the same flight
+        assert new["flight_no"] == code
+    else:  # the one just before 22:25
+        assert new["dep_time"] < "22:25" and new["date"] == "2026-12-03", asked.reply

@@ -290,6 +290,7 @@ class BookingActs:
             )
             return
         booking = fits[0]
+        none_left = text_or_none(slots.pop("none_left", None))  # 改晚一班 on the day's last departure
         if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
             slots.pop("code")  # (a train's code names no flight)
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
@@ -318,8 +319,8 @@ class BookingActs:
             }
             if int(booking.get("quantity") or 1) > 1:
                 base["passengers"] = int(booking["quantity"])
-            if SAME_TRIP.search(turn.text) and item:
-                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
+            if (SAME_TRIP.search(turn.text) or (slots and set(slots) <= {"seat_class", "berth"})) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车 / 改成商务舱: the same train or flight
         if "seat_class" in slots and "berth" not in slots:
             base.pop("berth", None)
         state["domain"] = booking["domain"]
@@ -332,6 +333,13 @@ class BookingActs:
             if zh
             else f"All right, changing booking {booking['order_no']}."
         )
+        if none_left:  # said, and the change asks for another day or time
+            which = ("最早" if none_left == "earlier" else "最晚") if zh else f"{none_left[:-2]}est"
+            head = (
+                f"订单{booking['order_no']}已经是当天{which}的一班了。"
+                if zh
+                else f"Booking {booking['order_no']} is already the day's {which} one. "
+            )
         turn.parts.append(head)
         if not slots and not longer:
             state["open"] = "change"

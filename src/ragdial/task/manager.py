@@ -74,7 +74,10 @@ REQUIRED = {
 }
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
 # conditions only a hotel has (四星以上 / 浦东 / 住两晚): said while a trip is under way, for the hotel waiting
-HOTEL_ONLY = {"stars", "min_stars", "district", "brand", "not_brand", "nights", "rooms", "guests", "check_out"}
+HOTEL_ONLY = {
+    *("stars", "min_stars", "district", "brand", "nights", "rooms", "guests", "check_out"),
+    *("not_brand", "not_stars", "not_district"),
+}
 SEGMENT_KEYS = (
     "seat_class",
     "berth",
@@ -1188,7 +1191,7 @@ class TaskBranch(BookingActs):
                 head = self._count_note("flight", slots, 0, lang).split("的航班")[0].removeprefix("为您找到")
                 line = comparing.compare_line(found, turn.compare, lang)
                 turn.parts.append(f"{head}：{line}" if lang == "zh" else line)
-            turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
+            turn.parts.append(self._slot_question(state, missing, lang))
             return
         domain, slots = state["domain"], state["slots"]
         assert domain is not None  # _missing asks for the domain first
@@ -1255,6 +1258,19 @@ class TaskBranch(BookingActs):
             return
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
+
+    @staticmethod
+    def _slot_question(state: TaskState, missing: str, lang: str) -> str:
+        """The question for a missing slot; a place asked while the day is missing too asks both in one question
+        (请问您从哪个城市出发，哪天出发？), so that a user who answers both saves a turn."""
+        question = R.SLOT_QUESTIONS[lang][missing]
+        domain = state["domain"]
+        if missing not in ("dep_city", "arr_city", "city") or domain is None or state["slots"].get("date"):
+            return question
+        day = R.SLOT_QUESTIONS[lang]["hotel_date" if domain == "hotel" else "date"]
+        if lang == "zh":
+            return question.rstrip("？") + "，" + day.removeprefix("请问您")
+        return question.rstrip("?") + ", and " + day[0].lower() + day[1:]
 
     @staticmethod
     def _change_head(before: Pending, after: Pending, understood: bool, lang: str) -> str:

@@ -339,15 +339,18 @@ class UserSimulator:
             asked_hotel and sub.domain != "hotel"
         ):
             return None  # the system misheard the domain: restate the request
+        said = []  # each thing asked is answered (a place and the day asked together: both)
         if "从哪个城市出发" in reply:
-            return rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}走"))
-        if "要去哪个城市" in reply:
-            return rng.choice((f"去{c['arr_city']}", f"到{c['arr_city']}", c["arr_city"]))
-        if "住在哪个城市" in reply:
-            return rng.choice((c["city"], f"住{c['city']}"))
+            said.append(rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}走")))
+        elif "要去哪个城市" in reply:
+            said.append(rng.choice((f"去{c['arr_city']}", f"到{c['arr_city']}", c["arr_city"])))
+        elif "住在哪个城市" in reply:
+            said.append(rng.choice((c["city"], f"住{c['city']}")))
         if "哪天" in reply:
             words = self._date_words(sub, c["date"])
-            return rng.choice((words, f"{words}的", f"{words}出发" if sub.domain != "hotel" else f"{words}入住"))
+            said.append(rng.choice((words, f"{words}的", f"{words}出发" if sub.domain != "hotel" else f"{words}入住")))
+        if said:
+            return "，".join(said)
         if "机票、火车票还是酒店" in reply or "想改哪个条件" in reply:
             return self._request(sub, full=True, first=False)
         return None
