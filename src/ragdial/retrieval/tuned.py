@@ -105,7 +105,7 @@ class TunedEncoder:
         negatives: dict[str, list[str]] = {}
         for (question, text), label in zip(pairs, labels, strict=True):
             (positives if label > 0.5 else negatives).setdefault(question, []).append(text)
-        rows = []
+        rows: list[tuple[str, str, str | None]] = []
         for question, texts in positives.items():
             wrong = negatives.get(question, [])
             rows.extend((question, text, wrong[i % len(wrong)] if wrong else None) for i, text in enumerate(texts))
