@@ -39,6 +39,7 @@ from ragdial.metrics.grounding import Evidence, check_grounding, degenerate_reas
 from ragdial.pipeline.answer_model import AnswerModel
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
+from ragdial.pipeline.grounded import Grounding
 
 SET = Path(__file__).parent / "data" / "demo_conversations.jsonl"
 TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  # split "train", written separately
@@ -154,7 +155,7 @@ def run(
             )
             contains = all(_normal(v) in text for v in turn["must_contain"])
             clean = not any(_normal(v) in text for v in turn["must_not_contain"])
-            grounding = reply.record.grounding
+            grounding = reply.record.grounding if isinstance(reply.record.grounding, Grounding) else None
             policy = grounding.policy if grounding is not None else "answer"
             for key in (kind, "all"):
                 tally = tallies[key]

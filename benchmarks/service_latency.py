@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -79,6 +80,7 @@ def _turn(client: httpx.Client, url: str, session: str, question: str) -> dict[s
                 tokens = chunk["usage"]["completion_tokens"]
     end = time.perf_counter()
     first_token = first_token or end
+    first_chunk = first_chunk or end
     decode = end - first_token
     return {
         "retrieve_ms": server["retrieve_ms"],
@@ -141,7 +143,7 @@ def main() -> None:
             first_reply_s = None
             sessions: dict[tuple[str, str], str] = {}
             profiles = {p["id"] for p in client.get(f"{url}/v1/profiles").json()["profiles"]}
-            rows = []
+            rows: list[dict[str, Any]] = []
             questions = _questions(args.turns + args.warmup)
             started = time.monotonic()
             for index, (language, user, question) in enumerate(questions):
@@ -173,13 +175,13 @@ def main() -> None:
     print()
     print("| per turn (ms) | p50 | p95 |")
     print("|---|---:|---:|")
-    for key, label in [
+    for field, label in [
         ("retrieve_ms", "retrieval (server)"),
         ("knowledge_chunk_ms", "cited knowledge received"),
         ("first_token_ms", "first token"),
         ("full_ms", "full reply"),
     ]:
-        summary = Latency.of(r[key] for r in rows)
+        summary = Latency.of(r[field] for r in rows)
         print(f"| {label} | {summary.p50:.1f} | {summary.p95:.1f} |")
     tokens = sum(r["tokens"] - 1 for r in rows if r["tokens"] > 1)
     decode = sum(r["decode_s"] for r in rows if r["tokens"] > 1)

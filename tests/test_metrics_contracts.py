@@ -233,6 +233,16 @@ def faq_ref(entity: int, doc: int) -> dict:
     return {"domain": "hotel", "entity_id": entity, "doc_type": "faq", "doc_id": doc}
 
 
+def test_dstc11_selection_matches_an_faq_by_its_domain_too():
+    # the same entity and document numbers in another domain are another FAQ (the ids restart in each domain)
+    gold = [{"target": True, "knowledge": [faq_ref(1, 0)], "response": "yes"}]
+    elsewhere = {**faq_ref(1, 0), "domain": "restaurant"}
+    for predicted, hit in (([faq_ref(1, 0)], 1.0), ([elsewhere], 0.0), ([elsewhere, faq_ref(1, 0)], 0.5)):
+        pred = [{"target": True, "knowledge": predicted, "response": "yes"}]
+        selection = dstc.score_dstc11(gold, pred, with_meteor=False).scores["selection"]
+        assert (selection["prec"], selection["rec"]) == (pytest.approx(hit), pytest.approx(1.0 if hit else 0.0))
+
+
 def test_selection_only_keeps_detection_and_selection(fixtures):
     gold, pred = _tiny(fixtures)
     full = dstc.score_dstc11(gold, pred, with_meteor=False)

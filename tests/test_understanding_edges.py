@@ -1,7 +1,8 @@
 """Understanding parts pinned on tiny hand-written inputs where whole-model tests cannot tell a change: the recipes
 the task factories build, the knowledge-match block (window, stemming, a turn of stop words only), the binary and
 multi-label heads' arithmetic, item names, the api_query decision's confidence, the errors that name what is missing,
-and a follow-up after two user turns in a row."""
+a follow-up after two user turns in a row, held-out calibration when one half of the KB has no question, and the
+knowledge cues' own encoder and system-question flag."""
 
 from __future__ import annotations
 
@@ -238,3 +239,45 @@ def test_the_question_cross_features_use_the_best_items_coverage():
     assert question == 1.0 and 0 < value["best_item_coverage"] < value["kb_vocabulary_coverage"] == 1.0
     assert value["question_x_coverage"] == pytest.approx(value["best_item_coverage"])
     assert cues._matcher is not None and cues._matcher.coverage("the and of") == (0.0, 0.0)  # no content word
+
+
+def test_questions_all_in_the_second_half_are_scored_against_the_first():
+    # the KB is halved by item id (crc32 % 2): "d" falls in half 0 and has no question, "a" and "b" in half 1
+    class Recording(Constant):
+        def probabilities(self, contexts):
+            self.matched = [item.id for item in self.items]
+            return super().probabilities(contexts)
+
+    items = [
+        Knowledge("d", "Parking is free.", SourceKind.FAQ, {}),
+        Knowledge("a", "Breakfast from seven.", SourceKind.FAQ, {"title": "When is breakfast?"}),
+        Knowledge("b", "Pets are welcome.", SourceKind.FAQ, {"title": "Can I bring my dog?"}),
+    ]
+    classifier = Recording([0.0])
+    assert held_out_scores(classifier, items).tolist() == [0.5, 0.5]  # both questions scored, none skipped
+    assert classifier.matched == ["d"]  # asked against the other half only
+    assert [item.id for item in classifier.items] == ["d", "a", "b"]  # and left matched against the whole KB
+
+
+def test_knowledge_cues_match_with_their_own_encoder():
+    from ragdial.text.encoders import get_encoder
+
+    question = "Is breakfast included?"
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([Knowledge("f", f"{question} Yes, from seven.", SourceKind.FAQ, {"title": question})])
+    turn = "breakfast at seven?"
+    (row,) = cues.values([[system("Hello, how can I help?"), user(turn)]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    encoder = get_encoder("hash")
+    expected = float(encoder.encode([turn], is_query=True)[0] @ encoder.encode([question])[0])
+    assert value["question_cos_max"] == pytest.approx(expected, abs=1e-5) and 0 < expected < 0.99
+
+
+@pytest.mark.parametrize(
+    ("said", "asks"), [("Anything else?", 1.0), ("还需要别的吗？", 1.0), ("Your table is booked.", 0.0)]
+)
+def test_a_question_mark_in_the_system_turn_is_a_system_question(said, asks):
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([])
+    (row,) = cues.values([[system(said), user("no thanks")]])
+    assert dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))["system_qmark"] == asks
