@@ -186,6 +186,22 @@ def test_an_index_written_in_chunks_reports_each_step_under_its_name(tmp_path, m
     np.testing.assert_allclose(load_index(tmp_path / "i").vectors, built.vectors, atol=1e-6)  # encoded by chunk
 
 
+def test_a_saved_chinese_index_finds_a_name_by_its_sound_as_in_memory(tmp_path):
+    # 金灵饭店 (as an ASR might write it) sounds like 金陵饭店: with pinyin on, the saved tracker matches it too
+    from ragdial.retrieval.analyzer import Analyzer
+    from ragdial.retrieval.index import load_index, write_index
+
+    items = [
+        Knowledge("a", "金陵饭店有免费停车场", SourceKind.FAQ, {"entity": "金陵饭店"}),
+        Knowledge("b", "和平宾馆早餐七点开始", SourceKind.FAQ, {"entity": "和平宾馆"}),
+    ]
+    config = RetrieverConfig(encoder=None, analyzer=Analyzer(pinyin=True))
+    write_index(KnowledgeBase(items), tmp_path / "i", config)
+    turn = "金灵饭店有停车场吗"
+    assert load_index(tmp_path / "i").tracker.find(turn) == ["金陵饭店"]
+    assert HybridRetriever(KnowledgeBase(items), config).tracker.find(turn) == ["金陵饭店"]
+
+
 def test_a_reranker_trained_on_fewer_dialogs_than_folds_scores_the_interaction_in_sample():
     from ragdial.retrieval import rerank
 

@@ -258,3 +258,19 @@ def test_a_place_and_the_day_missing_are_asked_together(branch, first, answer, d
     assert listed.state["domain"] == domain, listed.reply
     assert listed.state["open"] in ("choose_offer", "confirm_booking"), listed.reply
     assert listed.state["slots"]["date"] == "2026-12-03"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "cabin"),
+    [("把订单1改签成商务舱", "MU8570", "商务舱"), ("订单1改签到早一班", None, "经济舱")],
+)
+def test_a_change_naming_the_order_reads_the_new_value_from_the_turn(branch, text, code, cabin):
+    turns = talk(branch, *FLIGHT_BOOKED)
+    (asked,) = talk(branch, text, state=turns[-1].state)
+    assert asked.state["open"] == "confirm_booking", asked.reply
+    new = branch.db.get("flight", asked.state["pending"]["id"])
+    assert new["seat_class"] == cabin, asked.reply
+    if code:  # a class alone: the same flight
+        assert new["flight_no"] == code
+    else:  # the one just before 22:25
+        assert new["dep_time"] < "22:25" and new["date"] == "2026-12-03", asked.reply

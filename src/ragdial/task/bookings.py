@@ -319,8 +319,8 @@ class BookingActs:
             }
             if int(booking.get("quantity") or 1) > 1:
                 base["passengers"] = int(booking["quantity"])
-            if SAME_TRIP.search(turn.text) and item:
-                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
+            if (SAME_TRIP.search(turn.text) or (slots and set(slots) <= {"seat_class", "berth"})) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车 / 改成商务舱: the same train or flight
         if "seat_class" in slots and "berth" not in slots:
             base.pop("berth", None)
         state["domain"] = booking["domain"]

@@ -112,6 +112,15 @@ def plain_change(
     early_out = _fewer_nights(text, live, db, gaz, today, checkout_only=True)
     if early_out is not None:  # 提前一天退房: fewer nights, not the stay moved a day earlier
         return [Act("change_booking", early_out)]
+    bare = [a for a in acts if a.act == "change_booking" and set(a.slots) <= {"domain", "order_no"}]
+    if bare:  # 把订单5改签到早一班 / 订单5换成商务舱: which booking is said, what is new is read here
+        named = [b for b in live if bare[0].slots.get("order_no") in (None, b["order_no"])]
+        named = [b for b in named if bare[0].slots.get("domain") in (None, b["domain"])]
+        for find in (_upgrade, _fewer_nights, _more, _adjacent):
+            found = find(text, named, db, gaz, today) if named else None
+            if found is not None:
+                bare[0].slots.update(found)
+                return acts
     if any(a.act in ("change_booking", "select", "confirm") for a in acts):
         return acts
     several = _several_cancelled(text, live)
