@@ -560,3 +560,26 @@ def test_a_chinese_question_names_ones_figure_by_a_word_of_its_field_name(
 def test_what_a_product_includes_is_answered_with_what_it_holds(systems, language, text, said, not_said):
     (reply,) = ask(systems[language], "demo-u1", text)
     assert said in reply.text and (not_said is None or not_said not in reply.text), reply.text
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_warm_up_loads_the_vectors_the_answer_model_compares_a_turn_with(systems, language):
+    """A system's warm-up puts the vector of every item's field names and fields (what ``field_matches`` embeds) in
+    the shared query cache, so the first answer turns do not encode them; the answer turn then encodes no field."""
+    from ragdial.pipeline.answer_features import field_texts
+
+    system = systems[language]
+    system.warm_components()
+    branch = system.knowledge_branch
+    texts = {t for item in branch.items.values() for part in field_texts(item) for t in part if t.strip()}
+    assert len(texts) > 100
+    cache = branch.embeddings._queries
+    assert texts <= set(cache._cache)
+    encoded = []
+    real = cache.encoder.encode
+    cache.encoder.encode = lambda texts, **kw: encoded.extend(texts) or real(texts, **kw)
+    try:
+        ask(system, "demo-u1", "这个月流量还剩多少" if language == "zh" else "How much data do I have left?")
+    finally:
+        del cache.encoder.encode
+    assert not set(encoded) & texts

@@ -177,7 +177,10 @@ class KnowledgeBranch:
 
     def load_vectors(self) -> int:
         """The sentence vectors of what the answer model compares each turn with (every item's field names and
-        fields), encoded now or read from the disk cache, not at the first turns; how many texts."""
+        fields), encoded now or read from the disk cache, not at the first turns; how many texts (none off the
+        grounded path, which alone compares them)."""
+        if not self.settings.grounded:
+            return 0
         texts = [text for item in self.items.values() for part in field_texts(item) for text in part]
         return self.embeddings.preload(texts)
 
