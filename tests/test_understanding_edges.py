@@ -2,7 +2,8 @@
 the task factories build, the knowledge-match block (window, stemming, a turn of stop words only), the binary and
 multi-label heads' arithmetic, item names, the api_query decision's confidence, the errors that name what is missing,
 a follow-up after two user turns in a row, held-out calibration when one half of the KB has no question, and the
-knowledge cues' own encoder and system-question flag."""
+knowledge cues (their own encoder for any number of turns, the system-question flag, a question without "?",
+idf-weighted coverage, no knowledge set), a Chinese source match, the KB threshold's ceiling, an unknown solver."""
 
 from __future__ import annotations
 
@@ -281,3 +282,70 @@ def test_a_question_mark_in_the_system_turn_is_a_system_question(said, asks):
     cues.set_knowledge([])
     (row,) = cues.values([[system(said), user("no thanks")]])
     assert dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))["system_qmark"] == asks
+
+
+def test_a_chinese_source_match_reads_an_english_product_name_as_the_knowledge_does():
+    # configured for Chinese, every text is cut the Chinese way: "packages" in the turn meets "packages" in the
+    # product name (detected one by one, the English product name would be stemmed to "packag" and never meet it)
+    from ragdial.understanding.features import SourceMatch
+
+    items = [
+        Knowledge("p", "Data packages for travellers", SourceKind.PRODUCT),
+        Knowledge("f", "流量包怎么退订", SourceKind.FAQ),
+    ]
+    contexts = [[user("流量包 packages")], [user("packages")]]
+    block = SourceMatch(language="zh")
+    block.set_knowledge(items)
+    rows = block.fit(contexts).transform(contexts).toarray()
+    assert rows[0, 0] == 1.0 and rows[0, 3] == 1.0  # both the product and the FAQ match the mixed turn
+
+
+def test_the_kb_threshold_stays_below_one():
+    class Certain(Constant):  # every question of the new KB scores 1
+        def probabilities(self, contexts):
+            return np.full((len(contexts), 1), 1.0)
+
+    items = [Knowledge(f"q{i}", "x", SourceKind.FAQ, {"title": f"Question number {i}?"}) for i in range(MIN_QUESTIONS)]
+    assert kb_threshold(Certain([0.2, 0.5, 0.8]), items, 0.5) == 0.99
+
+
+def test_knowledge_cues_before_any_knowledge_is_set():
+    cues = KnowledgeCues("hash")  # no set_knowledge: matched against no item
+    (row,) = cues.values([[system("Anything else?"), user("What time is breakfast")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    assert value["question_cos_max"] == 0.0 and value["system_qmark"] == 1.0
+
+
+def test_a_question_without_a_question_mark_weighs_the_cross_features():
+    # "what time ..." starts a clause with a question word: a question although no "?" is typed
+    question = "What time is breakfast?"
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([Knowledge("b", f"{question} From seven.", SourceKind.FAQ, {"title": question})])
+    (row,) = cues.values([[user("what time is breakfast")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    assert (value["user_qmark"], value["user_clause_question"], value["user_number_statement"]) == (0.0, 1.0, 0.0)
+    assert value["question_x_cos"] == pytest.approx(value["question_cos_max"]) and value["question_x_cos"] > 0.5
+
+
+def test_the_kb_vocabulary_coverage_weighs_words_by_idf():
+    from ragdial.understanding.knowledge_cues import KnowledgeMatcher
+
+    matcher = KnowledgeMatcher(["breakfast buffet", "breakfast pool"], "hash")
+    # "breakfast" is in both items: idf log(1 + 2/2); "zebra" in none: the largest idf, log(1 + 2)
+    covered, in_kb = matcher.coverage("breakfast zebra")
+    assert in_kb == pytest.approx(np.log(2) / (np.log(2) + np.log(3)))
+    assert covered == pytest.approx(in_kb)  # the best item has "breakfast" too
+
+
+def test_many_turns_are_encoded_with_the_matchers_own_encoder():
+    from ragdial.text.encoders import get_encoder
+    from ragdial.understanding.knowledge_cues import KnowledgeMatcher
+
+    matcher = KnowledgeMatcher(["breakfast buffet"], "hash")
+    texts = [f"is breakfast served at {hour}" for hour in range(70)]  # 64 or more: through the encoding cache
+    assert np.allclose(matcher.encode(texts), get_encoder("hash").encode(texts, is_query=True), atol=1e-6)
+
+
+def test_an_unknown_solver_is_named():
+    with pytest.raises(ValueError, match=r"^solver must be one of .*, not 'adam'$"):
+        LinearHead("binary", "adam")
