@@ -51,7 +51,7 @@ from ragdial.datasets.folds import split_folds
 from ragdial.evaluation import best_cut, detection_prf, selection_scores
 from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
 from ragdial.paths import data_root
-from ragdial.retrieval import precedent, rerank, transfer, triples
+from ragdial.retrieval import precedent, rerank, transfer, triples, tuned
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
@@ -118,11 +118,13 @@ def selection_rows(
     aux_encoder: str | None = None,
     transfer_depth: int = 50,
     use_precedent: bool = False,
+    use_tuned: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
     ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents, copied and then
-    voted by a stacker): ranking and cut scores on ``test`` (gold detection)."""
+    voted by a stacker; with ``use_tuned``, the last transfer reranker again with fine-tuned MiniLM
+    encoders (bi-encoders) rescoring its 20 best): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -181,6 +183,18 @@ def selection_rows(
         for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
             cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
             score_with(replace(model, fallback=fallback), name, cut)
+    if use_tuned:
+        started = time.perf_counter()
+        aux, depth = (aux_encoder, transfer_depth) if aux_encoder else (None, 50)
+        wrapped = tuned.train(
+            train_retriever,
+            train,
+            model,
+            refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
+        )
+        print(f"tuned encoders trained in {time.perf_counter() - started:.0f}s: {wrapped.info}", flush=True)
+        cut = f"w={wrapped.weight:g}, p>={wrapped.threshold:.2f}, >={wrapped.relative:.1f}xbest"
+        score_with(wrapped, f"{label} + fine-tuned MiniLM (top {wrapped.top})", cut)
     return rows, ranked
 
 
@@ -438,6 +452,8 @@ def main() -> None:
     parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
     parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
+    parser.add_argument("--tuned", action="store_true", help="also the transfer reranker + fine-tuned MiniLM")
+    parser.add_argument("--source", choices=DSTC11_DOMAINS, help="lodo: only the run trained on this domain")
     parser.add_argument("--speak-weight", type=float, default=2.0, help="kdconv: the speak rule weight")
     parser.add_argument("--targets", default=",".join(KDCONV_DOMAINS), help="kdconv: the held-out domains")
     parser.add_argument(
@@ -455,7 +471,7 @@ def main() -> None:
     dstc11 = load_dstc11(args.data)
     runs = []
     if args.protocol == "lodo":
-        for source in DSTC11_DOMAINS:
+        for source in [args.source] if args.source else DSTC11_DOMAINS:
             target = next(d for d in DSTC11_DOMAINS if d != source)
             train, _ = domain_split(dstc11.examples, source)
             test, _ = domain_split(dstc11.examples, target)
@@ -475,7 +491,14 @@ def main() -> None:
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
             entry["selection"], ranked = selection_rows(
-                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.precedent
+                train,
+                train_kb,
+                test,
+                test_kb,
+                args.aux_encoder,
+                args.transfer_depth,
+                args.precedent,
+                args.tuned,
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

