@@ -560,3 +560,20 @@ def test_a_chinese_question_names_ones_figure_by_a_word_of_its_field_name(
 def test_what_a_product_includes_is_answered_with_what_it_holds(systems, language, text, said, not_said):
     (reply,) = ask(systems[language], "demo-u1", text)
     assert said in reply.text and (not_said is None or not_said not in reply.text), reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "then", "item", "said"),
+    [
+        ("zh", "周末流量包能用几天", "多少钱", "product:16", "6元/月"),
+        ("zh", "青禾轻享套餐怎么样", "包含啥", "product:0", "5GB"),
+        ("en", "tell me about the weekend data pack", "price?", "product:16", "6 yuan per month"),
+    ],
+)
+def test_a_bare_follow_up_is_answered_from_the_item_the_last_reply_was_about(
+    systems, language, first, then, item, said
+):
+    # its own words match no item ("多少钱", "price?"): the relevance cut must not refuse what the dialog is about
+    _, reply = ask(systems[language], "demo-u2", first, then)
+    assert reply.record.grounding.policy == "answer"
+    assert reply.knowledge[0].id == item and said in reply.text
