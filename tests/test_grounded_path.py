@@ -577,3 +577,15 @@ def test_a_bare_follow_up_is_answered_from_the_item_the_last_reply_was_about(
     _, reply = ask(systems[language], "demo-u2", first, then)
     assert reply.record.grounding.policy == "answer"
     assert reply.knowledge[0].id == item and said in reply.text
+
+
+@pytest.mark.parametrize(
+    ("profile", "text", "record", "name"),
+    [
+        ("demo-u4", "我用的是什么卡", "demo-u4:local:0", "青禾长者卡8元"),
+        ("demo-u3", "我开的是啥套餐", "demo-u3:local:0", "青禾尊享88元套餐"),
+    ],
+)
+def test_which_card_or_plan_one_uses_is_answered_by_ones_own_record(systems, profile, text, record, name):
+    (reply,) = ask(systems["zh"], profile, text)  # "用的是什么卡" had cited a hotspot FAQ
+    assert reply.knowledge[0].id == record and name in reply.text
