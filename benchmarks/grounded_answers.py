@@ -48,6 +48,8 @@ TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  #
 NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 # split "test2": a fresh locked test set (session 7) by a hand that read no answering code; report only, never tune
 TEST2_SET = Path(__file__).parent / "data" / "demo_conversations_test2.jsonl"
+# split "test3": a second fresh locked set (session 8), same rules
+TEST3_SET = Path(__file__).parent / "data" / "demo_conversations_test3.jsonl"
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -102,8 +104,8 @@ def _normal(text: str) -> str:
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
-    ``near_miss`` from the near-miss training set, ``test2`` from the fresh locked test set)."""
-    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET}.get(split, SET)
+    ``near_miss`` from the near-miss training set, ``test2`` / ``test3`` from the fresh locked test sets)."""
+    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET}.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -197,7 +199,7 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2", "test3"), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-relevance", type=float, help="the relevance cut (default: the config's)")
     parser.add_argument("--answer-model", type=Path, help="answer model file (default: the packaged one)")
     args = parser.parse_args(argv)
-    if args.failures and args.split in ("test", "test2"):
+    if args.failures and args.split in ("test", "test2", "test3"):
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
     params: dict[str, Any] = {}
     for option in args.param:
