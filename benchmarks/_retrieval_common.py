@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def run_systems(
         retriever = HybridRetriever(kb, config)
         train_retriever = retriever if train_kb is None else HybridRetriever(train_kb, config)
         tuned = tune(as_model(train_retriever, depth))
-        k = best_cut([e.knowledge_ids for e in train], [tuned.predictions[e.id] for e in train])
+        k = best_cut([e.knowledge_ids for e in train], [cast("list[str]", tuned.predictions[e.id]) for e in train])
         evaluate.cut = k
         result = evaluate(as_model(retriever, depth))
         curves[name] = curve(result.scores)

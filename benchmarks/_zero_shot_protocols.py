@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragdial import datasets
-from ragdial.schema import Dataset, Example, KnowledgeBase
+from ragdial.schema import Dataset, Example, Knowledge, KnowledgeBase
 
 WRITTEN = Path(__file__).resolve().parent / "data" / "dstc9_written"
 DSTC11_DOMAINS = ("hotel", "restaurant")
@@ -61,7 +61,7 @@ def load_kdconv_cross(data: Path, target: str) -> tuple[list[Example], Knowledge
     """KdConv cross-domain: (training examples of the two other domains' ``dev.json``, their merged KB, the target
     domain's dataset). Training dialog ids are prefixed with their domain, so dialogs of two files stay apart."""
     train: list[Example] = []
-    items = []
+    items: list[Knowledge] = []
     for domain in KDCONV_DOMAINS:
         if domain == target:
             continue

@@ -11,7 +11,9 @@ the variants interleaved turn by turn so machine load falls on all alike):
 - ``head``: the greedy decoder with snapshots of the prompt head (the default), by sentence;
 - ``head+clause``: the same, and a verified clause delivered as soon as it passes (the default path);
 - ``head+clause+primed``: the same with the answer heads of both languages primed before the first turn, as the
-  service's warm-up does (``KnowledgeBranch.warm_up``).
+  service's warm-up does (``KnowledgeBranch.warm_up``);
+- ``head+clause+primed+turns``: the same keeping whole turns (``turn_cache``, the default): a session's next turn
+  over the same knowledge restores its last turn and evaluates only the new dialog.
 
 Per turn that calls the model, the first token splits into: the analysis (understand: rewrite, routing,
 retrieval, policy), the prompt (from the generator call to its first piece: prompt evaluation and the first
@@ -44,15 +46,17 @@ from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.llama import LlamaCppGenerator
 from ragdial.pipeline.components import build_systems
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
-from ragdial.pipeline.grounded import stream_verified
+from ragdial.pipeline.grounded import Grounding, stream_verified
 from ragdial.pipeline.turn import Piece, Reply
 
-# prefix_cache, clauses, primed (the answer heads of both languages evaluated before the first turn, as warm-up does)
+# prefix_cache, clauses, primed (the answer heads of both languages evaluated before the first turn, as warm-up
+# does), turn_cache (whole turns kept: a session's next turn over the same knowledge restores its last one)
 VARIANTS = {
-    "plain": (0, False, False),
-    "head": (8, False, False),
-    "head+clause": (8, True, False),
-    "head+clause+primed": (8, True, True),
+    "plain": (0, False, False, 0),
+    "head": (8, False, False, 0),
+    "head+clause": (8, True, False, 0),
+    "head+clause+primed": (8, True, True, 0),
+    "head+clause+primed+turns": (8, True, True, 8),
 }
 
 
@@ -81,7 +85,7 @@ class Timed(Generator):
 def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, language: str, text: str) -> dict:
     system = systems[language]
     system.knowledge_branch.generator = timed
-    branch_module.stream_verified = functools.partial(stream_verified, clauses=clauses)  # type: ignore[assignment]
+    branch_module.stream_verified = functools.partial(stream_verified, clauses=clauses)
     timed.calls.clear()
     start = time.perf_counter()
     first = None
@@ -93,7 +97,7 @@ def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, lang
             reply = event
     assert reply is not None
     session.add(reply.record)
-    grounding = reply.record.grounding
+    grounding = reply.record.grounding if isinstance(reply.record.grounding, Grounding) else None
     row: dict[str, Any] = {
         "text": reply.text,
         "first": ((first or time.perf_counter()) - start) * 1000,
@@ -128,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     names = args.variants.split(",")
     models = {}
     for name in names:
-        generator = LlamaCppGenerator(n_ctx=2048, n_threads=args.threads, prefix_cache=VARIANTS[name][0])
+        prefix_cache, _, _, turn_cache = VARIANTS[name]
+        generator = LlamaCppGenerator(
+            n_ctx=2048, n_threads=args.threads, prefix_cache=prefix_cache, turn_cache=turn_cache
+        )
         generator.warm_up()
         models[name] = Timed(generator)
         if VARIANTS[name][2]:

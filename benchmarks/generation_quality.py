@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from generation_common import merged_kb, sample, split_folds
 from ragdial import datasets
 from ragdial.evaluation import GenerationEvaluator, reply_scores
-from ragdial.generation import create
+from ragdial.generation import Generator, create
 from ragdial.generation.batch import request_for
 from ragdial.generation.exemplars import ExemplarIndex, Exemplars
 from ragdial.generation.template import TemplateGenerator
@@ -83,10 +83,12 @@ def main() -> None:
             continue
         evaluate = sample(evaluate, args.sample, args.seed)
         started = time.perf_counter()
+        generator: Generator
         if args.backend == "template":
             generator = TemplateGenerator.train(train, train_kb, dataset.language)
             exemplars = None
         else:
+            assert shared is not None  # made above for every backend but the template
             generator = shared
             exemplars = (
                 Exemplars(ExemplarIndex(train, train_kb, dataset.language), args.exemplars) if args.exemplars else None

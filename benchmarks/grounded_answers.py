@@ -41,6 +41,7 @@ from ragdial.metrics.grounding import Evidence, check_grounding, degenerate_reas
 from ragdial.pipeline.answer_model import AnswerModel
 from ragdial.pipeline.components import build_system
 from ragdial.pipeline.config import ComponentSpec, SystemConfig
+from ragdial.pipeline.grounded import Grounding
 
 SET = Path(__file__).parent / "data" / "demo_conversations.jsonl"
 TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  # split "train", written separately
@@ -49,6 +50,8 @@ TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  #
 NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 # split "test2": a fresh locked test set (session 7) by a hand that read no answering code; report only, never tune
 TEST2_SET = Path(__file__).parent / "data" / "demo_conversations_test2.jsonl"
+# split "test3": a second fresh locked set (session 8), same rules
+TEST3_SET = Path(__file__).parent / "data" / "demo_conversations_test3.jsonl"
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -103,8 +106,8 @@ def _normal(text: str) -> str:
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
-    ``near_miss`` from the near-miss training set, ``test2`` from the fresh locked test set)."""
-    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET}.get(split, SET)
+    ``near_miss`` from the near-miss training set, ``test2`` / ``test3`` from the fresh locked test sets)."""
+    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET}.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -156,7 +159,7 @@ def run(
             )
             contains = all(_normal(v) in text for v in turn["must_contain"])
             clean = not any(_normal(v) in text for v in turn["must_not_contain"])
-            grounding = reply.record.grounding
+            grounding = reply.record.grounding if isinstance(reply.record.grounding, Grounding) else None
             policy = grounding.policy if grounding is not None else "answer"
             for key in (kind, "all"):
                 tally = tallies[key]
@@ -236,7 +239,7 @@ def _add(into: Tally, tally: Tally) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2", "test3"), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
@@ -250,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cv", type=int, help="K: grouped K-fold cross-validation over train + dev (a model trained per fold)"
     )
     args = parser.parse_args(argv)
-    if args.failures and args.split in ("test", "test2"):
+    if args.failures and args.split in ("test", "test2", "test3"):
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
     if args.cv and (args.baseline or args.answer_model or args.sample):
         parser.error("--cv trains its own models over train + dev: no --baseline, --answer-model or --sample")

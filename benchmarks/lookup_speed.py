@@ -221,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
             n_ctx=2048, n_threads=args.threads, prompt_lookup=draft, prefix_cache=cache
         )
         generators[variant].warm_up()
-        if block and generators[variant]._decoder is not None:
-            generators[variant]._decoder.block = int(block)
+        decoder = generators[variant]._decoder
+        if block and decoder is not None:
+            decoder.block = int(block)
     results: dict[str, list[dict[str, Any]]] = {v: [] for v in generators}
     for request in requests:
         for variant, generator in generators.items():

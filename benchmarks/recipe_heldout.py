@@ -27,12 +27,13 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ragdial.evaluation import detection_prf, selection_scores
 from ragdial.evaluation.pipeline import prediction_of
+from ragdial.pipeline.turn import Reply
 from ragdial.recipes import DataSpec, load_recipe
 from ragdial.recipes.running import GOLD_DETECTION, run_recipe, trained_recipe
 from ragdial.recipes.training import train_recipe
@@ -81,9 +82,9 @@ def run_fold(
         "train_steps_s": info["seconds"],
         "run_s": round(runs["detector"][1], 1),
     }
-    detected = {k: prediction_of(r) for k, r in runs["detector"][0].result.predictions.items()}
+    detected = {k: prediction_of(cast(Reply, r)) for k, r in runs["detector"][0].result.predictions.items()}
     row["detection_counts"] = [[bool(e.needs_knowledge), bool(detected[e.id].needs_knowledge)] for e in examples]
-    always = {k: prediction_of(r) for k, r in runs["always"][0].result.predictions.items()}
+    always = {k: prediction_of(cast(Reply, r)) for k, r in runs["always"][0].result.predictions.items()}
     scored = runs["always"][0].result.scores  # `run --set detector=null` scores selection with gold detection
     row["gold_detection"] = {k: scored[f"{GOLD_DETECTION}.{k}"] for k in ("P", "R", "F1", "EM", "R@1", "R@5")}
     for k in top_ks:  # a post-hoc prefix of the same selections

@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -64,7 +65,8 @@ def main() -> None:
         retriever = HybridRetriever(dataset.kb, config)
         build = time.perf_counter() - start
         tuned = tune(as_model(retriever, args.depth))
-        evaluate.cut = best_cut([e.knowledge_ids for e in train], [tuned.predictions[e.id] for e in train])
+        ranked = [cast("list[str]", tuned.predictions[e.id]) for e in train]
+        evaluate.cut = best_cut([e.knowledge_ids for e in train], ranked)
         result = evaluate(as_model(retriever, args.depth))
         curves[name] = curve(result.scores)
         rows.append(row(name, f"top-{evaluate.cut}", result.scores))
@@ -121,7 +123,7 @@ def milvus_rows(dataset, hybrid: HybridRetriever, evaluate: RetrievalEvaluator, 
             timed(f"milvus-lite RRF (lexical: {lexical})", f"top-{evaluate.cut}", plain)
             plain.close()
         reranker = hybrid.reranker
-        assert reranker is not None
+        assert isinstance(reranker, rerank.Reranker)  # trained above: the threshold cut's reranker
         uri = str(Path(tmp) / "ragdial.db")
         reranked = MilvusRetriever(uri, "dstc11", config, language="en", kb=dataset.kb, reranker=reranker)
         cut = f"p>={reranker.threshold:.3f}, >={reranker.relative:.1f}xbest"

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -28,7 +29,7 @@ from ragdial.schema import KnowledgeBase
 
 def systems(pinyin: bool, dense: bool = True) -> dict[str, RetrieverConfig]:
     # candidates: the triples of every entity named so far in the dialog (the topic entity and those it led to)
-    common = {"analyzer": Analyzer(pinyin=pinyin), "carry_turns": 100}
+    common: dict[str, Any] = {"analyzer": Analyzer(pinyin=pinyin), "carry_turns": 100}
     out = {
         "BM25": RetrieverConfig(encoder=None, fusion="bm25", **common),
         "dense (USE)": RetrieverConfig(fusion="dense", **common),

@@ -35,7 +35,7 @@ SYSTEMS = {
 
 
 def main() -> None:
-    rows = []
+    rows: list[dict[str, object]] = []
     for language in ("zh", "en"):
         dataset = datasets.load("mobilecs2", FIXTURES / language / "dev_final_processed.json")
         examples = [e for e in dataset.examples if e.knowledge_ids]
@@ -48,7 +48,7 @@ def main() -> None:
                 path = mobilecs2.write_track1(Path(tmp) / "track1.json", dataset.kb, examples, rankings)
                 submitted = mobilecs2.read_track1(path, dataset)
             scores = score_track1([e.knowledge_ids for e in examples], [submitted[e.id] for e in examples])
-            row = {"language": language, "system": name, "turns": len(examples), **scores.flat()}
+            row: dict[str, object] = {"language": language, "system": name, "turns": len(examples), **scores.flat()}
             for source, kind in KINDS.items():
                 part = [e for e in examples if e.meta.get("scored_source") == source]
                 if part:

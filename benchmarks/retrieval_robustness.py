@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -46,7 +47,7 @@ def main() -> None:
     rows, curves = [], {}
     for name, config in systems().items():
         retriever = HybridRetriever(ds.kb, config)
-        row: dict[str, object] = {"system": name}
+        row: dict[str, Any] = {"system": name}
         for rate in args.rates:
             examples = [corrupt_context(e, rate, seed=i) for i, e in enumerate(clean)] if rate else clean
             rankings = [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, 20).ranked] for e in examples]

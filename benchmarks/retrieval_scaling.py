@@ -116,7 +116,7 @@ def synthetic_item(base: Sequence[Knowledge], index: int, seed: int, patterns: d
     fields = dict(item.fields)
     for key in ("title", "body"):
         if isinstance(fields.get(key), str):
-            fields[key] = rewrite(fields[key])
+            fields[key] = rewrite(str(fields[key]))
     if entity:
         fields["entity"] = renamed.upper()
     return Knowledge(f"{item.id}#{copy}", rewrite(item.text), item.source, fields, item.scope)
@@ -381,7 +381,7 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         from ragdial.retrieval.milvus import MilvusRetriever
 
         start = time.perf_counter()
-        items = list(synthetic_items(base, args.size, args.seed))
+        milvus_items = list(synthetic_items(base, args.size, args.seed))
         build["items"] = time.perf_counter() - start
         vectors_path = work / "vectors.npy"
         start = time.perf_counter()
@@ -393,30 +393,30 @@ def run_child(args: argparse.Namespace) -> dict[str, Any]:
         start = time.perf_counter()
         uri = args.milvus_uri or str(work / "milvus.db")
         collection = f"ragdial_scaling_{args.size}"
-        retriever = MilvusRetriever(uri, collection, config=RetrieverConfig(fusion="rrf"), language="en")
-        bar = Bar(f"{label}: insert", len(items))
-        retriever.build(KnowledgeBase(items), batch_size=1000, vectors=vectors, progress=bar)
+        milvus = MilvusRetriever(uri, collection, config=RetrieverConfig(fusion="rrf"), language="en")
+        bar = Bar(f"{label}: insert", len(milvus_items))
+        milvus.build(KnowledgeBase(milvus_items), batch_size=1000, vectors=vectors, progress=bar)
         build["insert"] = time.perf_counter() - start
         start = time.perf_counter()
-        client = retriever.client
+        client = milvus.client
         if hasattr(client, "flush"):
-            client.flush(retriever.collection)
+            client.flush(milvus.collection)
         while True:  # until both indexes cover every row
             pending = sum(
-                int(client.describe_index(retriever.collection, name).get("pending_index_rows", 0))
+                int(client.describe_index(milvus.collection, name).get("pending_index_rows", 0))
                 for name in ("sparse", "dense")
             )
             if not pending:
                 break
             time.sleep(1)
-        client.load_collection(retriever.collection)
+        client.load_collection(milvus.collection)
         build["flush + index + load"] = time.perf_counter() - start
-        del items
-        row.update(latencies(lambda text: _ranked(retriever.retrieve(_turn(text), None, 20)), queries, args.budget))
+        del milvus_items
+        row.update(latencies(lambda text: _ranked(milvus.retrieve(_turn(text), None, 20)), queries, args.budget))
         row.update(peak_mb(descendants()))
         if args.milvus_uri:
-            retriever.client.drop_collection(collection)
-        retriever.close()
+            milvus.client.drop_collection(collection)
+        milvus.close()
     else:
         raise SystemExit(f"unknown system {args.system!r}")
 

@@ -14,7 +14,9 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,11 +85,15 @@ def main() -> None:
     print(f"KB: {len(items)} snippets; {len(queries)} queries")
     print(markdown_table([{"step": k, "seconds": v} for k, v in build.items()]))
 
-    systems = {}
+    systems: dict[str, Callable[[str], Any]] = {}
     for name, fusion in (("ragdial BM25", "bm25"), ("ragdial dense (USE)", "dense"), ("ragdial hybrid (RRF)", "rrf")):
         config = RetrieverConfig(fusion=fusion, encoder="use" if fusion != "bm25" else None)
         retriever = HybridRetriever(kb, config, lexical=hybrid.lexical, vectors=vectors if fusion != "bm25" else None)
-        systems[name] = lambda q, r=retriever: r.retrieve([Turn(Speaker.USER, q)], k=20)
+
+        def search(q: str, r: HybridRetriever = retriever) -> Any:
+            return r.retrieve([Turn(Speaker.USER, q)], k=20)
+
+        systems[name] = search
     # the same hybrid call when the query's vector is already cached (an earlier turn of the dialog, or a retry)
     systems["ragdial hybrid, query vector cached"] = systems["ragdial hybrid (RRF)"]
 

@@ -115,6 +115,7 @@ def main() -> None:
             started = time.perf_counter()
             depth = {"depth": args.depth} if args.depth else {}
             aux = args.aux_encoder if system == "transfer" else None
+            model: rerank.RerankerModel
             if system == "transfer":
                 model = transfer.train(train_retriever, train, aux_encoder=aux, **depth)
             else:

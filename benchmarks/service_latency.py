@@ -5,9 +5,10 @@ dialogs (Chinese and English, each demo user in their own session, streamed), an
 - retrieval: the server's retrieve_ms (sent in the first SSE chunk) and the client's time to that chunk,
 - first token: time from sending the request to the first content chunk,
 - full reply: time to the final chunk,
-- tokens/s: completion tokens / (full reply - first token) per turn, and over the run,
+- tokens/s: completion tokens / (full reply - first token) per turn, and over the run; prompt tokens per turn,
 - start: from launching the process to ``/healthz`` answering ok (every component loaded and warmed) and to the end
-  of the first reply (the first warm-up turn: a real question, streamed like the others).
+  of the first reply (the first warm-up turn: a real question, streamed like the others), and the CPU time the
+  server process used by then (all threads; less moved by other processes' load than the wall time).
 Prints a markdown table.
 
     PYTHONPATH=src python benchmarks/service_latency.py --generator template --turns 60
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -55,11 +57,21 @@ def _questions(limit: int) -> list[tuple[str, str, str]]:
     return (mixed * (limit // max(len(mixed), 1) + 1))[:limit]
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) the process has used so far; NaN where /proc is not there. Less moved
+    by other processes' load than wall time: the start's work, not its wait for a core."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _turn(client: httpx.Client, url: str, session: str, question: str) -> dict[str, float]:
     body = {"messages": [{"role": "user", "content": question}], "session_id": session, "stream": True}
     start = time.perf_counter()
     first_chunk = first_token = None
-    tokens = 0
+    tokens = prompt = 0
     server: dict = {}
     with client.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
         response.raise_for_status()
@@ -77,8 +89,10 @@ def _turn(client: httpx.Client, url: str, session: str, question: str) -> dict[s
                 first_token = first_token or now
             if chunk["choices"][0]["finish_reason"]:
                 tokens = chunk["usage"]["completion_tokens"]
+                prompt = chunk["usage"]["prompt_tokens"]
     end = time.perf_counter()
     first_token = first_token or end
+    first_chunk = first_chunk or end
     decode = end - first_token
     return {
         "retrieve_ms": server["retrieve_ms"],
@@ -86,6 +100,7 @@ def _turn(client: httpx.Client, url: str, session: str, question: str) -> dict[s
         "first_token_ms": (first_token - start) * 1000,
         "full_ms": (end - start) * 1000,
         "tokens": tokens,
+        "prompt_tokens": prompt,
         "decode_s": decode,
         "tokens_per_s": (tokens - 1) / decode if tokens > 1 and decode > 0 else float("nan"),
     }
@@ -100,6 +115,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--budget", type=float, default=1800, help="stop asking after this many seconds")
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the ragdial source the server runs (A/B)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server is stopped on a kill too
     load_before = os.getloadavg()[0]
@@ -114,7 +130,7 @@ def main() -> None:
     port = _port()
     launched = time.perf_counter()
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(args.src)}
     command = [
         sys.executable,
         "-c",
@@ -138,10 +154,11 @@ def main() -> None:
                 except httpx.HTTPError:
                     time.sleep(0.05)
             ready_s = time.perf_counter() - launched
-            first_reply_s = None
+            ready_cpu = _cpu_seconds(server.pid)
+            first_reply_s = first_reply_cpu = None
             sessions: dict[tuple[str, str], str] = {}
             profiles = {p["id"] for p in client.get(f"{url}/v1/profiles").json()["profiles"]}
-            rows = []
+            rows: list[dict[str, Any]] = []
             questions = _questions(args.turns + args.warmup)
             started = time.monotonic()
             for index, (language, user, question) in enumerate(questions):
@@ -155,7 +172,8 @@ def main() -> None:
                     created.raise_for_status()
                     sessions[key] = created.json()["id"]
                 measured = _turn(client, url, sessions[key], question)
-                first_reply_s = first_reply_s or time.perf_counter() - launched
+                if first_reply_s is None:
+                    first_reply_s, first_reply_cpu = time.perf_counter() - launched, _cpu_seconds(server.pid)
                 if index >= args.warmup:
                     rows.append(measured)
     finally:
@@ -170,16 +188,18 @@ def main() -> None:
     )
     first = first_reply_s or float("nan")
     print(f"start: ready after {ready_s:.2f} s, first reply delivered {first:.2f} s after launch")
+    first_cpu = first_reply_cpu if first_reply_cpu is not None else float("nan")
+    print(f"start CPU: the server used {ready_cpu:.2f} s of CPU until ready, {first_cpu:.2f} s until the first reply")
     print()
     print("| per turn (ms) | p50 | p95 |")
     print("|---|---:|---:|")
-    for key, label in [
+    for field, label in [
         ("retrieve_ms", "retrieval (server)"),
         ("knowledge_chunk_ms", "cited knowledge received"),
         ("first_token_ms", "first token"),
         ("full_ms", "full reply"),
     ]:
-        summary = Latency.of(r[key] for r in rows)
+        summary = Latency.of(r[field] for r in rows)
         print(f"| {label} | {summary.p50:.1f} | {summary.p95:.1f} |")
     tokens = sum(r["tokens"] - 1 for r in rows if r["tokens"] > 1)
     decode = sum(r["decode_s"] for r in rows if r["tokens"] > 1)
@@ -191,6 +211,10 @@ def main() -> None:
     if per_turn:
         print(f"| per turn p50 | {Latency.of(per_turn).p50:.1f} |")
     print(f"| tokens per reply (mean) | {statistics.mean(r['tokens'] for r in rows):.1f} |")
+    print(
+        f"| prompt tokens per turn (mean; the model's prompt, cached head included) | "
+        f"{statistics.mean(r['prompt_tokens'] for r in rows):.1f} |"
+    )
     if args.json:
         args.json.write_text(json.dumps({"config": config, "health": health, "rows": rows}, indent=1), encoding="utf-8")
 

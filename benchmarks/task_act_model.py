@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import itertools
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ragdial.task import act_model as M
 from ragdial.task.acts import Context, slots_for, understand
@@ -31,7 +32,7 @@ from _task_common import seed_db  # the one seed-0 set-up of the task benchmarks
 from task_nlu import score  # the one scorer of the bank
 
 TODAY = dt.date(2026, 12, 1)
-GRID = {
+GRID: dict[str, tuple[Any, ...]] = {
     "c": (30.0, 100.0, 300.0),
     "grouped_ngrams": (False, True),
     "rule_features": (False, True),
@@ -71,12 +72,12 @@ def main() -> None:
             def lookup(text: str, context: dict[str, Any]) -> list[Any]:
                 return predicted[next(order)]
 
-            m = score([rows[i] for i in which], lookup)
+            m = score(cast("list[dict[str, Any]]", [rows[i] for i in which]), lookup)
             return {"act_accuracy": m["act_accuracy"], "slot_f1": m["slot_f1"]}
 
         train_lines = [i for i, r in enumerate(rows) if r["split"] == "train"]
         everything = list(range(len(rows)))
-        results = [
+        results: list[dict[str, Any]] = [
             {
                 "model": "rules only",
                 "all": scored(rule_acts, everything),
@@ -85,7 +86,7 @@ def main() -> None:
         ]
         fit_seconds = []
         for values in itertools.product(*GRID.values()):
-            setting = dict(zip(GRID, values, strict=True))
+            setting: dict[str, Any] = dict(zip(GRID, values, strict=True))
             probs: list[dict[str, float]] = [{}] * len(rows)
             for fold in range(args.folds):
                 fit_idx = [i for i in everything if folds[i] != fold]
@@ -99,7 +100,7 @@ def main() -> None:
                     probs[i] = p
             for margin in MARGINS:
                 predicted = [
-                    M.combine(rule_acts[i], probs[i], margin, lambda name, _i=i: fill(_i, name), rows[i]["text"])
+                    M.combine(rule_acts[i], probs[i], margin, functools.partial(fill, i), rows[i]["text"])
                     for i in everything
                 ]
                 results.append(

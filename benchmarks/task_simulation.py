@@ -1,9 +1,13 @@
 """Simulated online test of the task branch (SMP2017 task-2 metrics + booking integrity): clean and with noise.
 
     PYTHONPATH=src python benchmarks/task_simulation.py --goals 200 --seed 0 [--db PATH] [--noise 0 0.2] [--ablation]
+        [--changes 0.3]
 
 Builds the default database first if it is missing (seed 0, 2026-12-01, 30 days). ``--ablation`` also runs the
 task branch with matching by sound (pinyin) switched off; ``--acts learned rules`` runs both act readers.
+``--changes P``: that share of the goals also changes its last booking once everything is booked (cancel it, move
+it a day, upgrade the flight, one night fewer, one more ticket: said plainly, without 改签 or an order number); the
+goals themselves are the same as without (the changes are drawn apart), so the two figures show their cost.
 Prints markdown tables: overall, and by goal kind.
 The simulated user's fixed phrases come from the dev half of benchmarks/data/task_utterances.jsonl; the simulator
 is still written by the same hand as the parser (it checks that the parts fit, not how real users talk).
@@ -23,7 +27,7 @@ from ragdial.task.simulator import DialogResult, summarise
 
 
 def run(
-    db: Path, goals: int, seed: int, noise: float, by_sound: bool = True, acts: str = "learned"
+    db: Path, goals: int, seed: int, noise: float, by_sound: bool = True, acts: str = "learned", changes: float = 0.0
 ) -> tuple[list[DialogResult], float]:
     noise_fn = None
     if noise > 0:
@@ -31,7 +35,7 @@ def run(
 
         noise_fn = asr_noise_function(noise)
     start = time.perf_counter()
-    results = list(simulate(db, goals, seed, noise=noise_fn, by_sound=by_sound, acts=acts))
+    results = list(simulate(db, goals, seed, noise=noise_fn, by_sound=by_sound, acts=acts, changes=changes))
     return results, time.perf_counter() - start
 
 
@@ -45,6 +49,9 @@ def main() -> None:
     parser.add_argument(
         "--acts", nargs="+", default=["learned"], choices=["learned", "rules"], help="how the branch reads acts"
     )
+    parser.add_argument(
+        "--changes", type=float, default=0.0, help="share of goals that also change their last booking afterwards"
+    )
     args = parser.parse_args()
     db = args.db or default_db_path()
     if not db.exists():
@@ -52,11 +59,12 @@ def main() -> None:
     settings = [(noise, True, acts) for acts in args.acts for noise in args.noise]
     if args.ablation:
         settings += [(noise, False, args.acts[0]) for noise in args.noise]
-    rows, by_kind = [], defaultdict(dict)
+    rows: list[str] = []
+    by_kind: defaultdict[str, dict[tuple, str]] = defaultdict(dict)
     for noise, by_sound, acts in settings:
         matching = "exact + pinyin" if by_sound else "exact only"
         try:
-            results, seconds = run(db, args.goals, args.seed, noise, by_sound, acts)
+            results, seconds = run(db, args.goals, args.seed, noise, by_sound, acts, args.changes)
         except Exception as err:
             rows.append(f"| {acts} | {noise:.0%} | {matching} | - | - | - | - | - | not run: {err} |")
             continue
@@ -75,7 +83,8 @@ def main() -> None:
             by_kind[kind][noise, by_sound, acts] = (
                 f"{g['completion_ratio']:.3f} / {g['mean_turns']:.2f} (n={g['dialogs']})"
             )
-    print(f"Simulated online test, {args.goals} goals, seed {args.seed}, database {db}\n")
+    changing = f", {args.changes:.0%} of them changing a booking afterwards" if args.changes else ""
+    print(f"Simulated online test, {args.goals} goals{changing}, seed {args.seed}, database {db}\n")
     print(
         "| acts | ASR noise | slot matching | dialogs | completion ratio | mean turns (unfinished = 30) "
         "| out-of-scope guidance | booking-integrity errors | wall time |"

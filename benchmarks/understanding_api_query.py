@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import Any, cast
 
 from ragdial import datasets
 from ragdial.datasets.folds import fold_of
@@ -37,7 +38,7 @@ NONE = "none"
 def overall(gold: list[list[str]], predicted: list[list[str]]) -> list[float]:
     joined_gold = [format_api_query(g) or NONE for g in gold]
     joined_pred = [format_api_query(p) or NONE for p in predicted]
-    exact = classification_report(joined_gold, joined_pred)["accuracy"]
+    exact = float(cast(float, classification_report(joined_gold, joined_pred)["accuracy"]))
     prf = set_prf(gold, predicted)
     return [exact, prf["precision"].value, prf["recall"].value, prf["f1"].value]
 
@@ -62,7 +63,7 @@ def main() -> None:
     loaded = [datasets.load("mobilecs2", path) for path in args.data]
     examples = [e for d in loaded for e in d.examples if e.api_query is not None]
     kb_items = {item.id: item for d in loaded for item in d.kb}
-    models = {
+    models: dict[str, dict[str, Any] | None] = {
         "majority api_query": None,
         "earlier: n-grams, unweighted, threshold 0.5": {"class_weight": None, "tune_thresholds": False},
         "balanced + per-label thresholds": {"tune_thresholds": True},
@@ -85,11 +86,11 @@ def main() -> None:
                 common = Counter(format_api_query(t) for t in targets).most_common(1)[0][0]
                 predictions[name] += [parse_api_query(common) for _ in dev]
                 continue
-            options = dict(options)
-            if options.pop("knowledge", False):
-                options["knowledge"] = [k for k in kb_items.values() if k.fields.get("dialog") not in held_out]
-            model = api_query_classifier(**options).fit([e.context for e in train], targets)
-            predictions[name] += model.predict([e.context for e in dev])
+            chosen = dict(options)
+            if chosen.pop("knowledge", False):
+                chosen["knowledge"] = [k for k in kb_items.values() if k.fields.get("dialog") not in held_out]
+            model = api_query_classifier(**chosen).fit([e.context for e in train], targets)
+            predictions[name] += cast("list[list[str]]", model.predict([e.context for e in dev]))
     labels = [*sorted({label for g in gold for label in g}), NONE]
     names = ", ".join(str(p) for p in args.data)
     print(f"\nMobileCS2 api_query, {names}: {len(examples)} turns, {args.folds} dialog-grouped folds\n")

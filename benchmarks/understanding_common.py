@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ragdial.evaluation import DetectionEvaluator, detection_prf, time_calls
+from ragdial.evaluation.detection import Detector
 
 __all__ = ["detection_prf", "fit_detector", "latency_ms", "table"]
 
@@ -27,7 +28,7 @@ def fit_detector(
     started = time.perf_counter()
     model = turn_detector(**options).fit(x, y)
     fit_s = time.perf_counter() - started
-    result = DetectionEvaluator(xd, yd)(model)
+    result = DetectionEvaluator(xd, yd)(cast("Detector[Any]", model))  # a binary classifier predicts bools
     latency = result.latency["turn"]
     return result.scores["P"], result.scores["R"], result.scores["F1"], fit_s, latency.p50, latency.p95
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ragdial import datasets
 from ragdial.datasets.folds import split_folds
@@ -25,7 +26,7 @@ def main() -> None:
     x, y = [e.context for e in train], [bool(e.needs_knowledge) for e in train]
     xd, yd = [e.context for e in dev], [bool(e.needs_knowledge) for e in dev]
     rows = []
-    variants = {
+    variants: dict[str, dict[str, Any]] = {
         "n-grams": dict(knowledge=None, embedding=None),
         "n-grams + KB match": dict(knowledge=knowledge, embedding=None),
         "n-grams + USE": dict(knowledge=None, embedding="use"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from ragdial import datasets
 from ragdial.datasets.folds import split_folds
@@ -29,7 +30,7 @@ def main() -> None:
     gold_all = [bool(e.needs_knowledge) for e in dataset.examples]
     p, r, f = detection_prf(gold_all, [True] * len(gold_all))
     rows = [["always 'uses knowledge'", p, r, f, "-", "-"]]
-    variants = {
+    variants: dict[str, dict[str, Any]] = {
         "n-grams": dict(knowledge=None, embedding=None),
         "n-grams + KB match": dict(knowledge=knowledge, embedding=None),
         "n-grams + USE + KB match (default)": dict(knowledge=knowledge, embedding="use"),
@@ -42,7 +43,7 @@ def main() -> None:
             model = turn_detector(**options).fit([e.context for e in train], [bool(e.needs_knowledge) for e in train])
             fit_total += time.perf_counter() - started
             gold += [bool(e.needs_knowledge) for e in dev]
-            predicted += model.predict([e.context for e in dev])
+            predicted += [bool(p) for p in model.predict([e.context for e in dev])]
             if fold == 0:
                 p50, _ = latency_ms(model.predict_one, [e.context for e in dev])
         p, r, f = detection_prf(gold, predicted)

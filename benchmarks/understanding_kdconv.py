@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ragdial import datasets
 from ragdial.paths import data_root
@@ -27,7 +28,7 @@ def main() -> None:
     xd, yd = [e.context for e in test.examples], [bool(e.needs_knowledge) for e in test.examples]
     p, r, f = detection_prf(yd, [True] * len(yd))
     rows = [["always 'uses knowledge'", p, r, f, "-", "-"]]
-    variants = {
+    variants: dict[str, dict[str, Any]] = {
         "n-grams": dict(knowledge=None, embedding=None),
         "n-grams + USE + KB match (default)": dict(knowledge=knowledge, embedding="use"),
     }

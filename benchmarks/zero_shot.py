@@ -12,7 +12,8 @@ Protocols (no public test split is read):
   the hybrid fusion, the transfer reranker and the triple reranker (``retrieval.triples``: the transfer columns plus
   an attribute matcher learnt across the two training domains). More rows say where the score is lost: each
   reranker with gold detection, gold triples on the detected turns, and gold triples on the gold turns (the
-  template's ceiling).
+  template's ceiling); the shipped row (triple reranker + speak rule) is split by turn class (knowledge turn stated
+  right / wrong / silent, no-knowledge turn silent / stated) with each class's share of the triple half.
 - ``fold0``: DSTC11 val in domain: folds 1-4 train, fold 0 evaluates (the existing anchor).
 - ``written``: train on all of DSTC11 val (hotel + restaurant), evaluate on our locked written test over the DSTC9
   knowledge base's train and taxi domains (``benchmarks/data/dstc9_written``, split ``test``; ``--split dev`` for
@@ -50,7 +51,7 @@ from ragdial.datasets.folds import split_folds
 from ragdial.evaluation import best_cut, detection_prf, selection_scores
 from ragdial.metrics.retrieval import mrr_at_k, recall_at_k
 from ragdial.paths import data_root
-from ragdial.retrieval import precedent, rerank, transfer, triples
+from ragdial.retrieval import precedent, rerank, transfer, triples, tuned
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
@@ -117,11 +118,13 @@ def selection_rows(
     aux_encoder: str | None = None,
     transfer_depth: int = 50,
     use_precedent: bool = False,
+    use_tuned: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
     ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents, copied and then
-    voted by a stacker): ranking and cut scores on ``test`` (gold detection)."""
+    voted by a stacker; with ``use_tuned``, the last transfer reranker again with fine-tuned MiniLM
+    encoders (bi-encoders) rescoring its 20 best): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -180,6 +183,18 @@ def selection_rows(
         for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
             cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
             score_with(replace(model, fallback=fallback), name, cut)
+    if use_tuned:
+        started = time.perf_counter()
+        aux, depth = (aux_encoder, transfer_depth) if aux_encoder else (None, 50)
+        wrapped = tuned.train(
+            train_retriever,
+            train,
+            model,
+            refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
+        )
+        print(f"tuned encoders trained in {time.perf_counter() - started:.0f}s: {wrapped.info}", flush=True)
+        cut = f"w={wrapped.weight:g}, p>={wrapped.threshold:.2f}, >={wrapped.relative:.1f}xbest"
+        score_with(wrapped, f"{label} + fine-tuned MiniLM (top {wrapped.top})", cut)
     return rows, ranked
 
 
@@ -199,6 +214,61 @@ def end_to_end_dstc9(test: list[Example], kb: KnowledgeBase, detected: dict[str,
             predictions.append(label_record(kb, detected[example.id], ids, response or "-"))
         result = score_dstc9(gold, predictions).scores
         rows.append({"selection": system, **result["detection"], **result["selection"]})
+        print(rows[-1], flush=True)
+    return rows
+
+
+TURN_CLASSES = (
+    "knowledge turn, a gold triple stated",
+    "knowledge turn, only wrong triples stated",
+    "knowledge turn, silent",
+    "no-knowledge turn, silent",
+    "no-knowledge turn, triples stated",
+)
+
+
+def turn_class(gold: Sequence[str], selected: Sequence[str]) -> str:
+    """Which of :data:`TURN_CLASSES` a scored turn falls in."""
+    if gold:
+        if not selected:
+            return TURN_CLASSES[2]
+        return TURN_CLASSES[0] if set(gold) & set(selected) else TURN_CLASSES[1]
+    return TURN_CLASSES[4] if selected else TURN_CLASSES[3]
+
+
+def turn_classes(
+    golds: Sequence[Sequence[str]],
+    selections: Sequence[Sequence[str]],
+    responses: Sequence[str],
+    replies: Sequence[str],
+) -> list[dict]:
+    """Where a KdSD score is made and lost, by turn class: each class's share of the turns, the points it adds to
+    the triple half (0.3 x its share x its mean per-turn P + R + F1) and what it leaves of that half (a class
+    would add 0.9 x its share if every turn in it were right), and its replies' mean character F1."""
+    from ragdial.metrics.challenges.kdsd import TOKENS
+    from ragdial.metrics.overlap import generation_f1
+    from ragdial.metrics.retrieval import set_prf
+
+    classes = [turn_class(g, s) for g, s in zip(golds, selections, strict=True)]
+    rows = []
+    for name in TURN_CLASSES:
+        members = [i for i, c in enumerate(classes) if c == name]
+        if not members:
+            continue
+        share = len(members) / len(classes)
+        prf = set_prf([golds[i] for i in members], [selections[i] for i in members], average="query")
+        points = 0.3 * share * sum(prf[key].value for key in ("precision", "recall", "f1"))
+        gen_f1 = generation_f1([replies[i] for i in members], [responses[i] for i in members], TOKENS).value
+        rows.append(
+            {
+                "class": name,
+                "turns": len(members),
+                "share": share,
+                "triple half": points,
+                "triple half left": 0.9 * share - points,
+                "reply char F1": gen_f1,
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -243,7 +313,7 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
     print(f"triple reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
     rows = []
 
-    def add_row(name: str, selections: list[list[str]], detection_f1: float) -> None:
+    def add_row(name: str, selections: list[list[str]], detection_f1: float) -> list[str]:
         replies = [
             generator.generate(
                 GenerationRequest(list(e.context), [dataset.kb.get(i) for i in ids], "zh", max_tokens=96)
@@ -270,6 +340,7 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
             }
         )
         print(rows[-1], flush=True)
+        return replies
 
     gold_needs = [bool(e.needs_knowledge) for e in test]
     runs = (("hybrid RRF", None), ("transfer reranker", model), ("triple reranker (+ attribute matcher)", triple_model))
@@ -293,11 +364,81 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
         found = retriever.retrieve(example.context, example.dialog_id, DEPTH) if decision.needs_knowledge else None
         decision, found = speak(decision, found or Retrieval(), speak_weight)
         spoken.append([c.item.id for c in found.selected] if decision.needs_knowledge else [])
-    add_row(f"triple reranker + speak rule (w={speak_weight:g})", spoken, f)
+    replies = add_row(f"triple reranker + speak rule (w={speak_weight:g})", spoken, f)
+    golds, responses = [list(e.knowledge_ids) for e in test], [e.response or "" for e in test]
+    for row in turn_classes(golds, spoken, responses, replies):  # where that row's score is made and lost
+        rows.append({"target": target, "selection": "turn class of the speak-rule row", **row})
     # gold triples on the detected turns, and the template's ceiling (gold triples on the gold turns)
     gold = [list(e.knowledge_ids) for e in test]
     add_row("gold triples, zero-shot detection", [gold[i] if n else [] for i, n in enumerate(detected)], f)
     add_row("gold triples, gold detection", [gold[i] if n else [] for i, n in enumerate(gold_needs)], 1.0)
+    return rows
+
+
+def kdconv_in_domain_rows(data: Path, target: str, speak_weight: float = 2.0, folds: int = 5) -> list[dict]:
+    """The same parts trained on ``target``'s own ``dev.json`` (dialog ``i`` in fold ``i % folds``; each fold
+    scored by a detector, triple reranker and template trained on the other folds): what the parts reach without
+    the domain shift. Not a cross-domain result, a ceiling for it."""
+    from ragdial import datasets
+    from ragdial.generation.base import GenerationRequest
+    from ragdial.generation.template import TemplateGenerator
+    from ragdial.metrics.challenges.kdsd import score_kdsd
+    from ragdial.pipeline.branch import open_to_speak, speak
+    from ragdial.understanding.decision import Decision
+
+    dataset = datasets.load("kdconv", data / "kdconv" / target)
+    test = dataset.examples
+    fold = [int(e.dialog_id) % folds for e in test]
+    retriever = HybridRetriever(dataset.kb, RetrieverConfig(fusion="rrf", carry_turns=100))
+    spoken: list[list[str]] = [[] for _ in test]
+    gold_detected: list[list[str]] = [[] for _ in test]
+    replies: dict[str, list[str]] = {"speak": [""] * len(test), "gold": [""] * len(test)}
+    started = time.perf_counter()
+    for k in range(folds):
+        train = [e for e, f in zip(test, fold, strict=True) if f != k]
+        held = [i for i, f in enumerate(fold) if f == k]
+        detector = zero_shot_detector(list(dataset.kb)).fit(
+            [e.context for e in train], [bool(e.needs_knowledge) for e in train]
+        )
+        retriever.reranker = triples.train(retriever, [e for e in train if e.needs_knowledge and e.knowledge_ids])
+        generator = TemplateGenerator.train(train, dataset.kb, "zh")
+        probabilities = detector.probabilities([test[i].context for i in held]).ravel()
+        for i, p in zip(held, probabilities, strict=True):
+            example = test[i]
+            found = retriever.retrieve(example.context, example.dialog_id, DEPTH)
+            if example.needs_knowledge:
+                gold_detected[i] = [c.item.id for c in found.selected]
+            decision, said = speak(
+                open_to_speak(Decision(p >= 0.5, confidence=float(p)), speak_weight), found, speak_weight
+            )
+            if decision.needs_knowledge:
+                spoken[i] = [c.item.id for c in said.selected]
+            for name, ids in (("speak", spoken[i]), ("gold", gold_detected[i])):
+                request = GenerationRequest(
+                    list(example.context), [dataset.kb.get(j) for j in ids], "zh", max_tokens=96
+                )
+                replies[name][i] = generator.generate(request).strip()
+        print(f"in domain {target}: fold {k} done ({time.perf_counter() - started:.0f}s)", flush=True)
+    rows = []
+    golds, responses = [e.knowledge_ids for e in test], [e.response or "" for e in test]
+    names = {
+        "speak": f"in domain (5 folds): triple reranker + speak rule (w={speak_weight:g})",
+        "gold": "in domain (5 folds): triple reranker, gold detection",
+    }
+    for key, selections in (("speak", spoken), ("gold", gold_detected)):
+        result = score_kdsd(golds, selections, responses, replies[key]).scores
+        rows.append(
+            {
+                "target": target,
+                "selection": names[key],
+                **{f"triple {k}": v for k, v in result["knowledge"].items()},
+                "BLEU-1": result["generation"]["bleu-1"],
+                "BLEU-2": result["generation"]["bleu-2"],
+                "gen F1": result["generation"]["f1"],
+                "score": result["score"],
+            }
+        )
+        print(rows[-1], flush=True)
     return rows
 
 
@@ -311,19 +452,26 @@ def main() -> None:
     parser.add_argument("--aux-encoder", help="also a transfer reranker reading this second encoder (e.g. minilm)")
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
     parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
+    parser.add_argument("--tuned", action="store_true", help="also the transfer reranker + fine-tuned MiniLM")
+    parser.add_argument("--source", choices=DSTC11_DOMAINS, help="lodo: only the run trained on this domain")
     parser.add_argument("--speak-weight", type=float, default=2.0, help="kdconv: the speak rule weight")
+    parser.add_argument("--targets", default=",".join(KDCONV_DOMAINS), help="kdconv: the held-out domains")
+    parser.add_argument(
+        "--in-domain", action="store_true", help="kdconv: instead, each target trained on its own dialogs (5 folds)"
+    )
     args = parser.parse_args()
     if args.protocol == "kdconv":
         report = {}
-        for target in KDCONV_DOMAINS:
-            report[target] = kdconv_rows(args.data, target, args.speak_weight)
+        for target in args.targets.split(","):
+            run = kdconv_in_domain_rows if args.in_domain else kdconv_rows
+            report[target] = run(args.data, target, args.speak_weight)
             if args.json:
                 args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
         return
     dstc11 = load_dstc11(args.data)
     runs = []
     if args.protocol == "lodo":
-        for source in DSTC11_DOMAINS:
+        for source in [args.source] if args.source else DSTC11_DOMAINS:
             target = next(d for d in DSTC11_DOMAINS if d != source)
             train, _ = domain_split(dstc11.examples, source)
             test, _ = domain_split(dstc11.examples, target)
@@ -343,7 +491,14 @@ def main() -> None:
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
             entry["selection"], ranked = selection_rows(
-                train, train_kb, test, test_kb, args.aux_encoder, args.transfer_depth, args.precedent
+                train,
+                train_kb,
+                test,
+                test_kb,
+                args.aux_encoder,
+                args.transfer_depth,
+                args.precedent,
+                args.tuned,
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

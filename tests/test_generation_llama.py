@@ -137,7 +137,7 @@ def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_us
     turn after an English one restores it instead of evaluating it again, and the reply stays plain greedy's."""
     from ragdial.generation.llama import LlamaCppGenerator
 
-    fast = LlamaCppGenerator(n_ctx=512, head_dir=None)  # the default (snapshots on, no drafts), in memory only
+    fast = LlamaCppGenerator(n_ctx=512, head_dir=None, turn_cache=0)  # heads only (no drafts), in memory only
     english = GenerationRequest(
         [Turn(Speaker.USER, "How much is the ticket?")],
         [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
@@ -270,3 +270,67 @@ def test_the_head_store_keeps_no_more_files_than_heads_kept_in_memory(tmp_path):
         assert fast._decoder._head_file(next(iter(fast._decoder.snapshots))).exists()  # the kept ones, not others
     finally:
         fast.close()
+
+
+def test_two_threads_warming_one_generator_load_the_model_once(monkeypatch):
+    """A service starts the GGUF load in its warm-up thread while a turn may ask for the model: the second caller
+    waits for the first load instead of loading the file again."""
+    import time
+
+    import llama_cpp
+
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    loads = []
+
+    class Counted:
+        def __init__(self, **options) -> None:
+            loads.append(options["model_path"])
+            time.sleep(0.2)  # a load takes a while: the other thread arrives meanwhile
+
+        def create_completion(self, *args, **kwargs) -> dict:
+            return {}
+
+    monkeypatch.setattr(llama_cpp, "Llama", Counted)
+    generator = LlamaCppGenerator(n_ctx=256, prefix_cache=0)
+    monkeypatch.setattr(generator, "check", lambda: "model.gguf")
+    threads = [threading.Thread(target=generator.warm_up) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert loads == ["model.gguf"] and isinstance(generator._llm, Counted)
+
+
+def test_a_sessions_next_turn_over_the_same_knowledge_restores_the_whole_last_turn(generator):
+    """With whole turns kept (``turn_cache``), a follow-up whose prompt repeats the last turn (same knowledge, the
+    dialog grown by the reply and a new question) restores that turn after another language used the cache, so it
+    evaluates only the new dialog; its reply equals plain greedy decoding's and the same decoder without turns'."""
+    from ragdial.generation.llama import LlamaCppGenerator
+
+    turns = LlamaCppGenerator(n_ctx=512, head_dir=None)  # the default: heads and turns kept
+    heads = LlamaCppGenerator(n_ctx=512, head_dir=None, turn_cache=0)
+    english = GenerationRequest(
+        [Turn(Speaker.USER, "How much is the ticket?")],
+        [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
+        language="en",
+        max_tokens=12,
+    )
+    try:
+        assert turns.to_config()["turn_cache"] > 0 and heads.to_config()["turn_cache"] == 0
+        first = turns.generate(ticket_request(max_tokens=12))
+        assert first == heads.generate(ticket_request(max_tokens=12))
+        turns.generate(english)  # the other language takes the cache
+        follow_up = ticket_request(max_tokens=12)
+        follow_up.context = [*follow_up.context, Turn(Speaker.SYSTEM, first), Turn(Speaker.USER, "那学生票呢？")]
+        reply = turns.generate(follow_up)
+        stats = turns._decoder.stats
+        _, head = turns.prompt_tokens(turns.fit(follow_up)[0], "zh")
+        assert stats.restored_tokens == stats.reused_tokens > head > 40  # past the head: the whole last prompt
+        assert stats.prompt_tokens - stats.reused_tokens < 30  # only the reply's end and the new question
+        heads.generate(english)
+        assert reply == heads.generate(follow_up) == generator.generate(follow_up)
+        assert heads._decoder.stats.restored_tokens == head  # without turns: only the head
+    finally:
+        turns.close()
+        heads.close()

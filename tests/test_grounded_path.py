@@ -589,3 +589,26 @@ def test_a_bare_follow_up_is_answered_from_the_item_the_last_reply_was_about(
 def test_which_card_or_plan_one_uses_is_answered_by_ones_own_record(systems, profile, text, record, name):
     (reply,) = ask(systems["zh"], profile, text)  # "用的是什么卡" had cited a hotspot FAQ
     assert reply.knowledge[0].id == record and name in reply.text
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_warm_up_loads_the_vectors_the_answer_model_compares_a_turn_with(systems, language):
+    """A system's warm-up puts the vector of every item's field names and fields (what ``field_matches`` embeds) in
+    the shared query cache, so the first answer turns do not encode them; the answer turn then encodes no field."""
+    from ragdial.pipeline.answer_features import field_texts
+
+    system = systems[language]
+    system.warm_components()
+    branch = system.knowledge_branch
+    texts = {t for item in branch.items.values() for part in field_texts(item) for t in part if t.strip()}
+    assert len(texts) > 100
+    cache = branch.embeddings._queries
+    assert texts <= set(cache._cache)
+    encoded = []
+    real = cache.encoder.encode
+    cache.encoder.encode = lambda texts, **kw: encoded.extend(texts) or real(texts, **kw)
+    try:
+        ask(system, "demo-u1", "这个月流量还剩多少" if language == "zh" else "How much data do I have left?")
+    finally:
+        del cache.encoder.encode
+    assert not set(encoded) & texts

@@ -18,7 +18,8 @@ def test_offline_default_scores_and_signature():
     close = bertscore.bertscore(["parking is free at the hotel"], ["the hotel has free parking"]).value
     far = bertscore.bertscore(["the noodles were cold"], ["the hotel has free parking"]).value
     assert 0 < far < close < 1
-    assert bertscore.bertscore([], []).value == 0.0
+    nothing = bertscore.bertscore([], [])  # no reply to score: 0, under the same name and signature
+    assert (nothing.name, nothing.value, nothing.signature) == ("bertscore", 0.0, same.signature)
 
 
 def test_layer_is_configurable():

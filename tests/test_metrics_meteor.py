@@ -58,6 +58,16 @@ def test_meteor15_corpus_and_segments():
     assert meteor.meteor15(["a b"], ["a b"]).signature == meteor.meteor15_signature()
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="METEOR 1.5 needs Java")
+def test_a_closed_meteor15_says_so():
+    from ragdial.errors import RagdialError
+
+    with meteor.Meteor15() as m:
+        assert m.score(["free parking"], ["free parking"])[0] == pytest.approx(1.0)
+    with pytest.raises(RagdialError, match=r"^METEOR 1.5 is closed$"):
+        m.score(["free parking"], ["free parking"])
+
+
 NLTK35 = json.loads((Path(__file__).parent / "fixtures" / "metrics" / "meteor_nltk35" / "expected.json").read_text())
 
 

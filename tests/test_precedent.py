@@ -200,3 +200,18 @@ def test_a_saved_stacker_loads_and_a_broken_one_is_named(setting, voted, tmp_pat
     (folder / precedent.META_FILE).write_text(json.dumps(meta))
     with pytest.raises(RagdialError, match=r"precedent\.json: field 'stacker' was trained on other features"):
         rerank.load_reranker(folder)
+    meta["format"] = "something else"
+    (folder / precedent.META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(RagdialError, match=r"precedent\.json: field 'format' must be "):
+        rerank.load_reranker(folder)
+
+
+def test_a_turn_without_a_usable_precedent_is_skipped_and_its_fold_goes_on(setting):
+    # the Green Park Hotel question comes first in its fold: no other dialog asked about that hotel, so it gives the
+    # stacker no rows, and every later turn of the fold still does (12 turns, as without it)
+    retriever, examples, base, _ = setting
+    lonely = Example("g0", "d-g0", 1, [user("Is Green Park Hotel quiet at night?")], True, ["g:q1", "g:q2"])
+    voted = precedent.train(
+        retriever, [lonely, *examples], base, refit=lambda part: transfer.train(retriever, part, rounds=5, folds=3)
+    )
+    assert voted.info["stacker_turns"] == 12 and voted.info["stacker_folds"] == 4

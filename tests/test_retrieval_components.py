@@ -77,6 +77,7 @@ def test_config_validation_and_round_trip():
         RetrieverConfig.from_dict({"nope": 1})
     config = RetrieverConfig(encoder=None, fusion="rrf", analyzer=Analyzer(pinyin=True))
     assert config.fusion == "bm25"  # no encoder: lexical only
+    assert [RetrieverConfig(encoder=None, fusion=f).fusion for f in ("dense", "rrf", "weighted")] == ["bm25"] * 3
     assert RetrieverConfig.from_dict(config.to_dict()) == config
 
 

@@ -139,3 +139,7 @@ def test_registry_retrievers_name_themselves_in_their_spec():
     ctx = BuildContext(Dataset("dstc9", "val", "en", KB, [], []), "en")
     assert hybrid(ctx, encoder="hash").spec == {"name": "hybrid", "encoder": "hash"}  # type: ignore[attr-defined]
     assert bm25(ctx).spec == {"name": "bm25"}  # type: ignore[attr-defined]
+    # built in code (no spec): the config names the registry entry that builds the same retriever again
+    lexical = HybridRetriever(KB, RetrieverConfig(encoder=None, fusion="bm25"))
+    assert lexical.to_config()["name"] == "bm25" and lexical.to_config()["fusion"] == "bm25"
+    assert HybridRetriever(KB, RetrieverConfig(encoder="hash")).to_config()["name"] == "hybrid"

@@ -26,6 +26,20 @@ NO_SERVER = (
 )
 
 
+def lite_or_skip(uri: str) -> str:
+    """``uri`` once milvus-lite has started on it (pymilvus alone); skip when it cannot start here. Only the start is
+    guarded: an error of ours afterwards fails the test instead of skipping it."""
+    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
+    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
+    from pymilvus import MilvusClient
+
+    try:
+        MilvusClient(uri).close()
+    except Exception as err:  # the embedded server could not start here
+        pytest.skip(f"milvus-lite could not start: {err}")
+    return uri
+
+
 @pytest.fixture(scope="module", params=["milvus-lite", "server"])
 def milvus(request, tmp_path_factory):
     pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
@@ -36,15 +50,9 @@ def milvus(request, tmp_path_factory):
         if not uri:
             pytest.skip(NO_SERVER)
     else:
-        pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
-        uri = str(tmp_path_factory.mktemp("milvus") / "kb.db")
+        uri = lite_or_skip(str(tmp_path_factory.mktemp("milvus") / "kb.db"))
     config = RetrieverConfig(encoder="hash", fusion="rrf")
-    try:
-        hybrid = MilvusRetriever(uri, "ragdial_test_hybrid", config, language="en")
-    except Exception as err:  # the embedded server could not start here
-        if request.param == "server":
-            raise
-        pytest.skip(f"milvus-lite could not start: {err}")
+    hybrid = MilvusRetriever(uri, "ragdial_test_hybrid", config, language="en")
     hybrid.build(kb())
     lexical = MilvusRetriever(uri, "ragdial_test_lexical", RetrieverConfig(encoder=None, fusion="bm25"), language="en")
     lexical.build(kb())
@@ -64,6 +72,9 @@ def test_bm25_and_hybrid_find_the_entity_faq(milvus):
         assert results[0].item.id == "h2:faq:1"
         assert all(r.item.fields.get("entity") in (None, "Blue Harbor Inn") for r in results)  # entity filter
         assert results[0].item.source.value == "faq"
+        assert [r.item for r in results] == [
+            kb().get(r.item.id) for r in results
+        ]  # read back whole: text, fields, scope
 
 
 def test_local_items_need_their_dialog(milvus):
@@ -84,6 +95,7 @@ def test_empty_query_and_reconnect(milvus):
     assert again.retrieve([user("Sunrise Lodge pets")], k=1).ranked[0].item.id == "h1:faq:2"
     missing = MilvusRetriever(uri, "nothing_here", RetrieverConfig(encoder=None, fusion="bm25"))
     assert missing.retrieve([user("parking")]) == Retrieval()
+    assert (missing.count(), again.count()) == (-1, len(kb()))  # -1: no collection, not an empty one
 
 
 def test_a_milvus_server_older_than_2_5_is_named_not_half_used():
@@ -111,11 +123,8 @@ def test_the_trained_reranker_ranks_and_cuts_after_milvus_as_after_the_in_proces
     local = HybridRetriever(dstc.kb, RetrieverConfig(encoder="hash"))
     local.reranker = rerank.train(local, dstc.examples, rounds=40)
     folder = local.reranker.save(tmp_path / "reranker")
-    uri = str(tmp_path / "kb.db")
-    try:
-        remote = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, reranker=str(folder), encoder="hash")
-    except Exception as err:  # the embedded server could not start here
-        pytest.skip(f"milvus-lite could not start: {err}")
+    uri = lite_or_skip(str(tmp_path / "kb.db"))
+    remote = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, reranker=str(folder), encoder="hash")
     assert remote.to_config()["reranker"] == str(folder)
     plain = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", encoder="hash")
     seeking = [e for e in dstc.examples if e.needs_knowledge]
@@ -161,10 +170,7 @@ def test_milvus_ranks_as_the_in_process_retriever_with_the_same_scores(name, fus
     dataset, language = _same_dataset(name)
     config = RetrieverConfig(encoder="hash" if fusion == "rrf" else None, fusion=fusion)
     local = HybridRetriever(dataset.kb, config)
-    try:
-        remote = MilvusRetriever(str(tmp_path / "kb.db"), "same", config, language=language)
-    except Exception as err:  # the embedded server could not start here
-        pytest.skip(f"milvus-lite could not start: {err}")
+    remote = MilvusRetriever(lite_or_skip(str(tmp_path / "kb.db")), "same", config, language=language)
     remote.build(dataset.kb, vectors=local.vectors)
     # opened again (a restart, ``build: missing``) with the system's knowledge: the same entity tracker, so the same
     # entity scoping, as the retriever that built the collection
@@ -207,6 +213,8 @@ def test_a_collection_built_for_the_other_lexical_mode_is_rebuilt_or_named(tmp_p
     rebuilt = RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, encoder=None)  # build: missing
     assert rebuilt.stale() is None and rebuilt.count() == len(dstc.kb)
     rebuilt.close()
+    with pytest.raises(ConfigError, match="built for lexical: ragdial, not milvus"):  # and the other way round
+        RETRIEVERS.build("milvus", BuildContext(dstc, "en"), uri=uri, build="never", lexical="milvus", encoder=None)
 
 
 def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_path):
@@ -234,11 +242,8 @@ def test_a_reopened_collection_scopes_entities_as_the_in_process_retriever(tmp_p
         ),
     ]
     config = RetrieverConfig(encoder=None, fusion="bm25")
-    uri = str(tmp_path / "kb.db")
-    try:
-        MilvusRetriever(uri, "golden", config).build(KnowledgeBase(items))
-    except Exception as err:  # the embedded server could not start here
-        pytest.skip(f"milvus-lite could not start: {err}")
+    uri = lite_or_skip(str(tmp_path / "kb.db"))
+    MilvusRetriever(uri, "golden", config).build(KnowledgeBase(items))
     context = [user("Is the terrace nice at golden hour?")]
     local = HybridRetriever(KnowledgeBase(items), config)
     reopened = MilvusRetriever(uri, "golden", config, kb=KnowledgeBase(items))
@@ -283,10 +288,7 @@ def test_milvus_dense_scores_are_the_in_process_weighted_mean_over_the_turns(tmp
     dataset, language = _same_dataset("dstc")
     config = RetrieverConfig(encoder="hash", fusion="rrf")
     local = HybridRetriever(dataset.kb, config)
-    try:
-        remote = MilvusRetriever(str(tmp_path / "kb.db"), "dense", config, language=language)
-    except Exception as err:  # the embedded server could not start here
-        pytest.skip(f"milvus-lite could not start: {err}")
+    remote = MilvusRetriever(lite_or_skip(str(tmp_path / "kb.db")), "dense", config, language=language)
     remote.build(dataset.kb, vectors=local.vectors)
     compared = 0
     for example in dataset.examples:

@@ -1,5 +1,6 @@
 """Entity names with typing errors, a saved index's extra metadata, a cited item read back, the Milvus registry's
-build modes, and the transfer reranker's fallback and training errors: small hand-written cases."""
+build modes, the transfer reranker's fallback and training errors, a saved index's config with another reranker and
+the steps an index written in chunks reports: small hand-written cases."""
 
 from __future__ import annotations
 
@@ -154,6 +155,53 @@ def test_a_saved_index_is_memory_mapped_unless_asked_not_to_be(tmp_path):
     assert not isinstance(index(ctx, str(tmp_path / "index"), mmap=False).vectors, np.memmap)
 
 
+def test_a_saved_index_with_another_reranker_names_it_in_its_config(tmp_path):
+    from ragdial.retrieval import rerank
+    from ragdial.retrieval.registry import index
+
+    kb, examples = _hotel_examples()
+    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=False))
+    save_index(retriever, tmp_path / "index")
+    folder = str(rerank.train(retriever, examples, rounds=3, folds=2).save(tmp_path / "reranker"))
+    ctx = BuildContext(Dataset("demo", "val", "en", kb, [], []), "en")
+    plain = index(ctx, str(tmp_path / "index"))
+    assert plain.reranker is None and plain.to_config() == {"name": "index", "path": str(tmp_path / "index")}
+    reranked = index(ctx, str(tmp_path / "index"), reranker=folder)
+    assert reranked.reranker is not None  # a config written from it builds the same retriever, reranker included
+    assert reranked.to_config() == {"name": "index", "path": str(tmp_path / "index"), "reranker": folder}
+
+
+def test_an_index_written_in_chunks_reports_each_step_under_its_name(tmp_path, monkeypatch):
+    # the CLI adds the counts per step name ("items", "bm25"): a chunk reported under another name would crash it
+    from ragdial.retrieval import index
+    from ragdial.retrieval.index import load_index, write_index
+
+    monkeypatch.setattr(index, "CHUNK", 3)  # 7 items: chunks of 3, 3 and 1
+    kb = KnowledgeBase(named("Gardenia", "Bloom", "Acorn House", "Birch", "Cedar", "Dune", "Elm"))
+    heard: list[tuple[str, int]] = []
+    write_index(kb, tmp_path / "i", RetrieverConfig(encoder="hash"), progress=lambda s, n: heard.append((s, n)))
+    assert [h for h in heard if h[0] != "bm25"] == [("items", 3), ("items", 3), ("items", 1)]
+    assert sum(n for step, n in heard if step == "bm25") == 7
+    built = HybridRetriever(kb, RetrieverConfig(encoder="hash"))
+    np.testing.assert_allclose(load_index(tmp_path / "i").vectors, built.vectors, atol=1e-6)  # encoded by chunk
+
+
+def test_a_saved_chinese_index_finds_a_name_by_its_sound_as_in_memory(tmp_path):
+    # 金灵饭店 (as an ASR might write it) sounds like 金陵饭店: with pinyin on, the saved tracker matches it too
+    from ragdial.retrieval.analyzer import Analyzer
+    from ragdial.retrieval.index import load_index, write_index
+
+    items = [
+        Knowledge("a", "金陵饭店有免费停车场", SourceKind.FAQ, {"entity": "金陵饭店"}),
+        Knowledge("b", "和平宾馆早餐七点开始", SourceKind.FAQ, {"entity": "和平宾馆"}),
+    ]
+    config = RetrieverConfig(encoder=None, analyzer=Analyzer(pinyin=True))
+    write_index(KnowledgeBase(items), tmp_path / "i", config)
+    turn = "金灵饭店有停车场吗"
+    assert load_index(tmp_path / "i").tracker.find(turn) == ["金陵饭店"]
+    assert HybridRetriever(KnowledgeBase(items), config).tracker.find(turn) == ["金陵饭店"]
+
+
 def test_a_reranker_trained_on_fewer_dialogs_than_folds_scores_the_interaction_in_sample():
     from ragdial.retrieval import rerank
 
@@ -165,3 +213,9 @@ def test_a_reranker_trained_on_fewer_dialogs_than_folds_scores_the_interaction_i
         RagdialError, match=r"^no knowledge-seeking examples with gold knowledge to train the reranker on$"
     ):
         rerank.train(retriever, [Example("d9:1", "d9", 1, [Turn(Speaker.USER, "hello")], needs_knowledge=False)])
+    from ragdial.retrieval import transfer
+
+    with pytest.raises(
+        RagdialError, match=r"^no knowledge-seeking examples with gold knowledge to train the reranker on$"
+    ):
+        transfer.train(retriever, [Example("d9:1", "d9", 1, [Turn(Speaker.USER, "hello")], needs_knowledge=False)])

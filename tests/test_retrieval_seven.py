@@ -1,6 +1,7 @@
 """Retrieval behaviour that surviving mutants showed unpinned (docs/testing.md, session 7): the dialog-to-scope
 cosine columns of the transfer reranker use unit-length centroids, and a reranker trained with a second encoder is
-trained on the candidates it will score (those that encoder brings up), on small hand-written items."""
+trained on the candidates it will score (those that encoder brings up), and an entity's scope recency halves with
+each turn since it was named (session 8), on small hand-written items."""
 
 from __future__ import annotations
 
@@ -144,3 +145,20 @@ def test_a_saved_reranker_without_a_relative_cut_loads_with_none(tmp_path):
     meta_path.write_text(json.dumps(meta), encoding="utf-8")
     loaded = rerank.Reranker.load(folder)
     assert (loaded.threshold, loaded.relative) == (0.4, 0.0)
+
+
+def test_an_entitys_scope_recency_halves_with_each_turn_since_it_was_named():
+    # unscoped, so the Sunrise Lodge items named two turns back stay candidates beside the Harbour Inn's
+    retriever = HybridRetriever(KnowledgeBase(SCOPED), RetrieverConfig(encoder=None, fusion="bm25", entity_scope=False))
+    context = [
+        Turn(Speaker.USER, "Tell me about the Sunrise Lodge"),
+        Turn(Speaker.SYSTEM, "It is by the sea."),
+        Turn(Speaker.USER, "And does the Harbour Inn allow pets?"),
+    ]
+    scores = retriever.score(context)
+    assert scores.mention_age == {"Harbour Inn": 0, "Sunrise Lodge": 2}
+    x = transfer.features(retriever, context, scores)
+    ids = [retriever.items[int(i)].id for i in scores.indices]
+    recency = dict(zip(ids, x[:, transfer.FEATURES.index("scope_recency")].tolist(), strict=True))
+    assert recency == {"s1": 0.25, "s2": 0.25, "h1": 1.0, "t1": 0.0}  # the train domain was never named
+    assert x.dtype == np.float32

@@ -369,3 +369,44 @@ def test_a_turn_that_fails_midway_is_counted_from_what_it_read_without_rebuildin
     # the same question and cited items were read as by the answered turn; one piece went out before the failure
     assert counts == {"prompt": answered["usage"]["prompt_tokens"], "completion": 1.0}
     assert counts["prompt"] > len(words(question, "zh"))
+
+
+def test_a_local_llm_starts_loading_while_the_retrievers_build(tmp_path):
+    """Building a service's systems starts each generator's warm-up (a GGUF load) in the warm-up thread as soon as
+    the generator is built, so it overlaps the retrievers' indexing: here the retriever's build waits until the
+    generator has started warming, which a warm-up started after building never allows."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragdial.pipeline.components import build_systems
+
+    started = threading.Event()
+
+    class Warming(doubles.RecordingGenerator):
+        def warm_up(self) -> None:
+            started.set()
+            super().warm_up()
+
+    def generator(ctx):
+        return Warming()
+
+    def retriever(ctx):
+        assert started.wait(timeout=60), "the generator did not start warming before the retriever built"
+        return doubles.retriever(ctx)
+
+    doubles.warming_generator, doubles.waiting_retriever = generator, retriever
+    try:
+        config = SystemConfig.from_data(
+            {
+                **doubles.CONFIG,
+                "generator": "service_doubles:warming_generator",
+                "retriever": "service_doubles:waiting_retriever",
+            }
+        )
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            systems = build_systems(config, warm=pool)
+        assert all(s.generator.warmed for s in systems.values())
+        service = Service(ServiceSettings(config, str(tmp_path / "s.sqlite")), systems=systems)
+        assert set(service.warmed_ms) == {"zh", "en"}
+    finally:
+        del doubles.warming_generator, doubles.waiting_retriever

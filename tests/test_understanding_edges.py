@@ -1,7 +1,9 @@
 """Understanding parts pinned on tiny hand-written inputs where whole-model tests cannot tell a change: the recipes
 the task factories build, the knowledge-match block (window, stemming, a turn of stop words only), the binary and
 multi-label heads' arithmetic, item names, the api_query decision's confidence, the errors that name what is missing,
-and a follow-up after two user turns in a row."""
+a follow-up after two user turns in a row, held-out calibration when one half of the KB has no question, and the
+knowledge cues (their own encoder for any number of turns, the system-question flag, a question without "?",
+idf-weighted coverage, no knowledge set), a Chinese source match, the KB threshold's ceiling, an unknown solver."""
 
 from __future__ import annotations
 
@@ -238,3 +240,112 @@ def test_the_question_cross_features_use_the_best_items_coverage():
     assert question == 1.0 and 0 < value["best_item_coverage"] < value["kb_vocabulary_coverage"] == 1.0
     assert value["question_x_coverage"] == pytest.approx(value["best_item_coverage"])
     assert cues._matcher is not None and cues._matcher.coverage("the and of") == (0.0, 0.0)  # no content word
+
+
+def test_questions_all_in_the_second_half_are_scored_against_the_first():
+    # the KB is halved by item id (crc32 % 2): "d" falls in half 0 and has no question, "a" and "b" in half 1
+    class Recording(Constant):
+        def probabilities(self, contexts):
+            self.matched = [item.id for item in self.items]
+            return super().probabilities(contexts)
+
+    items = [
+        Knowledge("d", "Parking is free.", SourceKind.FAQ, {}),
+        Knowledge("a", "Breakfast from seven.", SourceKind.FAQ, {"title": "When is breakfast?"}),
+        Knowledge("b", "Pets are welcome.", SourceKind.FAQ, {"title": "Can I bring my dog?"}),
+    ]
+    classifier = Recording([0.0])
+    assert held_out_scores(classifier, items).tolist() == [0.5, 0.5]  # both questions scored, none skipped
+    assert classifier.matched == ["d"]  # asked against the other half only
+    assert [item.id for item in classifier.items] == ["d", "a", "b"]  # and left matched against the whole KB
+
+
+def test_knowledge_cues_match_with_their_own_encoder():
+    from ragdial.text.encoders import get_encoder
+
+    question = "Is breakfast included?"
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([Knowledge("f", f"{question} Yes, from seven.", SourceKind.FAQ, {"title": question})])
+    turn = "breakfast at seven?"
+    (row,) = cues.values([[system("Hello, how can I help?"), user(turn)]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    encoder = get_encoder("hash")
+    expected = float(encoder.encode([turn], is_query=True)[0] @ encoder.encode([question])[0])
+    assert value["question_cos_max"] == pytest.approx(expected, abs=1e-5) and 0 < expected < 0.99
+
+
+@pytest.mark.parametrize(
+    ("said", "asks"), [("Anything else?", 1.0), ("还需要别的吗？", 1.0), ("Your table is booked.", 0.0)]
+)
+def test_a_question_mark_in_the_system_turn_is_a_system_question(said, asks):
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([])
+    (row,) = cues.values([[system(said), user("no thanks")]])
+    assert dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))["system_qmark"] == asks
+
+
+def test_a_chinese_source_match_reads_an_english_product_name_as_the_knowledge_does():
+    # configured for Chinese, every text is cut the Chinese way: "packages" in the turn meets "packages" in the
+    # product name (detected one by one, the English product name would be stemmed to "packag" and never meet it)
+    from ragdial.understanding.features import SourceMatch
+
+    items = [
+        Knowledge("p", "Data packages for travellers", SourceKind.PRODUCT),
+        Knowledge("f", "流量包怎么退订", SourceKind.FAQ),
+    ]
+    contexts = [[user("流量包 packages")], [user("packages")]]
+    block = SourceMatch(language="zh")
+    block.set_knowledge(items)
+    rows = block.fit(contexts).transform(contexts).toarray()
+    assert rows[0, 0] == 1.0 and rows[0, 3] == 1.0  # both the product and the FAQ match the mixed turn
+
+
+def test_the_kb_threshold_stays_below_one():
+    class Certain(Constant):  # every question of the new KB scores 1
+        def probabilities(self, contexts):
+            return np.full((len(contexts), 1), 1.0)
+
+    items = [Knowledge(f"q{i}", "x", SourceKind.FAQ, {"title": f"Question number {i}?"}) for i in range(MIN_QUESTIONS)]
+    assert kb_threshold(Certain([0.2, 0.5, 0.8]), items, 0.5) == 0.99
+
+
+def test_knowledge_cues_before_any_knowledge_is_set():
+    cues = KnowledgeCues("hash")  # no set_knowledge: matched against no item
+    (row,) = cues.values([[system("Anything else?"), user("What time is breakfast")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    assert value["question_cos_max"] == 0.0 and value["system_qmark"] == 1.0
+
+
+def test_a_question_without_a_question_mark_weighs_the_cross_features():
+    # "what time ..." starts a clause with a question word: a question although no "?" is typed
+    question = "What time is breakfast?"
+    cues = KnowledgeCues("hash")
+    cues.set_knowledge([Knowledge("b", f"{question} From seven.", SourceKind.FAQ, {"title": question})])
+    (row,) = cues.values([[user("what time is breakfast")]])
+    value = dict(zip(KnowledgeCues.NAMES, row.tolist(), strict=True))
+    assert (value["user_qmark"], value["user_clause_question"], value["user_number_statement"]) == (0.0, 1.0, 0.0)
+    assert value["question_x_cos"] == pytest.approx(value["question_cos_max"]) and value["question_x_cos"] > 0.5
+
+
+def test_the_kb_vocabulary_coverage_weighs_words_by_idf():
+    from ragdial.understanding.knowledge_cues import KnowledgeMatcher
+
+    matcher = KnowledgeMatcher(["breakfast buffet", "breakfast pool"], "hash")
+    # "breakfast" is in both items: idf log(1 + 2/2); "zebra" in none: the largest idf, log(1 + 2)
+    covered, in_kb = matcher.coverage("breakfast zebra")
+    assert in_kb == pytest.approx(np.log(2) / (np.log(2) + np.log(3)))
+    assert covered == pytest.approx(in_kb)  # the best item has "breakfast" too
+
+
+def test_many_turns_are_encoded_with_the_matchers_own_encoder():
+    from ragdial.text.encoders import get_encoder
+    from ragdial.understanding.knowledge_cues import KnowledgeMatcher
+
+    matcher = KnowledgeMatcher(["breakfast buffet"], "hash")
+    texts = [f"is breakfast served at {hour}" for hour in range(70)]  # 64 or more: through the encoding cache
+    assert np.allclose(matcher.encode(texts), get_encoder("hash").encode(texts, is_query=True), atol=1e-6)
+
+
+def test_an_unknown_solver_is_named():
+    with pytest.raises(ValueError, match=r"^solver must be one of .*, not 'adam'$"):
+        LinearHead("binary", "adam")

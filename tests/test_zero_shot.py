@@ -220,6 +220,7 @@ def test_transfer_reranker_trains_saves_and_loads(tmp_path):
     assert 0.0 <= model.fallback <= 0.5 and 0.0 < model.threshold < 1.0
     loaded = transfer.TransferReranker.load(model.save(tmp_path / "transfer"))
     assert (loaded.threshold, loaded.relative, loaded.fallback) == (model.threshold, model.relative, model.fallback)
+    assert loaded.info == model.info and loaded.info["queries"] == len(examples)  # how it was trained, kept
     scores = retriever.score(examples[0].context)
     assert np.allclose(
         loaded.predict(retriever, examples[0].context, scores), model.predict(retriever, examples[0].context, scores)

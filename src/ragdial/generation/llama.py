@@ -23,7 +23,7 @@ from typing import Any
 from ragdial.errors import RagdialError
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.generation.locking import locked_stream
-from ragdial.generation.lookup import SNAPSHOTS, GreedyDecoder
+from ragdial.generation.lookup import SNAPSHOTS, TURNS, GreedyDecoder
 from ragdial.generation.model_files import resolve_model
 from ragdial.generation.prompts import fit_messages, prompt_text
 from ragdial.jsontypes import JSONDict
@@ -55,8 +55,10 @@ class LlamaCppGenerator(Generator):
     the machine is busier than its cores (``threads_for_load``). ``prompt_lookup`` is the longest draft (tokens) of
     prompt-lookup decoding for greedy requests (0: no drafts); ``prefix_cache`` is how many prompt heads are kept
     as cache snapshots; ``head_dir`` keeps them on disk for the next start (``"cache"``: under ragdial's cache
-    folder, per model file, llama.cpp build and context shape; a folder; ``None``: memory only). With
-    ``prompt_lookup`` and ``prefix_cache`` both 0 every request goes through llama-cpp-python's sampler.
+    folder, per model file, llama.cpp build and context shape; a folder; ``None``: memory only); ``turn_cache`` is
+    how many whole turns (prompt and reply) are kept as snapshots in memory, so a session's next turn over the same
+    knowledge evaluates only its new dialog. With ``prompt_lookup`` and ``prefix_cache`` both 0 every request goes
+    through llama-cpp-python's sampler.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class LlamaCppGenerator(Generator):
         prompt_lookup: int = 0,
         prefix_cache: int = SNAPSHOTS,
         head_dir: str | Path | None = HEAD_CACHE,
+        turn_cache: int = TURNS,
         **llama_options: Any,  # Any: llama_cpp (Llama's own keyword options pass through)
     ) -> None:
         self.model_name = model
@@ -79,11 +82,13 @@ class LlamaCppGenerator(Generator):
         self.prompt_lookup = int(prompt_lookup)
         self.prefix_cache = int(prefix_cache)
         self.head_dir = head_dir
+        self.turn_cache = int(turn_cache)
         self.llama_options = llama_options
         self._llm: Any = None  # Any: llama_cpp (untyped Llama)
         self._decoder: GreedyDecoder | None = None
         self._format: Any = None  # Any: llama_cpp (Jinja2ChatFormatter)
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
         self.model_path: Path | None = None
 
     def check(self) -> Path:
@@ -96,8 +101,14 @@ class LlamaCppGenerator(Generator):
         return self.model_path
 
     def warm_up(self) -> None:
+        """Load the model (once: a second caller waits for the first's load)."""
         if self._llm is not None:
             return
+        with self._loading:
+            if self._llm is None:
+                self._load()
+
+    def _load(self) -> None:
         model_path = self.check()
         try:
             from llama_cpp import Llama
@@ -132,7 +143,7 @@ class LlamaCppGenerator(Generator):
                     bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
                 )
                 store = self._head_store(llm)
-                self._decoder = GreedyDecoder(llm, self.prompt_lookup, self.prefix_cache, store)
+                self._decoder = GreedyDecoder(llm, self.prompt_lookup, self.prefix_cache, store, self.turn_cache)
         self._llm = llm
 
     def _head_store(self, llm: Any) -> Path | None:  # Any: llama_cpp (untyped Llama)
@@ -279,6 +290,7 @@ class LlamaCppGenerator(Generator):
             "prompt_lookup": self.prompt_lookup,
             "prefix_cache": self.prefix_cache,
             "head_dir": None if self.head_dir is None else str(self.head_dir),
+            "turn_cache": self.turn_cache,
             **self.llama_options,
         }
 

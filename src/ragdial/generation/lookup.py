@@ -40,6 +40,7 @@ MAX_NGRAM = 3
 MIN_NGRAM = 2  # a one-token match predicts little; a wrong draft costs more than the decode call it might save
 MIN_DRAFT = 3  # on CPU a batch of two costs about two single decodes: shorter drafts do not pay
 SNAPSHOTS = 8  # prompt heads kept (two languages x the policies' guidance, with room for a retry's)
+TURNS = 8  # whole turns (prompt and reply) kept in memory: a session's next turn may start with one
 # llama.cpp's CPU backend repacks Q4_K weights and multiplies them with 4 activation rows at a time (a GEMM), the
 # rows left over one by one (GEMV): a call of 4 or 8 tokens costs less than one of 3 or 7 (measured curve in
 # docs/benchmarks.md). A draft is cut so that the call (the chosen token and the draft) fills whole blocks.
@@ -67,6 +68,16 @@ def fit_draft(draft: list[int], block: int = BATCH_BLOCK) -> list[int]:
     leaves fewer than ``MIN_DRAFT`` tokens."""
     size = (len(draft) + 1) // block * block - 1 if block > 1 else len(draft)
     return draft[:size] if size >= MIN_DRAFT else []
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many first tokens ``a`` and ``b`` share."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
 
 
 class DraftIndex:
@@ -109,12 +120,15 @@ class GreedyDecoder:
         draft: int = 0,
         snapshots: int = SNAPSHOTS,
         store: Path | None = None,
+        turns: int = 0,
     ) -> None:
         import llama_cpp
 
         self.llm = llm
         self.max_draft = max(0, int(draft))
         self.max_snapshots = max(0, int(snapshots))
+        self.max_turns = max(0, int(turns))
+        self.turns: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # a whole turn's tokens -> its cache, LRU
         self.store = store if self.max_snapshots else None  # a folder keeping the snapshots across restarts
         self.block = BATCH_BLOCK
         self.snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # prompt head -> its cache, LRU order
@@ -193,41 +207,67 @@ class GreedyDecoder:
         llm.n_tokens = count
         llm._requires_eval = True
 
-    def _save(self, head: tuple[int, ...]) -> None:
-        """Keep the cache of sequence 0 (exactly the tokens of ``head``) as the snapshot of ``head``."""
+    def _state(self) -> bytes | None:
+        """The cache of sequence 0 as llama.cpp serialises it (None when it refuses)."""
         ctx = self.llm._ctx.ctx
         size = self._api.llama_state_seq_get_size(ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
         if self._api.llama_state_seq_get_data(ctx, buffer, size, 0) != size:
+            return None
+        return bytes(buffer)
+
+    def _save(self, head: tuple[int, ...]) -> None:
+        """Keep the cache of sequence 0 (exactly the tokens of ``head``) as the snapshot of ``head``."""
+        data = self._state()
+        if data is None:
             return
-        self.snapshots[head] = bytes(buffer)
-        self._write(head, self.snapshots[head])
+        self.snapshots[head] = data
+        self._write(head, data)
         while len(self.snapshots) > self.max_snapshots:
             self.snapshots.popitem(last=False)
 
+    def _save_turn(self, tokens: tuple[int, ...]) -> None:
+        """Keep the cache of a whole turn (its prompt and the reply tokens the cache holds), in memory only: the
+        session's next turn repeats them when its knowledge is the same, and then evaluates only what it adds."""
+        if not self.max_turns or not tokens or tokens in self.turns:
+            return
+        data = self._state()
+        if data is None:
+            return
+        self.turns[tokens] = data
+        while len(self.turns) > self.max_turns:
+            self.turns.popitem(last=False)
+
     def _restore(self, prompt: list[int], shared: int) -> int:
-        """Load the snapshot of the longest kept head of ``prompt`` if it is longer than ``shared`` (the prefix the
-        cache already shares with ``prompt``); the number of prompt tokens the cache now holds."""
-        head = max((h for h in self.snapshots if len(h) > shared and tuple(prompt[: len(h)]) == h), key=len, default=())
-        if not head:
+        """Load the snapshot (a prompt head, or a whole earlier turn) that shares the longest prefix with ``prompt``
+        if that is longer than ``shared`` (the prefix the cache already shares with ``prompt``); the number of prompt
+        tokens the cache now holds (the caller drops what lies beyond them)."""
+        best: tuple[int, ...] = ()
+        length, kept = shared, self.snapshots
+        for kind in (self.snapshots, self.turns):
+            for tokens in kind:
+                common = _common_prefix(tokens, prompt) if len(tokens) > length else 0
+                if common > length and (common == len(tokens) or kind is self.turns):  # a head: all of it
+                    best, length, kept = tokens, common, kind
+        if not best:
             return shared
-        data = self.snapshots[head]
-        self.snapshots.move_to_end(head)
+        data = kept[best]
+        kept.move_to_end(best)
         self.llm._ctx.kv_cache_seq_rm(-1, 0, -1)
         source = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
         if self._api.llama_state_seq_set_data(self.llm._ctx.ctx, source, len(data), 0) != len(data):
             self.llm._ctx.kv_cache_seq_rm(-1, 0, -1)  # a failed load leaves nothing half-restored
-            del self.snapshots[head]
-            file = self._head_file(head)
+            del kept[best]
+            file = self._head_file(best) if kept is self.snapshots else None
             if file is not None:
                 file.unlink(missing_ok=True)
             return 0
-        self.stats.restored_tokens = len(head)
-        file = self._head_file(head)
+        self.stats.restored_tokens = length
+        file = self._head_file(best) if kept is self.snapshots else None
         if file is not None:
             with contextlib.suppress(OSError):  # recently used: the last file the store drops (not made if gone)
                 os.utime(file)
-        return len(head)
+        return length
 
     def _prefill(self, prompt: list[int], prefix: int) -> int:
         """Put ``prompt`` in the cache (reusing what it shares, restoring a snapshot of its head, snapshotting the
@@ -283,6 +323,7 @@ class GreedyDecoder:
         index = DraftIndex(prompt)
         pending = self._argmax(row)
         size = self.max_draft
+        failed = False
         try:
             while True:
                 if self.is_end(pending):
@@ -326,5 +367,10 @@ class GreedyDecoder:
                     size = min(self.max_draft, size + 2) if accepted == len(draft) else max(1, accepted + 1)
                 else:
                     size = self.max_draft
+        except Exception:
+            failed = True
+            raise
         finally:
             self._keep(in_cache)
+            if not failed:
+                self._save_turn(tuple(in_cache))

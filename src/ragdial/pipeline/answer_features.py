@@ -366,17 +366,21 @@ def _head_covers(
 MAIN_PLAN = ("主套餐", "main plan")
 
 
+def field_texts(item: Knowledge) -> tuple[list[str], list[str]]:
+    """The texts ``field_matches`` compares a turn with: the item's field names and its ``name: value`` fields (an
+    FAQ: no names, its question)."""
+    if item.source == SourceKind.FAQ:
+        question = str(item.fields.get("question") or "")
+        return [], [question] if question else []
+    parsed = item_fields(item)
+    return list(parsed), [f"{k}：{v}" for k, v in parsed.items()]
+
+
 def field_matches(text: str, item: Knowledge, embed: Embed | None) -> tuple[float, float, float]:
     """How well ``text`` matches the item's own fields, whatever the knowledge base names them: the best share of
     a field name's bigrams/words found in the text, the best cosine of the text with a field name, and with a whole
     ``name: value`` field (an FAQ: its question). The item's fields come from the item itself, no word list."""
-    if item.source == SourceKind.FAQ:
-        question = str(item.fields.get("question") or "")
-        keys, fields = [], [question] if question else []
-    else:
-        parsed = item_fields(item)
-        keys = list(parsed)
-        fields = [f"{k}：{v}" for k, v in parsed.items()]
+    keys, fields = field_texts(item)
     lowered = text.lower()
     cover = max((_name_cover(k.lower(), lowered) for k in keys), default=0.0)
     if embed is None:

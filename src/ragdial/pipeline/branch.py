@@ -31,6 +31,7 @@ from ragdial.pipeline.answer_features import (
     TurnView,
     candidate_features,
     catalogue_of,
+    field_texts,
     item_name,
     item_types,
     ranked_numbers,
@@ -160,8 +161,8 @@ class KnowledgeBranch:
         self.account_fields = account_fields(self.items.values())
         self.types = item_types(list(self.items.values()))
         self.catalogue = catalogue_of(list(self.items.values()))
-        embeddings = Embeddings(ANSWER_ENCODER, retriever)
-        self.relevance = Relevance(self.items.values(), embeddings.cosines, embeddings.text)
+        self.embeddings = Embeddings(ANSWER_ENCODER, retriever)
+        self.relevance = Relevance(self.items.values(), self.embeddings.cosines, self.embeddings.text)
         self._answer_model = answer_model
 
     @property
@@ -173,6 +174,15 @@ class KnowledgeBranch:
 
     def claims(self, state: JSONObject, turn: Turn) -> bool:
         return True
+
+    def load_vectors(self) -> int:
+        """The sentence vectors of what the answer model compares each turn with (every item's field names and
+        fields), encoded now or read from the disk cache, not at the first turns; how many texts (none off the
+        grounded path, which alone compares them)."""
+        if not self.settings.grounded:
+            return 0
+        texts = [text for item in self.items.values() for part in field_texts(item) for text in part]
+        return self.embeddings.preload(texts)
 
     def warm_up(self) -> None:
         """Prime the generator with the start of an answer turn's request (its instruction and guidance), so a

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, TypeVar, Unpack, cast
 
-from ragdial.components import BuildContext, ConfigError, Registry, close
+from ragdial.components import BuildContext, ConfigError, Registry, close, warm_up
 from ragdial.errors import RagdialError
 from ragdial.generation.exemplars import EXEMPLARS, Exemplars
 from ragdial.generation.registry import GENERATORS, SHARED
@@ -77,15 +78,19 @@ KNOWLEDGE.register("index", index_knowledge, "the items of a saved index directo
 
 class ComponentCache:
     """Builds each distinct component once: a generator (a loaded LLM) is shared by the systems of all languages.
-    ``close()`` closes every component built, once."""
+    With ``warm`` (an executor), each generator starts warming there (``warm_up``: a local LLM loads) as soon as it
+    is built, while the other components build. ``close()`` closes every component built, once."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm: Executor | None = None) -> None:
         self._built: dict[str, object] = {}
+        self._warm = warm
 
     def get(self, kind: str, key: JSONValue, build: Callable[[], T]) -> T:
         token = f"{kind}:{json.dumps(key, sort_keys=True, default=str, ensure_ascii=False)}"
         if token not in self._built:
-            self._built[token] = build()
+            self._built[token] = built = build()
+            if kind == "generator" and self._warm is not None:
+                self._warm.submit(warm_up, built)  # its errors come again from the warm-up that waits for it
         return cast(T, self._built[token])  # the token names the kind and spec: what build() made for it
 
     def close(self) -> None:
@@ -134,8 +139,8 @@ def build_system(
         knowledge = cache.get("knowledge", [ks.name, params], lambda: KNOWLEDGE.build(ks.name, **params))
     ctx = BuildContext(knowledge.dataset, language)
     detector = _component("detector", DETECTORS, config.detector, ctx, cache)
+    generator = _component("generator", GENERATORS, config.generator, ctx, cache)  # first: it may start warming
     retriever = _component("retriever", RETRIEVERS, config.retriever, ctx, cache)
-    generator = _component("generator", GENERATORS, config.generator, ctx, cache)
     exemplars: Exemplars | None = None
     if config.exemplars is not None:
         spec = config.exemplars
@@ -195,7 +200,8 @@ def prepare_milvus(
     return rows
 
 
-def build_systems(config: SystemConfig) -> dict[str, DialogSystem]:
-    """One ``DialogSystem`` per configured language, sharing what can be shared."""
-    cache = ComponentCache()
+def build_systems(config: SystemConfig, warm: Executor | None = None) -> dict[str, DialogSystem]:
+    """One ``DialogSystem`` per configured language, sharing what can be shared; with ``warm``, each generator
+    starts warming there as soon as it is built (``ComponentCache``)."""
+    cache = ComponentCache(warm)
     return {language: build_system(config, language, cache) for language in config.languages}

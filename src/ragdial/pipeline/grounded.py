@@ -260,6 +260,14 @@ class Embeddings:
         self._queries = QueryCache.shared(self._encoder)
         return True
 
+    def preload(self, texts: Sequence[str]) -> int:
+        """Encode ``texts`` now (or read them from the disk cache) instead of at a turn; how many."""
+        from ragdial.text.encoders import QueryCache
+
+        if not self._load() or not isinstance(self._queries, QueryCache):
+            return 0
+        return self._queries.preload(texts)
+
     def text(self, text: str) -> np.ndarray | None:
         if not self._load() or self._queries is None:
             return None

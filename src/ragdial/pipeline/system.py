@@ -108,18 +108,24 @@ class DialogSystem:
         the generator with an answer turn's head. The generator warms in a second thread meanwhile: a local LLM
         loads and decodes outside Python's lock, so it overlaps the encoders' loading."""
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-generator") as pool:
-            generator = pool.submit(self._warm_generator)
-            for component in self.components():
-                if component is not self.generator:
-                    warm_up(component)
-            user = self.users[0].id if self.users else None
-            context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
-            self.retrieve(context, user)
+            generator = pool.submit(self.warm_generator)
+            self.warm_components()
             generator.result()
 
-    def _warm_generator(self) -> None:
+    def warm_generator(self) -> None:
+        """Load the generator and prime it with an answer turn's head (``KnowledgeBranch.warm_up``)."""
         warm_up(self.generator)
         self.knowledge_branch.warm_up()
+
+    def warm_components(self) -> None:
+        """Warm every component but the generator, load the answer model's vectors and retrieve once."""
+        for component in self.components():
+            if component is not self.generator:
+                warm_up(component)
+        self.knowledge_branch.load_vectors()
+        user = self.users[0].id if self.users else None
+        context = [Turn(Speaker.USER, "你好" if self.language == "zh" else "hello")]
+        self.retrieve(context, user)
 
     def close(self) -> None:
         """Close every component (a shared one is closed once by whoever shares it: ``Components.close``)."""

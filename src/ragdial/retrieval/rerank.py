@@ -77,10 +77,13 @@ def load_reranker(directory: str | Path) -> RerankerModel:
     """The reranker saved in ``directory``, of any kind: a transfer reranker (``transfer.json`` whose ``format``
     is ``ragdial-transfer-reranker``), a triple reranker (``triples.json``, :mod:`ragdial.retrieval.triples`), a
     ``Reranker`` (``reranker.json``), or either wrapped with precedents (``precedent.json``,
-    :mod:`ragdial.retrieval.precedent`)."""
-    from ragdial.retrieval import precedent, transfer, triples
+    :mod:`ragdial.retrieval.precedent`) or with fine-tuned encoders (``tuned.json``,
+    :mod:`ragdial.retrieval.tuned`)."""
+    from ragdial.retrieval import precedent, transfer, triples, tuned
 
     directory = Path(directory)
+    if (directory / tuned.META_FILE).is_file():
+        return tuned.TunedReranker.load(directory)
     if (directory / precedent.META_FILE).is_file():
         return precedent.PrecedentReranker.load(directory)
     if (directory / triples.META_FILE).is_file():

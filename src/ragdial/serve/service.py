@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from ragdial.components import close
@@ -63,13 +65,28 @@ class ServiceSettings:
         )
 
 
-def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
+def _warm_generators(systems: list[DialogSystem]) -> None:
+    for system in systems:
+        system.warm_generator()
+
+
+def warm_up(systems: dict[str, DialogSystem], pool: Executor | None = None) -> dict[str, float]:
     """Load every component (models, indexes, encoders) and answer one short turn per language, so the first
-    user's turn is as fast as any other; the milliseconds each language took."""
+    user's turn is as fast as any other; the milliseconds each language's components and turn took. The generators
+    load and prime in ``pool`` (one thread; a new one without it) while the other components warm here: a local LLM
+    loads and decodes outside Python's lock."""
     took = {}
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-generator"))
+        generators = pool.submit(_warm_generators, list(systems.values()))
+        for language, system in systems.items():
+            start = time.perf_counter()
+            system.warm_components()
+            took[language] = (time.perf_counter() - start) * 1000.0
+        generators.result()
     for language, system in systems.items():
         start = time.perf_counter()
-        system.warm_up()
         text = "你好" if language == "zh" else "hello"
         try:
             last_reply(system.stream_context(system.context_for([], text), max_tokens=2))
@@ -79,7 +96,7 @@ def warm_up(systems: dict[str, DialogSystem]) -> dict[str, float]:
             raise RagdialError(
                 f"warming up {language!r}: a first short turn failed: {type(err).__name__}: {err}"
             ) from err
-        took[language] = round((time.perf_counter() - start) * 1000.0, 1)
+        took[language] = round(took[language] + (time.perf_counter() - start) * 1000.0, 1)
     return took
 
 
@@ -94,10 +111,12 @@ class Service:
     ) -> None:
         self.settings = settings
         self.store = store or open_store(settings.db_path)  # first: an unreachable database fails before indexing
-        self.systems = systems if systems is not None else build_systems(settings.config)
-        if not self.systems:
-            raise RagdialError("the service needs at least one language")
-        self.warmed_ms = warm_up(self.systems)  # before the app exists: /healthz never answers a cold service
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-generator") as pool:
+            # a local LLM starts loading in the pool as soon as it is built, while the retrievers build here
+            self.systems = systems if systems is not None else build_systems(settings.config, warm=pool)
+            if not self.systems:
+                raise RagdialError("the service needs at least one language")
+            self.warmed_ms = warm_up(self.systems, pool)  # before the app exists: /healthz never answers cold
 
     @classmethod
     def from_env(cls) -> Service:

@@ -22,6 +22,7 @@ from ragdial.task.orders import (
     Booking,
     CancelQuestion,
     booking_line,
+    cancel_all_question,
     cancel_question,
     give_back_part,
     live_bookings,
@@ -32,7 +33,7 @@ from ragdial.task.orders import (
 )
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import TRIP_KEYS, Pending, TaskState, _Turn
-from ragdial.task.values import as_int, as_str, text_or_none
+from ragdial.task.values import as_int, as_str, listed, text_or_none
 
 # the same train or flight as the one booked (改签到19号，还是这趟车)
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
@@ -180,6 +181,15 @@ class BookingActs:
         lang = state["language"]
         zh = lang == "zh"
         live = live_bookings(state["bookings"])
+        together = [b for b in live if b["order_no"] in listed(act.slots.get("orders"))]
+        if len(together) > 1:  # 机票和酒店都退了: one question naming each, one yes for all
+            resume = (state.get("cancel") or {}).get("resume", state["open"])
+            state["cancel"] = {"orders": [b["order_no"] for b in together], "resume": resume}
+            state["open"] = "confirm_cancel"
+            turn.cancel_asked = True
+            turn.parts.append(cancel_all_question(together, lang))
+            turn.prompted = True
+            return
         fits = [
             b
             for b in live
@@ -246,7 +256,8 @@ class BookingActs:
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
         ordinal = slots.pop("ordinal", None)
-        asked = state.get("change") if state["open"] == "choose_change" else None
+        anew = slots.pop("said_anew", None)  # the change said anew while "which one?" was asked
+        asked = state.get("change") if state["open"] == "choose_change" and not anew else None
         state["change"] = None
         if asked:  # the answer to "which one?": the values said with the request still hold
             live = [b for b in live if b["order_no"] in asked["among"]]
@@ -280,6 +291,7 @@ class BookingActs:
             )
             return
         booking = fits[0]
+        none_left = text_or_none(slots.pop("none_left", None))  # 改晚一班 on the day's last departure
         if slots.get("code") and code_domain(as_str(slots["code"])) != booking["domain"]:
             slots.pop("code")  # (a train's code names no flight)
         item = self.db.get(booking["domain"], int(booking["item_id"])) or {}
@@ -292,10 +304,12 @@ class BookingActs:
                 "nights": int(booking.get("nights") or 1) + longer,
                 "rooms": int(booking.get("quantity") or 1),
             }
-            if not {"brand", "stars", "min_stars", "district", "max_price"} & set(slots) and item.get("name"):
+            if not {"brand", "not_brand", "stars", "min_stars", "district", "max_price"} & set(slots) and item.get(
+                "name"
+            ):
                 base["brand"] = str(item["name"]).split("(")[0]  # 多住一晚 / 挪到周五: the same hotel
-            elif "brand" in slots:
-                base.pop("district", None)  # 把汉庭换成亚朵: wherever in the city the other brand is
+            elif "brand" in slots or "not_brand" in slots:
+                base.pop("district", None)  # 把汉庭换成亚朵 / 换一家: wherever in the city the other one is
         else:
             base = {
                 "dep_city": booking.get("dep_city") or item.get("dep_city"),
@@ -306,8 +320,8 @@ class BookingActs:
             }
             if int(booking.get("quantity") or 1) > 1:
                 base["passengers"] = int(booking["quantity"])
-            if SAME_TRIP.search(turn.text) and item:
-                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车: the same train or flight on the new day
+            if (SAME_TRIP.search(turn.text) or (slots and set(slots) <= {"seat_class", "berth"})) and item:
+                base["code"] = R.code_of(item)  # 改签到19号，还是这趟车 / 改成商务舱: the same train or flight
         if "seat_class" in slots and "berth" not in slots:
             base.pop("berth", None)
         state["domain"] = booking["domain"]
@@ -320,6 +334,13 @@ class BookingActs:
             if zh
             else f"All right, changing booking {booking['order_no']}."
         )
+        if none_left:  # said, and the change asks for another day or time
+            which = ("最早" if none_left == "earlier" else "最晚") if zh else f"{none_left[:-2]}est"
+            head = (
+                f"订单{booking['order_no']}已经是当天{which}的一班了。"
+                if zh
+                else f"Booking {booking['order_no']} is already the day's {which} one. "
+            )
         turn.parts.append(head)
         if not slots and not longer:
             state["open"] = "change"
@@ -335,6 +356,9 @@ class BookingActs:
         zh = lang == "zh"
         asked: CancelQuestion = state.get("cancel") or {}
         state["cancel"] = None
+        if asked.get("orders"):
+            self._cancel_all(state, asked, turn)
+            return
         booking = next((b for b in state["bookings"] if b["order_no"] == asked.get("order_no")), None)
         state["open"] = asked.get("resume")
         if booking is None or booking.get("status") == "cancelled":
@@ -374,7 +398,7 @@ class BookingActs:
         waiting = [q for q in state["queue"] if q.get("after_cancel")]
         if waiting:  # the request said with the cancellation: the trip cancelled is the one to replace
             state["queue"] = [q for q in state["queue"] if not q.get("after_cancel")]
-            queued = {k: v for k, v in waiting[0].items() if k != "after_cancel"}
+            queued = {k: v for k, v in waiting[0].items() if k not in ("after_cancel", "implied")}
             domain = text_or_none(queued.pop("domain", None)) or booking["domain"]
             trip = trip_of(booking, domain)
             slots = state["slots"]
@@ -383,6 +407,38 @@ class BookingActs:
             self._start(state, domain, {**trip, **queued}, switch=False, turn=turn)
             turn.dirty = True
             return
+        self._ask_anything_else(state, turn)
+
+    def _cancel_all(self, state: TaskState, asked: CancelQuestion, turn: _Turn) -> None:
+        """Cancel each of several bookings asked about together; the reply names every one (cancelled or not)."""
+        lang = state["language"]
+        zh = lang == "zh"
+        state["open"] = asked.get("resume")
+        done, failed = [], []
+        for order in asked.get("orders") or []:
+            booking = next((b for b in state["bookings"] if b["order_no"] == order), None)
+            if booking is None or booking.get("status") == "cancelled":
+                continue
+            quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
+            if self.db.cancel(int(booking["number"]), quantity, nights):
+                booking["status"] = "cancelled"
+                done.append(str(booking["order_no"]))
+            else:
+                failed.append(str(booking["order_no"]))
+        if done:
+            turn.parts.append(
+                f"已取消订单{'、'.join(done)}，座位或房间已释放。"
+                if zh
+                else f"Bookings {', '.join(done)} are cancelled; the seats or rooms are released."
+            )
+        if failed:
+            turn.parts.append(
+                f"抱歉，订单{'、'.join(failed)}无法取消，请联系客服。"
+                if zh
+                else f"Sorry, bookings {', '.join(failed)} cannot be cancelled here."
+            )
+        if not done and not failed:
+            turn.parts.append("这些预订已经取消过了。" if zh else "Those bookings were already cancelled.")
         self._ask_anything_else(state, turn)
 
     def _ask_anything_else(self, state: TaskState, turn: _Turn) -> None:

@@ -213,7 +213,8 @@ class TravelDB:
         seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
         (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K), arr_by ("HH:MM": arriving by
         then on the day of departure); excluded: not_airline, not_train_kinds (lists).
-        Hotel: city, district, brand, not_brand (a list of brands excluded),
+        Hotel: city, district, brand, not_brand / not_district / not_stars (lists of brands, districts, star
+        ratings excluded),
         stars, min_stars, max_price, min_price, and with ``date``: ``nights``
         (default 1) and ``rooms`` (default 1) free on every night of the stay.
         Unknown keys are ignored; missing keys do not constrain.
@@ -268,6 +269,10 @@ class TravelDB:
             add("h.name LIKE ?", f"{constraints['brand']}(%" if constraints.get("brand") else None)
             for brand in items(constraints.get("not_brand") or []):
                 add("h.name NOT LIKE ?", f"{brand}(%")
+            for district in items(constraints.get("not_district") or []):
+                add("h.district != ?", district)
+            for stars in items(constraints.get("not_stars") or []):
+                add("h.stars != ?", stars)
             add("h.stars = ?", constraints.get("stars"))
             add("h.stars >= ?", constraints.get("min_stars"))
             add("h.price <= ?", constraints.get("max_price"))

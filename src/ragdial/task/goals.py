@@ -65,6 +65,7 @@ class Goal:
     change_date: str | None = None  # first says this date, then changes it to the real one (a mid-dialog change)
     ask_booking: bool = False  # asks about a booking already made
     compound: bool = False  # confirms and asks for the next part in one sentence
+    change: JSONDict | None = None  # after booking, changes the last booking (``kind``: cancel, change_date, …)
 
     def to_dict(self) -> JSONDict:
         return asdict(self)
@@ -324,7 +325,38 @@ def sample_goal(db: TravelDB, goal_id: int, today: dt.date, rng: random.Random, 
         return goal
 
 
-def sample_goals(db: TravelDB, n: int, seed: int, today: dt.date) -> list[Goal]:
-    """``n`` goals, the same for the same database, seed and date."""
+CHANGE_KINDS = ("cancel", "change_date", "upgrade", "fewer_nights", "add_ticket")
+
+
+def booking_change(db: TravelDB, goal: Goal, rng: random.Random) -> JSONDict | None:
+    """A change of the goal's last booking the user asks for once everything is booked (cancel it, move it a day
+    later, a better class on the same flight, one night fewer, one more ticket), among those the database allows."""
+    last = goal.subgoals[-1]
+    c = last.constraints
+    later = (dt.date.fromisoformat(c["date"]) + dt.timedelta(days=1)).isoformat()
+    kinds = ["cancel"]
+    if later in db.dates()[:-1]:
+        wanted = {**c, "date": later, "berth": c.get("berths"), "seat_class": c.get("seat_class")}
+        if db.search(last.domain, {k: v for k, v in wanted.items() if v is not None}, limit=1):
+            kinds.append("change_date")
+    if last.domain == "hotel" and c.get("nights", 1) > 1:
+        kinds.append("fewer_nights")
+    if last.domain == "flight" and c.get("seat_class", "经济舱") == "经济舱" and not c.get("max_price"):
+        kinds.append("upgrade")
+    if last.domain != "hotel" and c.get("passengers", 1) == 1:
+        kinds.append("add_ticket")
+    kind = rng.choice(kinds)
+    return {"kind": kind, "date": later} if kind == "change_date" else {"kind": kind}
+
+
+def sample_goals(db: TravelDB, n: int, seed: int, today: dt.date, changes: float = 0.0) -> list[Goal]:
+    """``n`` goals, the same for the same database, seed and date. ``changes``: the share of goals that change
+    their last booking afterwards (drawn apart, so the goals themselves are the same whatever the share)."""
     rng = random.Random(seed)
-    return [sample_goal(db, i, today, rng) for i in range(n)]
+    goals = [sample_goal(db, i, today, rng) for i in range(n)]
+    if changes > 0:
+        pick = random.Random(seed * 7919 + 17)
+        for goal in goals:
+            if pick.random() < changes:
+                goal.change = booking_change(db, goal, pick)
+    return goals

@@ -43,9 +43,11 @@ from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
 from ragdial.task.orders import (
     booking_line,
+    cancel_all_question,
     cancel_question,
     live_bookings,
 )
+from ragdial.task.plain_changes import change_after_cancel, kind_named, plain_change
 from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import (
@@ -71,6 +73,11 @@ REQUIRED = {
     "hotel": ("city", "date"),
 }
 HOTEL_KEYS = ("city", "date", "nights", "check_out", "rooms", "guests")
+# conditions only a hotel has (四星以上 / 浦东 / 住两晚): said while a trip is under way, for the hotel waiting
+HOTEL_ONLY = {
+    *("stars", "min_stars", "district", "brand", "nights", "rooms", "guests", "check_out"),
+    *("not_brand", "not_stars", "not_district"),
+}
 SEGMENT_KEYS = (
     "seat_class",
     "berth",
@@ -90,12 +97,24 @@ NOT_FOR = {
         *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
         *("not_airline", "not_train_kinds", "arr_by"),
     ),
-    "flight": ("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
-    "train": ("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
+    "flight": (
+        *("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
+        *("not_stars", "not_district"),
+    ),
+    "train": (
+        *("stars", "min_stars", "brand", "district", "airline", "not_brand", "not_airline"),
+        *("not_stars", "not_district"),
+    ),
 }
 # a value wanted and the same value excluded: the one said last holds (不要如家 after 如家, 如家也行 after 不要如家)
 KIND_NAMES = {"G": "高铁", "D": "动车", "K": "快速", "T": "特快", "Z": "直达"}  # train kinds by first letter
-EXCLUDED = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
+EXCLUDED = {
+    "not_brand": "brand",
+    "not_airline": "airline",
+    "not_train_kinds": "train_kinds",
+    "not_stars": "stars",
+    "not_district": "district",
+}
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
 SMP_TO_DOMAIN = {"flight": "flight", "train": "train"}
@@ -125,6 +144,27 @@ RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往�
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
 NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
+
+
+def _excluded_name(key: str, value: object, lang: str) -> str:
+    """How an excluded value is shown: 高铁 for G, 江汉区 / 4星 for a district / star rating."""
+    if key == "not_district":
+        return f"{value}区" if lang == "zh" and not str(value).endswith("区") else str(value)
+    if key == "not_stars":
+        return f"{value}星" if lang == "zh" else f"{value}-star"
+    return KIND_NAMES.get(str(value), str(value))
+
+
+# what the way back keeps of the way out unless said anew (高铁, 二等座, 晚上, two tickets)
+WAY_BACK_KEEPS = ("train_kinds", "seat_class", "berth", "airline", "not_airline", "not_train_kinds", "passengers")
+TIME_KEYS = ("period", "time_from", "time_to")
+
+
+def _kept_for_way_back(way_out: Mapping[str, object], said: Mapping[str, object]) -> JSONDict:
+    """The way out's conditions the way back keeps: class, kind, airline, tickets, and its time of day when the
+    way back says none of its own."""
+    keys = [*WAY_BACK_KEEPS, *(() if set(TIME_KEYS) & set(said) else TIME_KEYS)]
+    return {k: cast(JSONValue, way_out[k]) for k in keys if way_out.get(k) is not None and k not in said}
 
 
 def _price_text(value: int, lang: str) -> str:
@@ -268,6 +308,9 @@ class TaskBranch(BookingActs):
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
+        acts = plain_change(state, acts, text, self.db, self.gazetteer, self.today)
+        acts = change_after_cancel(kind_named(acts, text), text)
+        acts = self._hotel_clause(state, acts, text)
         acts = self._swapping(state, acts)
         acts = self._moved(state, acts, text)
         acts = self._code_for_change(state, acts, text)
@@ -648,7 +691,7 @@ class TaskBranch(BookingActs):
         found = self._resolve(domain, rows, act.slots)
         feature = text_or_none(act.slots.get("feature"))
         suggested = dict(state.get("suggestion") or {})
-        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|earliest|latest|fastest)", turn.text, re.I)
+        superlative = re.search(r"(最早|最晚|最迟|最快|最好|最贵|最高|earliest|latest|fastest)", turn.text, re.I)
         if feature and superlative and set(act.slots) == {"feature"} and "domain" not in suggested:
             # 要最早的一班: the earliest of all that fit (with the change offered, if one is), not only of the
             # cheapest ones listed (早一点的那个 compares the listed ones)
@@ -739,7 +782,13 @@ class TaskBranch(BookingActs):
     # ------------------------------------------------------------------ state changes
     def _update(self, state: TaskState, slots: JSONDict, turn: _Turn, modify: bool) -> None:
         if turn.queued is not None:  # the rest of a request that waits for the read-back to be confirmed
+            said = text_or_none(slots.get("domain"))
+            if said and said != turn.queued.get("domain"):  # 另外订酒店，还有后天的火车票: each its own request
+                turn.queued = {"domain": said}
+                state["queue"].append(turn.queued)
             turn.queued.update(slots)
+            return
+        if self._for_queued_hotel(state, slots, turn):
             return
         facts = turn.booked_facts
         if facts and slots and all(v is not None and same_value(facts.get(k), v) for k, v in slots.items()):
@@ -826,14 +875,31 @@ class TaskBranch(BookingActs):
             turn.parts.append(
                 f"好的，刚才的{ticket}没有预订。" if lang == "zh" else f"All right, the {ticket} was not booked."
             )
+        if (
+            domain
+            and turn.started
+            and "hotel" in (domain, turn.started)
+            and domain != turn.started
+            and state["domain"] == turn.started
+        ):
+            # 明天坐火车去西安，到了在雁塔区住一晚: the hotel waits until the trip asked first is booked
+            state["queue"].append({"domain": domain, **slots})
+            lang = state["language"]
+            what = R.DOMAIN_NAMES[lang].get(domain, domain)
+            turn.notes.append(
+                f"{what}等这一程订好后为您查。" if lang == "zh" else f"The {domain} comes right after this one."
+            )
+            return
         if domain and (starting or domain != state["domain"]):
             self._start(state, domain, slots, switch=not starting, turn=turn)
+            turn.started = domain
         elif starting and (state["domain"] is None or state["open"] == "anything_else"):
             guess = self._guess_domain(slots) or self._way_back(state, slots, turn.text)
             if guess is None:
                 # after a booking, constraints without a domain are a new request whose kind must be asked
                 guess = None if state["open"] == "anything_else" and slots else state["domain"]
             self._start(state, guess, slots, switch=False, turn=turn)
+            turn.started = state["domain"]
         else:
             self._merge(state, slots)
         if state["open"] == "confirm_booking" and state["pending"]:
@@ -843,6 +909,60 @@ class TaskBranch(BookingActs):
         state["pending"] = None
         state["suggestion"] = None
         turn.dirty = True
+
+    def _hotel_clause(self, state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """明天坐火车去西安，到了在雁塔区住一晚: a trip and a stay asked in one turn are two requests (the stay
+        waits for the trip, ``_update``), whether the reader heard the stay's clause as part of the trip, as an
+        aside, or not at all."""
+        if state["open"] in ("confirm_booking", "confirm_cancel", "choose_cancel", "choose_change"):
+            return acts
+        if any(a.act in ("select", "confirm", "cancel_booking", "change_booking") for a in acts):
+            return acts
+        informs = [a for a in acts if a.act in ("inform", "modify")]
+        trip = next(
+            (
+                a
+                for a in informs
+                if a.slots.get("domain") in ("flight", "train")
+                or (a.slots.get("domain") is None and {"dep_city", "arr_city"} <= set(a.slots))
+            ),
+            None,
+        )
+        if trip is None or any(a.slots.get("domain") == "hotel" for a in informs):
+            return acts
+        clauses = re.split(r"(?<=[，,。；;！!])", text)
+        start = next((i for i, c in enumerate(clauses) if i and re.search(r"(住|酒店|宾馆)", c)), None)
+        if start is None:
+            return acts
+        hotel: JSONDict = {k: trip.slots.pop(k) for k in [*HOTEL_ONLY, "city"] if k in trip.slots}
+        if not hotel:
+            said = slots_for("inform", "".join(clauses[start:]), Context(), self.gazetteer, self.today, self.by_sound)
+            hotel = {k: v for k, v in (said or {}).items() if k in HOTEL_ONLY or k in ("city", "date", "arr_city")}
+            if "arr_city" in hotel:
+                hotel["city"] = hotel.pop("arr_city")
+            acts = [a for a in acts if a.act != "out_of_scope"]
+        hotel.setdefault("city", trip.slots.get("arr_city"))
+        if trip.slots.get("date") and hotel.get("date") == trip.slots.get("date"):
+            hotel.pop("date")  # (the trip's day: the stay starts the day one arrives)
+        index = acts.index(trip)
+        return [*acts[: index + 1], Act("inform", {"domain": "hotel", **hotel}), *acts[index + 1 :]]
+
+    @staticmethod
+    def _for_queued_hotel(state: TaskState, slots: JSONDict, turn: _Turn) -> bool:
+        """四星以上的 / 酒店要浦东的 said while a trip is under way and a hotel waits in the queue: a condition
+        only a hotel has goes to the hotel waiting (it is not dropped, nor does it replace the trip)."""
+        queued = next((q for q in state["queue"] if q.get("domain") == "hotel"), None)
+        said = {k: v for k, v in slots.items() if k != "domain"}
+        if queued is None or state["domain"] == "hotel" or slots.get("domain") not in (None, "hotel"):
+            return False
+        if not said and slots.get("domain") == "hotel" and state["open"] != "confirm_booking":
+            return True  # 酒店要…: the hotel named is the one waiting (what follows is for it)
+        if not said or not set(said) <= HOTEL_ONLY:
+            return False
+        queued.update(said)
+        lang = state["language"]
+        turn.parts.append("好的，酒店按这个为您查。" if lang == "zh" else "All right, the hotel will be searched so.")
+        return True
 
     @staticmethod
     def _way_back(state: TaskState, slots: JSONDict, text: str) -> str | None:
@@ -893,7 +1013,9 @@ class TaskBranch(BookingActs):
         lang, day = state["language"], as_str(back.get("date"))
         if not (dep and arr and domain in ("flight", "train")):
             return ""
-        state["queue"].append({"domain": domain, "dep_city": dep, "arr_city": arr, **back})
+        said = {**state["slots"], **slots}
+        kept = _kept_for_way_back(said, back)
+        state["queue"].append({"domain": domain, "dep_city": dep, "arr_city": arr, **kept, **back})
         if lang == "zh":
             return f"回程（{R.date_text(day, lang)}{dep}→{arr}）等这一程订好后为您查。"
         return f"The way back ({dep} → {arr}, {day}) comes right after this one."
@@ -944,6 +1066,12 @@ class TaskBranch(BookingActs):
                 )
         elif domain in ("flight", "train") and last:
             new = {"dep_city": last.get("arr_city") or last.get("city")} if "dep_city" not in slots else {}
+            reverse = slots.get("arr_city") == last.get("dep_city") and slots.get("dep_city") in (
+                None,
+                last.get("arr_city"),
+            )
+            if state["domain"] == domain == last["domain"] and (RETURN_LEG.search(turn.text) or reverse):
+                new |= _kept_for_way_back(old, slots)  # 那周日回来的呢: the way out's class, kind and window
             stay = last.get("city") if last["domain"] == "hotel" else None
             came = slots.get("arr_city")
             if (
@@ -1063,7 +1191,7 @@ class TaskBranch(BookingActs):
                 head = self._count_note("flight", slots, 0, lang).split("的航班")[0].removeprefix("为您找到")
                 line = comparing.compare_line(found, turn.compare, lang)
                 turn.parts.append(f"{head}：{line}" if lang == "zh" else line)
-            turn.parts.append(R.SLOT_QUESTIONS[lang][missing])
+            turn.parts.append(self._slot_question(state, missing, lang))
             return
         domain, slots = state["domain"], state["slots"]
         assert domain is not None  # _missing asks for the domain first
@@ -1126,10 +1254,24 @@ class TaskBranch(BookingActs):
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
             head = "只有一个符合条件，" if lang == "zh" else "One option matches: "
+            head = "" if self._rebooked(state) is not None else head  # (a change reads back what it becomes)
             turn.parts.append(head + self._read_back(state))
             return
         state["open"] = "choose_offer"
         turn.parts.append(R.options(domain, rows, self._count_note(domain, slots, len(rows), lang), lang))
+
+    @staticmethod
+    def _slot_question(state: TaskState, missing: str, lang: str) -> str:
+        """The question for a missing slot; a place asked while the day is missing too asks both in one question
+        (请问您从哪个城市出发，哪天出发？), so that a user who answers both saves a turn."""
+        question = R.SLOT_QUESTIONS[lang][missing]
+        domain = state["domain"]
+        if missing not in ("dep_city", "arr_city", "city") or domain is None or state["slots"].get("date"):
+            return question
+        day = R.SLOT_QUESTIONS[lang]["hotel_date" if domain == "hotel" else "date"]
+        if lang == "zh":
+            return question.rstrip("？") + "，" + day.removeprefix("请问您")
+        return question.rstrip("?") + ", and " + day[0].lower() + day[1:]
 
     @staticmethod
     def _change_head(before: Pending, after: Pending, understood: bool, lang: str) -> str:
@@ -1159,6 +1301,10 @@ class TaskBranch(BookingActs):
             if booking:
                 turn.parts.append(cancel_question(booking, lang))
                 return
+        if open_q == "confirm_cancel" and cancel.get("orders"):
+            orders = cancel.get("orders") or []
+            turn.parts.append(cancel_all_question([b for b in state["bookings"] if b["order_no"] in orders], lang))
+            return
         if open_q == "choose_cancel" and cancel.get("among"):
             turn.parts.append("请说要取消第几个或订单号。" if lang == "zh" else "Which booking should I cancel?")
             return
@@ -1237,9 +1383,9 @@ class TaskBranch(BookingActs):
         if slots.get("train_kinds"):
             kinds = {"G": "高铁", "D": "动车"}
             parts.append("/".join(kinds.get(str(k), str(k)) for k in items(slots["train_kinds"])))
-        for key in ("not_brand", "not_airline", "not_train_kinds"):
+        for key in EXCLUDED:
             if slots.get(key):
-                names = "、".join(KIND_NAMES.get(str(v), str(v)) for v in items(slots[key]))
+                names = "、".join(_excluded_name(key, v, lang) for v in items(slots[key]))
                 parts.append(f"不要{names}" if lang == "zh" else f"not {names}")
         if slots.get("arr_by"):
             parts.append(f"{slots['arr_by']}以前到达" if lang == "zh" else f"arriving by {slots['arr_by']}")

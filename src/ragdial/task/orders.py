@@ -45,6 +45,7 @@ class CancelQuestion(TypedDict, total=False):
     resume: str | None
     back: int
     implied: bool  # the cancellation was not said but implied by a switch (还是坐高铁吧)
+    orders: list[int]  # several bookings cancelled together (机票和酒店都退了): all of them on one yes
 
 
 class Rebook(TypedDict):
@@ -104,6 +105,17 @@ def cancel_question(booking: Booking, lang: str, back: int = 0) -> str:
     if lang == "zh":
         return f"您要取消的是：{booking_line(booking, lang)}。确认取消吗？（取消后座位或房间会释放）"
     return f"You want to cancel {booking_line(booking, lang)}. Cancel it? (The seats or rooms are released.)"
+
+
+def cancel_all_question(bookings: list[Booking], lang: str) -> str:
+    """The read-back of cancelling several bookings at once: each of them is named."""
+    lines = "\n".join(booking_line(b, lang) for b in bookings)
+    if lang == "zh":
+        return f"您要取消以下{len(bookings)}个预订：\n{lines}\n确认全部取消吗？（取消后座位或房间会释放）"
+    return (
+        f"You want to cancel these {len(bookings)} bookings:\n{lines}\n"
+        "Cancel them all? (The seats or rooms are released.)"
+    )
 
 
 def trip_of(booking: Booking, domain: str) -> JSONDict:

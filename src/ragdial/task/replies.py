@@ -84,6 +84,8 @@ SLOT_NAMES = {
         "not_brand": "排除的酒店品牌",
         "not_airline": "排除的航空公司",
         "not_train_kinds": "排除的车型",
+        "not_stars": "排除的星级",
+        "not_district": "排除的区域",
         "arr_by": "到达时间",
     },
     "en": {
@@ -114,6 +116,8 @@ SLOT_NAMES = {
         "not_brand": "excluded hotel brands",
         "not_airline": "excluded airlines",
         "not_train_kinds": "excluded train types",
+        "not_stars": "excluded star ratings",
+        "not_district": "excluded districts",
         "arr_by": "arrival time",
     },
 }

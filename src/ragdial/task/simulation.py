@@ -23,13 +23,15 @@ def simulate(
     today: dt.date | None = None,
     by_sound: bool = True,
     acts: str = "learned",
+    changes: float = 0.0,
 ) -> Iterator[DialogResult]:
     """Yield one result per goal. By default the system is an in-process ``TaskBranch`` on a scratch copy of
-    the database (bookings do not touch the file); ``channel_factory`` plugs in another system (HTTP)."""
+    the database (bookings do not touch the file); ``channel_factory`` plugs in another system (HTTP).
+    ``changes``: the share of goals that change their last booking once everything is booked."""
     scratch = channel_factory is None
     db = TravelDB(db_url, scratch=scratch)
     start = today or dt.date.fromisoformat(db.meta["start"])
-    goals = sample_goals(db, n_goals, seed, start)
+    goals = sample_goals(db, n_goals, seed, start, changes=changes)
     channel = (
         channel_factory(db)
         if channel_factory

@@ -25,7 +25,7 @@ from typing import Protocol, TypedDict
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task.db import Gazetteer, TravelDB
-from ragdial.task.goals import Goal, SubGoal, date_expression, satisfies
+from ragdial.task.goals import Goal, GoalConstraints, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
 from ragdial.task.phrases import Phrases
 
@@ -195,10 +195,44 @@ class UserSimulator:
         self.errors: list[str] = []
         self.confirms_without_booking = 0
         self.compound_next = False
+        self.change_sub: SubGoal | None = None  # the last booking as changed, while the change is under way
+        self.change_said = False
+        self.change_done = False
+        self.change_made = 0  # bookings the change made (the new one of a 改签)
+        self.change_refused = False  # a new booking offered instead of the change was refused: ask again
 
     @property
     def sub(self) -> SubGoal | None:
-        return self.goal.subgoals[self.index] if self.index < len(self.goal.subgoals) else None
+        if self.index >= len(self.goal.subgoals):
+            return self.change_sub if self.change_said and not self.change_done else None
+        return self.goal.subgoals[self.index]
+
+    def _change_request(self) -> str:
+        """The change of the last booking, asked in one of several plain ways (no order number, no 改签)."""
+        change, rng = self.goal.change or {}, self.rng
+        last = self.goal.subgoals[-1]
+        c: GoalConstraints = {**last.constraints}
+        thing = {"flight": "机票", "train": "火车票", "hotel": "酒店"}[last.domain]
+        kind = str(change.get("kind"))
+        if kind == "change_date":
+            c["date"] = (dt.date.fromisoformat(c["date"]) + dt.timedelta(days=1)).isoformat()  # (the day booked)
+            words = date_expression(dt.date.fromisoformat(c["date"]), self.today, rng)
+            forms = [f"{thing}能改到{words}吗", f"帮我把{thing}改成{words}的", f"{thing}日期改一下，改到{words}"]
+        elif kind == "upgrade":
+            c["seat_class"] = "商务舱"
+            forms = ["帮我升成商务舱吧，还是这班", "能升舱吗？换成商务舱", "同一班换成商务舱"]
+        elif kind == "fewer_nights":
+            c["nights"] = c.get("nights", 1) - 1
+            forms = ["少住一晚吧", "提前一天退房", f"改成只住{chinese_number(c['nights'])}晚"]
+        elif kind == "add_ticket":
+            c["passengers"] = 2
+            same = "同一班" if last.domain == "flight" else "同一趟"
+            forms = [f"{same}再加一张", "再帮我多订一张，一样的", f"还要一张票，{same}"]
+        else:
+            forms = [f"把刚才订的{thing}退了吧", f"{thing}不要了，帮我取消", f"算了，{thing}帮我退掉"]
+        self.change_sub = SubGoal(last.domain, c)
+        self.change_said = True
+        return rng.choice(forms)
 
     # ---------------------------------------------------------------- phrasing
     def _date_words(self, sub: SubGoal, iso: str | None = None) -> str:
@@ -306,15 +340,18 @@ class UserSimulator:
             asked_hotel and sub.domain != "hotel"
         ):
             return None  # the system misheard the domain: restate the request
+        said = []  # each thing asked is answered (a place and the day asked together: both)
         if "从哪个城市出发" in reply:
-            return rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}走"))
-        if "要去哪个城市" in reply:
-            return rng.choice((f"去{c['arr_city']}", f"到{c['arr_city']}", c["arr_city"]))
-        if "住在哪个城市" in reply:
-            return rng.choice((c["city"], f"住{c['city']}"))
+            said.append(rng.choice((f"从{c['dep_city']}出发", c["dep_city"], f"{c['dep_city']}走")))
+        elif "要去哪个城市" in reply:
+            said.append(rng.choice((f"去{c['arr_city']}", f"到{c['arr_city']}", c["arr_city"])))
+        elif "住在哪个城市" in reply:
+            said.append(rng.choice((c["city"], f"住{c['city']}")))
         if "哪天" in reply:
             words = self._date_words(sub, c["date"])
-            return rng.choice((words, f"{words}的", f"{words}出发" if sub.domain != "hotel" else f"{words}入住"))
+            said.append(rng.choice((words, f"{words}的", f"{words}出发" if sub.domain != "hotel" else f"{words}入住")))
+        if said:
+            return "，".join(said)
         if "机票、火车票还是酒店" in reply or "想改哪个条件" in reply:
             return self._request(sub, full=True, first=False)
         return None
@@ -408,8 +445,8 @@ class UserSimulator:
         numbers = [int(n) for n in re.findall(r"预订成功，订单号(\d+)", reply)]
         if numbers and self.last_kind != "confirm":
             self.errors.append("booking made without confirmation")
-        if self.last_kind == "confirm" and not numbers and "已经订满" not in reply:
-            if "确认预订吗" not in reply and "没有预订" not in reply:
+        if self.last_kind == "confirm" and not numbers and "已经订满" not in reply and "已取消订单" not in reply:
+            if not any(asked in reply for asked in ("确认预订吗", "确认改签吗", "确认取消吗", "没有预订")):
                 self.errors.append("confirmation dropped: neither booked nor asked again")
             else:
                 self.confirms_without_booking += 1
@@ -422,6 +459,18 @@ class UserSimulator:
             guide = any(cue in reply for cue in GUIDE_CUES) or bool(ANSWERED.search(reply))
             self.guided = guide and any(cue in reply for cue in RETURN_CUES)
             self.oos_turn = False
+        if self.change_said and not self.change_done:
+            if numbers or "已取消订单" in reply:
+                self.change_done = True
+                if numbers and self.bookings:
+                    self.bookings[-1] = (self.bookings[-1][0], numbers[-1])
+                    self.change_made += len(numbers)
+                    if self.change_sub is not None:
+                        self.goal.subgoals[-1].constraints = self.change_sub.constraints
+                return None
+            if "确认取消吗" in reply:
+                return self._say("confirm", self.phrases.pick("confirm", self.rng))
+            numbers = []
         compound = False
         arrives = re.search(r"预订成功，订单号\d+：\S+ (\d+)月(\d+)日 \S+?→(次日|第(\d)天)?", reply)
         for number in numbers:
@@ -461,6 +510,8 @@ class UserSimulator:
                 self.pending_oos = False
                 self.oos_turn = True
                 return self._say("oos", self.phrases.pick("oos", self.rng))
+            if self.goal.change and not self.change_said:
+                return self._say("change", self._change_request())
             return None
         sub = self.sub
         if numbers and not compound:
@@ -468,8 +519,16 @@ class UserSimulator:
         listed = [item for item in map(read_item, reply.splitlines()) if item is not None and item["index"] > 0]
         if listed:
             self.options = listed
-        if "确认预订吗" in reply:
-            summary = re.search(r"为您预订：(.+?)。请问确认预订吗", reply)
+        changing = self.change_said and not self.change_done
+        if changing and "确认预订吗" in reply and "确认改签吗" not in reply:
+            # a new booking read back while the user wants the one made changed: no (and the change again next)
+            self.change_refused = True
+            return self._say("deny", self.phrases.pick("deny", self.rng))
+        if changing and self.change_refused:
+            self.change_refused = False
+            return self._say("change", self._change_request())
+        if "确认预订吗" in reply or "确认改签吗" in reply:
+            summary = re.search(r"(?:为您预订|，改为)：(.+?)。请问确认(?:预订|改签)吗", reply)
             item = read_item(summary.group(1)) if summary else None
             said_date = re.search(r"(\d+)月(\d+)日(?:入住| )", summary.group(1)) if summary else None
             if said_date and item is not None:
@@ -479,7 +538,7 @@ class UserSimulator:
                     words = self._date_words(sub, want)
                     return self._say("modify", self.phrases.pick("modify_date", self.rng).replace("{date}", words))
             if item is not None and self._fits(item, sub):
-                change = self._readback_mismatch(reply, sub)
+                change = self._readback_mismatch(reply.split("，改为：")[-1], sub)  # (not the booking replaced)
                 if change:
                     return self._say("modify", change)
                 confirm = self.phrases.pick("confirm", self.rng)
@@ -509,6 +568,9 @@ class UserSimulator:
             return self._say(
                 "modify", self.phrases.pick("modify_date", self.rng).replace("{date}", self._date_words(sub, iso))
             )
+        if changing and ("机票、火车票还是酒店" in reply or "想改哪个条件" in reply or "帮不上忙" in reply):
+            self.restated += 1  # the change not understood: asked again (never a new booking instead)
+            return None if self.restated > 4 else self._say("change", self._change_request())
         answer = self._answer(reply)
         if answer:
             return self._say("inform", answer)
@@ -521,6 +583,8 @@ class UserSimulator:
         self.restated += 1
         if self.restated > 4:
             return None
+        if changing:
+            return self._say("change", self._change_request())
         return self._say("request", self._request(sub, full=True, first=False))
 
 
@@ -548,7 +612,8 @@ def run_dialog(
         reply = channel.send(heard)
         result.log.append({"user": text, "heard": heard, "system": reply})
         following = sim.react(reply)
-        if completed_at is None and {i for i, _ in sim.bookings} >= set(needed):
+        booked_all = {i for i, _ in sim.bookings} >= set(needed)
+        if completed_at is None and booked_all and (goal.change is None or sim.change_done):
             completed_at = turn
         if following is None:
             break
@@ -556,13 +621,22 @@ def run_dialog(
     result.bookings = [{"subgoal": i, "number": n} for i, n in sim.bookings]
     made = _booking_count(db) - before
     errors = list(sim.errors)
-    if made > len(sim.bookings):
+    if made > len(sim.bookings) + sim.change_made:
         errors.append("booking in the database that the user was never told about")
     for _i, number in sim.bookings:
         if db.booking(number) is None:
             errors.append("a booking announced but not in the database")
     result.integrity_errors = errors
     result.success = completed_at is not None and _verify(goal, sim.bookings, db)
+    if goal.change is not None and sim.bookings:
+        number = sim.bookings[-1][1]
+        if goal.change.get("kind") == "cancel":
+            record = db.booking(number)
+            result.success = result.success and record is not None and record["status"] == "cancelled"
+        else:  # the booking changed, not another one made beside it
+            with db.lock:
+                old = db.conn.execute("SELECT status FROM bookings WHERE changed_into = ?", (number,)).fetchone()
+            result.success = result.success and old is not None and old[0] == "changed"
     result.turns = completed_at if result.success and completed_at is not None else MAX_TURNS
     if goal.out_of_scope and sim.guided is not None:
         result.guidance = int(bool(sim.guided))
@@ -585,6 +659,8 @@ def _verify(goal: Goal, bookings: list[tuple[int, int]], db: TravelDB) -> bool:
         record = db.booking(booked[index]) if index in booked else None
         if record is None or record["domain"] != sub.domain:
             return False
+        if goal.change is not None and goal.change.get("kind") == "cancel" and index == len(goal.subgoals) - 1:
+            continue  # (cancelled afterwards: checked by the caller)
         item = db.get(sub.domain, record["item_id"])
         if item is None or not satisfies({**item, "date": record["date"]}, sub.constraints):
             return False

@@ -37,10 +37,17 @@ NAMED_DAYS: dict[str, tuple[int, int]] = {
     "跨年夜": (12, 31),
     "元旦": (1, 1),
     "情人节": (2, 14),
+    "双十二": (12, 12),
+    "双12": (12, 12),
+    "双十一": (11, 11),
+    "双11": (11, 11),
+    "国庆节": (10, 1),
+    "劳动节": (5, 1),
+    "五一": (5, 1),
+    "new year's day": (1, 1),
     "christmas eve": (12, 24),
     "christmas": (12, 25),
     "new year's eve": (12, 31),
-    "new year's day": (1, 1),
 }
 LUNAR_DAYS: dict[str, tuple[str, ...]] = {  # 除夕 and 春节 of 2026-2030
     "除夕": ("2026-02-16", "2027-02-05", "2028-01-25", "2029-02-12", "2030-02-02"),
@@ -92,6 +99,9 @@ SEAT_CLASSES_EN = {
     "business": "business",
     "first class": "first",
     "second class": "二等座",
+    "second-class": "二等座",
+    "first-class": "first",
+    "business-class": "business",
     "hard seat": "硬座",
     "hard sleeper": "硬卧",
     "soft sleeper": "软卧",
@@ -321,6 +331,20 @@ def _month_day(today: dt.date, month: int, day: int) -> dt.date | None:
     return None
 
 
+def _english_month_day(lower: str, today: dt.date) -> str | None:
+    """A day said as month and day (December 11 / 11th of December) as ISO, "" for an impossible one, None when
+    none is said."""
+    m = re.search(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", lower)
+    if m:
+        date = _month_day(today, MONTHS_EN[m.group(1)], int(m.group(2)))
+        return date.isoformat() if date else ""
+    m = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", lower)
+    if m:
+        date = _month_day(today, MONTHS_EN[m.group(2)], int(m.group(1)))
+        return date.isoformat() if date else ""
+    return None
+
+
 def _named_day(lower: str, today: dt.date) -> str | None:
     """The next day named by a holiday (平安夜 / 圣诞节 / 元旦 / 除夕 / Christmas), as ISO."""
     for name, (month, day) in sorted(NAMED_DAYS.items(), key=lambda kv: -len(kv[0])):
@@ -333,6 +357,19 @@ def _named_day(lower: str, today: dt.date) -> str | None:
     return None
 
 
+def _short_airports(gaz: Gazetteer) -> dict[str, str]:
+    """Airports by their name without 机场 (双流, 大兴), unless that is also a city, a district (浦东) or a
+    station's name (虹桥)."""
+    stations = {p.removesuffix("站") for p, (_c, k) in gaz.places.items() if k == "station"}
+    out: dict[str, str] = {}
+    for place, (_city, kind) in gaz.places.items():
+        core = place.removesuffix("机场")
+        named_else = core in gaz.cities or core in gaz.districts or any(core in st for st in stations)
+        if kind == "airport" and core != place and len(core) >= 2 and not named_else:
+            out[core] = place
+    return out
+
+
 def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozenset[int] = frozenset()) -> str | None:
     """The date a phrase names, as ISO, relative to ``today``; None when none is named."""
     lower = text.lower()
@@ -343,22 +380,29 @@ def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozen
         for phrase, days in sorted(RELATIVE_DAYS_EN.items(), key=lambda kv: -len(kv[0])):
             if re.search(rf"\b{phrase}\b", lower):
                 return (today + dt.timedelta(days=days)).isoformat()
+        m = re.search(r"\bin\s+(\d|one|two|three|a)\s+(day|week)s?\b", lower)  # in two weeks
+        if m:
+            n = {"one": 1, "a": 1, "two": 2, "three": 3}.get(m.group(1)) or int(m.group(1))
+            return (today + dt.timedelta(days=n * (7 if m.group(2) == "week" else 1))).isoformat()
+        dated = _english_month_day(lower, today)  # Friday December 11: the day of the month wins over the weekday
+        if dated is not None:
+            return dated or None
         m = re.search(r"\b(next|this)?\s*(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", lower)
         if m:
             offset = {"next": 1, "this": 0}.get(m.group(1) or "")
             return _week_date(today, WEEKDAYS_EN[m.group(2)], offset).isoformat()
-        m = re.search(
-            r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", lower
-        )
-        if m:
-            date = _month_day(today, MONTHS_EN[m.group(1)], int(m.group(2)))
-            return date.isoformat() if date else None
-        m = re.search(
-            r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", lower
-        )
-        if m:
-            date = _month_day(today, MONTHS_EN[m.group(2)], int(m.group(1)))
-            return date.isoformat() if date else None
+    m = re.search(
+        rf"({NUM})\s*(?:个)?(天|周|星期|礼拜|个星期|个礼拜)(?:以后|之后|后)(?:的今天|的这天|的同一天|的周|的星期|的礼拜)?",
+        text,
+    )
+    if m and not english and cn_number(m.group(1)):  # 两周后的今天 / 三天后
+        n = cn_number(m.group(1)) or 0
+        later = today + dt.timedelta(days=n * (1 if m.group(2) == "天" else 7))
+        rest = text[m.end() - 1 : m.end() + 1]
+        weekday = re.match(r"[周期拜]([一二三四五六日天])", rest)
+        if weekday:  # 两周后的周五: that week's Friday
+            later += dt.timedelta(days=WEEKDAYS_ZH[weekday.group(1)] - later.weekday())
+        return later.isoformat()
     m = re.search(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
     if m:
         try:
@@ -536,9 +580,13 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
             else:
                 result.stars = stars
     else:
-        names = list(gaz.cities) + list(gaz.places)
+        short = _short_airports(gaz)  # 落双流的 / 大兴也行: an airport named without 机场
+        names = list(gaz.cities) + list(gaz.places) + list(short)
         # single-character aliases (京, 沪) are too ambiguous in free text: only names of two or more characters
-        spans = _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
+        spans = [
+            (start, end, short.get(word, word))
+            for start, end, word in _find(text, [n for n in names if not n.isascii() and len(n) >= 2])
+        ]
         # words said exactly (cities, classes, domain words, ...) take no match by sound: 商务舱 holds no 上午
         exact = spans + _find(text, EXACT_CUES, fuzzy=False)
         blocked = frozenset(i for start, end, _w in exact for i in range(start, end))

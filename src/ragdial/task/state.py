@@ -137,3 +137,4 @@ class _Turn:
         self.booked_facts: JSONDict = {}  # what the booking made this turn is (a constraint said again with its yes)
         self.chosen_then_changed = False  # an offer chosen and changed in one turn (read back once, no "changed")
         self.understood_change = False  # a change of the offer read back was heard (a value or a domain said)
+        self.started: str | None = None  # the kind of request started this turn (a further kind said waits)

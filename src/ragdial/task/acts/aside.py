@@ -9,7 +9,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.finders import _domain_named, parse
 from ragdial.task.acts.words import BERTH_WORDS, CLASS_WORDS, KIND_WORDS, PERIOD_WORDS
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _BY_SOUND, LUNAR_DAYS, NAMED_DAYS, NUM, _find, canonical
+from ragdial.task.slots import _BY_SOUND, LUNAR_DAYS, NAMED_DAYS, NUM, _find, _short_airports, canonical
 
 
 def _travel_request(text: str) -> bool:
@@ -41,7 +41,7 @@ TRAVEL_PHRASES = [
     "以后", "以前", "左右", "就行", "可以", "要求", "预算",
 ]  # fmt: skip
 DATE_WORDS = re.compile(
-    rf"({HOLIDAYS}|节|大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
+    rf"({HOLIDAYS}|节|大后天|后天|明天|今天|今晚|明晚|明早|明儿|今儿|当天|同一天|同天|那天|那一天|第二天|次日|隔天|(下下|下|这|本)?(个)?(周|星期|礼拜)[一二三四五六日天末1-7]?|"
     rf"({NUM})\s*月\s*({NUM})\s*[日号]?|({NUM})\s*[号日]|({NUM})\s*[点:：]\s*({NUM})?|"
     r"凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|半夜|早班|晚班|清早|一大早)"
 )
@@ -91,6 +91,7 @@ def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
         return False
     brands = {b for brand in gaz.brands for b in (brand, brand.replace("酒店", "").replace("快捷", ""))}
     names = {*gaz.cities, *gaz.places, *gaz.districts, *brands, *(gaz.airlines or ()), *{b[:2] for b in brands}}
+    names |= set(_short_airports(gaz))
     vocab = [n for n in names if len(n) >= 2] + [*CLASS_WORDS, *BERTH_WORDS, *KIND_WORDS, *PERIOD_WORDS]
     vocab += TRAVEL_PHRASES
     chars = list(text)

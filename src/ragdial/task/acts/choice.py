@@ -63,6 +63,8 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] |
 def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     """Whether reference slots pick among the offers: a class or berth no offer has, or said with 换/改/还是,
     is a new constraint (换软卧), not a choice."""
+    if re.search(r"(听说|据说|老是|经常|总是|晚点|误点|延误|准点|准时吗)", text):
+        return False  # 听说那趟11点多的车老是晚点: talk about a train, no choice of it
     if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
         return True
     if re.search(r"(换|改|还是|没有就|太贵|太慢|有没有|有吗|还有|有.{0,6}吗|[从到飞去](?=[\u4e00-\u9fff]{2}))", text):
@@ -74,13 +76,70 @@ def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
 
 
+NOT_AN_OFFER = "[天次回遍年名晚周批步街层楼章条节轮季期届代站]"  # 第一次 / 第三街: an ordinal of something else
+FEATURES = (
+    (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
+    (r"最贵|most expensive", "most_expensive"),
+    (r"最早|earliest", "earliest"),
+    (r"最晚|最迟|latest", "latest"),
+    (r"最快|时间最短|用时最短|fastest", "fastest"),
+    (r"最好(?!是|能|要|在|别|不|有|还是)|星级最高|星最高|档次最高|best", "best"),  # (最好是上午的: a wish, no choice)
+)
+# a choice said before any option is listed: 要最晚的那班 / 星级最高的 / 挑最便宜的 / the cheapest one
+UP_FRONT = re.compile(
+    r"(挑|选|要|订|给我|就)?\s*(个|一个|一家|一班|一趟)?\s*(最便宜|最低价|最贵|最早|最晚|最迟|最快|最好|星级最高|星最高|档次最高)"
+    r"\s*的?\s*(那个|那班|那趟|那家|一个|一班|一趟|一家|就行|就好|就可以|吧|$)"
+    r"|\b(the )?(cheapest|earliest|latest|fastest) one\b"
+)
+
+
+def _feature_of(lower: str) -> str | None:
+    """The feature a superlative names (最便宜 → cheapest, 星级最高 → best), or None."""
+    return next((feature for pattern, feature in FEATURES if re.search(pattern, lower)), None)
+
+
+def up_front_choice(text: str) -> str | None:
+    """The feature of a choice said before the options come (挑最便宜的 / 要最晚的那班), or None (最便宜的多少钱
+    asks a question)."""
+    lower = text.lower()
+    if not UP_FRONT.search(lower) or re.search(r"(吗|呢|多少|几点|？|\?)", lower):
+        return None
+    return _feature_of(lower)
+
+
+def _listed_time(clock: str, ctx: Context, loose: str | None, pm_too: bool) -> str:
+    """The listed departure a loosely said time means: 八点半那趟 for the 08:35 (the one listed offer within ten
+    minutes), 两点多那班 for the 14:25 (the one in that hour); the time as said when none or several fit. A time said
+    without 上午/下午 may be the afternoon or evening one (8点25那趟 for 20:25)."""
+    times = sorted({str(o["dep_time"]) for o in ctx.offers if o.get("dep_time")})
+    if not times or clock in times:
+        return clock
+
+    def minutes(t: str) -> int:
+        hour, minute = map(int, t.split(":"))
+        return hour * 60 + minute
+
+    said = [minutes(clock)] + ([minutes(clock) + 720] if pm_too and minutes(clock) < 720 else [])
+    exact = [t for t in times if minutes(t) in said]
+    if len(exact) == 1 and loose != "多":
+        return exact[0]  # 8点25那趟 for the 20:25, though an 08:35 is listed too
+    for at in said:
+        if loose == "多":
+            near = [t for t in times if at <= minutes(t) < at + 60 - at % 60]
+        else:
+            near = [t for t in times if abs(minutes(t) - at) <= (60 if loose == "左右" else 10)]
+        if len(near) == 1:
+            return near[0]
+    return clock
+
+
 def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: set[str] | None = None) -> JSONDict:
     """Reference slots naming one of the listed offers (ordinal, code, brand, price, time, feature, this)."""
     asking = asking or set()
     lower = text.lower()
     ref: JSONDict = {}
     heard = canonical(text)
-    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!天)", text) or re.search(
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!{NOT_AN_OFFER})", text) or re.search(
         rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
     )
     if m:
@@ -118,17 +177,9 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
     berth = _berths_of(text, english)
     if berth and "berth" not in asking and isinstance(berth, str):
         ref["berth"] = berth
-    for pattern, feature in (
-        (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
-        (r"最贵|most expensive", "most_expensive"),
-        (r"最早|earliest", "earliest"),
-        (r"最晚|最迟|latest", "latest"),
-        (r"最快|时间最短|用时最短|fastest", "fastest"),
-        (r"最好|星级最高|best", "best"),
-    ):
-        if re.search(pattern, lower):
-            ref["feature"] = feature
-            break
+    feature = _feature_of(lower)
+    if feature:
+        ref["feature"] = feature
     if not ref.get("code") and not CLOCK_RANGE.search(text):  # (下午3点到6点 is a window, no offer's time)
         m = re.search(r"(\d{1,2})[:：](\d{2})", text)
         clock = None
@@ -136,7 +187,8 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
             clock = f"{int(m.group(1)):02d}:{m.group(2)}"
         else:
             m = re.search(
-                rf"(凌晨|早上|上午|中午|下午|傍晚|晚上)?\s*({NUM})\s*点\s*(半|一刻|三刻|({NUM})\s*分?)?(?=的|那|$|吧|班|趟|个)",
+                rf"(凌晨|早上|上午|中午|下午|傍晚|晚上)?\s*({NUM})\s*点\s*(半|一刻|三刻|({NUM})\s*分?)?(多|左右)?"
+                r"(?=的|那|$|吧|班|趟|个)",
                 text,
             )
             if m:
@@ -153,6 +205,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
                 ):
                     period = "下午"
                 clock = _clock(hour, minute or 0, period)
+                clock = _listed_time(clock, ctx, loose=m.group(5), pm_too=m.group(1) is None)
         if clock:
             ref["dep_time"] = clock
     if "price" not in asking and not {"ordinal", "dep_time", "code"} & set(ref):

@@ -22,6 +22,7 @@ from ragdial.task.acts.finders import (
     _domain_named,
     _exclusions,
     _people,
+    _refused_time,
     code_domain,
 )
 from ragdial.task.acts.words import (
@@ -76,6 +77,7 @@ DROP_FAMILIES = (
     (r"(航空公司|航司|哪家航空)", ("airline",)),
     (r"(舱位|座位|座次|等级|什么舱|什么座|舱)", ("seat_class", "berth")),
     (r"(铺位|上下铺|铺)", ("berth",)),
+    (r"(机场|车站|火车站|哪个站|airport|station)", ("dep_place", "arr_place")),
     (r"(车型|什么车|高铁动车|G字头|D字头)", ("train_kinds",)),
     (r"(品牌|牌子|哪家酒店|哪家)", ("brand",)),
 )
@@ -112,7 +114,12 @@ def _hotelish(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> bool:
         whole_domain is None
         and (
             (ctx.domain == "hotel" and ctx.open_question not in ("anything_else",))
-            or bool(re.search(r"(入住|退房|住\S{0,3}晚|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)", text))
+            or bool(
+                re.search(
+                    r"(入住|退房|住\S{0,3}晚|住\S{0,3}(?:礼拜|星期|周)(?![一二三四五六日天])|住到|[0-9一二两三四五]\s*间|星级|五星|四星|三星|[区]的?$)",
+                    text,
+                )
+            )
             or (_district_of(text, gaz, None) is not None and not re.search(r"(到|飞|去)", text))
             or (_brand_of(text, gaz) is not None and not re.search(r"(飞|到|去|机票|航班|火车|高铁|动车)", text))
         )
@@ -174,6 +181,10 @@ def _classify(
         # 不要如家 / 除了汉庭都行 / 国航的也不要: a brand, airline or train kind not wanted is a constraint, no refusal
         said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
         if said:
+            return "inform", said
+    if not english and ctx.domain in ("flight", "train", None) and _refused_time(text)[2]:
+        said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)  # 七点多那种太早的不要: a bound
+        if said.get("time_from") or said.get("time_to"):
             return "inform", said
     if OOS.search(text) and not _travel_request(text):
         return "out_of_scope", {}

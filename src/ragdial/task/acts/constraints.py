@@ -29,6 +29,7 @@ from ragdial.task.acts.finders import (
     _passengers,
     _period_of,
     _price_of,
+    _refused_time,
     _stars_of,
     _time_bounds,
     parse,
@@ -125,8 +126,16 @@ def _constraints(
         held = _constraints(fallback.group("pre"), *args) if fallback.group("what") else {}
         after = text[fallback.end() :]
         slots = _constraints(after, *args) if re.sub(r"[，,。\s吧呢啊]", "", after) else {}
+        before = set(parse(fallback.group("pre") or "", gaz, today).places.values()) | {held.get("dep_place")}
+        for key in ("dep_place", "arr_place"):
+            if slots.get(key) and before - {None, slots[key]} and ctx.state.get(key) in before:
+                slots[key] = None  # 首都机场没有的话大兴也行: either airport of the city
+                held.pop(key, None)
         return {**held, **slots}
     p = parse(text, gaz, today)
+    refused_from, refused_to, refused_span = (None, None, None) if english else _refused_time(text)
+    if refused_span:  # 六点多那种太早的不要: a bound on the departure, not a comment on the offer
+        text = text[: refused_span[0]] + "□" * (refused_span[1] - refused_span[0]) + text[refused_span[1] :]
     if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
@@ -156,6 +165,7 @@ def _constraints(
         and not change_said
         and len(cities) == 1
         and not (_dates(text, today, english, {}) or _classes_of(text, english))
+        and not p.places
     ):
         cities = []  # "我在武汉": a city said in passing is no constraint
     for city, role in cities:
@@ -183,6 +193,12 @@ def _constraints(
                 role = "dep"
             else:
                 role = "arr" if "dep_city" in slots else ("dep" if len(cities) > 1 else "arr")
+        if place and len(cities) == 1 and not p.cities[0][1]:
+            known_dep, known_arr = ctx.state.get("dep_city"), ctx.state.get("arr_city")
+            if city == known_dep != known_arr:
+                role = "dep"  # 改成大兴机场 while flying from 北京: the airport one leaves from
+            elif city == known_arr != known_dep:
+                role = "arr"
         key = "dep" if role == "dep" else "arr"
         slots[f"{key}_city"] = city
         if place:
@@ -201,12 +217,13 @@ def _constraints(
     if arr_by:
         slots["arr_by"] = arr_by
     time_from, time_to = _time_bounds(timed, english)
+    time_from, time_to = refused_from or time_from, refused_to or time_to
     if time_from or time_to:
         if time_from:
             slots["time_from"] = time_from
         if time_to:
             slots["time_to"] = time_to
-    elif not hotel:
+    elif not hotel or (not hotelish and oq == "anything_else"):  # 当天上午的 (after a hotel): a trip's window
         period = _period_of(timed, english)
         unclassed = re.sub("|".join(CLASS_WORDS), lambda m: "□" * len(m.group(0)), timed)  # 商务 sounds like 上午
         said = {PERIOD_WORDS[w] for _s, _e, w in _find(unclassed, list(PERIOD_WORDS))} if not english else set()
@@ -224,7 +241,7 @@ def _constraints(
         slots["seat_class"] = [asked_class, value]  # 一等座也行 after 商务座: either
     elif value is not None:
         slots["seat_class"] = value
-    berth = _berths_of(text, english)
+    berth = _berths_of(wanted_text, english)
     if berth:
         slots["berth"] = berth
     kinds = _kinds_of(wanted_text)
@@ -240,7 +257,7 @@ def _constraints(
     if price:
         slots["max_price"] = price
     if hotel:
-        stars, min_stars = _stars_of(text, english)
+        stars, min_stars = _stars_of(wanted_text, english)
         if stars:
             slots["stars"] = stars
         if min_stars:
@@ -248,7 +265,7 @@ def _constraints(
         brand = _brand_of(wanted_text, gaz)
         if brand:
             slots["brand"] = brand
-        district = _district_of(text, gaz, as_text_or_none(slots.get("city") or ctx.state.get("city")))
+        district = _district_of(wanted_text, gaz, as_text_or_none(slots.get("city") or ctx.state.get("city")))
         if district:
             slots["district"] = district
         slots.update(_hotel_numbers(text, english))
@@ -324,27 +341,46 @@ def _after_outbound(slots: JSONDict, text: str, ctx: Context, whole: str = "") -
     slots["date"] = day.isoformat()
 
 
-EXCLUDED_OF = {"not_brand": "brand", "not_airline": "airline", "not_train_kinds": "train_kinds"}
+EXCLUDED_OF = {
+    "not_brand": "brand",
+    "not_airline": "airline",
+    "not_train_kinds": "train_kinds",
+    "not_stars": "stars",
+    "not_district": "district",
+}
+HOTEL_EXCLUSIONS = ("not_brand", "not_stars", "not_district")
+BERTHS = ("上铺", "中铺", "下铺")
 
 
 def _excluded(
     slots: JSONDict, excluded: dict[str, list[str]], text: str, ctx: Context, hotel: bool, target: str | None
 ) -> None:
     """The exclusions a clause says, added to those in force (不要如家 … 汉庭也不要), or replacing them (除了汉庭都行);
-    a value excluded before and now said to be fine (国航也行) is no longer excluded, and not the only one wanted."""
+    a value excluded before and now said to be fine (国航也行) is no longer excluded, and not the only one wanted.
+    A berth refused (除了上铺都行) is the other berths wanted; a star rating refused (二星不要) is ``not_stars``."""
     for key, values in excluded.items():
-        if (key == "not_brand") != hotel or (key == "not_airline" and target == "train"):
+        if (key in HOTEL_EXCLUSIONS) != hotel or (key == "not_airline" and target == "train"):
             continue  # 不要高铁 in a hotel request, 不要如家 for a flight: nothing to exclude there
-        before = [str(v) for v in listed(ctx.state.get(key))]
-        slots[key] = values if re.search(r"(除了|除去|以外|之外)", text) else list(dict.fromkeys(before + values))
+        if key == "not_berth":
+            if "berth" not in slots:
+                slots["berth"] = [b for b in BERTHS if b not in values]
+            continue
+        said: list[JSONValue] = [int(v) for v in values] if key == "not_stars" else list(values)
+        before = [v for v in listed(ctx.state.get(key)) if isinstance(v, str | int)]
+        slots[key] = said if re.search(r"(除了|除去|以外|之外)", text) else list(dict.fromkeys(before + said))
+        wanted = slots.get(EXCLUDED_OF[key])
+        if wanted is not None and str(wanted) in {str(v) for v in said}:
+            slots.pop(EXCLUDED_OF[key])  # 不要四星的: never the refused value itself
     if re.search(r"(也行|也可以|也成|也没问题|也没关系|也无所谓)", text):
-        for key, wanted in EXCLUDED_OF.items():
-            before = [str(v) for v in listed(ctx.state.get(key))]
-            said = [str(v) for v in listed(slots.get(wanted))]
-            if before and said and set(said) & set(before):
-                kept = [v for v in before if v not in said]
+        for key, wanted_key in EXCLUDED_OF.items():
+            before_said = [str(v) for v in listed(ctx.state.get(key))]
+            wanted_now = [str(v) for v in listed(slots.get(wanted_key))]
+            if before_said and wanted_now and set(wanted_now) & set(before_said):
+                kept: list[JSONValue] = [
+                    v for v in listed(ctx.state.get(key)) if isinstance(v, str | int) and str(v) not in wanted_now
+                ]
                 slots[key] = kept or None
-                slots.pop(wanted)
+                slots.pop(wanted_key)
 
 
 # staying longer: 周日还要再待一天 / 再住一晚 / 多住两天 (a day said with it is the last night, not a new check-in)

@@ -14,6 +14,7 @@ class Act:
 
     act: str
     slots: JSONDict = field(default_factory=dict)
+    corrects: bool = field(default=False, compare=False)  # said as a correction: its values win over earlier ones
 
     def to_dict(self) -> JSONDict:
         return {"act": self.act, "slots": dict(self.slots)}

@@ -189,6 +189,27 @@ def _clock_of(hour_word: str, extra: str | None, minute_word: str | None, period
     return _clock(hour, minute, PERIOD_WORDS.get(period or "", period))
 
 
+# a departure time refused as too early or too late: 六点多那种太早的不要 / 七点那班太早了 / 晚上十点多的太晚了不要
+REFUSED_TIME = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(多)?(?:的|那种|那班|那趟|出发的|走的|这种|那个)*\s*(?:都|也|就)?\s*"
+    r"(?:太|有点|有些|过于|偏)?(早|晚)了?(?:的|那种)?\s*(?:都|也|就|我)?\s*(?:不要|不行|不考虑|不坐|算了|免了|pass)"
+)
+
+
+def _refused_time(text: str) -> tuple[str | None, str | None, tuple[int, int] | None]:
+    """(time_from, time_to, span) when a departure time is refused as too early (from the next hour when said as
+    六点多, else just after it) or too late (before it); (None, None, None) otherwise."""
+    m = REFUSED_TIME.search(text)
+    if not m:
+        return None, None, None
+    clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+    hour, minute = map(int, clock.split(":"))
+    if m.group(6) == "早":
+        later = (hour + 1, 0) if m.group(5) else divmod(hour * 60 + minute + 1, 60)
+        return f"{min(later[0], 23):02d}:{later[1]:02d}", None, m.span()
+    return None, f"{hour:02d}:00" if m.group(5) else clock, m.span()
+
+
 def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
     """(time_from, time_to) of a departure window said as clock times or a bound: 3点以后 / 10点前 /
     下午2点到5点之间 / 中午前 / 晚上8点以后 / 十点左右 (an hour either side) / after 6pm / between 2 and 5 pm."""
@@ -310,6 +331,9 @@ def _hotel_numbers(text: str, english: bool) -> dict[str, int]:
         n = cn_number(wanted[-1].group(1)) if wanted else None
     if n and not re.search(rf"({NUM})\s*点", text[max(0, text.find("晚") - 3) : text.find("晚") + 3]):
         out["nights"] = n
+    week = re.search(rf"(?:住|待|呆|入住)\s*({NUM})?\s*(?:个)?(?:礼拜|星期|周)(?![一二三四五六日天1-7])", text)
+    if week and not re.search(rf"({NUM})\s*(?:个)?晚", text[week.end() :]):  # 住一个礼拜: seven nights
+        out["nights"] = 7 * ((cn_number(week.group(1)) or 1) if week.group(1) else 1)
     if re.search(rf"({NUM})\s*间.{{0,4}}({NUM})\s*间", text):
         out["rooms"] = len(re.findall(rf"({NUM})\s*间", text))
     else:
@@ -353,9 +377,13 @@ def _people(text: str) -> int | None:
 
 def _passengers(text: str, english: bool) -> int | None:
     if english:
-        m = re.search(r"(\d|two|three|four)\s+(?:people|passengers|tickets|adults)", text.lower())
+        m = re.search(
+            r"\b(\d|two|three|four|five)\s+(?:(?:first|second|business|economy|premium)[- ]class\s+|adult\s+)?"
+            r"(?:people|passengers|tickets|adults|seats|of us)",
+            text.lower(),
+        )
         if m:
-            return {"two": 2, "three": 3, "four": 4}.get(m.group(1)) or int(m.group(1))
+            return {"two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
         return None
     n = _people(text)
     if n:
@@ -375,8 +403,14 @@ def _stars_of(text: str, english: bool) -> tuple[int | None, int | None]:
             value = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
             return (None, value) if m.group(2) else (value, None)
         return None, None
+    below = re.search(rf"({NUM})\s*星(?:级)?(?:及)?以下的?(?:都|就|我)?(?:不要|不行|不考虑|不住|算了|免了)", text)
+    if below and 1 <= (cn_number(below.group(1)) or 0) <= 4:
+        return None, (cn_number(below.group(1)) or 0) + 1  # 三星以下的不要: four stars or more
     for source in (text, canonical(text)):
-        m = re.search(rf"(至少|起码)?\s*({NUM})\s*星(?:级)?(?:酒店)?\s*((?:及)?[以一]上|起)?", source)
+        m = re.search(
+            rf"(至少|起码|不低于|不要低于|不能低于|最少)?\s*({NUM})\s*星(?:级)?(?:酒店)?\s*((?:及)?[以一]上|起)?",
+            source,
+        )
         if m:
             stars = cn_number(m.group(2))
             if stars and 1 <= stars <= 5:
@@ -389,6 +423,14 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
     out: dict[str, str] = {}
     m = re.search(r"(住到|待到|退房|到(?=.{1,6}退房))(.{0,8})", text)
     checkout_text = None
+    leave = re.search(r"(?:check(?:ing)?[- ]?out|leav(?:e|ing))\s+(?:on\s+|the\s+)*([^,.;]{2,24})", text, re.I)
+    if english and leave:  # check in December 18 and check out December 20 / checking out on the 10th
+        day = re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?", leave.group(1).strip())
+        checkout = _date_in(f"{day.group(1)}号" if day else leave.group(1), today, not day)
+        if checkout:
+            out["check_out"] = checkout
+            text = text[: leave.start()] + text[leave.end() :]
+        m = None
     if m:
         if m.group(1) == "退房":
             checkout_text = text[max(0, m.start() - 8) : m.start()]
@@ -477,8 +519,8 @@ def _fly_pos(text: str) -> int:
 
 # what the user does not want: 别给我如家汉庭那种 / 不要如家 / 除了汉庭都行 / 不坐东航 / 如家的就算了 / 不要绿皮车
 EXCLUDING_BEFORE = re.compile(
-    r"(别给我|别给|别订|别选|别要|别找|别是|不要|不想要|不想住|不想坐|不想订|不住|不坐|不订|不选|不考虑|不喜欢|不太喜欢|讨厌|"
-    r"除了|除去|排除|去掉|不包括)([^，,。；;！!？?]{0,16})"
+    r"(别给我|别给|别订|别选|别要|别找|别是|别在|别住在?|不要在|不要住在?|不要|不想在|不想要|不想住在?|不想坐|不想订|不住在?|不坐|"
+    r"不订|不选|不考虑|不喜欢|不太喜欢|讨厌|除了|除去|排除|去掉|不包括)([^，,。；;！!？?]{0,16})"
 )
 EXCLUDING_AFTER = re.compile(
     r"([^，,。；;！!？?]{1,16}?)(?:的|那种|那类|这种|这类|那些|系列)*(?:就|也|都|我)?"
@@ -502,12 +544,34 @@ def _brands_in(text: str, gaz: Gazetteer) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
+BUDGET_OR_BOUND = r"(超过|高于|低于|贵|便宜|以上|以下|以内|及以|或以|没有的话|的话|也行|也可以)"
+ONE_NEXT_TO_CUE = ("not_berth", "not_stars", "not_district")
+
+
 def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]]:
-    """Brands, airlines and train kinds named in ``text``, each as (start, end, value)."""
+    """Brands, airlines, train kinds, berths, star ratings and hotel districts named in ``text``, each as
+    (start, end, value)."""
     airlines = gaz.airlines or {"国航": "CA", "东航": "MU", "南航": "CZ", "海航": "HU", "川航": "3U", "深航": "ZH"}
     lower = text.lower()
     named: dict[str, list[tuple[int, int, str]]] = {"not_brand": _brands_in(text, gaz)}
     named["not_airline"], named["not_train_kinds"] = [], []
+    named["not_berth"] = [(s, e, BERTH_WORDS[w]) for s, e, w in _find(text, list(BERTH_WORDS))]
+    named["not_stars"] = [
+        (m.start(), m.end(), str(cn_number(m.group(1))))
+        for m in re.finditer(rf"({NUM})\s*星(?:级)?", text)
+        if 1 <= (cn_number(m.group(1)) or 0) <= 5
+    ]
+    named["not_district"] = []
+    for name in sorted(gaz.districts, key=len, reverse=True):
+        at = text.find(name)
+        taken = any(s <= at < e for s, e, _d in named["not_district"])
+        if (
+            at >= 0
+            and not taken
+            and not (name == "锦江" and "锦江之星" in text)
+            and not (name == "浦东" and "浦东机场" in text)
+        ):
+            named["not_district"].append((at, at + len(name), name))
     for name in list(airlines) + list(AIRLINES_EN):
         for m in re.finditer(re.escape(name), lower):
             named["not_airline"].append((m.start(), m.end(), AIRLINES_EN.get(name, name)))
@@ -519,21 +583,27 @@ def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]
 
 
 def _exclusions(text: str, gaz: Gazetteer, english: bool = False) -> tuple[dict[str, list[str]], str]:
-    """(excluded brands / airlines / train kinds as ``not_brand`` / ``not_airline`` / ``not_train_kinds``, the
-    text with the excluded names blanked out so no finder reads them as wanted)."""
-    spans: list[tuple[int, int]] = []
+    """(excluded brands / airlines / train kinds / berths / star ratings / districts as ``not_brand`` /
+    ``not_airline`` / ``not_train_kinds`` / ``not_berth`` / ``not_stars`` / ``not_district``, the text with the
+    excluded names blanked out so no finder reads them as wanted)."""
+    spans: list[tuple[int, int, bool]] = []  # (start, end, whether the value next to the cue is at the end)
     if english:
         for m in re.finditer(r"\b(?:no|not|except|avoid|anything but|other than)\s+([a-z ]{2,30})", text.lower()):
-            spans.append((m.start(1), m.end(1)))
+            spans.append((m.start(1), m.end(1), False))
     else:
-        spans += [(m.start(2), m.end(2)) for m in EXCLUDING_BEFORE.finditer(text)]
-        spans += [(m.start(1), m.end(1)) for m in EXCLUDING_AFTER.finditer(text)]
+        spans += [(m.start(2), m.end(2), False) for m in EXCLUDING_BEFORE.finditer(text)]
+        spans += [(m.start(1), m.end(1), True) for m in EXCLUDING_AFTER.finditer(text)]
     out: dict[str, list[str]] = {}
     blanked = list(text)
-    for start, end in spans:
-        cut = re.search(r"(超过|高于|低于|贵|便宜|以上|以内)", text[start:end])  # 不要超过300: a budget
+    for start, end, cue_after in spans:
+        cut = re.search(BUDGET_OR_BOUND, text[start:end])  # 不要超过300: a budget
         end = start + cut.start() if cut else end
+        bound = bool(cut and re.match(r"(超过|高于|低于|以上|以下|及以|或以)", cut.group(0)))
         for key, found in _named_in(text[start:end], gaz).items():
+            if key == "not_stars" and bound:
+                continue  # 三星以下的不要 / 不要低于三星: a bound, not one rating refused
+            if key in ONE_NEXT_TO_CUE and found:  # 江汉区的二星不要: only the value next to the cue is refused
+                found = [max(found) if cue_after else min(found)]
             for s, e, value in found:
                 if value not in out.setdefault(key, []):
                     out[key].append(value)

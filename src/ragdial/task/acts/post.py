@@ -9,6 +9,15 @@ from ragdial.task.acts.context import Act, Context
 
 def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
     """Join neighbouring clauses with the same act; drop what the acts around a clause make redundant."""
+    names = [a.act for a in acts]
+    # "不对，是从天津出发" / "一张，哦不对，两张": a correction with its replacement is a modification, not a refusal
+    if (
+        "deny" in names
+        and ("modify" in names or "inform" in names)
+        and re.search(r"(不对|不是|错了|说错)", raw)
+        and not re.search(r"(不订|不要|取消|太贵)", raw)
+    ):
+        acts = [a for a in acts if a.act != "deny"]
     out: list[Act] = []
     for act in acts:
         prev = out[-1] if out else None
@@ -36,7 +45,9 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             if not clash:
                 for key, value in act.slots.items():
                     known = prev.slots.get(key)
-                    if isinstance(known, list) and not isinstance(value, list) and value in known:
+                    if act.corrects and value is not None and key != "domain":
+                        prev.slots[key] = value  # 两张——哦不对，三张 / 不是后天，是周五: the corrected value
+                    elif isinstance(known, list) and not isinstance(value, list) and value in known:
                         prev.slots[key] = value  # 卧铺，软卧下铺: the narrower value said after
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
                         either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
@@ -62,15 +73,6 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             a.slots["city"] = a.slots.pop("arr_city")
             for key in ("dep_city", "dep_place", "arr_place"):
                 a.slots.pop(key, None)
-    names = [a.act for a in out]
-    # "不对，是从天津出发": a correction with its replacement is a modification, not a refusal
-    if (
-        "deny" in names
-        and ("modify" in names or "inform" in names)
-        and re.search(r"(不对|不是|错了|说错)", raw)
-        and not re.search(r"(不订|不要|取消|太贵)", raw)
-    ):
-        out = [a for a in out if a.act != "deny"]
     # "就三点五十那趟，二等座": a class or berth said next to a choice narrows the choice
     if ctx.open_question in ("choose_offer", "offer_alternative") and any(a.act == "select" for a in out):
         choice = next(a for a in out if a.act == "select")

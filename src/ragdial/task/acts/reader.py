@@ -8,7 +8,7 @@ import re
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
-from ragdial.task.acts.choice import _reference
+from ragdial.task.acts.choice import _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
 from ragdial.task.acts.constraints import (
     BARE_WEEKDAY,
@@ -20,14 +20,14 @@ from ragdial.task.acts.constraints import (
     _split_changes,
 )
 from ragdial.task.acts.context import Act, Context, _Clause
-from ragdial.task.acts.finders import _dates, parse
+from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _refused_time, parse
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
-from ragdial.task.acts.words import CONFIRM_START, FILLER, REFERENCE
+from ragdial.task.acts.words import CONFIRM_START, FILLER, PERIOD_WORDS, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
-from ragdial.task.slots import _BY_SOUND
+from ragdial.task.slots import _BY_SOUND, NUM
 from ragdial.task.values import text_or_none
 
 HESITATION = re.compile(r"[嗯恩额呃唔啊哦噢]+[…\.。，,\s]*")
@@ -84,9 +84,15 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     acts: list[Act] = []
     confirmed = restated = False
     pending_ref: JSONDict = {}
+    starts: list[int] = []  # where each clause's acts begin in ``acts``
     for i, clause in enumerate(clauses):
+        starts.append(len(acts))
+        if i < len(clauses) - 1 and ctx.open_question == "choose_offer" and BARE_VERB.fullmatch(clause.text):
+            continue  # 订 ZH3627: the verb of the choice said next, no yes of its own
         if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
             continue  # 嗯…不要了 / 嗯…再看看别的: a hesitation before the answer is no yes
+        if i < len(clauses) - 1 and NOT_THIS.match(clause.text) and re.match(INSTEAD, clauses[i + 1].text):
+            continue  # 不是后天，是周五: the value refused is none of the turn's
         kind, slots = _classify(
             clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
         )
@@ -116,6 +122,14 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             ):
                 acts.append(Act("out_of_scope"))  # 行，确定。话说沙茶面哪家正宗？: an aside asked after the yes
             continue
+        if (
+            kind == "deny"
+            and acts
+            and acts[-1].act in ("inform", "modify")
+            and acts[-1].slots
+            and VALUE_REFUSED.fullmatch(FILLER.sub("", clause.text))
+        ):
+            continue  # 要上午的，不要中午 / 四星的就行，不用五星: the value refused next to the one wanted is no "no"
         if kind == "deny" and i < len(clauses) - 1 and GIVING_UP.fullmatch(clause.text):
             after = FILLER.sub("", clauses[i + 1].text)
             if ctx.open_question not in ("confirm_booking", "offer_alternative") or CONFIRM_START.match(after):
@@ -149,6 +163,29 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act(kind, slots))
         if kind == "request" and slots:
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
+    starts.append(len(acts))
+    for i, clause in enumerate(clauses):
+        if _corrects(clause.text, clauses[i - 1].text if i else ""):
+            for act in acts[starts[i] : starts[i + 1]]:
+                act.corrects = True
+    if any(a.act == "modify" and "relative" in a.slots for a in acts) and any(
+        a.act in ("inform", "modify") and "relative" not in a.slots and {"max_price", "min_price"} & set(a.slots)
+        for a in acts
+    ):  # 有没有便宜点的，800以内: the bound said is the one meant
+        acts = [a for a in acts if not (a.act == "modify" and "relative" in a.slots)]
+    if (
+        THANKS_AFTER.search(text)
+        and not re.match(r"no\b", text.strip().lower())
+        and acts
+        and not any(a.act == "thanks" for a in acts)
+        and acts[-1].act in ("deny", "confirm", "ask_about_booking")
+    ):
+        acts.append(Act("thanks"))  # 不需要了谢谢你 / 行 麻烦了: the thanks said after the answer
+    if not ctx.offers and not _refused_time(text)[2]:  # (早上八点那班太早了不行: refused, no wish)
+        _clock_up_front(acts, text)
+    feature = up_front_choice(text) if not ctx.offers else None
+    if feature and any(a.act in ("inform", "modify") for a in acts) and not any(a.act == "select" for a in acts):
+        acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
     acts = _post(_said_over(acts), ctx, raw)
@@ -159,6 +196,49 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
+
+
+VALUE_REFUSED = re.compile(r"(不要|不用|别要|别|不是|不想要)[^了吧啦呢啊]{1,8}(的)?(了|吧)?")
+BARE_VERB = re.compile(r"(订|要|选|就|来|买|订个|来个|要个)")
+THANKS_AFTER = re.compile(r"(谢谢(你|您|啦|了)?|多谢|麻烦(你|您)?了|辛苦(你|您)?了|thanks?( you)?)[!！。.~～]*$", re.I)
+INSTEAD = re.compile(r"(我|我们)?(而?是|应该是|要|得)")
+NOT_THIS = re.compile(r"(并?不是|不是说)[^，,。！!？?]{1,10}$")
+CORRECTION = re.compile(r"(不对|说错|错了|口误|更正|应该是|我是说|我的意思是|[哦噢啊呃额]不是?(?![要用行])|改一下)")
+RESTATED_DAY = re.compile(rf"({NUM})\s*[号日](?:那个|那天|那一天|，?也就是|，?就是)")
+
+
+TRAIN_AT = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:出发|发车|起飞|走)?的?\s*(?:那趟|那班|那一趟|那一班|那个航班|那个车次)"
+)
+
+
+def _clock_up_front(acts: list[Act], text: str) -> None:
+    """A departure named before any option is listed (…软卧下铺，要八点半那趟): the trip's window becomes half an
+    hour either side of it (the window said, 晚上, tells 20:30 from 08:30)."""
+    trip = next((a for a in acts if a.act in ("inform", "modify") and {"dep_city", "arr_city"} & set(a.slots)), None)
+    m = TRAIN_AT.search(text)
+    if trip is None or not m or {"time_from", "time_to"} & set(trip.slots):
+        return
+    said = next((a.slots["period"] for a in acts if a.act in ("inform", "modify") and a.slots.get("period")), None)
+    period = m.group(1) or next((w for w, p in PERIOD_WORDS.items() if p == said), None)
+    hour, minute = map(int, _clock_of(m.group(2), m.group(3), m.group(4), period).split(":"))
+    at = hour * 60 + minute
+    for act in acts:
+        if act.act in ("inform", "modify"):
+            act.slots.pop("period", None)
+    trip.slots["time_from"] = f"{max(at - 30, 0) // 60:02d}:{max(at - 30, 0) % 60:02d}"
+    trip.slots["time_to"] = f"{min(at + 31, 1439) // 60:02d}:{min(at + 31, 1439) % 60:02d}"
+
+
+def _corrects(clause: str, before: str) -> bool:
+    """Whether a clause corrects what was said before it in the same turn (两张——哦不对，三张 / 住到周六，哦说错了，
+    住到周日 / 不是后天，是周五 / 下下周日，13号那个周日): its values replace the earlier ones."""
+    return bool(
+        CORRECTION.search(clause)
+        or CORRECTION.search(before)
+        or (NOT_THIS.match(before) and re.match(INSTEAD, clause))
+        or RESTATED_DAY.search(clause)
+    )
 
 
 def _way_back(kind: str | None, slots: JSONDict, clause: str, acts: list[Act]) -> JSONDict | None:
@@ -198,6 +278,8 @@ def _said_over(acts: list[Act]) -> list[Act]:
             ("not_brand", "brand"),
             ("not_airline", "airline"),
             ("not_train_kinds", "train_kinds"),
+            ("not_stars", "stars"),
+            ("not_district", "district"),
         ):
             if excluded in slots and wanted in later:
                 slots.pop(excluded)

@@ -23,6 +23,8 @@ def rules_decide(text: str, context: Context, acts: list[Act]) -> bool:
     names = [a.act for a in acts]
     if oq == "choose_offer" and any(names[i : i + 2] == ["select", "confirm"] for i in range(len(names) - 1)):
         return True  # 第二趟，行，顺便…: a choice and its yes, said together (a further request may follow)
+    if not context.offers and "select" in names and ("inform" in names or "modify" in names):
+        return True  # 明天的，挑最便宜的: a choice said before the options come (the banks have none)
     if any(a.slots.get("availability") or (a.slots.get("code") and a.act == "inform") for a in acts):
         return True  # (a train or flight code said while something else is under way: a request for it)
     plain = [FILLER.sub("", clause).strip() for clause, _q in _clauses(text)]
