@@ -29,19 +29,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lookup_speed import record
 from ragdial.generation.base import GenerationRequest
 from ragdial.generation.llama import LlamaCppGenerator
+from ragdial.generation.lookup import common_prefix
 from ragdial.generation.prompts import prompt_text
 from ragdial.schema import Speaker
 
 Messages = list[dict[str, str]]
-
-
-def _common(a: list[int], b: list[int]) -> int:
-    count = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        count += 1
-    return count
 
 
 def _knowledge_last(messages: Messages, language: str) -> Messages:
@@ -81,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
             shaped = layout(messages, request)
             prompt = tokens(shaped)
             if name == "knowledge-last":
-                head = _common(tokens([shaped[0], {"role": "user", "content": "x"}]), prompt)
+                head = common_prefix(tokens([shaped[0], {"role": "user", "content": "x"}]), prompt)
             else:
                 head = generator.prompt_tokens(shaped, request.language)[1]
             shared = head
             previous = last.get((name, request.language))
             if previous is not None and reply is not None:
                 turn = tokens([*previous, {"role": "assistant", "content": reply}])
-                shared = max(shared, _common(turn, prompt))
+                shared = max(shared, common_prefix(turn, prompt))
             new[name].append(len(prompt) - shared)
             last[(name, request.language)] = shaped
     print(f"split dev: {args.sample} conversations per language (seed {args.seed}), {len(requests)} requests\n")
