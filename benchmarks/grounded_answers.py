@@ -17,6 +17,8 @@ A generator is ``NAME`` or ``NAME:key=value;key=value`` (e.g. ``llama:prompt_loo
 pieces per second of generation time over turns that decoded more than one piece.
 ``--baseline`` adds the pre-issue path (``grounded: false``) with the same generator, in the same run.
 Tune on ``--split dev``; report ``--split test``. ``--sample N --seed S`` asks N conversations per language.
+``--cv K`` measures on all 602 tuning turns instead of dev's 132: grouped K-fold cross-validation over the train
+and dev conversations, the answer model trained per fold on the other folds (never on the locked test sets).
 
     PYTHONPATH=src python benchmarks/grounded_answers.py --split test --generators extractive,template --baseline
 """
@@ -48,6 +50,8 @@ TRAIN_SET = Path(__file__).parent / "data" / "demo_conversations_train.jsonl"  #
 NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 # split "test2": a fresh locked test set (session 7) by a hand that read no answering code; report only, never tune
 TEST2_SET = Path(__file__).parent / "data" / "demo_conversations_test2.jsonl"
+# split "test3": a second fresh locked set (session 8), same rules
+TEST3_SET = Path(__file__).parent / "data" / "demo_conversations_test3.jsonl"
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -102,8 +106,8 @@ def _normal(text: str) -> str:
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
-    ``near_miss`` from the near-miss training set, ``test2`` from the fresh locked test set)."""
-    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET}.get(split, SET)
+    ``near_miss`` from the near-miss training set, ``test2`` / ``test3`` from the fresh locked test sets)."""
+    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET}.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -195,9 +199,47 @@ def run(
     return tallies
 
 
+def cross_validate(
+    generators: list[tuple[str, str, dict[str, Any]]], rows: list[dict[str, Any]], folds: int, failures: bool = False
+) -> dict[str, dict[str, Tally]]:
+    """Grouped ``folds``-fold cross-validation over ``rows`` (the train and dev conversations): per fold, the
+    answer model is trained (``train_answer_model.examples_of`` + ``fit_answer_model``) on the other folds'
+    conversations and the grounded path answers the held-out ones with each of ``generators`` (name, generator,
+    options); per name, the tallies of all folds summed."""
+    import tempfile
+
+    from ragdial.pipeline.answer_model import fit_answer_model
+    from train_answer_model import examples_of
+
+    rows = sorted(rows, key=lambda r: r["id"])
+    fold = {r["id"]: i % folds for i, r in enumerate(rows)}
+    config = SystemConfig(generator=ComponentSpec("extractive"))
+    branches = {language: build_system(config, language).knowledge_branch for language in ("zh", "en")}
+    examples = {r["id"]: examples_of([r], branches) for r in rows}
+    totals: dict[str, dict[str, Tally]] = {name: defaultdict(Tally) for name, _, _ in generators}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(folds):
+            model = fit_answer_model([e for r in rows if fold[r["id"]] != k for e in examples[r["id"]]])
+            path = model.save(Path(tmp) / f"fold{k}.json")
+            held = [r for r in rows if fold[r["id"]] == k]
+            for name, generator, options in generators:
+                for kind, tally in run(generator, True, held, options, failures, answer_model=path).items():
+                    _add(totals[name][kind], tally)
+    return totals
+
+
+def _add(into: Tally, tally: Tally) -> None:
+    for name in ("turns", "gold_turns", "first_gold", "correct", "unsupported", "policy_turns", "policy_ok"):
+        setattr(into, name, getattr(into, name) + getattr(tally, name))
+    for name in ("degenerate", "fallbacks", "tokens", "generate_ms"):
+        setattr(into, name, getattr(into, name) + getattr(tally, name))
+    into.ms += tally.ms
+    into.first_ms += tally.first_ms
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2", "test3"), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
@@ -207,23 +249,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--failures", action="store_true", help="print each failed turn (train/dev only)")
     parser.add_argument("--min-relevance", type=float, help="the relevance cut (default: the config's)")
     parser.add_argument("--answer-model", type=Path, help="answer model file (default: the packaged one)")
+    parser.add_argument(
+        "--cv", type=int, help="K: grouped K-fold cross-validation over train + dev (a model trained per fold)"
+    )
     args = parser.parse_args(argv)
-    if args.failures and args.split in ("test", "test2"):
+    if args.failures and args.split in ("test", "test2", "test3"):
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
+    if args.cv and (args.baseline or args.answer_model or args.sample):
+        parser.error("--cv trains its own models over train + dev: no --baseline, --answer-model or --sample")
     params: dict[str, Any] = {}
     for option in args.param:
         key, _, value = option.partition("=")
         params[key] = int(value) if value.lstrip("-").isdigit() else value
-    rows = load_set(args.split, args.sample, args.seed)
+    rows = load_set("train") + load_set("dev") if args.cv else load_set(args.split, args.sample, args.seed)
     turns = sum(len(r["turns"]) for r in rows)
-    print(f"split {args.split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
+    split = f"train+dev, {args.cv}-fold cross-validation" if args.cv else args.split
+    print(f"split {split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
     results: dict[str, dict[str, Any]] = {}
+    specs = []
     for spec in args.generators.split(","):
         generator, _, extra = spec.partition(":")
         options = dict(params)
         for option in filter(None, extra.split(";")):
             key, _, value = option.partition("=")
             options[key] = int(value) if value.lstrip("-").isdigit() else value
+        specs.append((spec, generator, options))
+    if args.cv:
+        for name, tallies in cross_validate(specs, rows, args.cv, args.failures).items():
+            results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
+    for spec, generator, options in specs if not args.cv else []:
         for grounded in (True, False) if args.baseline else (True,):
             name = f"{spec}{'' if grounded else ' (baseline: grounded off)'}"
             tallies = run(generator, grounded, rows, options, args.failures, args.min_relevance, args.answer_model)
@@ -239,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_cell(row['tok_s'], 1):>6} {row['first_token_p50_ms']:>8}"
             )
     if args.json:
-        args.json.write_text(json.dumps({"split": args.split, "results": results}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"split": split, "results": results}, indent=1), encoding="utf-8")
     return 0
 
 

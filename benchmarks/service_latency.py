@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import statistics
@@ -179,6 +180,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)  # its config, session store and log (a failed start printed the log)
 
     components = health["components"]["zh"]
     print(

@@ -339,3 +339,14 @@ def test_dialog_extras_round_trip(fixtures: Path, tmp_path: Path) -> None:
     dataset = mobilecs2.load(path, global_kb=kb / "global_kb.json", faq=kb / "qa.json")
     assert dataset.examples[0].meta["turn_extra"] == {"note": 1}
     assert mobilecs2.dialogs_record(dataset) == dialogs
+
+
+def test_the_name_attribute_every_module_reads_is_the_formats_product_head():
+    from ragdial.datasets.mobilecs2 import MARKERS, text_fields
+    from ragdial.schema import NAME_KEYS, name_attribute
+
+    for language, key in zip(("zh", "en"), NAME_KEYS, strict=True):
+        assert MARKERS[language].head.startswith(key)
+    assert name_attribute(text_fields("业务名称：夜读卡，业务费用：3元/月")) == "夜读卡"
+    assert name_attribute(text_fields("Service name: Night Reader, Fee: 3 yuan per month")) == "Night Reader"
+    assert name_attribute(text_fields("账户余额：5元")) == ""

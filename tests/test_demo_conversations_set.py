@@ -1,6 +1,6 @@
-"""The demo conversation sets over the bundled KB: the locked evaluation set (demo_conversations.jsonl), the second
-locked test set (demo_conversations_test2.jsonl) and the separately written training sets are well formed and grounded
-in the demo KB."""
+"""The demo conversation sets over the bundled KB: the locked evaluation set (demo_conversations.jsonl), the fresh
+locked test sets (demo_conversations_test2.jsonl, demo_conversations_test3.jsonl) and the separately written training
+sets are well formed and grounded in the demo KB."""
 
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ SET_FILE = DATA_DIR / "demo_conversations.jsonl"
 TRAIN_FILE = DATA_DIR / "demo_conversations_train.jsonl"
 NEAR_MISS_FILE = DATA_DIR / "demo_near_miss_train.jsonl"  # trains the policy head only (session 6, a third hand)
 TEST2_FILE = DATA_DIR / "demo_conversations_test2.jsonl"  # fresh locked test set (session 7, a fourth hand)
+TEST3_FILE = DATA_DIR / "demo_conversations_test3.jsonl"  # fresh locked test set (session 8, a fifth hand)
 # per set: the file, the splits it may use, the id prefix before the language
 SETS = {
     "locked": (SET_FILE, {"dev", "test"}, ""),
     "train": (TRAIN_FILE, {"train"}, "tr-"),
     "near_miss": (NEAR_MISS_FILE, {"near_miss"}, "nm-"),
     "test2": (TEST2_FILE, {"test2"}, "t2-"),
+    "test3": (TEST3_FILE, {"test3"}, "t3-"),
 }
 KINDS = {
     "personal_fact",
@@ -204,42 +206,48 @@ def test_the_near_miss_set_pairs_questions_the_knowledge_does_not_answer_with_on
         assert kinds[(language, True)] >= 15 and kinds[(language, False)] >= 15, dict(kinds)
 
 
-@pytest.fixture(scope="module")
-def test2() -> list[dict[str, Any]]:
-    return _load(TEST2_FILE)
+# the fresh locked test sets, each written by a hand that read none of the others' turns
+FRESH_TESTS = {"test2": TEST2_FILE, "test3": TEST3_FILE}
 
 
-def test_test2_counts_and_coverage(test2: list[dict[str, Any]], demo: dict[str, Any]) -> None:
-    ids = [conv["id"] for conv in test2]
-    assert len(ids) == len(set(ids)), "conversation ids repeat"
-    assert Counter(conv["language"] for conv in test2) == {"zh": 15, "en": 15}
-    assert 120 <= sum(len(conv["turns"]) for conv in test2) <= 150
+@pytest.fixture(scope="module", params=sorted(FRESH_TESTS))
+def fresh_test(request: pytest.FixtureRequest) -> tuple[str, list[dict[str, Any]]]:
+    return request.param, _load(FRESH_TESTS[request.param])
+
+
+def test_fresh_test_set_counts_and_coverage(fresh_test: tuple[str, list[dict[str, Any]]], demo: dict[str, Any]) -> None:
+    name, rows = fresh_test
+    ids = [conv["id"] for conv in rows]
+    assert len(ids) == len(set(ids)), f"{name}: conversation ids repeat"
+    assert Counter(conv["language"] for conv in rows) == {"zh": 15, "en": 15}, name
+    assert 120 <= sum(len(conv["turns"]) for conv in rows) <= 150, name
     for language in ("zh", "en"):
-        kinds = Counter(t["kind"] for conv in test2 if conv["language"] == language for t in conv["turns"])
-        assert set(kinds) == KINDS, f"{language}: {dict(kinds)}"
-        assert kinds["follow_up"] >= 10 and kinds["personal_fact"] >= 10, f"{language}: {dict(kinds)}"
-        profiles = {conv["profile"] for conv in test2 if conv["language"] == language}
-        assert profiles == {d.id for d in demo[language].dialogs}, f"{language}: not every demo profile is covered"
+        kinds = Counter(t["kind"] for conv in rows if conv["language"] == language for t in conv["turns"])
+        assert set(kinds) == KINDS, f"{name}/{language}: {dict(kinds)}"
+        assert kinds["follow_up"] >= 10 and kinds["personal_fact"] >= 10, f"{name}/{language}: {dict(kinds)}"
+        profiles = {conv["profile"] for conv in rows if conv["language"] == language}
+        assert profiles == {d.id for d in demo[language].dialogs}, f"{name}/{language}: not every profile is covered"
 
 
-def test_test2_action_turns_name_the_claims_a_reply_must_not_make(test2: list[dict[str, Any]]) -> None:
-    for conv in test2:
+def test_fresh_test_action_turns_name_the_claims_a_reply_must_not_make(
+    fresh_test: tuple[str, list[dict[str, Any]]],
+) -> None:
+    name, rows = fresh_test
+    for conv in rows:
         for index, turn in enumerate(conv["turns"]):
             if turn["kind"] == "account_action":
-                assert turn["must_not_contain"], f"{conv['id']} turn {index}: action turn without forbidden claims"
+                where = f"{name} {conv['id']} turn {index}"
+                assert turn["must_not_contain"], f"{where}: action turn without forbidden claims"
 
 
-def test_test2_shares_no_utterance_with_the_other_sets(test2: list[dict[str, Any]]) -> None:
-    others = {
-        _normalised(turn["user"])
-        for path in (SET_FILE, TRAIN_FILE, NEAR_MISS_FILE)
-        for conv in _load(path)
-        for turn in conv["turns"]
-    }
+def test_fresh_test_shares_no_utterance_with_the_other_sets(fresh_test: tuple[str, list[dict[str, Any]]]) -> None:
+    name, rows = fresh_test
+    paths = [SET_FILE, TRAIN_FILE, NEAR_MISS_FILE] + [path for other, path in FRESH_TESTS.items() if other != name]
+    others = {_normalised(turn["user"]) for path in paths for conv in _load(path) for turn in conv["turns"]}
     shared = [
         f"{conv['id']} turn {index}"
-        for conv in test2
+        for conv in rows
         for index, turn in enumerate(conv["turns"])
         if _normalised(turn["user"]) in others
     ]
-    assert not shared, f"test2 utterances repeated from another set: {shared}"
+    assert not shared, f"{name} utterances repeated from another set: {shared}"

@@ -67,3 +67,32 @@ def test_the_extractive_reply_states_the_figure_named_and_every_figure_when_none
     assert _reply("what does my locker account say") == (
         "Your hours used this week: 6. Your hours left: 4. Your weekend hours left: 2."
     )
+
+
+SAUNA = Knowledge(
+    "product:9",
+    "Service name: Sauna Pass, Fee: 4 euro per visit, Data: 2 towels included (usable 6:30 to 9:00), Minutes: none, "
+    "Rules: one visit a day, Channels: the front desk; bring a padlock",
+    SourceKind.PRODUCT,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("what hours can I use the sauna pass", "6:30 to 9:00"),  # a clock time for hours asked
+        ("sauna pass: what after the 2 towels", "2 towels included"),  # an amount the question says
+        ("sauna pass, is a padlock needed", "bring a padlock"),  # a word one value alone has
+    ],
+)
+def test_a_product_answer_states_the_field_whose_value_holds_what_is_asked(question, said):
+    reply = extractive_reply(GenerationRequest([Turn(Speaker.USER, question)], [SAUNA], language="en"))
+    assert said in reply and "4 euro per visit" in reply  # beside the price it always says
+
+
+def test_no_value_is_added_when_the_question_says_nothing_a_value_holds():
+    from ragdial.generation.extractive import said_in_values
+
+    fields = {"Fee": "4 euro per visit", "Rules": "open 6:30 to 22:00"}
+    assert said_in_values("how much is it", fields) == []
+    assert said_in_values("is it open on sundays", fields) == []  # "open" is four letters: too short to say

@@ -34,6 +34,12 @@ def ticket_request(max_tokens: int = 8) -> GenerationRequest:
     return GenerationRequest([Turn(Speaker.USER, "云松山的门票多少钱？")], [item], max_tokens=max_tokens)
 
 
+def english_ticket_request() -> GenerationRequest:
+    """The same question in English (another prompt head than ``ticket_request``'s)."""
+    item = kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")
+    return GenerationRequest([Turn(Speaker.USER, "How much is the ticket?")], [item], language="en", max_tokens=12)
+
+
 def test_short_deterministic_grounded_reply(generator):
     first = generator.generate(ticket_request())
     assert "45" in first
@@ -138,12 +144,7 @@ def test_a_prompt_head_is_restored_from_its_snapshot_after_the_other_language_us
     from ragdial.generation.llama import LlamaCppGenerator
 
     fast = LlamaCppGenerator(n_ctx=512, head_dir=None, turn_cache=0)  # heads only (no drafts), in memory only
-    english = GenerationRequest(
-        [Turn(Speaker.USER, "How much is the ticket?")],
-        [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
-        language="en",
-        max_tokens=12,
-    )
+    english = english_ticket_request()
     try:
         first = fast.generate(ticket_request(max_tokens=12))
         assert fast._decoder.stats.restored_tokens == 0 and len(fast._decoder.snapshots) == 1
@@ -310,12 +311,7 @@ def test_a_sessions_next_turn_over_the_same_knowledge_restores_the_whole_last_tu
 
     turns = LlamaCppGenerator(n_ctx=512, head_dir=None)  # the default: heads and turns kept
     heads = LlamaCppGenerator(n_ctx=512, head_dir=None, turn_cache=0)
-    english = GenerationRequest(
-        [Turn(Speaker.USER, "How much is the ticket?")],
-        [kdconv.triple("Cloud Pine Mountain", "ticket", "adults 45 yuan")],
-        language="en",
-        max_tokens=12,
-    )
+    english = english_ticket_request()
     try:
         assert turns.to_config()["turn_cache"] > 0 and heads.to_config()["turn_cache"] == 0
         first = turns.generate(ticket_request(max_tokens=12))

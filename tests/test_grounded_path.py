@@ -562,6 +562,35 @@ def test_what_a_product_includes_is_answered_with_what_it_holds(systems, languag
     assert said in reply.text and (not_said is None or not_said not in reply.text), reply.text
 
 
+@pytest.mark.parametrize(
+    ("language", "first", "then", "item", "said"),
+    [
+        ("zh", "周末流量包能用几天", "多少钱", "product:16", "6元/月"),
+        ("zh", "青禾轻享套餐怎么样", "包含啥", "product:0", "5GB"),
+        ("en", "tell me about the weekend data pack", "price?", "product:16", "6 yuan per month"),
+    ],
+)
+def test_a_bare_follow_up_is_answered_from_the_item_the_last_reply_was_about(
+    systems, language, first, then, item, said
+):
+    # its own words match no item ("多少钱", "price?"): the relevance cut must not refuse what the dialog is about
+    _, reply = ask(systems[language], "demo-u2", first, then)
+    assert reply.record.grounding.policy == "answer"
+    assert reply.knowledge[0].id == item and said in reply.text
+
+
+@pytest.mark.parametrize(
+    ("profile", "text", "record", "name"),
+    [
+        ("demo-u4", "我用的是什么卡", "demo-u4:local:0", "青禾长者卡8元"),
+        ("demo-u3", "我开的是啥套餐", "demo-u3:local:0", "青禾尊享88元套餐"),
+    ],
+)
+def test_which_card_or_plan_one_uses_is_answered_by_ones_own_record(systems, profile, text, record, name):
+    (reply,) = ask(systems["zh"], profile, text)  # "用的是什么卡" had cited a hotspot FAQ
+    assert reply.knowledge[0].id == record and name in reply.text
+
+
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_warm_up_loads_the_vectors_the_answer_model_compares_a_turn_with(systems, language):
     """A system's warm-up puts the vector of every item's field names and fields (what ``field_matches`` embeds) in

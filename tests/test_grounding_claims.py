@@ -156,6 +156,20 @@ def test_eligibility_against_the_first_plan_fee_of_the_profile():
     )
 
 
+def test_each_eligibility_sentence_is_its_own_claim():
+    assert claims("您可以办理夜间流量包。您不能办理夜间流量包。", [NIGHT, PROFILE])[1:] == [
+        ("eligibility", "您可以办理夜间流量包。", True, "p2"),
+        ("eligibility", "您不能办理夜间流量包。", False, "the user's plan (58) vs the condition (58)"),
+    ]
+
+
+def test_a_number_is_supported_by_the_same_number_said_without_its_unit():
+    # the knowledge gives bare numbers; the reply adds the units (and the other way round)
+    bare = Knowledge("b", "副卡数量 3 ; 月费 58", SourceKind.FAQ, {})
+    assert claims("可加3张副卡，月费58元。", [bare]) == [("number", "3张", True, "b"), ("price", "58元", True, "b")]
+    assert claims("可加3张副卡，有效期12。", [PLAN]) == [("number", "3张", False, ""), ("number", "12", True, "p1")]
+
+
 def test_eligibility_must_state_the_condition_of_the_cited_item():
     assert claims("您可以办理青禾畅享套餐，须年满18周岁。", [PLAN])[-1] == (
         "eligibility",

@@ -204,6 +204,7 @@ def test_overlap_metrics_by_hand():
     assert overlap.token_f1([], ["a"]).value == 0.0
     one = overlap.token_f1(list("好的呀"), list("好的"))
     assert one.value == pytest.approx(0.8) and one.signature.startswith("token-f1|tok:given|agg:none|ragdial:")
+    assert one.name == "f1"
     assert overlap.inform([["流量王", "三十元"], [], ["五元"]], ["流量王套餐", "好", "六元"]).value == pytest.approx(
         1 / 3
     )
@@ -272,6 +273,10 @@ def test_krippendorff_alpha_with_the_fewest_pairable_values():
     assert krippendorff_alpha([[1, 2]]) == pytest.approx(0.0)  # two values, as far apart as they can be
     assert krippendorff_alpha([[1]]) is None  # nothing pairable
     assert krippendorff_alpha([[3, 3]]) is None  # no variation at all
+    # a unit rated once pairs nothing and is skipped, wherever it comes; units may be given by name
+    assert krippendorff_alpha([[5], [1, 2], [3, 3]]) == krippendorff_alpha([[1, 2], [3, 3], [5]])
+    assert krippendorff_alpha([[5], [1, 2], [3, 3]]) == pytest.approx(krippendorff_alpha([[1, 2], [3, 3]]))
+    assert krippendorff_alpha({"d1": [1, 2], "d2": [3, 3]}) == pytest.approx(krippendorff_alpha([[1, 2], [3, 3]]))
 
 
 def test_every_set_prf_score_carries_the_signature_and_bad_units_are_named():
@@ -300,6 +305,9 @@ def test_track2_scores_the_organisers_form_of_the_replies_and_says_so(monkeypatc
     assert parts(result.signatures["bleu"])[-1] == "x100"
     faq = futuredial.score_track2(turns, rules="faq-answer")
     assert all("rules:faq-answer" in parts(sig) for sig in faq.signatures.values())
+    assert result.counts == {"turns": 1, "bleu_turns": 1, "bertscore_pairs": 1, "gold_pieces": 1}
+    with pytest.raises(ValueError, match=r"^rules must be one of organisers, faq-answer, not 'official'$"):
+        futuredial.score_track2(turns, rules="official")
 
 
 def test_inform_refuses_lists_of_different_lengths():

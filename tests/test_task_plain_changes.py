@@ -79,7 +79,7 @@ def test_more_nights_said_as_a_change_is_no_shorter_stay(branch):
     assert "住4晚" in asked.reply and "住2晚" not in asked.reply, asked.reply
 
 
-@pytest.mark.parametrize("text", ["同一趟车再帮我多买一张", "再加一张票，一样的车次"])
+@pytest.mark.parametrize("text", ["同一趟车再帮我多买一张", "再加一张票，一样的车次", "那班车再帮我买一张"])
 def test_one_more_ticket_on_the_same_train(branch, text):
     turns = talk(branch, *TRAIN_BOOKED)
     old = turns[-1].booked
@@ -274,3 +274,11 @@ def test_a_change_naming_the_order_reads_the_new_value_from_the_turn(branch, tex
         assert new["flight_no"] == code
     else:  # the one just before 22:25
         assert new["dep_time"] < "22:25" and new["date"] == "2026-12-03", asked.reply
+
+
+def test_a_change_said_anew_while_which_booking_is_asked_answers_it(branch):
+    turns = talk(branch, *TRAIN_BOOKED, "在北京订个酒店，后天入住，住三晚", "第一个", "确认", "提前一天")
+    assert turns[-1].state["open"] == "choose_change", turns[-1].reply  # a train and a hotel could be meant
+    (asked,) = talk(branch, "少住一晚吧", state=turns[-1].state)
+    assert asked.state["open"] == "confirm_booking" and "住2晚" in asked.reply, asked.reply
+    assert asked.state["pending"]["date"] == "2026-12-03"  # (the day said before is not applied)

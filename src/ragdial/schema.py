@@ -32,6 +32,14 @@ class Speaker(StrEnum):
 
 
 GLOBAL_SCOPE = ""
+# the attribute that names a structured item (a plan, product or service) in the formats read: MobileCS2's 业务名称 and
+# its English release's "Service name" (``datasets.mobilecs2``): the format's words, not any knowledge base's
+NAME_KEYS = ("业务名称", "Service name")
+
+
+def name_attribute(attributes: Mapping[str, JSONValue]) -> str:
+    """The name among a structured item's attributes (``NAME_KEYS``; "" when it has none)."""
+    return next((str(attributes[k]) for k in NAME_KEYS if attributes.get(k)), "")
 
 
 @dataclass(frozen=True)

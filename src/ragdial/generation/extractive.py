@@ -13,7 +13,7 @@ from itertools import pairwise
 
 from ragdial.generation.base import GenerationRequest, Generator
 from ragdial.jsontypes import JSONDict
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.schema import NAME_KEYS, Knowledge, SourceKind, Speaker, Turn, name_attribute
 from ragdial.text.tokenize import chinese_words
 from ragdial.understanding.policy import asks_comparison, asks_own_services, asks_possession
 
@@ -76,7 +76,14 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ),
         ("办理渠道", "Channels"),
     ),
-    (re.compile(r"叫什么|什么套餐|哪个套餐|名字|what plan|which plan|called|name", re.I), ("业务名称", "Service name")),
+    (
+        re.compile(
+            r"叫什么|(?:什么|啥|哪个|哪种)(?:套餐|卡|业务)|(?:用|办|开)的(?:是|哪)|名字"
+            r"|what plan|which plan|called|name|\bam i on\b",
+            re.I,
+        ),
+        NAME_KEYS,
+    ),
     (re.compile(r"多少钱|价格|资费|月租|费用|贵|便宜|how much|cost|price|fee|charge", re.I), ("业务费用", "Fee")),
 )
 _KEY_FIELDS = {  # what a product answer says when no cue picks a field
@@ -204,7 +211,7 @@ def _service_name(item: Knowledge) -> str:
 
 def _name_field(fields: dict[str, str]) -> str:
     """The plan/product/service name among an item's fields ("" when it has none)."""
-    return fields.get("业务名称") or fields.get("Service name") or ""
+    return name_attribute(fields)
 
 
 def comparison_reply(items: Sequence[Knowledge], question: str, language: str) -> str | None:
@@ -233,12 +240,45 @@ def answer_from(item: Knowledge, question: str, language: str, context: str = ""
     elif name and not item.scope and _INCLUDES.search(question) and not _HOW_MUCH.search(question):
         # "does it include caller ID?": what it holds (not "包含多少通话", which names its field)
         keys = [*keys, *(k for k in _KEY_FIELDS[language][1:] if k in fields and k not in keys)]
+    if name and not item.scope:  # a field whose value holds what the question says or asks for ("1GB", "几点")
+        keys = [*keys, *(k for k in said_in_values(question, fields) if k not in keys and fields[k] != name)]
     fee = "业务费用" if language == "zh" else "Fee"
     if name and not item.scope and fee in fields and fee not in keys:  # a product answer always says its price
         keys = [fee, *keys]
     if item.scope and not name:  # the user's own figures: the asked one(s), else all
         return _join([_own(k, fields[k], language) for k in keys], language)
     return _join([_product(name, k, fields[k], language, bool(item.scope)) for k in keys], language)
+
+
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?\s*(?:gb|g|mb|m|mbps|元|yuan|分钟|minutes?|个月|months?|天|days?)\b", re.I)
+_CLOCK = re.compile(r"\d{1,2}:\d{2}")
+_ASKS_CLOCK = re.compile(r"几点|什么时[候间]段|\bwhat (?:hours|time)\b|\bwhich hours\b|\bfrom when\b", re.I)
+_WORD = re.compile(r"[a-z]{5,}")
+
+
+def said_in_values(question: str, fields: dict[str, str]) -> list[str]:
+    """The keys whose value holds what ``question`` says or asks for, read from the values themselves (no cue
+    for any field name): an amount it says ("what happens after the 1GB"), a clock time when it asks for hours
+    ("几点到几点能用"), an English word of five letters or more it shares with one value alone by its first five
+    ("any install fee" → "free installation")."""
+    lowered = question.lower()
+    amounts = {re.sub(r"\s+", "", a.lower()) for a in _AMOUNT.findall(lowered)}
+    stems = {w[:5] for w in _WORD.findall(lowered)}
+    owners: dict[str, list[str]] = {}
+    for key, value in fields.items():
+        for word in {w[:5] for w in _WORD.findall(value.lower())} - {w[:5] for w in _WORD.findall(key.lower())}:
+            owners.setdefault(word, []).append(key)
+    found = []
+    for key, value in fields.items():
+        text = value.lower()
+        spaced = re.sub(r"\s+", "", text)
+        if (
+            any(a in spaced for a in amounts)
+            or (_ASKS_CLOCK.search(question) and _CLOCK.search(text))
+            or any(owners.get(stem) == [key] for stem in stems)
+        ):
+            found.append(key)
+    return found
 
 
 def is_service_item(item: Knowledge) -> bool:

@@ -70,7 +70,7 @@ def fit_draft(draft: list[int], block: int = BATCH_BLOCK) -> list[int]:
     return draft[:size] if size >= MIN_DRAFT else []
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """How many first tokens ``a`` and ``b`` share."""
     count = 0
     for x, y in zip(a, b, strict=False):
@@ -246,7 +246,7 @@ class GreedyDecoder:
         length, kept = shared, self.snapshots
         for kind in (self.snapshots, self.turns):
             for tokens in kind:
-                common = _common_prefix(tokens, prompt) if len(tokens) > length else 0
+                common = common_prefix(tokens, prompt) if len(tokens) > length else 0
                 if common > length and (common == len(tokens) or kind is self.turns):  # a head: all of it
                     best, length, kept = tokens, common, kind
         if not best:

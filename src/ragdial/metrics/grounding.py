@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ragdial.jsontypes import JSONDict
 from ragdial.metrics.result import Score, signature
-from ragdial.schema import Knowledge, SourceKind
+from ragdial.schema import Knowledge, SourceKind, name_attribute
 
 CLAIM_KINDS = ("number", "price", "data", "duration", "date", "name", "eligibility", "action")
 
@@ -180,7 +180,7 @@ def knowledge_names(items: Iterable[Knowledge]) -> tuple[str, ...]:
         name = fields.get("name") or fields.get("title")
         attributes = fields.get("attributes")
         if not name and isinstance(attributes, dict):
-            name = attributes.get("业务名称") or attributes.get("Service name")
+            name = name_attribute(attributes)
         if isinstance(name, str) and len(name) >= 2:
             names.add(name)
     return tuple(sorted(names, key=lambda n: (-len(n), n)))

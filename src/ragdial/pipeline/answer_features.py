@@ -15,7 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from ragdial.generation.extractive import asked_keys, is_service_item, item_fields
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn, name_attribute
 
 PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 SOURCES = (PROFILE, PRODUCT, FAQ)
@@ -35,7 +35,7 @@ def source_of(item: Knowledge) -> str:
 def item_name(item: Knowledge) -> str:
     """The item's plan/product/service name, or an FAQ's question ("" if it has neither)."""
     fields = item_fields(item) if item.source != SourceKind.FAQ else {}
-    name = fields.get("业务名称") or fields.get("Service name") or item.fields.get("name")
+    name = name_attribute(fields) or item.fields.get("name")
     if not name and item.source == SourceKind.FAQ:
         name = item.fields.get("question")
     return str(name or "")
@@ -115,7 +115,7 @@ _ACTS = {
         re.I,
     ),
     "question": re.compile(
-        r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|是不是|有没有|能不能|可不可以|"
+        r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|([\u4e00-\u9fff])不\1|有没有|可不可以|"
         r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b"
         r"|\b(?:what|who|where|how)'?s\b",
         re.I,

@@ -31,7 +31,7 @@ from ragdial.pipeline.answer_features import (
     own_turn,
     refers_back,
 )
-from ragdial.schema import Knowledge, SourceKind
+from ragdial.schema import NAME_KEYS, Knowledge, SourceKind
 
 
 def reorder(
@@ -142,7 +142,7 @@ def _own_figure_first(order: list[int], candidates: Candidates, view: TurnView, 
 
 
 def _asks_name(text: str, item: Knowledge) -> bool:
-    return any(k in ("业务名称", "Service name") for k in asked_keys(text, item_fields(item), first_match=True))
+    return any(k in NAME_KEYS for k in asked_keys(text, item_fields(item), first_match=True))
 
 
 _HOW = re.compile(

@@ -352,7 +352,8 @@ def select_cited(
         services.sort(key=lambda c: str(c.item.fields.get("index", "")).zfill(6))
         return services, []
     first = ranked[0]
-    if first.item.is_global and relevance.scores(query, [first.item])[0] < min_relevance:
+    relevant = relevance.scores(query, [first.item])[0] >= min_relevance or _goes_on_about(analysis, first)
+    if first.item.is_global and not relevant:
         return [], [c.id for c in ranked[:top_k]]  # nothing relevant enough (a profile item answers as it is)
     named = first.item.source != SourceKind.FAQ and bool(item_name(first.item))
     if analysis.intent.possession and services and named and first.item.is_global:
@@ -369,6 +370,15 @@ def select_cited(
         close = relevance.scores(query, [candidate.item])[0] >= min_relevance
         (kept if candidate.score >= cite_min and close else cut).append(candidate)
     return kept, [c.id for c in cut]
+
+
+def _goes_on_about(analysis: Analysis, first: ScoredKnowledge) -> bool:
+    """Whether a short turn that names no item goes on about ``first``, the item the last reply cited first
+    ("多少钱", "包含啥", "what does it include?"): its subject is that item, so its own words need not match it."""
+    view, columns = analysis.view, analysis.candidates
+    if not view.short or not view.last_cited or view.last_cited[0] != first.id or not columns.items:
+        return False
+    return not columns.column("named_turn").any() and not (columns.column("name_cover") >= 0.5).any()
 
 
 def _talked_about(analysis: Analysis) -> ScoredKnowledge | None:

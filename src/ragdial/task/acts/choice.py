@@ -63,6 +63,8 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] |
 def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     """Whether reference slots pick among the offers: a class or berth no offer has, or said with 换/改/还是,
     is a new constraint (换软卧), not a choice."""
+    if re.search(r"(听说|据说|老是|经常|总是|晚点|误点|延误|准点|准时吗)", text):
+        return False  # 听说那趟11点多的车老是晚点: talk about a train, no choice of it
     if set(ref) - {"seat_class", "berth", "airline", "district", "brand"}:
         return True
     if re.search(r"(换|改|还是|没有就|太贵|太慢|有没有|有吗|还有|有.{0,6}吗|[从到飞去](?=[\u4e00-\u9fff]{2}))", text):
@@ -74,6 +76,7 @@ def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
     return len(ctx.offers) <= 1 or not all(all(o.get(k) == v for k, v in ref.items()) for o in ctx.offers)
 
 
+NOT_AN_OFFER = "[天次回遍年名晚周批步街层楼章条节轮季期届代站]"  # 第一次 / 第三街: an ordinal of something else
 FEATURES = (
     (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
     (r"最贵|most expensive", "most_expensive"),
@@ -136,7 +139,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
     lower = text.lower()
     ref: JSONDict = {}
     heard = canonical(text)
-    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?![天次回遍年名晚周批步])", text) or re.search(
+    m = re.search(rf"第\s*({NUM})\s*(?:个|趟|班|家|项|种|张)?(?!{NOT_AN_OFFER})", text) or re.search(
         rf"第\s*({NUM})\s*(?:个|趟|班|家)", heard
     )
     if m:

@@ -282,7 +282,7 @@ RELATIVE = (
     (r"(更便宜|便宜(一)?点|便宜些|再便宜|cheaper)", "cheaper"),
     (r"(更贵|贵(一)?点|贵些|好(一)?点的|档次高(一)?点|更好的|pricier|better one)", "pricier"),
     (r"(更早|早(一)?点|早些|提早点|earlier)", "earlier"),
-    (r"(更晚|晚(一)?点|晚些|迟(一)?点|later one|a later)", "later"),
+    (r"(更晚|(?<!经常|总是|老是|常常|容易)(?<![会要])晚(一)?点(?!了|吗|啊)|晚些|迟(一)?点|later one|a later)", "later"),
 )
 RELATIVE_FEATURE = {"cheaper": "cheapest", "pricier": "most_expensive", "earlier": "earliest", "later": "latest"}
 FILLER = re.compile(
