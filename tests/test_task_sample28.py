@@ -1,7 +1,7 @@
 """Task details from the survivors of the fresh seed-28 task sample (docs/testing.md, session 8), on hand-written
 inputs: the trip a request replacing a booking starts from, and the act model's masking of train codes and numbers
-(the delexicalised n-grams, which no other fast test reaches), and the simulated user's nights: one night less
-when it shortens a stay, never two when it asks for a hotel without a number of nights."""
+(the delexicalised n-grams, which no other fast test reaches), the simulated user's nights (one night less when it
+shortens a stay, never two when it asks for a hotel without a number of nights), an overnight train's arrival."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import datetime as dt
 import random
 
 from ragdial.task.act_model import ActModel
+from ragdial.task.db import TravelDB
 from ragdial.task.goals import Goal, SubGoal
+from ragdial.task.manager import TaskBranch
 from ragdial.task.orders import trip_of
 from ragdial.task.simulator import UserSimulator
+from task_dialogs import talk
 
 
 def test_a_train_replacing_a_hotel_stay_goes_to_the_hotels_city_on_its_date():
@@ -48,3 +51,12 @@ def test_a_simulated_hotel_request_without_nights_never_asks_for_more_than_one()
     ]
     assert not any(two in text for text in said for two in ("两晚", "2晚", "2个晚上"))
     assert any("晚" in text for text in said)  # a third or so say the one night anyway
+
+
+def test_the_arrival_time_of_an_overnight_train_says_the_next_day(travel_db_path):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
+    listed, chosen, asked = talk(branch, "帮我订明天北京到上海的火车票", "第一个", "几点到？")
+    code = chosen.reply.split("即将为您预订：")[1].split()[0]
+    assert "→次日" in listed.reply.splitlines()[1]  # the first train arrives the next morning
+    answer = asked.reply.splitlines()[0]
+    assert answer.startswith(f"{code} 次日") and answer.endswith("到达上海虹桥站。"), asked.reply
