@@ -60,3 +60,10 @@ def test_the_arrival_time_of_an_overnight_train_says_the_next_day(travel_db_path
     assert "→次日" in listed.reply.splitlines()[1]  # the first train arrives the next morning
     answer = asked.reply.splitlines()[0]
     assert answer.startswith(f"{code} 次日") and answer.endswith("到达上海虹桥站。"), asked.reply
+
+
+def test_a_train_moved_to_an_earlier_one_at_a_clock_time_is_that_departure(travel_db_path):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True))
+    *_, booked, moved = talk(branch, "帮我订明天北京到上海的火车票", "第一个", "确认", "火车改早一班，18点05那趟")
+    assert booked.booked and "K524" in booked.reply and moved.acts == ["change_booking"]
+    assert "改为：T475 12月2日 18:05北京南站" in moved.reply and moved.state["open"] == "confirm_booking", moved.reply
