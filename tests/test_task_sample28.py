@@ -67,3 +67,15 @@ def test_a_train_moved_to_an_earlier_one_at_a_clock_time_is_that_departure(trave
     *_, booked, moved = talk(branch, "帮我订明天北京到上海的火车票", "第一个", "确认", "火车改早一班，18点05那趟")
     assert booked.booked and "K524" in booked.reply and moved.acts == ["change_booking"]
     assert "改为：T475 12月2日 18:05北京南站" in moved.reply and moved.state["open"] == "confirm_booking", moved.reply
+
+
+def test_the_simulated_user_notes_a_booking_missing_from_the_answer_about_its_bookings():
+    user = _user(SubGoal("hotel", {"city": "上海", "date": "2026-12-02"}))
+    user.bookings = [(0, 3), (1, 4)]
+    user.last_kind = "ask_booking"
+    user.react("您的订单：订单号3：锦江之星 12月2日入住1晚。")  # order 4 left out
+    assert user.errors == ["a confirmed booking missing from the answer about bookings"]
+    again = _user(SubGoal("hotel", {"city": "上海", "date": "2026-12-02"}))
+    again.bookings, again.last_kind = [(0, 3)], "ask_booking"
+    again.react("您的订单：订单号3：锦江之星 12月2日入住1晚。")
+    assert again.errors == []
