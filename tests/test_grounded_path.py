@@ -612,3 +612,10 @@ def test_warm_up_loads_the_vectors_the_answer_model_compares_a_turn_with(systems
     finally:
         del cache.encoder.encode
     assert not set(encoded) & texts
+
+
+def test_an_a_not_a_question_is_a_question_and_not_small_talk():
+    # "X不X" asks a question without 吗 or a question mark (any character: 卖不卖, 送不送)
+    assert dialog_acts("你们营业厅卖不卖耳机")["act_question"] == dialog_acts("送不送会员")["act_question"] == 1.0
+    assert settle_small_talk("small_talk", dialog_acts("这个包送不送流量")) == "not_in_knowledge"
+    assert dialog_acts("好的谢谢")["act_question"] == dialog_acts("不不不")["act_question"] == 0.0

@@ -115,7 +115,7 @@ _ACTS = {
         re.I,
     ),
     "question": re.compile(
-        r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|([\u4e00-\u9fff])不\1|有没有|可不可以|"
+        r"[?？]|吗|呢|什么|啥|怎么|怎样|如何|咋|哪|几|多少|多久|((?!不)[\u4e00-\u9fff])不\1|有没有|可不可以|"
         r"^\s*(?:what|how|which|when|where|why|who|is|are|do|does|did|can|could|will|should|am)\b|\b(?:how|what)\b"
         r"|\b(?:what|who|where|how)'?s\b",
         re.I,
