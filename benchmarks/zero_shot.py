@@ -35,6 +35,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -156,19 +157,23 @@ def selection_rows(
     rankings = rank(test_retriever, test)
     score("hybrid RRF", f"top-{k}", rankings, [r[:k] for r in rankings])
     started = time.perf_counter()
-    model = rerank.train(train_retriever, train, relative_cut=True)
+    indomain = rerank.train(train_retriever, train, relative_cut=True)
     print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
     score_with(
-        model, "LightGBM reranker (in-domain features)", f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
+        indomain,
+        "LightGBM reranker (in-domain features)",
+        f"p>={indomain.threshold:.2f}, >={indomain.relative:.1f}xbest",
     )
     if use_precedent:
-        wrapped = precedent.train(train_retriever, train, model)
+        wrapped = precedent.train(train_retriever, train, indomain)
         print(f"precedents: {wrapped.info}, threshold {wrapped.threshold:.3f}", flush=True)
-        cut = f"precedent cos>={wrapped.threshold:.2f}, else p>={model.threshold:.2f}, >={model.relative:.1f}xbest"
+        cut = (
+            f"precedent cos>={wrapped.threshold:.2f}, else p>={indomain.threshold:.2f}, >={indomain.relative:.1f}xbest"
+        )
         score_with(wrapped, "LightGBM reranker (in-domain features) + precedents", cut)
         started = time.perf_counter()
         voted = precedent.train(
-            train_retriever, train, model, refit=lambda part: rerank.train(train_retriever, part, relative_cut=True)
+            train_retriever, train, indomain, refit=lambda part: rerank.train(train_retriever, part, relative_cut=True)
         )
         stacker = voted.stacker
         assert stacker is not None
@@ -177,43 +182,49 @@ def selection_rows(
         score_with(voted, "LightGBM reranker (in-domain features) + precedents voted (stacker)", cut)
     for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
-        model = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
+        transferred = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
         label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
-        print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {model.fallback}", flush=True)
-        for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", model.fallback)):
-            cut = f"p>={model.threshold:.2f}, >={model.relative:.1f}xbest, fallback<{fallback:.2f}"
-            score_with(replace(model, fallback=fallback), name, cut)
+        print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {transferred.fallback}", flush=True)
+        for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", transferred.fallback)):
+            cut = f"p>={transferred.threshold:.2f}, >={transferred.relative:.1f}xbest, fallback<{fallback:.2f}"
+            score_with(replace(transferred, fallback=fallback), name, cut)
     if use_tuned:
         started = time.perf_counter()
         aux, depth = (aux_encoder, transfer_depth) if aux_encoder else (None, 50)
-        wrapped = tuned.train(
+        tuned_model = tuned.train(
             train_retriever,
             train,
-            model,
+            transferred,
             refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
         )
-        print(f"tuned encoders trained in {time.perf_counter() - started:.0f}s: {wrapped.info}", flush=True)
-        cut = f"w={wrapped.weight:g}, p>={wrapped.threshold:.2f}, >={wrapped.relative:.1f}xbest"
-        score_with(wrapped, f"{label} + fine-tuned MiniLM (top {wrapped.top})", cut)
+        print(f"tuned encoders trained in {time.perf_counter() - started:.0f}s: {tuned_model.info}", flush=True)
+        cut = f"w={tuned_model.weight:g}, p>={tuned_model.threshold:.2f}, >={tuned_model.relative:.1f}xbest"
+        score_with(tuned_model, f"{label} + fine-tuned MiniLM (top {tuned_model.top})", cut)
     return rows, ranked
 
 
 def end_to_end_dstc9(test: list[Example], kb: KnowledgeBase, detected: dict[str, bool], ranked: dict[str, dict]):
     """The official DSTC9 selection scores of detection + ranking together (``ragdial.metrics`` ``score_dstc9``:
     MRR@5/R@1/R@5 summed over true positives and weighted by detection, as ``scores.py`` does)."""
-    from ragdial.datasets.dstc import label_record
+    from ragdial.datasets.dstc import LabelRecord, label_record
     from ragdial.metrics.challenges.dstc import score_dstc9
 
-    gold = [label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response or "") for e in test]
+    gold = [
+        cast(LabelRecord, label_record(kb, bool(e.needs_knowledge), e.knowledge_ids, e.response or "")) for e in test
+    ]
     rows = []
     for system, rankings in ranked.items():
-        predictions = []
+        predictions: list[LabelRecord] = []
         for example in test:
             ids = rankings.get(example.id, [])[:5]
-            response = kb.get(ids[0]).fields.get("body", "") if ids else ""
-            predictions.append(label_record(kb, detected[example.id], ids, response or "-"))
+            response = str(kb.get(ids[0]).fields.get("body", "") or "-") if ids else "-"
+            predictions.append(cast(LabelRecord, label_record(kb, detected[example.id], ids, response)))
         result = score_dstc9(gold, predictions).scores
-        rows.append({"selection": system, **result["detection"], **result["selection"]})
+        detection, selection = (
+            cast("dict[str, float]", result["detection"]),
+            cast("dict[str, float]", result["selection"]),
+        )
+        rows.append({"selection": system, **detection, **selection})
         print(rows[-1], flush=True)
     return rows
 
@@ -292,7 +303,7 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
         [e.context for e in train], [bool(e.needs_knowledge) for e in train]
     )
     detector.set_knowledge(list(dataset.kb))
-    detected = detector.predict([e.context for e in test])
+    detected = [bool(d) for d in detector.predict([e.context for e in test])]
     need_p = [float(p) for p in detector.probabilities([e.context for e in test]).ravel()]
     p, r, f = detection_prf([bool(e.needs_knowledge) for e in test], detected)
     print(f"zero-shot detector P {p:.3f} R {r:.3f} F1 {f:.3f} ({time.perf_counter() - started:.0f}s)", flush=True)
@@ -323,14 +334,15 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
         golds = [e.knowledge_ids for e in test]
         scores = score_kdsd(golds, selections, [e.response or "" for e in test], replies)
         result = scores.scores
-        generation = result["generation"]
+        generation = cast("dict[str, float]", result["generation"])
+        knowledge = cast("dict[str, float]", result["knowledge"])
         pooled = set_prf(golds, selections)
         rows.append(
             {
                 "target": target,
                 "selection": name,
                 "detection F1": detection_f1,
-                **{f"triple {key}": value for key, value in result["knowledge"].items()},
+                **{f"triple {key}": value for key, value in knowledge.items()},
                 "BLEU-1": generation["bleu-1"],
                 "BLEU-2": generation["bleu-2"],
                 "gen F1": generation["f1"],
@@ -361,9 +373,9 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
     spoken = []
     for example, p in zip(test, need_p, strict=True):
         decision = open_to_speak(Decision(p >= 0.5, confidence=p), speak_weight)
-        found = retriever.retrieve(example.context, example.dialog_id, DEPTH) if decision.needs_knowledge else None
-        decision, found = speak(decision, found or Retrieval(), speak_weight)
-        spoken.append([c.item.id for c in found.selected] if decision.needs_knowledge else [])
+        sought = retriever.retrieve(example.context, example.dialog_id, DEPTH) if decision.needs_knowledge else None
+        decision, kept = speak(decision, sought or Retrieval(), speak_weight)
+        spoken.append([c.item.id for c in kept.selected] if decision.needs_knowledge else [])
     replies = add_row(f"triple reranker + speak rule (w={speak_weight:g})", spoken, f)
     golds, responses = [list(e.knowledge_ids) for e in test], [e.response or "" for e in test]
     for row in turn_classes(golds, spoken, responses, replies):  # where that row's score is made and lost
@@ -427,14 +439,16 @@ def kdconv_in_domain_rows(data: Path, target: str, speak_weight: float = 2.0, fo
     }
     for key, selections in (("speak", spoken), ("gold", gold_detected)):
         result = score_kdsd(golds, selections, responses, replies[key]).scores
+        generation = cast("dict[str, float]", result["generation"])
+        knowledge = cast("dict[str, float]", result["knowledge"])
         rows.append(
             {
                 "target": target,
                 "selection": names[key],
-                **{f"triple {k}": v for k, v in result["knowledge"].items()},
-                "BLEU-1": result["generation"]["bleu-1"],
-                "BLEU-2": result["generation"]["bleu-2"],
-                "gen F1": result["generation"]["f1"],
+                **{f"triple {k}": v for k, v in knowledge.items()},
+                "BLEU-1": generation["bleu-1"],
+                "BLEU-2": generation["bleu-2"],
+                "gen F1": generation["f1"],
                 "score": result["score"],
             }
         )
@@ -461,12 +475,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.protocol == "kdconv":
-        report = {}
+        by_target: dict[str, Any] = {}
         for target in args.targets.split(","):
             run = kdconv_in_domain_rows if args.in_domain else kdconv_rows
-            report[target] = run(args.data, target, args.speak_weight)
+            by_target[target] = run(args.data, target, args.speak_weight)
             if args.json:
-                args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+                args.json.write_text(json.dumps(by_target, indent=2, ensure_ascii=False))
         return
     dstc11 = load_dstc11(args.data)
     runs = []
@@ -482,11 +496,11 @@ def main() -> None:
     else:
         written = load_written(args.data, args.split)
         runs.append((f"DSTC11 val -> written {args.split}", dstc11.examples, dstc11.kb, written.examples, written.kb))
-    report = {}
+    report: dict[str, Any] = {}
     for name, train, train_kb, test, test_kb in runs:
         seeking = sum(bool(e.needs_knowledge) for e in test)
         print(f"== {name}: train {len(train)} instances, test {len(test)} ({seeking} seeking)", flush=True)
-        entry = {}
+        entry: dict[str, Any] = {}
         if args.only != "selection":
             entry["detection"], detected = detection_rows(train, train_kb, test, test_kb)
         if args.only != "detection":
