@@ -346,6 +346,18 @@ def best_threshold(
 ) -> tuple[float, float]:
     """The (absolute, relative-to-best) probability cut maximising micro selection F1 (the DSTC11 formula; at least
     one item chosen); ``relative_cuts`` are the relative thresholds tried (``RELATIVE_CUTS`` for the full grid)."""
+    threshold, relative, _ = best_threshold_f1(probs, cand_ids, golds, max_select, relative_cuts)
+    return threshold, relative
+
+
+def best_threshold_f1(
+    probs: Sequence[np.ndarray],
+    cand_ids: Sequence[Sequence[str]],
+    golds: Sequence[Sequence[str]],
+    max_select: int,
+    relative_cuts: Sequence[float] = (0.0,),
+) -> tuple[float, float, float]:
+    """``best_threshold``'s cut and the micro selection F1 it reaches."""
     best, best_f1 = (0.5, 0.0), -1.0
     ranked = []
     for p, ids, gold in zip(probs, cand_ids, golds, strict=True):
@@ -363,7 +375,7 @@ def best_threshold(
             f1 = 2 * tp / (chosen_total + gold_total) if chosen_total + gold_total else 0.0
             if f1 > best_f1 + 1e-12:
                 best, best_f1 = (float(threshold), relative), f1
-    return best
+    return best[0], best[1], max(best_f1, 0.0)
 
 
 def _dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.retrieval.rerank import RELATIVE_CUTS, best_threshold, cut_by_score
+from ragdial.retrieval.rerank import RELATIVE_CUTS, best_threshold_f1, cut_by_score
 from ragdial.schema import Example, Speaker, Turn
 
 if TYPE_CHECKING:
@@ -333,8 +333,7 @@ def train(
     best: tuple[float, float, float, float] = (-1.0, 0.0, 0.5, 0.0)
     for weight in WEIGHTS:
         mixed = [(1.0 - weight) * p + weight * q for p, q in zip(held_probs, held_cross, strict=True)]
-        threshold, relative = best_threshold(mixed, held_ids, held_golds, max_select, RELATIVE_CUTS)
-        f1 = _micro_f1(mixed, held_ids, held_golds, threshold, relative, max_select)
+        threshold, relative, f1 = best_threshold_f1(mixed, held_ids, held_golds, max_select, RELATIVE_CUTS)
         if f1 > best[0] + 1e-9:
             best = (f1, weight, threshold, relative)
     f1, weight, threshold, relative = best
@@ -347,23 +346,3 @@ def train(
         "held_out_f1": round(f1, 4),
     }
     return TunedReranker(base, scorers, weight, top, threshold, relative, max_select, info)
-
-
-def _micro_f1(
-    probs: Sequence[np.ndarray],
-    ids: Sequence[Sequence[str]],
-    golds: Sequence[Sequence[str]],
-    threshold: float,
-    relative: float,
-    max_select: int,
-) -> float:
-    """Micro selection F1 of the cut (at least one item a turn), the formula ``best_threshold`` maximises."""
-    tp = chosen = total = 0
-    for p, candidates, gold in zip(probs, ids, golds, strict=True):
-        order = np.argsort(-p, kind="stable")[:max_select]
-        keep = [i for i in order if p[i] >= max(threshold, relative * p[order[0]])] or list(order[:1])
-        wanted = set(gold)
-        tp += sum(candidates[i] in wanted for i in keep)
-        chosen += len(keep)
-        total += len(wanted)
-    return 2 * tp / (chosen + total) if chosen + total else 0.0
