@@ -39,7 +39,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
-from ragdial.pipeline.answer_order import asks_how, possession_first, reorder
+from ragdial.pipeline.answer_order import asks_how, possession_first, reorder, sibling_asked
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -304,6 +304,10 @@ class KnowledgeBranch:
             for cited in ids:
                 if cited in self.items and (self.items[cited].is_global or self.items[cited].scope == user):
                     pool.setdefault(cited, self.items[cited])
+        last = self.items.get(view.last_cited[0]) if view.short and view.last_cited else None
+        sibling = sibling_asked(text, last, self.catalogue) if last is not None else None
+        if sibling is not None:  # "有大点的吗": the sibling asked for, even where retrieval did not find it
+            pool.setdefault(sibling.id, sibling)
         items = list(pool.values())
         cited_names = [item_name(self.items[i]) for i in view.last_cited if i in self.items]
         candidates = candidate_features(
@@ -353,7 +357,18 @@ class KnowledgeBranch:
         ):
             policy = ANSWER  # a trained detector decided the turn needs this knowledge (the model knows the demo KB)
         intent = replace(cues, policy=policy, route=best_route)
-        return Analysis(view, intent, rewrite, decision, candidates, ranked, route, policies, vector=vector)
+        return Analysis(
+            view,
+            intent,
+            rewrite,
+            decision,
+            candidates,
+            ranked,
+            route,
+            policies,
+            vector=vector,
+            sibling=sibling.id if sibling else "",
+        )
 
     def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
         start = time.perf_counter()

@@ -326,6 +326,7 @@ class Analysis:
     policies: dict[str, float] = field(default_factory=dict)
     reranked: list[ScoredKnowledge] | None = None  # a trained reranker's selection, cited as it is
     vector: np.ndarray | None = None  # the turn's sentence vector (the retriever's encoder), if it has one
+    sibling: str = ""  # the id of the product the turn asks for instead of the last one ("有大点的吗"), if any
 
 
 def select_cited(
@@ -374,8 +375,11 @@ def select_cited(
 
 def _goes_on_about(analysis: Analysis, first: ScoredKnowledge) -> bool:
     """Whether a short turn that names no item goes on about ``first``, the item the last reply cited first
-    ("多少钱", "包含啥", "what does it include?"): its subject is that item, so its own words need not match it."""
+    ("多少钱", "包含啥", "what does it include?") or the sibling of it the turn asks for: its subject is that item,
+    so its own words need not match it."""
     view, columns = analysis.view, analysis.candidates
+    if analysis.sibling and first.id == analysis.sibling:
+        return True  # "有大点的吗", "那澳门的呢": the sibling of what the last reply was about
     if not view.short or not view.last_cited or view.last_cited[0] != first.id or not columns.items:
         return False
     return not columns.column("named_turn").any() and not (columns.column("name_cover") >= 0.5).any()
