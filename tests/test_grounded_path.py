@@ -634,3 +634,32 @@ def test_a_sibling_request_is_answered_from_the_sibling_not_the_item_before(syst
     # "有大点的吗" / "那澳门的呢" had been answered from the pack or pass the last reply cited
     _, reply = ask(systems[language], "demo-u2", first, then)
     assert reply.knowledge[0].id == item and said in reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "then", "cited", "said"),
+    [
+        # the other side is the product of the user's plan (the user's record holds no data figure)
+        ("zh", "家庭共享99的套餐包含多少流量", "和我现在用的比哪个多", ["product:8", "product:3"], ["100GB", "80GB"]),
+        (
+            "en",
+            "how much data does the family share 99 plan have",
+            "is that more than my current plan",
+            ["product:8", "product:3"],
+            ["100GB", "80GB"],
+        ),
+        # no other side named: the other product of the same type, not the best-ranked of any type
+        (
+            "zh",
+            "港澳台那个漫游包每天流量多少",
+            "跟另一个漫游包比 哪个流量多",
+            ["product:18", "product:17"],
+            ["2GB", "1GB"],
+        ),
+    ],
+)
+def test_a_comparison_with_ones_own_or_an_unnamed_other_cites_the_right_second_side(
+    systems, language, first, then, cited, said
+):
+    _, reply = ask(systems[language], "demo-u3", first, then)
+    assert [c.id for c in reply.knowledge] == cited and all(s in reply.text for s in said)

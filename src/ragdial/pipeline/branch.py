@@ -47,6 +47,7 @@ from ragdial.pipeline.grounded import (
     Grounding,
     Relevance,
     Verified,
+    compares_with_own,
     evidence_for,
     policy_guidance,
     select_cited,
@@ -308,6 +309,10 @@ class KnowledgeBranch:
         sibling = sibling_asked(text, last, self.catalogue) if last is not None else None
         if sibling is not None:  # "有大点的吗": the sibling asked for, even where retrieval did not find it
             pool.setdefault(sibling.id, sibling)
+        mine = tuple(p.id for p in (self.catalogue.get(item_name(i).lower()) for i in profile) if p is not None)
+        if cues.comparison and compares_with_own(text):  # "跟我现在这个比": the products of the user's services
+            for product_id in mine:
+                pool.setdefault(product_id, self.items[product_id])
         items = list(pool.values())
         cited_names = [item_name(self.items[i]) for i in view.last_cited if i in self.items]
         candidates = candidate_features(
@@ -368,6 +373,7 @@ class KnowledgeBranch:
             policies,
             vector=vector,
             sibling=sibling.id if sibling else "",
+            mine=mine,
         )
 
     def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
