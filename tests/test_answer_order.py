@@ -268,3 +268,13 @@ def test_a_sibling_named_by_a_part_of_its_name_goes_first():
     # 生 of 生效 is a word the products say: not the student pass's 学生
     said = TurnView("办了啥时候生效", ("全国通勤月票多少钱",), (("product:20",),))
     assert reorder([0, 1, 2], candidates, said, catalogue_of(COMMUTES)) == [0, 1, 2]
+
+
+def test_the_number_the_turn_says_picks_the_member_of_the_family_whose_name_has_it():
+    items = (SWIM_8, SWIM_20, SAUNA)
+    candidates = _candidates(items)
+    twenty = TurnView("what does a card for 20 swims cost", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, twenty, catalogue_of(POOL)), candidates)[0] == "product:11"
+    # a number no name has, or the first's own number: the model's order stays
+    for text in ("what does a card for 30 swims cost", "is the 8 one still 40 euro"):
+        assert reorder([0, 1, 2], candidates, TurnView(text, language="en"), catalogue_of(POOL)) == [0, 1, 2]

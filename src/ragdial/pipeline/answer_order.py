@@ -49,6 +49,7 @@ def reorder(
     order = _referent_first(order, candidates, view, catalogue)
     order = _sibling_first(order, candidates, view, catalogue)
     order = _member_named_first(order, candidates, view, catalogue)
+    order = _number_named_first(order, candidates, view, catalogue)
     names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
     own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names) or bool(_ASKED_OF_ME.search(view.text))
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
@@ -247,6 +248,35 @@ def _member_named_first(
     if chosen is None or chosen.id not in row:
         return order
     return [row[chosen.id], *(j for j in order if j != row[chosen.id])]
+
+
+def _number_named_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    """When the first item is a typed product whose name has a number the turn does not say, and the turn says the
+    number in the name of exactly one other candidate of the same type ("10个G的通用流量包" → 10GB, not the 5GB
+    pack), that one goes first."""
+    items = candidates.items
+    top = items[order[0]]
+    said = set(re.findall(r"\d+(?:\.\d+)?", view.text))
+    if not said or not top.is_global or top.source == SourceKind.FAQ:
+        return order
+    types = item_types(list(catalogue.values()))
+    kind = types.get(item_name(top).lower())
+    if not kind or not _numbers(item_name(top)) or _numbers(item_name(top)) & said:
+        return order
+    named = [
+        j
+        for j in order[1:]
+        if items[j].is_global
+        and types.get(item_name(items[j]).lower()) == kind
+        and _numbers(item_name(items[j])) & said
+    ]
+    return [named[0], *(j for j in order if j != named[0])] if len(named) == 1 else order
+
+
+def _numbers(name: str) -> set[str]:
+    return set(re.findall(r"\d+(?:\.\d+)?", name))
 
 
 def sibling_asked(text: str, item: Knowledge, catalogue: Mapping[str, Knowledge]) -> Knowledge | None:
