@@ -77,7 +77,7 @@ _COMPARE = re.compile(
     r"|划算|差多少|差几|多多少|少多少|各(?:是|有|多少|自)|分别|两个|俩"
     r"|difference|differ\b|compare|compared|\bbetter\b|\bcheaper\b|more expensive|versus|\bvs\.?\b"
     r"|which one|which is|\bboth\b|the two|\beach (?:cost|have|include|give)"
-    r"|\b(?:more|less|fewer|bigger|smaller)\b[^?.!]{0,30}\bthan\b",
+    r"|\b(?:more|less|fewer)\b[^?.!]{0,30}\bthan\b",  # not "anything bigger than that?" (another one)
     re.IGNORECASE,
 )
 
