@@ -7,7 +7,6 @@ no pickle.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Iterable, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
 from ragdial.retrieval.interaction import InteractionModel, pair_features
@@ -90,12 +90,6 @@ def load_reranker(directory: str | Path) -> RerankerModel:
         return triples.TripleReranker.load(directory)
     meta_path = directory / transfer.META_FILE
     if meta_path.is_file() and not (directory / META_FILE).exists():
-        try:
-            kind = json.loads(meta_path.read_text(encoding="utf-8")).get("format")
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as err:
-            raise RagdialError(f"{meta_path}: not a JSON object ({err})") from None
-        if kind != transfer.FORMAT:
-            raise RagdialError(f"{meta_path}: field 'format' must be {transfer.FORMAT!r}, got {kind!r}")
         return transfer.TransferReranker.load(directory)
     return Reranker.load(directory)
 
@@ -222,7 +216,7 @@ class Reranker:
             "relative": self.relative,
             "info": self.info,
         }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -233,20 +227,19 @@ class Reranker:
         meta_path = directory / META_FILE
         if not meta_path.exists() or not (directory / MODEL_FILE).exists():
             raise RagdialError(f"{directory}: not a reranker directory (needs {MODEL_FILE} and {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("features") != FEATURES:
-            raise RagdialError(f"{meta_path}: trained on other features; retrain with `ragdial train retriever`")
+        meta = saved_meta.read_meta(meta_path, "reranker file")
+        saved_meta.check_features(meta, meta_path, FEATURES, retrain="with `ragdial train retriever`")
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         path = directory / INTERACTION_FILE
         interaction = InteractionModel.load(path) if path.exists() else None
         return cls(
             booster,
             interaction,
-            float(meta["threshold"]),
-            int(meta["max_select"]),
-            int(meta["depth"]),
-            meta.get("info", {}),
-            float(meta.get("relative", 0.0)),
+            saved_meta.number(meta, "threshold", meta_path),
+            saved_meta.count(meta, "max_select", meta_path, minimum=1),
+            saved_meta.count(meta, "depth", meta_path, minimum=1),
+            saved_meta.info(meta, meta_path),
+            saved_meta.number(meta, "relative", meta_path, default=0.0),
         )
 
 

@@ -33,7 +33,6 @@ unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -48,6 +47,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks, rrf
 from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
@@ -524,7 +524,7 @@ class TransferReranker:
             "fallback": self.fallback,
             "info": self.info,
         }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -533,18 +533,26 @@ class TransferReranker:
 
         directory = Path(directory)
         meta_path = directory / META_FILE
-        if not meta_path.exists() or not (directory / MODEL_FILE).exists():
+        if not meta_path.exists():
             raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = saved_meta.read_meta(meta_path, "transfer reranker file", FORMAT)
+        if not (directory / MODEL_FILE).exists():
+            raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
         aux = meta.get("aux_encoder")
         if aux is not None and not isinstance(aux, str):
             raise RagdialError(f"{meta_path}: field 'aux_encoder' must be an encoder name or null, got {aux!r}")
-        if meta.get("features") != feature_names(aux):
-            raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
+        saved_meta.check_features(meta, meta_path, feature_names(aux))
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
-        keys = ("threshold", "max_select", "depth", "relative", "fallback")
-        values = {k: type(getattr(cls, k))(meta[k]) for k in keys}
-        return cls(booster, **values, info=meta.get("info", {}), aux_encoder=aux)
+        return cls(
+            booster,
+            threshold=saved_meta.number(meta, "threshold", meta_path),
+            max_select=saved_meta.count(meta, "max_select", meta_path, minimum=1),
+            depth=saved_meta.count(meta, "depth", meta_path, minimum=1),
+            relative=saved_meta.number(meta, "relative", meta_path),
+            fallback=saved_meta.number(meta, "fallback", meta_path),
+            info=saved_meta.info(meta, meta_path),
+            aux_encoder=aux,
+        )
 
 
 @dataclass
