@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,28 @@ def test_a_bad_field_is_named(tmp_path, meta, call, message):
 def test_matching_features_pass(tmp_path):
     path = _write(tmp_path / "m.json", {"features": ["a", "b"]})
     saved_meta.check_features(saved_meta.read_meta(path, "test file"), path, ["a", "b"])
+
+
+@dataclass
+class _Model:
+    threshold: float = 0.4
+    relative: float = 0.8
+    max_select: int = 3
+    depth: int = 20
+    info: dict[str, int] = field(default_factory=lambda: {"folds": 2})
+
+
+def test_a_cut_saved_reads_back_whole(tmp_path):
+    path = tmp_path / "m.json"
+    saved_meta.write_meta(path, {"format": "f", **saved_meta.cut_fields(_Model())})
+    meta = saved_meta.read_meta(path, "test file", "f")
+    assert saved_meta.read_cut(meta, path) == saved_meta.Cut(threshold=0.4, relative=0.8, max_select=3, depth=20)
+    assert saved_meta.info(meta, path) == {"folds": 2}
+
+
+def test_an_old_file_without_relative_takes_the_default_only_when_given(tmp_path):
+    path = _write(tmp_path / "m.json", {"threshold": 0.5, "max_select": 2, "depth": 9})
+    meta = saved_meta.read_meta(path, "test file")
+    assert saved_meta.read_cut(meta, path, relative=0.0).relative == 0.0
+    with pytest.raises(RagdialError, match=r"m\.json: field 'relative' must be a number, got None"):
+        saved_meta.read_cut(meta, path)

@@ -208,15 +208,7 @@ class Reranker:
         self.booster.save_model(str(directory / MODEL_FILE))
         if self.interaction is not None:
             self.interaction.save(directory / INTERACTION_FILE)
-        meta = {
-            "features": FEATURES,
-            "threshold": self.threshold,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "relative": self.relative,
-            "info": self.info,
-        }
-        saved_meta.write_meta(directory / META_FILE, meta)
+        saved_meta.write_meta(directory / META_FILE, {"features": FEATURES, **saved_meta.cut_fields(self)})
         return directory
 
     @classmethod
@@ -232,15 +224,8 @@ class Reranker:
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         path = directory / INTERACTION_FILE
         interaction = InteractionModel.load(path) if path.exists() else None
-        return cls(
-            booster,
-            interaction,
-            saved_meta.number(meta, "threshold", meta_path),
-            saved_meta.count(meta, "max_select", meta_path, minimum=1),
-            saved_meta.count(meta, "depth", meta_path, minimum=1),
-            saved_meta.info(meta, meta_path),
-            saved_meta.number(meta, "relative", meta_path, default=0.0),
-        )
+        cut = saved_meta.read_cut(meta, meta_path, relative=0.0)
+        return cls(booster, interaction, **cut._asdict(), info=saved_meta.info(meta, meta_path))
 
 
 def cut_by_score(

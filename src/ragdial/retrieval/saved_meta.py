@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from ragdial.errors import RagdialError
 from ragdial.io import write_json
@@ -67,3 +68,29 @@ def info(meta: JSONDict, path: Path) -> JSONDict:
     if not isinstance(value, dict):
         raise RagdialError(f"{path}: field 'info' must be a JSON object, got {type(value).__name__}")
     return value
+
+
+class Cut(NamedTuple):
+    """The selection cut every trained reranker saves: a score ``threshold``, a ``relative`` share of the best
+    score, at most ``max_select`` items, over the first ``depth`` candidates."""
+
+    threshold: float
+    relative: float
+    max_select: int
+    depth: int
+
+
+def cut_fields(model: object) -> dict[str, object]:
+    """A reranker's cut and training summary (``info``) as its metadata file keeps them."""
+    return {name: getattr(model, name) for name in (*Cut._fields, "info")}
+
+
+def read_cut(meta: JSONDict, path: Path, relative: float | None = None) -> Cut:
+    """The cut saved by :func:`cut_fields`, each value checked (``relative`` as the default for files written before
+    it was saved)."""
+    return Cut(
+        number(meta, "threshold", path),
+        number(meta, "relative", path, default=relative),
+        count(meta, "max_select", path, minimum=1),
+        count(meta, "depth", path, minimum=1),
+    )

@@ -517,12 +517,8 @@ class TransferReranker:
             "format": FORMAT,
             "features": feature_names(self.aux_encoder),
             "aux_encoder": self.aux_encoder,
-            "threshold": self.threshold,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "relative": self.relative,
             "fallback": self.fallback,
-            "info": self.info,
+            **saved_meta.cut_fields(self),
         }
         saved_meta.write_meta(directory / META_FILE, meta)
         return directory
@@ -545,10 +541,7 @@ class TransferReranker:
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         return cls(
             booster,
-            threshold=saved_meta.number(meta, "threshold", meta_path),
-            max_select=saved_meta.count(meta, "max_select", meta_path, minimum=1),
-            depth=saved_meta.count(meta, "depth", meta_path, minimum=1),
-            relative=saved_meta.number(meta, "relative", meta_path),
+            **saved_meta.read_cut(meta, meta_path)._asdict(),
             fallback=saved_meta.number(meta, "fallback", meta_path),
             info=saved_meta.info(meta, meta_path),
             aux_encoder=aux,

@@ -210,11 +210,7 @@ class TripleReranker:
         meta = {
             "format": FORMAT,
             "features": transfer.FEATURES + TRIPLE_FEATURES,
-            "threshold": self.threshold,
-            "relative": self.relative,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "info": self.info,
+            **saved_meta.cut_fields(self),
         }
         saved_meta.write_meta(directory / META_FILE, meta)
         return directory
@@ -231,15 +227,8 @@ class TripleReranker:
         saved_meta.check_features(meta, meta_path, transfer.FEATURES + TRIPLE_FEATURES)
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         matcher = AttributeMatcher.load(directory / MATCHER_FILE)
-        return cls(
-            booster,
-            matcher,
-            saved_meta.number(meta, "threshold", meta_path),
-            saved_meta.number(meta, "relative", meta_path),
-            saved_meta.count(meta, "max_select", meta_path, minimum=1),
-            saved_meta.count(meta, "depth", meta_path, minimum=1),
-            saved_meta.info(meta, meta_path),
-        )
+        cut = saved_meta.read_cut(meta, meta_path)
+        return cls(booster, matcher, **cut._asdict(), info=saved_meta.info(meta, meta_path))
 
 
 _STATS: weakref.WeakKeyDictionary[KnowledgePool, KbStats] = weakref.WeakKeyDictionary()
