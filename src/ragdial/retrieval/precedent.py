@@ -403,10 +403,10 @@ def train_stacker(
     other folds and read against the precedents of other dialog groups only. The cut is tuned on the stacker's own
     out-of-fold scores (same folds). None (the copy rule stays) when there are fewer than two folds, or no
     candidate is gold (or every one is)."""
-    from ragdial.retrieval.rerank import _dialog_folds
+    from ragdial.retrieval.rerank import dialog_folds
 
     folds = min(folds, len(set(groups.tolist())))
-    fold_of = _dialog_folds(list(groups), folds, seed) if folds >= 2 else np.zeros(len(groups), int)
+    fold_of = dialog_folds(list(groups), folds, seed) if folds >= 2 else np.zeros(len(groups), int)
     entities = [_entities(retriever, g) for g in golds]
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []

@@ -356,8 +356,8 @@ def best_threshold_f1(
     return best[0], best[1], max(best_f1, 0.0)
 
 
-def _dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
-    """A fold per query, grouped by dialog."""
+def dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """A fold per query, grouped by dialog (the dialogs shuffled with ``seed``, then dealt round the folds)."""
     names = sorted(set(dialogs))
     random.Random(seed).shuffle(names)
     fold_of = {name: i % folds for i, name in enumerate(names)}
@@ -382,7 +382,7 @@ def train(
     then both models are refit on everything.
     """
     data = training_rows(retriever, examples, depth)
-    query_fold = _dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
+    query_fold = dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
     row_query = np.repeat(np.arange(len(data.groups)), data.groups)
     column = FEATURES.index("interaction")
     model = None

@@ -34,7 +34,6 @@ unchanged.
 from __future__ import annotations
 
 import math
-import random
 import re
 import weakref
 from collections import Counter
@@ -50,7 +49,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks, rrf
-from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
+from ragdial.retrieval.rerank import best_threshold, cut_by_score, dialog_folds, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
 if TYPE_CHECKING:
@@ -642,14 +641,11 @@ def train(
     ``minilm``) adds the ``AUX_FEATURES`` of a second encoder."""
     columns = feature_names(aux_encoder)
     data = _rows(retriever, examples, depth, aux_encoder)
-    names = sorted(set(data.dialogs))
-    random.Random(seed).shuffle(names)
-    fold_of = {name: i % folds for i, name in enumerate(names)}
-    query_fold = np.array([fold_of[d] for d in data.dialogs])
+    query_fold = dialog_folds(data.dialogs, folds, seed)
     row_query = np.repeat(np.arange(len(data.groups)), data.groups)
     bounds = np.concatenate([[0], np.cumsum(data.groups)])
     oof = np.zeros(len(data.y))
-    if len(names) >= folds:
+    if len(set(data.dialogs)) >= folds:
         for fold in range(folds):
             held = query_fold[row_query] == fold
             oof[held] = _fit(data.x[~held], data.y[~held], seed, rounds, columns).predict(data.x[held])
