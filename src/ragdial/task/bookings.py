@@ -64,6 +64,8 @@ WHAT_TO_CHANGE = {
 }
 # a request replacing one just cancelled: 重新订 / 再订一家 / 换成…的 / 另订
 AGAIN = re.compile(r"(重新|重订|再订|再帮我订|再给我订|再找|另订|另外订|换成|换一家|换个|改订|book (again|another)|instead)", re.I)
+# a bare yes (no choice said): 好的 / 行 / yes / ok / sure
+BARE_YES = re.compile(r"(好的?|行|可以|嗯+|对|是的?|yes|yeah|yep|ok(ay)?|sure)( please)?[。.!！]*", re.I)
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 
 
@@ -238,6 +240,8 @@ class BookingActs:
                 return [Act("cancel_booking", {"order_no": (state["rebook"] or {})["order_no"]})]
             if state["open"] in (None, "anything_else") and names & {"deny", "out_of_scope"}:
                 return [Act("cancel_booking", {})]
+        if names == {"out_of_scope"} and state["open"] == "choose_offer" and BARE_YES.fullmatch(text.strip()):
+            return [Act("select", {"ref": "this"})]  # yes while a list is open: which one is asked (or the one)
         if not said and UNCLEAR_CHANGE.search(text.strip()):
             if state["open"] == "confirm_booking" and state.get("pending"):
                 return [Act("change_booking", {"unclear": True})]

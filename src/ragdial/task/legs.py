@@ -95,6 +95,12 @@ def _stay_then_trip(clauses: list[str], at: int, read: Read) -> list[Act] | None
     stay = {k: v for k, v in stay.items() if k not in ("dep_city", "arr_city", "domain", "train_kinds")}
     if not stay.get("city") or not ({"dep_city", "arr_city"} & set(trip)):
         return None
+    if not trip.get("date") and trip.get("check_out"):
+        trip["date"] = trip["check_out"]  # 18号退房后…坐高铁: the day of the check-out
+    if not trip.get("date") and stay.get("date"):
+        nights = stay.get("nights")
+        start = dt.date.fromisoformat(str(stay["date"]))
+        trip["date"] = (start + dt.timedelta(days=int(nights) if isinstance(nights, int) else 1)).isoformat()
     if not trip.get("dep_city"):
         trip["dep_city"] = stay["city"]
     if trip.get("dep_city") == trip.get("arr_city"):
