@@ -16,8 +16,8 @@ from ragdial.jsontypes import JSONDict, as_text_or_none
 from ragdial.task import replies as R
 from ragdial.task.acts import Act, Context, slots_for
 from ragdial.task.acts.booked import KEEP_IT, MOVE
-from ragdial.task.acts.words import CANCEL
 from ragdial.task.acts.finders import _code_of, code_domain
+from ragdial.task.acts.words import CANCEL
 from ragdial.task.db import Gazetteer, Row, TravelDB
 from ragdial.task.orders import (
     Booking,
@@ -63,7 +63,9 @@ WHAT_TO_CHANGE = {
     },
 }
 # a request replacing one just cancelled: 重新订 / 再订一家 / 换成…的 / 另订
-AGAIN = re.compile(r"(重新|重订|再订|再帮我订|再给我订|再找|另订|另外订|换成|换一家|换个|改订|book (again|another)|instead)", re.I)
+AGAIN = re.compile(
+    r"(重新|重订|再订|再帮我订|再给我订|再找|另订|另外订|换成|换一家|换个|改订|book (again|another)|instead)", re.I
+)
 # a bare yes (no choice said): 好的 / 行 / yes / ok / sure
 BARE_YES = re.compile(r"(好的?|行|可以|嗯+|对|是的?|yes|yeah|yep|ok(ay)?|sure)( please)?[。.!！]*", re.I)
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
@@ -236,8 +238,9 @@ class BookingActs:
             acts = [a for a in acts if a.act != "ask_about_booking"]  # 好，酒店也订上: a yes, not a question
         said = bool(names & {"inform", "modify", "select", "confirm", "cancel_booking", "change_booking"})
         if live and CANCEL.search(text) and not said and not KEEP_IT.search(text):
-            if state["open"] == "change" and state.get("rebook"):
-                return [Act("cancel_booking", {"order_no": (state["rebook"] or {})["order_no"]})]
+            rebooked = state.get("rebook")
+            if state["open"] == "change" and rebooked is not None:
+                return [Act("cancel_booking", {"order_no": rebooked["order_no"]})]
             if state["open"] in (None, "anything_else") and names & {"deny", "out_of_scope"}:
                 return [Act("cancel_booking", {})]
         if names == {"out_of_scope"} and state["open"] == "choose_offer" and BARE_YES.fullmatch(text.strip()):
@@ -520,7 +523,8 @@ class BookingActs:
             )
             return
         booking["status"] = "cancelled"
-        if (state.get("rebook") or {}).get("order_no") == booking["order_no"]:
+        rebook = state.get("rebook")
+        if rebook is not None and rebook["order_no"] == booking["order_no"]:
             state["rebook"] = None  # the booking being changed is gone: so is the change (and its hotel's brand)
             state["domain"], state["slots"], state["offers"], state["pending"] = None, {}, [], None
             if state["open"] in ("change", None):

@@ -28,7 +28,9 @@ BACK_KEYS = (
     *("date", "period", "time_from", "time_to", "seat_class", "berth", "train_kinds"),
     *("passengers", "dep_place", "arr_place", "max_price", "airline", "arr_by"),
 )
-WEEKDAY = re.compile(r"(?<![下这本个])(周|星期|礼拜)[一二三四五六日天1-7]|\b(mon|tues|wednes|thurs|fri|satur|sun)day", re.I)
+WEEKDAY = re.compile(
+    r"(?<![下这本个])(周|星期|礼拜)[一二三四五六日天1-7]|\b(mon|tues|wednes|thurs|fri|satur|sun)day", re.I
+)
 
 Read = Callable[[str], JSONDict]
 
