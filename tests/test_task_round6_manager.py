@@ -191,3 +191,17 @@ def test_a_yes_for_the_hotel_too_is_no_question_about_bookings(branch):
         turns += talk(branch, "第一个", state=turns[-1].state)
     (done,) = talk(branch, "好，酒店也订上", state=turns[-1].state)
     assert "还没有成功" not in done.reply, done.reply
+
+
+# 8. an upgrade to a class the flight does not have: the best it has is offered, not other flights
+@pytest.mark.parametrize("text", ["帮我升到头等舱吧，还是这班", "这班能换成头等舱吗"])
+def test_an_upgrade_to_a_class_the_flight_lacks_offers_the_one_it_has(branch, text):
+    turns = talk(branch, "后天上海飞北京的机票，经济舱", "HU9746", "确认")
+    old = turns[-1].booked
+    assert old is not None and "HU9746" in old["details"], turns[-1].reply
+    (asked,) = talk(branch, text, state=turns[-1].state)
+    assert "没有头等舱" in asked.reply and "商务舱" in asked.reply, asked.reply
+    assert "MU8570" not in asked.reply and "ZH1189" not in asked.reply, asked.reply
+    turns = talk(branch, "好的", "确认", state=asked.state)
+    assert turns[-1].booked is not None and "HU9746" in turns[-1].booked["details"], turns[-1].reply
+    assert "商务舱" in turns[-1].booked["details"] and branch.db.booking(old["number"])["status"] == "changed"

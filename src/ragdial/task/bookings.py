@@ -68,6 +68,11 @@ AGAIN = re.compile(
 )
 # a bare yes (no choice said): 好的 / 行 / yes / ok / sure
 BARE_YES = re.compile(r"(好的?|行|可以|嗯+|对|是的?|yes|yeah|yep|ok(ay)?|sure)( please)?[。.!！]*", re.I)
+# classes from lowest to highest, by kind of trip (an upgrade goes up this list)
+CLASS_ORDER = {
+    "flight": ("经济舱", "商务舱", "头等舱"),
+    "train": ("硬座", "二等座", "硬卧", "一等座", "软卧", "商务座"),
+}
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 
 
@@ -480,9 +485,43 @@ class BookingActs:
             turn.parts.append(WHAT_TO_CHANGE[lang][booking["domain"] == "hotel"])
             turn.prompted = True
             return
+        if self._class_not_there(state, booking, item, slots, turn):
+            return
         state["open"] = None
         self._merge(state, slots)
         turn.dirty = True
+
+    def _class_not_there(self, state: TaskState, booking: Booking, item: Row, slots: JSONDict, turn: _Turn) -> bool:
+        """升头等舱 on a flight that has none: said, and the best class above the one booked that the same flight
+        or train has is offered (a yes takes it); never a list of other flights in the class booked."""
+        wanted = text_or_none(slots.get("seat_class"))
+        code = text_or_none(slots.get("code") or state["slots"].get("code"))
+        if not wanted or not code or booking["domain"] == "hotel" or slots.keys() - {"seat_class", "berth", "code"}:
+            return False
+        route: JSONDict = {k: state["slots"][k] for k in ("dep_city", "arr_city", "date") if k in state["slots"]}
+        same = [r for r in self.db.search(booking["domain"], route, limit=1000) if R.code_of(r) == code]
+        classes = {str(r.get("seat_class")) for r in same}
+        if not same or wanted in classes:
+            return False
+        order = CLASS_ORDER[booking["domain"]]
+        booked = str(item.get("seat_class"))
+        rank = order.index(booked) if booked in order else -1
+        better = [c for c in order[rank + 1 :] if c in classes and c != wanted]
+        zh = state["language"] == "zh"
+        text = f"{code}没有{wanted}。" if zh else f"{code} has no {wanted}. "
+        if better:
+            best = better[-1] if order.index(wanted) > order.index(better[-1]) else better[0]
+            text += f"同一班有{best}，要改成{best}吗？" if zh else f"It has {best} on the same one: change to that?"
+            state["suggestion"], state["alternative"] = {"seat_class": best, "code": code}, text
+            state["open"] = "offer_alternative"
+        else:
+            text += (
+                "也没有比现在更高的舱位了，订单保持不变。" if zh else "Nothing better than yours; the booking stays."
+            )
+            state["rebook"], state["open"] = None, "anything_else"
+        turn.parts.append(text)
+        turn.prompted = True
+        return True
 
     def _cancel(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]
