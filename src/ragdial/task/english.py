@@ -120,4 +120,6 @@ def scrub(reply: str) -> str:
     reply = PLACE_NAME.sub(lambda m: place(m.group(0)), reply)
     reply = STARS.sub(lambda m: f"{m.group(1)}-star" + (" or better" if m.group(2) else ""), reply)
     reply = RUN.sub(lambda m: value(m.group(0)), reply)
-    return reply.replace("（", " (").replace("）", ")").replace("、", ", ").replace("，", ", ")
+    for zh, en in (("（", " ("), ("）", ")"), ("、", ", "), ("，", ", "), ("；", "; "), ("：", ": "), ("。", ". ")):
+        reply = reply.replace(zh, en)
+    return reply
