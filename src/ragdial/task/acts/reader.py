@@ -8,6 +8,7 @@ import re
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
+from ragdial.task.acts.changes import plain_changes
 from ragdial.task.acts.choice import _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
 from ragdial.task.acts.constraints import (
@@ -53,7 +54,9 @@ def understand(
     ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
     token = _BY_SOUND.set(by_sound)
     try:
-        return no_yes_in_questions(_understand(text, context, gaz, today), text)
+        ctx = context if isinstance(context, Context) else Context.from_dict(context)
+        acts = plain_changes(_understand(text, ctx, gaz, today), text, ctx, gaz, today)
+        return no_yes_in_questions(acts, text)
     finally:
         _BY_SOUND.reset(token)
 
