@@ -46,9 +46,7 @@ def resolve_changes(state: Mapping[str, object], acts: list[Act], db: TravelDB) 
     return acts
 
 
-def _resolved(
-    marks: JSONDict, slots: JSONDict, booking: Booking, item: Mapping[str, object], db: TravelDB
-) -> JSONDict:
+def _resolved(marks: JSONDict, slots: JSONDict, booking: Booking, item: Mapping[str, object], db: TravelDB) -> JSONDict:
     if marks.get("other_hotel"):
         return {"not_brand": [str(item["name"]).split("(")[0]]}
     if marks.get("adjacent"):
@@ -61,7 +59,7 @@ def _resolved(
     if slots.get("berth") and not slots.get("seat_class") and booked_class not in ("硬卧", "软卧"):
         found["seat_class"] = "硬卧"
     elif not slots.get("seat_class") and not slots.get("berth"):
-        found["seat_class"] = item.get("seat_class")
+        found["seat_class"] = str(item.get("seat_class"))
     return found
 
 

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.booked import OTHER_HOTEL
 from ragdial.task.acts.context import Act, Context
-from ragdial.task.acts.finders import _hotel_numbers
+from ragdial.task.acts.finders import _hotel_numbers, _period_of, _time_bounds
+from ragdial.task.acts.text import _is_english
 from ragdial.task.acts.words import CANCEL
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
@@ -113,10 +114,10 @@ def _changes(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer, today: dt
         return acts
     branded = any(a.act in ("inform", "modify") and a.slots.get("brand") for a in acts)
     finders: tuple[Finder, ...] = (_other_hotel, _upgrade, _fewer_nights, _more, _adjacent)
-    for find in finders:
-        if find is _other_hotel and branded:
+    for finder in finders:
+        if finder is _other_hotel and branded:
             continue  # 换一家吧，亚朵那种的: that brand (the swap of ``TaskBranch._swapping``)
-        found = find(text, live, gaz, today)
+        found = finder(text, live, gaz, today)
         if found is not None:
             return [Act("change_booking", found)]
     return acts
@@ -300,6 +301,12 @@ def _adjacent(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) ->
     booking = _trip_booking(text, live)
     if booking is None:
         return None
+    in_english = _is_english(text)
+    time_from, time_to = _time_bounds(text, in_english)
+    period = _period_of(text, in_english)
+    if (time_from and time_to) or period:  # an earlier train around noon: the window said, on the day booked
+        window: JSONDict = {"time_from": time_from, "time_to": time_to} if time_from and time_to else {"period": period}
+        return {**_which(booking), **window}
     found: JSONDict = {**_which(booking), "adjacent": "earlier" if way in ("早", "提前", "earlier") else "later"}
     said = parse_slots(text, gaz, today)
     if said.time_from and not said.time_to:

@@ -254,7 +254,7 @@ RESERVATION = re.compile(r"^\s*(不过|但是|可是|只是|就是说|but\b|howe
 # 第二个 / 换第三趟 / the second one: an ordinal picking one of the offers listed before the read-back
 ORDINAL = re.compile(
     rf"第\s*({NUM})\s*(?:个|趟|班|家|张)|^(?:换|就|要|订|选)?\s*第\s*({NUM})\s*(?:吧|的)?$|"
-    r"\b(?:the\s+)?(first|second|third|fourth|fifth)\s+one\b",
+    r"\b(?:the\s+)?(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th)\s+(?:one|option)\b",
     re.I,
 )
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
