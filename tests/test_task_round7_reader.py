@@ -295,3 +295,33 @@ def test_a_stay_after_a_trip_keeps_its_nights(gaz):
     assert [a for a, _s in acts] == ["inform", "inform"]
     assert acts[1][1] == {"domain": "hotel", "city": "上海", "nights": 3}
     assert "nights" not in acts[0][1] and acts[0][1]["arr_city"] == "上海"
+
+
+TWO_BOOKED = {
+    "domain": "hotel",
+    "open_question": "anything_else",
+    "state": {},
+    "bookings": [
+        {"domain": "train", "order_no": 5, "item_id": 1, "date": "2026-12-05", "quantity": 1, "status": "booked"},
+        {"domain": "hotel", "order_no": 6, "item_id": 2, "date": "2026-12-03", "nights": 3, "status": "booked"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Please change booking 6 to 2 nights", {"order_no": 6, "nights": 2}),
+        ("Could you change booking 5 to the G5281?", {"order_no": 5, "code": "G5281"}),
+        ("It's booking 5, the Shanghai train. Move it to the evening one.", {"order_no": 5, "period": "晚上"}),
+        ("把订单6换成鼓楼区的四星", {"order_no": 6, "stars": 4, "district": "鼓楼"}),
+    ],
+)
+def test_a_change_naming_its_order_carries_the_new_values(gaz, text, expected):
+    ((act, slots),) = read(gaz, text, TWO_BOOKED)
+    assert act == "change_booking" and {k: slots.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize("text", ["后天上海飞北京，帮我挑便宜的", "后天上海飞北京，给我挑个便宜的吧"])
+def test_pick_a_cheap_one_up_front_is_the_cheapest(gaz, text):
+    assert read(gaz, text)[-1] == ("select", {"feature": "cheapest"})

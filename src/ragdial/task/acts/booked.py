@@ -15,9 +15,11 @@ from ragdial.task.acts.finders import (
     _classes_of,
     _code_of,
     _dates,
+    _district_of,
     _domain_named,
     _hotel_numbers,
     _period_of,
+    _stars_of,
     _time_bounds,
     code_domain,
 )
@@ -192,7 +194,7 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     slots: JSONDict = dict(_booking_domain(text))
     if order is not None:
         slots["order_no"] = order
-        text = text.replace(str(order), " ")
+        text = re.sub(rf"(?<![A-Za-z0-9]){order}(?![0-9])", " ", text)  # (G5281 kept whole with order 5)
     if longer and hotel_booked:
         slots["domain"] = "hotel"
     domain = text_or_none(
@@ -229,6 +231,11 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         slots["berth"] = berth
     if domain == "hotel":
         slots.update({k: v for k, v in _hotel_numbers(text, english).items() if k in ("nights", "rooms")})
+        stars, min_stars = _stars_of(text, english)  # 把订单24改成西湖区的四星: the stay elsewhere or better
+        slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
+        district = _district_of(text, gaz, None)
+        if district:
+            slots["district"] = district
         if longer and hotel_booked:
             slots.pop("nights", None)
             slots.pop("date", None)  # 4号再住一晚: the day said is the night added, not a new check-in

@@ -79,8 +79,28 @@ Finder = Callable[[str, list[Booking], Gazetteer, dt.date], JSONDict | None]
 def plain_changes(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer, today: dt.date) -> list[Act]:
     """The turn's acts, with a plainly said change of a booking made in this session turned into the change or
     cancellation act (the others as they were)."""
-    acts = _changes(acts, text, ctx, gaz, today)
+    acts = _order_named(_changes(acts, text, ctx, gaz, today), text, ctx)
     return change_after_cancel(kind_named(acts, text), text)
+
+
+def _order_named(acts: list[Act], text: str, ctx: Context) -> list[Act]:
+    """I mean booking 13, the Hangzhou train. Change it to…: the order number said in another clause of the turn
+    names the booking changed (or cancelled); the clause naming it asks nothing."""
+    changes = [a for a in acts if a.act in ("change_booking", "cancel_booking") and "orders" not in a.slots]
+    if not changes:
+        return acts
+    live = live_bookings(ctx.bookings)
+    m = re.search(r"(?:订单号?|单号|booking|reservation|order)\s*(?:no\.?|number|#)?\s*(\d+)", text, re.I)
+    named = next((b for b in live if m and str(b.get("order_no")) == m.group(1)), None)
+    if named is None:
+        return acts
+    for act in changes:
+        if "order_no" not in act.slots:
+            act.slots["order_no"] = as_int(named["order_no"])
+            act.slots.setdefault("domain", str(named["domain"]))
+    if not re.search(r"(\?|？|吗|\b(did|is|was|what|which|where)\b)", text, re.I):
+        acts = [a for a in acts if a.act != "ask_about_booking"]
+    return acts
 
 
 def _changes(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer, today: dt.date) -> list[Act]:

@@ -78,7 +78,7 @@ def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
 
 NOT_AN_OFFER = "[天次回遍年名晚周批步街层楼章条节轮季期届代站]"  # 第一次 / 第三街: an ordinal of something else
 FEATURES = (
-    (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
+    (r"最便宜|最低价|便宜的那|便宜那|挑\s*(个|一个|一家|一班|一趟)?\s*(便宜|价格低|价钱低)|cheapest", "cheapest"),
     (r"最贵|most expensive", "most_expensive"),
     (r"最早|earliest", "earliest"),
     (r"最晚|最迟|latest", "latest"),
@@ -93,6 +93,7 @@ UP_FRONT = re.compile(
     r"(挑|选|要|订|给我|就)?\s*(个|一个|一家|一班|一趟)?\s*(最便宜|最低价|最贵|最早|最晚|最迟|最快|最好|星级最高|星最高|档次最高)"
     r"\s*的?\s*(那个|那班|那趟|那家|一个|一班|一趟|一家|就行|就好|就可以|吧|$)"
     r"|\b(the )?(cheapest|earliest|latest|fastest) one\b"
+    r"|挑\s*(个|一个|一家|一班|一趟)?\s*(便宜|价格低|价钱低)(的|点的|一点的)"
     r"|\bthe (cheapest|earliest|latest|fastest|best|highest[- ]rated|best[- ]rated|top[- ]rated)\s*"
     r"(one|train|flight|hotel|departure|option|place)?\b"
 )

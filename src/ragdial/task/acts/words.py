@@ -265,7 +265,12 @@ BOOKED_MARK = re.compile(
     re.I,
 )
 # changing a booking already made (改签): 改签/改期, or a change verb with a word for something booked
-REBOOK = re.compile(r"(改签|改期|\brebook|change my (booking|ticket|flight|train))", re.I)
+REBOOK = re.compile(
+    r"(改签|改期|\brebook|change my (booking|ticket|flight|train)|"
+    r"\b(change|modify|amend|move|switch|update)\s+(my |the |that |this )?(booking|reservation|order)\s*"
+    r"(no\.?\s*|number\s*)?\d+)",
+    re.I,
+)
 REBOOK_VERB = re.compile(r"(改|换|调)")
 BOOKED_THING = re.compile(
     r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|刚才那张|刚才那个|那张票|那张机票|那张火车票|那张车票|我的票|"
