@@ -52,6 +52,9 @@ NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 TEST2_SET = Path(__file__).parent / "data" / "demo_conversations_test2.jsonl"
 # split "test3": a second fresh locked set (session 8), same rules
 TEST3_SET = Path(__file__).parent / "data" / "demo_conversations_test3.jsonl"
+# split "test4": a third fresh locked set (session 9, a sixth hand), same rules
+TEST4_SET = Path(__file__).parent / "data" / "demo_conversations_test4.jsonl"
+LOCKED_SPLITS = ("test", "test2", "test3", "test4")
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -106,8 +109,9 @@ def _normal(text: str) -> str:
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
-    ``near_miss`` from the near-miss training set, ``test2`` / ``test3`` from the fresh locked test sets)."""
-    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET}.get(split, SET)
+    ``near_miss`` from the near-miss training set, ``test2`` to ``test4`` from the fresh locked test sets)."""
+    paths = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET, "test4": TEST4_SET}
+    path = paths.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -239,7 +243,7 @@ def _add(into: Tally, tally: Tally) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2", "test3"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", *LOCKED_SPLITS), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
@@ -253,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cv", type=int, help="K: grouped K-fold cross-validation over train + dev (a model trained per fold)"
     )
     args = parser.parse_args(argv)
-    if args.failures and args.split in ("test", "test2", "test3"):
+    if args.failures and args.split in LOCKED_SPLITS:
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
     if args.cv and (args.baseline or args.answer_model or args.sample):
         parser.error("--cv trains its own models over train + dev: no --baseline, --answer-model or --sample")
