@@ -325,3 +325,30 @@ def test_a_change_naming_its_order_carries_the_new_values(gaz, text, expected):
 @pytest.mark.parametrize("text", ["后天上海飞北京，帮我挑便宜的", "后天上海飞北京，给我挑个便宜的吧"])
 def test_pick_a_cheap_one_up_front_is_the_cheapest(gaz, text):
     assert read(gaz, text)[-1] == ("select", {"feature": "cheapest"})
+
+
+# 9. names as English speakers say them, and an alternative taken by naming it
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'd like a Crowne Plaza in Beijing from December 3", {"domain": "hotel", "brand": "皇冠假日酒店"}),
+        ("a flight from Beijing Daxing to Shanghai tomorrow", {"dep_place": "大兴机场"}),
+        ("fly from Beijing Capital to Shanghai tomorrow", {"dep_place": "首都机场"}),
+        ("a train from Beijing West to Shanghai tomorrow", {"dep_place": "北京西站"}),
+        ("a flight from Beijing to Shanghai tomorrow, landing at Hongqiao", {"arr_place": "虹桥机场"}),
+    ],
+)
+def test_english_names_of_hotels_airports_and_stations(gaz, text, expected):
+    (inform,) = read(gaz, text)
+    assert {k: inform[1].get(k) for k in expected} == expected
+
+
+def test_naming_the_alternative_offered_takes_it(gaz):
+    context = {
+        "domain": "hotel",
+        "open_question": "offer_alternative",
+        "state": {"city": "北京", "date": "2026-12-03", "brand": "希尔顿酒店"},
+        "suggestion": {"brand": "亚朵酒店"},
+    }
+    assert read(gaz, "亚朵的也可以", context) == [("confirm", {})]
+    assert read(gaz, "汉庭的也可以", context) == [("modify", {"brand": "汉庭酒店"})]

@@ -143,6 +143,8 @@ def _constraints(
     ):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
+    if english and not domain and _brand_of(text, gaz) and not re.search(r"\b(fly|flight|train|plane)", text, re.I):
+        domain = "hotel"  # I want a Crowne Plaza in Kunming: a hotel
     if domain:
         slots["domain"] = domain
     excluded, wanted_text = _exclusions(text, gaz, english)  # 别给我如家汉庭那种: not wanted, never searched for

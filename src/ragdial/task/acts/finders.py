@@ -36,7 +36,20 @@ def _offer_code(offer: Mapping[str, object]) -> str:
     return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
 
 
+# hotel brands as English speakers name them (the names the English replies show)
+BRANDS_EN = {
+    **{"home inn": "如家快捷酒店", "homeinn": "如家快捷酒店", "hanting": "汉庭酒店", "jinjiang inn": "锦江之星"},
+    **{"ji hotel": "全季酒店", "atour": "亚朵酒店", "vienna": "维也纳酒店", "crystal orange": "桔子水晶酒店"},
+    **{"mercure": "美居酒店", "crowne plaza": "皇冠假日酒店", "marriott": "万豪酒店", "hilton": "希尔顿酒店"},
+    "intercontinental": "洲际酒店",
+}
+
+
 def _brand_of(text: str, gaz: Gazetteer) -> str | None:
+    lower = text.lower()
+    for name, brand in sorted(BRANDS_EN.items(), key=lambda kv: -len(kv[0])):
+        if brand in gaz.brands and re.search(rf"\b{name}\b", lower):
+            return brand
     for brand in sorted(gaz.brands, key=len, reverse=True):
         short = brand.replace("酒店", "").replace("快捷", "")
         for form in {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}:

@@ -208,6 +208,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
+    if _takes_suggestion(acts, text, ctx):
+        acts = [Act("confirm")]  # 全季也行 when 全季 is the alternative offered: a yes to it
     if event_day:  # 我老婆15号生日，得早点回来: no choice of the earliest listed either, nothing changed
         acts = [a for a in acts if not (a.act == "select" and set(a.slots) <= {"feature"})]
         if acts and all(a.act in ("inform", "modify", "out_of_scope") and not a.slots for a in acts):
@@ -295,6 +297,20 @@ def _stay_slots(slots: JSONDict) -> JSONDict:
     out.pop("arr_city", None)
     out["domain"] = "hotel"
     return out
+
+
+def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
+    """Whether the turn takes the alternative the system offered by naming it (全季也行 / 下午的也可以)."""
+    suggestion = ctx.suggestion or {}
+    if ctx.open_question != "offer_alternative" or not suggestion or len(acts) != 1:
+        return False
+    said = {k: v for k, v in acts[0].slots.items() if k != "domain"}
+    return (
+        acts[0].act in ("inform", "modify")
+        and bool(said)
+        and all(suggestion.get(k) == v for k, v in said.items())
+        and bool(re.search(r"(也行|也可以|也成|也没问题|也好|\bis fine\b|\bworks\b)", text))
+    )
 
 
 def _check_out_to_stay(acts: list[Act]) -> None:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.context import Act, Context
+from ragdial.task.acts.text import _is_english
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _short_airports
+from ragdial.task.slots import _char_pinyin, _short_airports
 
+SIDES = {"东": "east", "西": "west", "南": "south", "北": "north"}
 # a place refused: 别从大兴走 / 不要从首都机场飞 / 不要汉口 / 大兴的不要 / 天府太远了
 REFUSED_BEFORE = r"(?:别|不要|不想|不|甭)\s*(?:从|在|到|落|去)?\s*(?:{p})(?!.{{0,3}}(?:也行|也可以|都行))"
 REFUSED_AFTER = r"(?:{p})(?:的|那个|那边)?\s*(?:就|也|都)?\s*(?:不要|不行|别|算了|太远|不方便|太偏)"
@@ -20,12 +23,15 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
     """``acts`` with each airport or station slot in the role its city gives it, and refused places replaced."""
     names = _place_names(gaz)
     refused = _refused(text, names)
+    english = _is_english(text)
     for act in acts:
         if act.act not in ("inform", "modify"):
             continue
         slots = act.slots
         dep = slots.get("dep_city") or ctx.state.get("dep_city")
         arr = slots.get("arr_city") or ctx.state.get("arr_city")
+        if english:
+            _english_places(slots, text, gaz, str(slots.get("domain") or ctx.domain or ""), dep, arr)
         for key in ("dep_place", "arr_place"):
             place = slots.get(key)
             if isinstance(place, str) and place in refused:
@@ -53,6 +59,26 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
                 if slots.get(other_key.replace("place", "city")) not in (None, city):
                     slots[other_key.replace("place", "city")] = city
     return acts
+
+
+def _english_places(slots: JSONDict, text: str, gaz: Gazetteer, domain: str, dep: object, arr: object) -> None:
+    """from Beijing Daxing to Chengdu Shuangliu / arriving at Hongqiao station: airports and stations in pinyin."""
+    lower = text.lower()
+    kind = "station" if domain == "train" or re.search(r"\bstation\b", lower) else "airport"
+    for place, (city, place_kind) in gaz.places.items():
+        core = place.removesuffix("机场").removesuffix("站").removeprefix(city) or place
+        if core in SIDES:  # 北京西站: Beijing West (station)
+            sound = r"\s?".join(_char_pinyin(c) for c in city) + rf"\s+{SIDES[core]}"
+        elif len(core) >= 2:
+            sound = r"\s?".join(_char_pinyin(c) for c in core)
+        else:
+            continue
+        said = re.search(rf"\b{sound}\b", lower) or (place == "首都机场" and re.search(r"\bcapital\b", lower))
+        if place_kind != kind or not said or core in gaz.cities:
+            continue
+        key = "dep_place" if city == dep else "arr_place" if city == arr else None
+        if key is not None:
+            slots.setdefault(key, place)
 
 
 def _place_names(gaz: Gazetteer) -> dict[str, str]:
