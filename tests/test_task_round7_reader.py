@@ -352,3 +352,39 @@ def test_naming_the_alternative_offered_takes_it(gaz):
     }
     assert read(gaz, "亚朵的也可以", context) == [("confirm", {})]
     assert read(gaz, "汉庭的也可以", context) == [("modify", {"brand": "汉庭酒店"})]
+
+
+LANDING_TIANFU = {
+    "domain": "flight",
+    "open_question": "choose_offer",
+    "state": {"domain": "flight", "dep_city": "深圳", "arr_city": "成都", "date": "2026-12-04"},
+    "offers": [
+        {"code": "3U1001", "dep_time": "10:00", "arr_place": "天府机场", "price": 900, "seat_class": "经济舱"},
+        {"code": "CZ1002", "dep_time": "19:00", "arr_place": "天府机场", "price": 800, "seat_class": "经济舱"},
+    ],
+}
+
+
+def test_airports_complained_about_are_not_wanted(gaz):
+    assert read(gaz, "怎么都是落天府的啊，有没有上午落双流的", LANDING_TIANFU) == [
+        ("inform", {"arr_place": "双流机场", "period": "上午"})
+    ]
+
+
+@pytest.mark.parametrize("text", ["好吧天府就天府，第二个", "从深圳走，到成都天府机场，CZ1002"])
+def test_the_arrival_airport_said_again_is_no_new_origin(gaz, text):
+    acts = read(gaz, text, LANDING_TIANFU)
+    assert all("dep_city" not in slots for _a, slots in acts), acts
+    assert acts[-1][0] == "select"
+
+
+def test_another_train_in_another_class_during_a_read_back_keeps_the_class(gaz):
+    context = {
+        "domain": "train",
+        "open_question": "confirm_booking",
+        "state": {"domain": "train", "dep_city": "北京", "arr_city": "杭州", "seat_class": "硬卧"},
+        "offers": [{"code": "K644", "dep_time": "22:50", "seat_class": "硬卧", "berth": "上铺", "price": 181}],
+    }
+    assert read(gaz, "那T665的软卧下铺呢", context) == [
+        ("select", {"code": "T665", "seat_class": "软卧", "berth": "下铺"})
+    ]

@@ -16,7 +16,10 @@ from ragdial.task.slots import _char_pinyin, _short_airports
 SIDES = {"东": "east", "西": "west", "南": "south", "北": "north"}
 # a place refused: 别从大兴走 / 不要从首都机场飞 / 不要汉口 / 大兴的不要 / 天府太远了
 REFUSED_BEFORE = r"(?:别|不要|不想|不|甭)\s*(?:从|在|到|落|去)?\s*(?:{p})(?!.{{0,3}}(?:也行|也可以|都行))"
-REFUSED_AFTER = r"(?:{p})(?:的|那个|那边)?\s*(?:就|也|都)?\s*(?:不要|不行|别|算了|太远|不方便|太偏)"
+REFUSED_AFTER = (
+    r"(?:{p})(?:的|那个|那边)?\s*(?:就|也|都)?\s*(?:不要|不行|别|算了|太远|不方便|太偏)"
+    r"|都(?:是)?(?:落|到|在|从)?\s*(?:{p})(?:的)?\s*(?:啊|呀|嘛|呢)"  # 这两个都落天府啊: not what was wanted
+)
 
 
 def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> list[Act]:
@@ -24,9 +27,12 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
     names = _place_names(gaz)
     refused = _refused(text, names)
     english = _is_english(text)
+    emptied: list[Act] = []
     for act in acts:
         if act.act not in ("inform", "modify"):
             continue
+        if act.slots.get("dep_city") and len(act.slots) == 1:
+            emptied.append(act)
         slots = act.slots
         dep = slots.get("dep_city") or ctx.state.get("dep_city")
         arr = slots.get("arr_city") or ctx.state.get("arr_city")
@@ -48,6 +54,8 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
             role = "dep_place" if city == dep != arr else "arr_place" if city == arr != dep else None
             if role is not None and role not in slots:
                 slots[role] = other
+        if slots.get("dep_city") and slots.get("dep_city") == arr and ctx.state.get("dep_city") != arr:
+            slots.pop("dep_city")  # 天府就天府 / 到成都天府机场 while flying to 成都: the place one goes to, no origin
         for place_key, other_key, own in (("dep_place", "arr_place", dep), ("arr_place", "dep_place", arr)):
             place = slots.get(place_key)
             if not isinstance(place, str) or place not in gaz.places:
@@ -58,7 +66,9 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
                 slots[other_key] = slots.pop(place_key)  # 只要首都机场的 when leaving from 北京: where one leaves from
                 if slots.get(other_key.replace("place", "city")) not in (None, city):
                     slots[other_key.replace("place", "city")] = city
-    return acts
+    if refused and any(a.act in ("inform", "modify") and a.slots for a in acts):
+        acts = [a for a in acts if a.act != "out_of_scope"]  # 怎么都是落天府的啊: a complaint, not an aside
+    return [a for a in acts if a.slots or not any(a is e for e in emptied)]
 
 
 def _english_places(slots: JSONDict, text: str, gaz: Gazetteer, domain: str, dep: object, arr: object) -> None:
