@@ -156,7 +156,8 @@ def test_one_more_ticket_in_english_is_the_same_train_for_two(branch):
 def test_change_it_alone_asks_what_to_change(branch):
     turns = talk(branch, "a train from Beijing to Shanghai tomorrow", "the first one", "yes")
     (asked,) = talk(branch, "change it", state=turns[-1].state)
-    assert "Which city" not in asked.reply and "date or time" in asked.reply, asked.reply
+    assert asked.acts == ["change_booking"] and "Which city" not in asked.reply, asked.reply
+    assert "change" in asked.reply.lower() and "date" in asked.reply, asked.reply  # what to change is asked
 
 
 # 3. a day of the month after a weekday
@@ -388,3 +389,9 @@ def test_another_train_in_another_class_during_a_read_back_keeps_the_class(gaz):
     assert read(gaz, "那T665的软卧下铺呢", context) == [
         ("select", {"code": "T665", "seat_class": "软卧", "berth": "下铺"})
     ]
+
+
+def test_a_trip_on_the_check_out_day_leaves_from_the_stay(gaz):
+    acts = read(gaz, "周四在南京住三晚；退房后坐高铁去上海")
+    assert [a for a, _s in acts] == ["inform", "inform"]
+    assert acts[1][1]["date"] == "2026-12-06" and acts[1][1]["dep_city"] == "南京", acts

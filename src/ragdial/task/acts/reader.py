@@ -216,7 +216,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             acts = [Act("out_of_scope")]
     acts = place_roles(_post(_said_over(acts), ctx, raw), text, ctx, gaz)
     _rooms_by_sharing(acts, text)
-    _check_out_to_stay(acts)
+    _check_out_to_stay(acts, text)
     if english:  # two first-class tickets…, the latest train: first class on a train is 一等座
         for act in acts:
             if act.slots.get("domain") == "train" and act.slots.get("seat_class") in TRAIN_CLASS_EN:
@@ -313,17 +313,23 @@ def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
     )
 
 
-def _check_out_to_stay(acts: list[Act]) -> None:
-    """…住两晚；18号退房后从长沙坐高铁去广州: the check-out said with the trip is the stay's, the trip's day."""
+def _check_out_to_stay(acts: list[Act], text: str) -> None:
+    """…住两晚；18号退房后从长沙坐高铁去广州: the check-out said with the trip is the stay's, the trip's day; 退房那天
+    (后) without a day: the stay's last day; no origin said: the stay's city."""
     stay = next((a for a in acts if a.act in ("inform", "modify") and a.slots.get("domain") == "hotel"), None)
-    for act in acts:
-        if stay is None or act is stay or act.slots.get("domain") not in ("flight", "train"):
+    for act in acts[acts.index(stay) + 1 :] if stay is not None else []:
+        if stay is None or act.slots.get("domain") not in ("flight", "train"):
             continue
         out = act.slots.pop("check_out", None)
         if out is not None:
             act.slots.setdefault("date", out)
             if "nights" not in stay.slots:
                 stay.slots.setdefault("check_out", out)
+        day, nights = stay.slots.get("date"), stay.slots.get("nights")
+        if "date" not in act.slots and re.search(r"退房", text) and isinstance(day, str) and isinstance(nights, int):
+            act.slots["date"] = (dt.date.fromisoformat(day) + dt.timedelta(days=nights)).isoformat()
+        if "dep_city" not in act.slots and stay.slots.get("city") not in (None, act.slots.get("arr_city")):
+            act.slots["dep_city"] = stay.slots["city"]
 
 
 # how many share a room: 两人一间 / 两个人住一间 / 每间住两个人 / 一间住两人
