@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ragdial.task.db import TravelDB
-from ragdial.task.goals import sample_goals
+from ragdial.task.goals import goals_as_booked
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import Channel, DialogResult, InProcessChannel, Noise, run_dialog, summarise
 
@@ -31,7 +31,7 @@ def simulate(
     scratch = channel_factory is None
     db = TravelDB(db_url, scratch=scratch)
     start = today or dt.date.fromisoformat(db.meta["start"])
-    goals = sample_goals(db, n_goals, seed, start, changes=changes)
+    goals = goals_as_booked(db, n_goals, seed, start, changes=changes)  # (each against the DB as it is then)
     channel = (
         channel_factory(db)
         if channel_factory
