@@ -289,9 +289,13 @@ class TripleReranker:
         if not all((directory / name).is_file() for name in (META_FILE, MODEL_FILE, MATCHER_FILE)):
             raise RagdialError(f"{directory}: not a triple reranker ({META_FILE}, {MODEL_FILE}, {MATCHER_FILE})")
         meta = saved_meta.read_meta(meta_path, "triple reranker file", FORMAT)
+        from ragdial.text.encoders import ENCODERS
+
         encoder = meta.get("encoder")
-        if encoder is not None and not isinstance(encoder, str):
-            raise RagdialError(f"{meta_path}: field 'encoder' must be an encoder name or null, got {encoder!r}")
+        if encoder is not None and (not isinstance(encoder, str) or encoder not in ENCODERS):
+            raise RagdialError(
+                f"{meta_path}: field 'encoder' must be an encoder name ({', '.join(ENCODERS)}) or null, got {encoder!r}"
+            )
         saved_meta.check_features(meta, meta_path, feature_names(encoder))
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         matcher = AttributeMatcher.load(directory / MATCHER_FILE)
