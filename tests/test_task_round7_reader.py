@@ -395,3 +395,22 @@ def test_a_trip_on_the_check_out_day_leaves_from_the_stay(gaz):
     acts = read(gaz, "周四在南京住三晚；退房后坐高铁去上海")
     assert [a for a, _s in acts] == ["inform", "inform"]
     assert acts[1][1]["date"] == "2026-12-06" and acts[1][1]["dep_city"] == "南京", acts
+
+
+@pytest.mark.parametrize(
+    "text", ["机票给我退了，酒店保留", "酒店不动，机票取消吧", "cancel the flight but keep the hotel"]
+)
+def test_a_booking_kept_in_the_same_sentence_is_not_cancelled(gaz, text):
+    assert read(gaz, text, FLIGHT_AND_HOTEL) == [("cancel_booking", {"domain": "flight"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("后天上海到北京的高铁，最晚晚上九点到", {"arr_by": "21:00"}),
+        ("后天上海飞北京，不要红眼航班", {"time_from": "06:00", "time_to": "22:00"}),
+    ],
+)
+def test_arrival_deadlines_and_no_red_eye(gaz, text, expected):
+    (inform,) = read(gaz, text)
+    assert {k: inform[1].get(k) for k in expected} == expected
