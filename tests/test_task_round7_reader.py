@@ -414,3 +414,8 @@ def test_a_booking_kept_in_the_same_sentence_is_not_cancelled(gaz, text):
 def test_arrival_deadlines_and_no_red_eye(gaz, text, expected):
     (inform,) = read(gaz, text)
     assert {k: inform[1].get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize("text", ["动车上可以带宠物吗", "周日我还得回上海上班呢", "高铁能托运两个大箱子吗"])
+def test_asides_about_the_trip_change_nothing(gaz, text):
+    assert read(gaz, text, TRAINS_LISTED) == [("out_of_scope", {})]

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 
 from ragdial.jsontypes import JSONDict
-from ragdial.task.acts.aside import _booking_domain, _says_else
+from ragdial.task.acts.aside import ASIDE, _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.changes import plain_changes
 from ragdial.task.acts.choice import _reference, up_front_choice
@@ -208,6 +208,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
+    if ctx.offers and ASIDE.search(text) and any(_back_home(a, ctx) for a in acts):
+        acts = [Act("out_of_scope")]  # 下周六我还得回上海上班 while choosing the way out: why, not a new destination
     if _takes_suggestion(acts, text, ctx):
         acts = [Act("confirm")]  # 全季也行 when 全季 is the alternative offered: a yes to it
     if event_day:  # 我老婆15号生日，得早点回来: no choice of the earliest listed either, nothing changed
@@ -297,6 +299,16 @@ def _stay_slots(slots: JSONDict) -> JSONDict:
     out.pop("arr_city", None)
     out["domain"] = "hotel"
     return out
+
+
+def _back_home(act: Act, ctx: Context) -> bool:
+    """Whether ``act`` would send the trip under way back where it starts (回上海 while going from 上海)."""
+    return (
+        act.act in ("inform", "modify")
+        and "dep_city" not in act.slots
+        and act.slots.get("arr_city") is not None
+        and act.slots.get("arr_city") == ctx.state.get("dep_city")
+    )
 
 
 def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
