@@ -419,3 +419,16 @@ def test_arrival_deadlines_and_no_red_eye(gaz, text, expected):
 @pytest.mark.parametrize("text", ["动车上可以带宠物吗", "周日我还得回上海上班呢", "高铁能托运两个大箱子吗"])
 def test_asides_about_the_trip_change_nothing(gaz, text):
     assert read(gaz, text, TRAINS_LISTED) == [("out_of_scope", {})]
+
+
+def test_the_station_the_way_back_arrives_at_is_the_way_backs(gaz):
+    ((act, slots),) = read(gaz, "周六上午从北京坐高铁去天津，周日下午再回来，回来要到北京南站")
+    assert act == "inform" and "dep_place" not in slots and "arr_place" not in slots, slots
+    assert slots["return_leg"] == {"date": "2026-12-06", "period": "下午", "arr_place": "北京南站"}
+
+
+def test_a_stay_after_a_trip_takes_the_hotel_clauses_after_it_and_the_arrival_city(gaz):
+    acts = read(gaz, "周日从杭州坐高铁去南京，到了住两晚，要玄武区的，四星")
+    assert [a for a, _s in acts] == ["inform", "inform"]
+    assert acts[1][1] == {"domain": "hotel", "city": "南京", "nights": 2, "district": "玄武", "stars": 4}
+    assert "district" not in acts[0][1] and "stars" not in acts[0][1]
