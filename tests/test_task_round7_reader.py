@@ -432,3 +432,26 @@ def test_a_stay_after_a_trip_takes_the_hotel_clauses_after_it_and_the_arrival_ci
     assert [a for a, _s in acts] == ["inform", "inform"]
     assert acts[1][1] == {"domain": "hotel", "city": "南京", "nights": 2, "district": "玄武", "stars": 4}
     assert "district" not in acts[0][1] and "stars" not in acts[0][1]
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("Could we get one more night?", {"domain": "hotel", "longer": 1}),
+        ("please extend my stay by two nights", {"domain": "hotel", "longer": 2}),
+        ("I'd rather have a different hotel", {"domain": "hotel", "order_no": 4, "other_hotel": True}),
+    ],
+)
+def test_a_longer_stay_or_another_hotel_in_english(gaz, text, slots):
+    assert read(gaz, text, HOTEL_3) == [("change_booking", slots)]
+
+
+def test_another_hotel_elsewhere_is_a_new_request(gaz):
+    assert read(gaz, "I need another hotel in Shanghai tomorrow", HOTEL_3) == [
+        ("inform", {"domain": "hotel", "city": "上海", "date": "2026-12-02"})
+    ]
+
+
+def test_a_district_said_with_its_place_name_reading(gaz):
+    (inform,) = read(gaz, "a hotel in Beijing, Chaoyang district, tomorrow")
+    assert inform[1]["district"] == "朝阳"

@@ -71,6 +71,8 @@ MORE_EN = re.compile(
 # the departure just before or after the one booked: 改早一班 / 晚一班的 / 提前一班 / an earlier train
 ADJACENT = re.compile(r"(?P<way>早|晚|提前|推后|延后)\s*(一|1)?\s*(班|趟|点的?(班|趟|航班|车|飞机)?)(?!天)")
 ADJACENT_EN = re.compile(r"\b(?P<way>earlier|later)\s+(one|train|flight|departure|plane|connection)\b", re.I)
+# another hotel for the stay booked, in English: I'd rather have a different hotel / switch to another hotel
+OTHER_HOTEL_EN = re.compile(r"\b(a different|another|some other) hotel\b", re.I)
 # taking another way to travel instead: 改坐火车 / 换成高铁 / 还是坐飞机
 OTHER_WAY = re.compile(r"(改坐|改乘|换成|改成|换坐|坐|乘)\s*(?P<way>火车|高铁|动车|飞机|航班)")
 EN_NUMBER = {"one": 1, "a": 1, "an": 1, "another": 1, "two": 2, "three": 3, "four": 4, "five": 5}
@@ -226,12 +228,14 @@ def _several_cancelled(text: str, live: Sequence[Booking]) -> Act | None:
 
 def _other_hotel(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) -> JSONDict | None:
     """换一家吧 after a hotel was booked: another hotel for the same stay (read back as a change of it)."""
-    if not OTHER_HOTEL.search(text) or re.search(r"(退|取消)", text):
+    if not (OTHER_HOTEL.search(text) or OTHER_HOTEL_EN.search(text)) or re.search(r"(退|取消|cancel)", text, re.I):
         return None
     booking = _last(live, ("hotel",))
     if booking is None:
         return None
     said = parse_slots(text, gaz, today)
+    if said.cities or (said.date and said.date != booking.get("date")):
+        return None  # I need another hotel in Beijing tomorrow: another stay, not this one swapped
     found: JSONDict = {**_which(booking), "other_hotel": True}
     for key in ("stars", "min_stars", "max_price"):
         if getattr(said, key, None):

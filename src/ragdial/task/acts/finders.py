@@ -36,6 +36,8 @@ def _offer_code(offer: Mapping[str, object]) -> str:
     return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
 
 
+# how a character sounds in a place name where its common reading differs (朝阳 Chaoyang, 长宁 Changning)
+NAME_SOUNDS = {"朝": "(?:chao|zhao)", "长": "(?:chang|zhang)", "重": "(?:chong|zhong)", "厦": "(?:xia|sha)"}
 # hotel brands as English speakers name them (the names the English replies show)
 BRANDS_EN = {
     **{"home inn": "如家快捷酒店", "homeinn": "如家快捷酒店", "hanting": "汉庭酒店", "jinjiang inn": "锦江之星"},
@@ -73,7 +75,7 @@ def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
     if re.search(r"[a-zA-Z]{3}", text):  # Panlong district / in Wuhou: a district said in pinyin
         lower = text.lower()
         for name in sorted(gaz.districts, key=len, reverse=True):
-            sound = r"\s?".join(_char_pinyin(c) for c in name)
+            sound = r"\s?".join(NAME_SOUNDS.get(c) or _char_pinyin(c) for c in name)
             if re.search(rf"\b{sound}\b", lower):
                 return name
     return None
