@@ -48,7 +48,7 @@ from ragdial.task.orders import (
     cancel_question,
     live_bookings,
 )
-from ragdial.task.plain_changes import change_after_cancel, kind_named, plain_change
+from ragdial.task.plain_changes import resolve_changes
 from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import (
@@ -309,8 +309,7 @@ class TaskBranch(BookingActs):
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
-        acts = plain_change(state, acts, text, self.db, self.gazetteer, self.today)
-        acts = change_after_cancel(kind_named(acts, text), text)
+        acts = resolve_changes(state, acts, self.db)
         if state["open"] in (None, "anything_else") or state["domain"] is None:
             acts = split_legs(acts, text, self._read_part)  # each leg of a two-leg first turn with its own
         acts = self._hotel_clause(state, acts, text)
