@@ -1715,7 +1715,9 @@ class TaskBranch(BookingActs):
                 text = text.replace("即将为您预订：", f"改签：{booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
-                text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
+                number, _, details = booking_line(old, lang).partition(": ")
+                text = text.replace("I'll book:", f"I'll change {number} (now {details}) to:", 1)
+                text = text.replace("Shall I confirm the booking?", "Shall I make this change?", 1)
         return text
 
     def _pending_item(self, state: TaskState) -> Row | None:
