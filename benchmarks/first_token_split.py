@@ -13,7 +13,9 @@ the variants interleaved turn by turn so machine load falls on all alike):
 - ``head+clause+primed``: the same with the answer heads of both languages primed before the first turn, as the
   service's warm-up does (``KnowledgeBranch.warm_up``);
 - ``head+clause+primed+turns``: the same keeping whole turns (``turn_cache``, the default): a session's next turn
-  over the same knowledge restores its last turn and evaluates only the new dialog.
+  over the same knowledge restores its last turn and evaluates only the new dialog;
+- ``...+recent3`` / ``...+recent1``: the same showing the model only the last 3 dialog turns (the last exchange and
+  the question) / the question alone (``prompt_turns``).
 
 Per turn that calls the model, the first token splits into: the analysis (understand: rewrite, routing,
 retrieval, policy), the prompt (from the generator call to its first piece: prompt evaluation and the first
@@ -50,13 +52,16 @@ from ragdial.pipeline.grounded import Grounding, stream_verified
 from ragdial.pipeline.turn import Piece, Reply
 
 # prefix_cache, clauses, primed (the answer heads of both languages evaluated before the first turn, as warm-up
-# does), turn_cache (whole turns kept: a session's next turn over the same knowledge restores its last one)
+# does), turn_cache (whole turns kept: a session's next turn over the same knowledge restores its last one),
+# prompt_turns (only the last k dialog turns in the prompt; 0: all)
 VARIANTS = {
-    "plain": (0, False, False, 0),
-    "head": (8, False, False, 0),
-    "head+clause": (8, True, False, 0),
-    "head+clause+primed": (8, True, True, 0),
-    "head+clause+primed+turns": (8, True, True, 8),
+    "plain": (0, False, False, 0, 0),
+    "head": (8, False, False, 0, 0),
+    "head+clause": (8, True, False, 0, 0),
+    "head+clause+primed": (8, True, True, 0, 0),
+    "head+clause+primed+turns": (8, True, True, 8, 0),
+    "head+clause+primed+turns+recent3": (8, True, True, 8, 3),
+    "head+clause+primed+turns+recent1": (8, True, True, 8, 1),
 }
 
 
@@ -132,9 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     names = args.variants.split(",")
     models = {}
     for name in names:
-        prefix_cache, _, _, turn_cache = VARIANTS[name]
+        prefix_cache, _, _, turn_cache, prompt_turns = VARIANTS[name]
         generator = LlamaCppGenerator(
-            n_ctx=2048, n_threads=args.threads, prefix_cache=prefix_cache, turn_cache=turn_cache
+            n_ctx=2048,
+            n_threads=args.threads,
+            prefix_cache=prefix_cache,
+            turn_cache=turn_cache,
+            prompt_turns=prompt_turns,
         )
         generator.warm_up()
         models[name] = Timed(generator)

@@ -52,6 +52,9 @@ NEAR_MISS_SET = Path(__file__).parent / "data" / "demo_near_miss_train.jsonl"
 TEST2_SET = Path(__file__).parent / "data" / "demo_conversations_test2.jsonl"
 # split "test3": a second fresh locked set (session 8), same rules
 TEST3_SET = Path(__file__).parent / "data" / "demo_conversations_test3.jsonl"
+# split "test4": a third fresh locked set (session 9, a sixth hand), same rules
+TEST4_SET = Path(__file__).parent / "data" / "demo_conversations_test4.jsonl"
+LOCKED_SPLITS = ("test", "test2", "test3", "test4")
 ANSWERABLE = ("personal_fact", "product", "faq_paraphrase", "follow_up", "comparison")
 KINDS = (*ANSWERABLE, "not_in_knowledge", "account_action", "small_talk")
 # the policies a turn of each kind may get: a question in a third language is not answered from the knowledge
@@ -106,8 +109,9 @@ def _normal(text: str) -> str:
 
 def load_set(split: str, sample: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """The conversations of ``split`` (``dev``/``test`` from the locked set, ``train`` from the training set,
-    ``near_miss`` from the near-miss training set, ``test2`` / ``test3`` from the fresh locked test sets)."""
-    path = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET}.get(split, SET)
+    ``near_miss`` from the near-miss training set, ``test2`` to ``test4`` from the fresh locked test sets)."""
+    paths = {"train": TRAIN_SET, "near_miss": NEAR_MISS_SET, "test2": TEST2_SET, "test3": TEST3_SET, "test4": TEST4_SET}
+    path = paths.get(split, SET)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == split]
     if sample:
@@ -200,31 +204,41 @@ def run(
 
 
 def cross_validate(
-    generators: list[tuple[str, str, dict[str, Any]]], rows: list[dict[str, Any]], folds: int, failures: bool = False
+    generators: list[tuple[str, str, dict[str, Any]]],
+    rows: list[dict[str, Any]],
+    folds: int,
+    failures: bool = False,
+    repeats: int = 1,
 ) -> dict[str, dict[str, Tally]]:
     """Grouped ``folds``-fold cross-validation over ``rows`` (the train and dev conversations): per fold, the
     answer model is trained (``train_answer_model.examples_of`` + ``fit_answer_model``) on the other folds'
     conversations and the grounded path answers the held-out ones with each of ``generators`` (name, generator,
-    options); per name, the tallies of all folds summed."""
+    options); per name, the tallies of all folds summed. With ``repeats`` > 1 the whole is repeated with the
+    conversations dealt to the folds in other seeded orders (repeat 0: by id, as with one repeat) and every
+    repeat's tallies summed, so a comparison does not hang on one split of the conversations."""
     import tempfile
 
     from ragdial.pipeline.answer_model import fit_answer_model
     from train_answer_model import examples_of
 
     rows = sorted(rows, key=lambda r: r["id"])
-    fold = {r["id"]: i % folds for i, r in enumerate(rows)}
     config = SystemConfig(generator=ComponentSpec("extractive"))
     branches = {language: build_system(config, language).knowledge_branch for language in ("zh", "en")}
     examples = {r["id"]: examples_of([r], branches) for r in rows}
     totals: dict[str, dict[str, Tally]] = {name: defaultdict(Tally) for name, _, _ in generators}
     with tempfile.TemporaryDirectory() as tmp:
-        for k in range(folds):
-            model = fit_answer_model([e for r in rows if fold[r["id"]] != k for e in examples[r["id"]]])
-            path = model.save(Path(tmp) / f"fold{k}.json")
-            held = [r for r in rows if fold[r["id"]] == k]
-            for name, generator, options in generators:
-                for kind, tally in run(generator, True, held, options, failures, answer_model=path).items():
-                    _add(totals[name][kind], tally)
+        for repeat in range(repeats):
+            dealt = list(rows)
+            if repeat:
+                random.Random(repeat).shuffle(dealt)
+            fold = {r["id"]: i % folds for i, r in enumerate(dealt)}
+            for k in range(folds):
+                model = fit_answer_model([e for r in rows if fold[r["id"]] != k for e in examples[r["id"]]])
+                path = model.save(Path(tmp) / f"fold{repeat}-{k}.json")
+                held = [r for r in rows if fold[r["id"]] == k]
+                for name, generator, options in generators:
+                    for kind, tally in run(generator, True, held, options, failures, answer_model=path).items():
+                        _add(totals[name][kind], tally)
     return totals
 
 
@@ -239,7 +253,7 @@ def _add(into: Tally, tally: Tally) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("train", "near_miss", "dev", "test", "test2", "test3"), default="dev")
+    parser.add_argument("--split", choices=("train", "near_miss", "dev", *LOCKED_SPLITS), default="dev")
     parser.add_argument("--generators", default="extractive,template", help="comma-separated GENERATORS names")
     parser.add_argument("--baseline", action="store_true", help="also run each generator with grounded: false")
     parser.add_argument("--sample", type=int, help="conversations per language (seeded sample)")
@@ -252,8 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cv", type=int, help="K: grouped K-fold cross-validation over train + dev (a model trained per fold)"
     )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="with --cv: repeat it with R seeded deals of the conversations, summed"
+    )
     args = parser.parse_args(argv)
-    if args.failures and args.split in ("test", "test2", "test3"):
+    if args.failures and args.split in LOCKED_SPLITS:
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
     if args.cv and (args.baseline or args.answer_model or args.sample):
         parser.error("--cv trains its own models over train + dev: no --baseline, --answer-model or --sample")
@@ -264,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = load_set("train") + load_set("dev") if args.cv else load_set(args.split, args.sample, args.seed)
     turns = sum(len(r["turns"]) for r in rows)
     split = f"train+dev, {args.cv}-fold cross-validation" if args.cv else args.split
+    if args.cv and args.repeats > 1:
+        split += f" repeated {args.repeats} times (turns counted once per repeat)"
     print(f"split {split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
     results: dict[str, dict[str, Any]] = {}
     specs = []
@@ -275,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             options[key] = int(value) if value.lstrip("-").isdigit() else value
         specs.append((spec, generator, options))
     if args.cv:
-        for name, tallies in cross_validate(specs, rows, args.cv, args.failures).items():
+        for name, tallies in cross_validate(specs, rows, args.cv, args.failures, args.repeats).items():
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     for spec, generator, options in specs if not args.cv else []:
         for grounded in (True, False) if args.baseline else (True,):

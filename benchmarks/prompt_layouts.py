@@ -10,7 +10,8 @@ turn (that request's prompt and the reply the next request's dialog shows). Layo
 - ``now``: the knowledge in the system message, after the instruction and guidance, then the dialog (the default);
 - ``knowledge-last``: the system message without the knowledge; the knowledge after the question in the last user
   message, so a session's whole history stays a shared prefix when the knowledge changes;
-- ``history-3``: the layout ``now`` with only the last 3 dialog turns (the last exchange and the question).
+- ``history-3`` / ``history-1``: the layout ``now`` with only the last 3 dialog turns (the last exchange and the
+  question) / the question alone (the generator's ``prompt_turns``).
 
 The last two change what the model reads; this counts tokens only, it says nothing about the replies.
 
@@ -52,6 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
     generator = LlamaCppGenerator(n_threads=1)
+    shortened: dict[int, LlamaCppGenerator] = {}
+
+    def generator_with(turns: int) -> LlamaCppGenerator:
+        """A generator fitting prompts with ``prompt_turns=turns`` that counts with the loaded model (none loaded)."""
+        if turns not in shortened:
+            shortened[turns] = LlamaCppGenerator(n_threads=1, prompt_turns=turns)
+            shortened[turns].count_tokens = generator.count_tokens  # type: ignore[method-assign]
+        return shortened[turns]
 
     def tokens(messages: Messages) -> list[int]:
         formatted = generator._format(messages=messages)
@@ -61,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     layouts = {
         "now": lambda m, r: m,
         "knowledge-last": lambda m, r: _knowledge_last(m, r.language),
-        "history-3": lambda m, r: [m[0], *m[1:][-3:]],
+        "history-3": lambda m, r: generator_with(3).fit(r)[0],
+        "history-1": lambda m, r: generator_with(1).fit(r)[0],
     }
     requests: list[GenerationRequest] = record("dev", args.sample, args.seed)
     new: dict[str, list[int]] = {name: [] for name in layouts}

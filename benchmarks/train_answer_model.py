@@ -2,7 +2,7 @@
 to ``src/ragdial/resources/answer_model.json`` (the packaged model).
 
 Only the ``train`` set (``benchmarks/data/demo_conversations_train.jsonl``) and the ``dev`` half of the locked set
-are read; the locked test sets (the ``test`` half, ``test2``, ``test3``) are never used for training or model
+are read; the locked test sets (the ``test`` half, ``test2``, ``test3``, ``test4``) are never used for training or model
 choice. Each turn is seen as the pipeline sees it, with the earlier system turns citing the earlier turns' gold items
 (teacher forcing), through the same ``KnowledgeBranch.analyse`` the pipeline uses. Deterministic: the same data
 gives the same file.
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grounded_answers import load_set
+from grounded_answers import LOCKED_SPLITS, load_set
 from ragdial.pipeline.answer_features import source_of, turn_numbers, turn_terms
 from ragdial.pipeline.answer_model import Example, fit_answer_model
 from ragdial.pipeline.branch import KnowledgeBranch
@@ -66,7 +66,7 @@ def examples_of(rows: list[dict[str, Any]], branches: dict[str, KnowledgeBranch]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--splits", default="train,dev", help="comma-separated: train and/or dev (never test, test2, test3)"
+        "--splits", default="train,dev", help="comma-separated: train and/or dev (never test, test2, test3, test4)"
     )
     parser.add_argument(
         "--policy-only", default="", help="comma-separated splits that train the policy head alone (near_miss)"
@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     policy_splits = [s for s in args.policy_only.split(",") if s]
-    if {"test", "test2", "test3"} & {*splits, *policy_splits}:
-        parser.error("the locked test sets (test, test2, test3) are never trained on")
+    if set(LOCKED_SPLITS) & {*splits, *policy_splits}:
+        parser.error("the locked test sets (test, test2, test3, test4) are never trained on")
     config = SystemConfig(generator=ComponentSpec("extractive"))
     branches = {lang: build_system(config, lang).knowledge_branch for lang in ("zh", "en")}
     rows = [row for split in splits for row in load_set(split)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ragdial.datasets import kdconv
 from ragdial.generation.base import Exemplar, GenerationRequest
-from ragdial.generation.prompts import build_messages, fit_messages
+from ragdial.generation.prompts import build_messages, fit_messages, recent_turns
 from ragdial.schema import Speaker, Turn
 
 
@@ -70,3 +70,18 @@ def test_fit_with_a_budget_too_small_for_anything_returns_an_empty_last_message(
     messages, size = fit_messages(GenerationRequest(dialog(3)), chars, 30)
     assert size <= 30
     assert messages[-1]["content"] == ""
+
+
+def test_prompt_turns_keep_the_last_exchanges_and_open_on_a_user_turn():
+    context = dialog(7)  # user, reply, ..., user (turn 6 is the question)
+    assert recent_turns(context, 0) == context and recent_turns(context, 9) == context
+    assert [t.text[:4] for t in recent_turns(context, 3)] == ["第4句话", "第5句话", "第6句话"]
+    assert [t.text[:4] for t in recent_turns(context, 2)] == ["第6句话"]  # a cut opening on a reply drops it
+    assert [t.text[:4] for t in recent_turns(context, 1)] == ["第6句话"]
+    item = kdconv.triple("云松山", "门票", "45元")
+    messages, _ = fit_messages(GenerationRequest(context, [item]), chars, 10_000, turns=3)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert "第4句话" in messages[1]["content"] and "第3句话" not in "".join(m["content"] for m in messages)
+    assert "45元" in messages[0]["content"] and messages[-1]["content"].startswith("第6句话")
+    everything, _ = fit_messages(GenerationRequest(context, [item]), chars, 10_000)
+    assert len(everything) == 1 + 7

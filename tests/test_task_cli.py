@@ -45,6 +45,7 @@ def test_make_db_search_and_simulate(tmp_path):
         "off_topic_dialogs": 3,
         "integrity_errors": 0,
         "dialogs_with_integrity_errors": 0,
+        "relaxed_dialogs": 0,
     }
     assert [len(d["log"]) for d in dialogs] == [4, 8, 4, 5, 4, 8]
     assert all(d["success"] for d in dialogs)

@@ -92,7 +92,7 @@ def test_rebooking_without_a_new_value_asks_for_it_and_a_no_keeps_the_booking(br
     turns = talk(branch, "后天上海到杭州的高铁", "第一个", "确认")
     old = turns[-1].booked
     turns = talk(branch, "我想改签", "大后天", state=turns[-1].state)
-    assert "改到哪天" in turns[0].reply
+    assert "要改什么" in turns[0].reply and "日期" in turns[0].reply, turns[0].reply
     assert turns[1].state["slots"]["date"] == "2026-12-04"
     if "确认改签吗" not in turns[1].reply:
         assert offers(turns[1].reply), turns[1].reply

@@ -72,7 +72,7 @@ def test_a_yes_naming_the_change_makes_the_change(branch, text):
     assert done.booked is not None and done.booked["order_no"] != old["order_no"], done.reply
     record = branch.db.booking(old["number"])
     assert (record["status"], record["changed_into"]) == ("changed", done.booked["number"])
-    assert "已为您改签" in done.reply and "改到哪天" not in done.reply and done.state["open"] != "change"
+    assert "已为您改签" in done.reply and "要改什么" not in done.reply and done.state["open"] != "change"
 
 
 @pytest.mark.parametrize("text", ["火车票确定取消", "确认取消", "对，退掉吧", "行，取消这张票"])

@@ -131,3 +131,13 @@ def test_train_retriever_transfer_writes_a_folder_the_loader_reads(tmp_path):
     assert result.exit_code == 0, result.output
     assert isinstance(load_reranker(tmp_path / "tr"), transfer.TransferReranker)
     assert not isinstance(load_reranker(tmp_path / "tr"), Reranker)
+
+
+def test_a_saved_transfer_reranker_with_a_bad_value_is_named(trained, tmp_path):
+    folder = trained.reranker.save(tmp_path / "tr")
+    meta = json.loads((folder / transfer.META_FILE).read_text(encoding="utf-8"))
+    assert load_reranker(folder).threshold == pytest.approx(meta["threshold"])
+    meta["depth"] = "fifty"
+    (folder / transfer.META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(RagdialError, match=r"transfer\.json: field 'depth' must be a whole number >= 1, got 'fifty'"):
+        load_reranker(folder)

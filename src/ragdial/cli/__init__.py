@@ -1,40 +1,82 @@
-"""The ``ragdial`` command line: one Typer app, one sub-app per job."""
+"""The ``ragdial`` command line: one Typer app, one sub-app per job.
+
+``main`` imports only the module of the command it runs (``ragdial serve`` does not import the evaluation,
+training and data commands, nor the challenges they use); ``app`` is the whole app, built on first access.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
 
-from ragdial.cli import data as data_cli
-from ragdial.cli import eval as eval_cli
-from ragdial.cli import generate as generate_cli
-from ragdial.cli import index as index_cli
-from ragdial.cli import predict as predict_cli
-from ragdial.cli import retrieve as retrieve_cli
-from ragdial.cli import service as service_cli
-from ragdial.cli import simulate as simulate_cli
-from ragdial.cli import task as task_cli
-from ragdial.cli import train as train_cli
 from ragdial.errors import RagdialError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Knowledge-grounded dialog: data, eval, serve.")
-app.add_typer(data_cli.app, name="data")
-app.add_typer(index_cli.app, name="index")
-app.add_typer(retrieve_cli.app, name="retrieve")
-app.add_typer(train_cli.app, name="train")
-app.add_typer(generate_cli.app, name="generate")
-app.add_typer(eval_cli.app, name="eval")
-service_cli.register(app)
-app.add_typer(task_cli.app, name="task")
-app.command("simulate")(simulate_cli.simulate)
-app.command("predict")(predict_cli.predict)
+HELP = "Knowledge-grounded dialog: data, eval, serve."
+# (command, module under ragdial.cli, how it is added: "app" a sub-app, "register" the service commands, else the
+# name of the function that is the command), in the order ``ragdial --help`` lists them
+COMMANDS = (
+    ("data", "data", "app"),
+    ("index", "index", "app"),
+    ("retrieve", "retrieve", "app"),
+    ("train", "train", "app"),
+    ("generate", "generate", "app"),
+    ("eval", "eval", "app"),
+    ("chat", "service", "register"),
+    ("serve", "service", "register"),
+    ("demo", "service", "register"),
+    ("run", "service", "register"),
+    ("task", "task", "app"),
+    ("simulate", "simulate", "simulate"),
+    ("predict", "predict", "predict"),
+)
+_whole: typer.Typer | None = None
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The app with every command, or with ``only`` that one when it names a command (then only its module is
+    imported); the same group either way (``ragdial serve ...`` parses alike)."""
+    wanted = [c for c in COMMANDS if c[0] == only] or list(COMMANDS)
+    application = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
+
+    @application.callback()
+    def _group() -> None:  # a group even with one command: ``ragdial serve`` keeps its command name
+        """Knowledge-grounded dialog: data, eval, serve."""
+
+    registered = False
+    for name, module_name, how in wanted:
+        module = importlib.import_module(f"ragdial.cli.{module_name}")
+        if how == "app":
+            application.add_typer(module.app, name=name)
+        elif how == "register":  # the four service commands at once (one module)
+            if not registered:
+                module.register(application)
+                registered = True
+        else:
+            application.command(name)(getattr(module, how))
+    return application
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``ragdial.cli.app``: the whole app, built once on first use."""
+    global _whole
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _whole is None:
+        _whole = build_app()
+    return _whole
+
+
+def _command(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first word), if any."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def main() -> None:
     """Entry point: user errors print one line and exit 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        build_app(_command(sys.argv[1:]))(standalone_mode=False)
     except RagdialError as err:
         typer.secho(f"error: {err}", err=True, fg="red")
         sys.exit(2)
@@ -45,10 +87,9 @@ def main() -> None:
         sys.exit(1)
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
-    except Exception as err:  # click usage errors
-        import click
-
-        if isinstance(err, click.ClickException):
-            err.show()
-            sys.exit(err.exit_code)
+    except Exception as err:  # usage errors: click's, or the copy of click newer typer releases carry
+        show, code = getattr(err, "show", None), getattr(err, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            sys.exit(code)
         raise

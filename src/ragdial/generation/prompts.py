@@ -108,17 +108,29 @@ def build_messages(
 PER_MESSAGE_TOKENS = 8  # role markers and separators the chat template adds to each message
 
 
+def recent_turns(context: Sequence[Turn], keep: int) -> list[Turn]:
+    """The last ``keep`` turns of ``context`` (all with ``keep`` 0), starting at a user turn: a cut that would open
+    on a reply drops that reply too, so the model reads whole exchanges and the question."""
+    if keep <= 0 or len(context) <= keep:
+        return list(context)
+    recent = list(context[-keep:])
+    while len(recent) > 1 and recent[0].speaker != Speaker.USER:
+        recent.pop(0)
+    return recent
+
+
 def fit_messages(
-    request: GenerationRequest, count_tokens: Callable[[str], int], budget: int
+    request: GenerationRequest, count_tokens: Callable[[str], int], budget: int, turns: int = 0
 ) -> tuple[list[dict[str, str]], int]:
-    """Messages for ``request`` within ``budget`` tokens, and their size.
+    """Messages for ``request`` within ``budget`` tokens, and their size; ``turns`` > 0 keeps only the last that
+    many dialog turns (``recent_turns``) whatever the budget.
 
     What goes first when the prompt is too long: in-context exemplars (farthest first), then the oldest dialog turns
     (the last one stays), then the lowest-ranked knowledge items (the first stays), then the head of what is left
     of the last message. It never fails: at worst the last message is cut to its tail.
     """
     exemplars = list(request.exemplars)
-    context = list(request.context)
+    context = recent_turns(request.context, turns)
     knowledge = list(request.knowledge)
 
     def size(messages: list[dict[str, str]]) -> int:

@@ -25,7 +25,6 @@ docs/benchmarks/zero_shot.md).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.rerank import RELATIVE_CUTS, cut_by_score
 from ragdial.retrieval.rerank import best_threshold as best_cut
@@ -257,7 +257,7 @@ class PrecedentReranker:
                 "relative": self.stacker.relative,
                 "max_select": self.stacker.max_select,
             }
-        (directory / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -266,13 +266,11 @@ class PrecedentReranker:
 
         directory = Path(directory)
         meta_path = directory / META_FILE
+        meta = saved_meta.read_meta(meta_path, "precedent reranker directory", FORMAT)
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
             vectors = np.load(directory / VECTORS_FILE)
         except (OSError, ValueError) as error:
             raise RagdialError(f"{directory}: not a precedent reranker directory ({error})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise RagdialError(f"{meta_path}: field 'format' must be {FORMAT!r}")
         golds = meta.get("golds")
         if not isinstance(golds, list) or not all(isinstance(g, list) for g in golds) or len(golds) != len(vectors):
             raise RagdialError(f"{meta_path}: field 'golds' must list one id list per row of {VECTORS_FILE}")
@@ -284,8 +282,8 @@ class PrecedentReranker:
             vectors.astype(np.float32),
             [[str(i) for i in g] for g in golds],
             str(meta.get("encoder")),
-            float(meta.get("threshold", 1.1)),
-            meta.get("info", {}),
+            saved_meta.number(meta, "threshold", meta_path, default=1.1),
+            saved_meta.info(meta, meta_path),
             stacker,
         )
 
@@ -293,14 +291,21 @@ class PrecedentReranker:
 def _load_stacker(directory: Path, spec: object, meta_path: Path) -> Stacker:
     import lightgbm
 
-    if not isinstance(spec, dict) or spec.get("features") != STACK_FEATURES:
+    if not isinstance(spec, dict):
+        raise RagdialError(f"{meta_path}: field 'stacker' must be a JSON object, got {type(spec).__name__}")
+    if spec.get("features") != STACK_FEATURES:
         raise RagdialError(f"{meta_path}: field 'stacker' was trained on other features; retrain the reranker")
+    values = (
+        saved_meta.number(spec, "threshold", meta_path),
+        saved_meta.number(spec, "relative", meta_path),
+        saved_meta.count(spec, "max_select", meta_path, default=10, minimum=1),
+    )
     path = directory / STACKER_FILE
     try:
         booster = lightgbm.Booster(model_file=str(path))
-        return Stacker(booster, float(spec["threshold"]), float(spec["relative"]), int(spec.get("max_select", 10)))
-    except (lightgbm.basic.LightGBMError, KeyError, TypeError, ValueError) as error:
+    except lightgbm.basic.LightGBMError as error:
         raise RagdialError(f"{path}: not a stacker model for {meta_path} ({error})") from None
+    return Stacker(booster, *values)
 
 
 def _f1(gold: Sequence[str], picked: Sequence[str]) -> float:
@@ -398,10 +403,10 @@ def train_stacker(
     other folds and read against the precedents of other dialog groups only. The cut is tuned on the stacker's own
     out-of-fold scores (same folds). None (the copy rule stays) when there are fewer than two folds, or no
     candidate is gold (or every one is)."""
-    from ragdial.retrieval.rerank import _dialog_folds
+    from ragdial.retrieval.rerank import dialog_folds
 
     folds = min(folds, len(set(groups.tolist())))
-    fold_of = _dialog_folds(list(groups), folds, seed) if folds >= 2 else np.zeros(len(groups), int)
+    fold_of = dialog_folds(list(groups), folds, seed) if folds >= 2 else np.zeros(len(groups), int)
     entities = [_entities(retriever, g) for g in golds]
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []

@@ -7,7 +7,6 @@ no pickle.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Iterable, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
 from ragdial.retrieval.interaction import InteractionModel, pair_features
@@ -90,12 +90,6 @@ def load_reranker(directory: str | Path) -> RerankerModel:
         return triples.TripleReranker.load(directory)
     meta_path = directory / transfer.META_FILE
     if meta_path.is_file() and not (directory / META_FILE).exists():
-        try:
-            kind = json.loads(meta_path.read_text(encoding="utf-8")).get("format")
-        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as err:
-            raise RagdialError(f"{meta_path}: not a JSON object ({err})") from None
-        if kind != transfer.FORMAT:
-            raise RagdialError(f"{meta_path}: field 'format' must be {transfer.FORMAT!r}, got {kind!r}")
         return transfer.TransferReranker.load(directory)
     return Reranker.load(directory)
 
@@ -214,15 +208,7 @@ class Reranker:
         self.booster.save_model(str(directory / MODEL_FILE))
         if self.interaction is not None:
             self.interaction.save(directory / INTERACTION_FILE)
-        meta = {
-            "features": FEATURES,
-            "threshold": self.threshold,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "relative": self.relative,
-            "info": self.info,
-        }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, {"features": FEATURES, **saved_meta.cut_fields(self)})
         return directory
 
     @classmethod
@@ -233,21 +219,13 @@ class Reranker:
         meta_path = directory / META_FILE
         if not meta_path.exists() or not (directory / MODEL_FILE).exists():
             raise RagdialError(f"{directory}: not a reranker directory (needs {MODEL_FILE} and {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("features") != FEATURES:
-            raise RagdialError(f"{meta_path}: trained on other features; retrain with `ragdial train retriever`")
+        meta = saved_meta.read_meta(meta_path, "reranker file")
+        saved_meta.check_features(meta, meta_path, FEATURES, retrain="with `ragdial train retriever`")
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         path = directory / INTERACTION_FILE
         interaction = InteractionModel.load(path) if path.exists() else None
-        return cls(
-            booster,
-            interaction,
-            float(meta["threshold"]),
-            int(meta["max_select"]),
-            int(meta["depth"]),
-            meta.get("info", {}),
-            float(meta.get("relative", 0.0)),
-        )
+        cut = saved_meta.read_cut(meta, meta_path, relative=0.0)
+        return cls(booster, interaction, **cut._asdict(), info=saved_meta.info(meta, meta_path))
 
 
 def cut_by_score(
@@ -378,8 +356,8 @@ def best_threshold_f1(
     return best[0], best[1], max(best_f1, 0.0)
 
 
-def _dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
-    """A fold per query, grouped by dialog."""
+def dialog_folds(dialogs: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """A fold per query, grouped by dialog (the dialogs shuffled with ``seed``, then dealt round the folds)."""
     names = sorted(set(dialogs))
     random.Random(seed).shuffle(names)
     fold_of = {name: i % folds for i, name in enumerate(names)}
@@ -404,7 +382,7 @@ def train(
     then both models are refit on everything.
     """
     data = training_rows(retriever, examples, depth)
-    query_fold = _dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
+    query_fold = dialog_folds(data.dialogs, folds, seed) if len(set(data.dialogs)) >= folds else None
     row_query = np.repeat(np.arange(len(data.groups)), data.groups)
     column = FEATURES.index("interaction")
     model = None

@@ -33,9 +33,7 @@ unchanged.
 
 from __future__ import annotations
 
-import json
 import math
-import random
 import re
 import weakref
 from collections import Counter
@@ -48,9 +46,10 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks, rrf
-from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
+from ragdial.retrieval.rerank import best_threshold, cut_by_score, dialog_folds, subset_scores
 from ragdial.schema import Example, SourceKind, Speaker, Turn
 
 if TYPE_CHECKING:
@@ -517,14 +516,10 @@ class TransferReranker:
             "format": FORMAT,
             "features": feature_names(self.aux_encoder),
             "aux_encoder": self.aux_encoder,
-            "threshold": self.threshold,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "relative": self.relative,
             "fallback": self.fallback,
-            "info": self.info,
+            **saved_meta.cut_fields(self),
         }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -533,18 +528,23 @@ class TransferReranker:
 
         directory = Path(directory)
         meta_path = directory / META_FILE
-        if not meta_path.exists() or not (directory / MODEL_FILE).exists():
+        if not meta_path.exists():
             raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = saved_meta.read_meta(meta_path, "transfer reranker file", FORMAT)
+        if not (directory / MODEL_FILE).exists():
+            raise RagdialError(f"{directory}: not a transfer reranker directory (needs {MODEL_FILE}, {META_FILE})")
         aux = meta.get("aux_encoder")
         if aux is not None and not isinstance(aux, str):
             raise RagdialError(f"{meta_path}: field 'aux_encoder' must be an encoder name or null, got {aux!r}")
-        if meta.get("features") != feature_names(aux):
-            raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
+        saved_meta.check_features(meta, meta_path, feature_names(aux))
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
-        keys = ("threshold", "max_select", "depth", "relative", "fallback")
-        values = {k: type(getattr(cls, k))(meta[k]) for k in keys}
-        return cls(booster, **values, info=meta.get("info", {}), aux_encoder=aux)
+        return cls(
+            booster,
+            **saved_meta.read_cut(meta, meta_path)._asdict(),
+            fallback=saved_meta.number(meta, "fallback", meta_path),
+            info=saved_meta.info(meta, meta_path),
+            aux_encoder=aux,
+        )
 
 
 @dataclass
@@ -641,14 +641,11 @@ def train(
     ``minilm``) adds the ``AUX_FEATURES`` of a second encoder."""
     columns = feature_names(aux_encoder)
     data = _rows(retriever, examples, depth, aux_encoder)
-    names = sorted(set(data.dialogs))
-    random.Random(seed).shuffle(names)
-    fold_of = {name: i % folds for i, name in enumerate(names)}
-    query_fold = np.array([fold_of[d] for d in data.dialogs])
+    query_fold = dialog_folds(data.dialogs, folds, seed)
     row_query = np.repeat(np.arange(len(data.groups)), data.groups)
     bounds = np.concatenate([[0], np.cumsum(data.groups)])
     oof = np.zeros(len(data.y))
-    if len(names) >= folds:
+    if len(set(data.dialogs)) >= folds:
         for fold in range(folds):
             held = query_fold[row_query] == fold
             oof[held] = _fit(data.x[~held], data.y[~held], seed, rounds, columns).predict(data.x[held])

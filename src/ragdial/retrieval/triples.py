@@ -18,7 +18,6 @@ dialogs, as for the transfer reranker; the object has the same interface (``pred
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -34,7 +33,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
-from ragdial.retrieval import transfer
+from ragdial.retrieval import saved_meta, transfer
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.fusion import ranks
 from ragdial.retrieval.rerank import best_threshold, cut_by_score, subset_scores
@@ -211,13 +210,9 @@ class TripleReranker:
         meta = {
             "format": FORMAT,
             "features": transfer.FEATURES + TRIPLE_FEATURES,
-            "threshold": self.threshold,
-            "relative": self.relative,
-            "max_select": self.max_select,
-            "depth": self.depth,
-            "info": self.info,
+            **saved_meta.cut_fields(self),
         }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -228,22 +223,12 @@ class TripleReranker:
         meta_path = directory / META_FILE
         if not all((directory / name).is_file() for name in (META_FILE, MODEL_FILE, MATCHER_FILE)):
             raise RagdialError(f"{directory}: not a triple reranker ({META_FILE}, {MODEL_FILE}, {MATCHER_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise RagdialError(f"{meta_path}: field 'format' is {meta.get('format')!r}, not {FORMAT!r}")
-        if meta.get("features") != transfer.FEATURES + TRIPLE_FEATURES:
-            raise RagdialError(f"{meta_path}: field 'features' differs from this version's; retrain the reranker")
+        meta = saved_meta.read_meta(meta_path, "triple reranker file", FORMAT)
+        saved_meta.check_features(meta, meta_path, transfer.FEATURES + TRIPLE_FEATURES)
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         matcher = AttributeMatcher.load(directory / MATCHER_FILE)
-        return cls(
-            booster,
-            matcher,
-            float(meta["threshold"]),
-            float(meta["relative"]),
-            int(meta["max_select"]),
-            int(meta["depth"]),
-            meta.get("info", {}),
-        )
+        cut = saved_meta.read_cut(meta, meta_path)
+        return cls(booster, matcher, **cut._asdict(), info=saved_meta.info(meta, meta_path))
 
 
 _STATS: weakref.WeakKeyDictionary[KnowledgePool, KbStats] = weakref.WeakKeyDictionary()

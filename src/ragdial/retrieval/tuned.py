@@ -19,7 +19,6 @@ all halves score together (their mean cosine).
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import numpy as np
 
 from ragdial.errors import RagdialError
 from ragdial.jsontypes import JSONDict
+from ragdial.retrieval import saved_meta
 from ragdial.retrieval.base import ScoredKnowledge
 from ragdial.retrieval.rerank import RELATIVE_CUTS, best_threshold_f1, cut_by_score
 from ragdial.schema import Example, Speaker, Turn
@@ -220,7 +220,7 @@ class TunedReranker:
             "max_select": self.max_select,
             "info": self.info,
         }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        saved_meta.write_meta(directory / META_FILE, meta)
         return directory
 
     @classmethod
@@ -229,26 +229,15 @@ class TunedReranker:
 
         directory = Path(directory)
         meta_path = directory / META_FILE
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise RagdialError(f"{meta_path}: not a tuned reranker file ({error})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise RagdialError(f"{meta_path}: field 'format' must be {FORMAT!r}")
-        count = meta.get("scorers")
-        if not isinstance(count, int) or count < 1:
-            raise RagdialError(f"{meta_path}: field 'scorers' must be a positive count, got {count!r}")
-        numbers = {}
-        for key in ("weight", "threshold", "relative", "top", "max_select"):
-            value = meta.get(key)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise RagdialError(f"{meta_path}: field {key!r} must be a number, got {value!r}")
-            numbers[key] = value
-        weight, threshold, relative = (float(numbers[k]) for k in ("weight", "threshold", "relative"))
-        top, max_select = int(numbers["top"]), int(numbers["max_select"])
-        scorers = [TunedEncoder.load(directory / f"scorer{i}") for i in range(count)]
+        meta = saved_meta.read_meta(meta_path, "tuned reranker file", FORMAT)
+        scorer_count = saved_meta.count(meta, "scorers", meta_path, minimum=1)
+        weight, threshold, relative = (
+            saved_meta.number(meta, key, meta_path) for key in ("weight", "threshold", "relative")
+        )
+        top, max_select = (saved_meta.count(meta, k, meta_path, minimum=1) for k in ("top", "max_select"))
+        scorers = [TunedEncoder.load(directory / f"scorer{i}") for i in range(scorer_count)]
         base = load_reranker(directory / BASE_DIR)
-        return cls(base, scorers, weight, top, threshold, relative, max_select, meta.get("info", {}))
+        return cls(base, scorers, weight, top, threshold, relative, max_select, saved_meta.info(meta, meta_path))
 
 
 def _ranked(

@@ -14,9 +14,10 @@ from typing import cast
 
 from ragdial.jsontypes import JSONDict, as_text_or_none
 from ragdial.task import replies as R
-from ragdial.task.acts import Act
-from ragdial.task.acts.booked import MOVE
+from ragdial.task.acts import Act, Context, slots_for
+from ragdial.task.acts.booked import KEEP_IT, MOVE
 from ragdial.task.acts.finders import _code_of, code_domain
+from ragdial.task.acts.words import CANCEL
 from ragdial.task.db import Gazetteer, Row, TravelDB
 from ragdial.task.orders import (
     Booking,
@@ -36,6 +37,42 @@ from ragdial.task.state import TRIP_KEYS, Pending, TaskState, _Turn
 from ragdial.task.values import as_int, as_str, listed, text_or_none
 
 # the same train or flight as the one booked (改签到19号，还是这趟车)
+# a change asked (换成四星的 / 换到锦江区 / 改成西湖区的): a hotel's features said with it change the booked stay
+SWAP_WORD = re.compile(r"(换|改|调|挪|switch|change|move|instead)", re.I)
+# the other booking left as it is (机票不动 / 火车票别动 / 酒店不变)
+UNCHANGED = re.compile(r"(不动|别动|不用动|不变|不改|照旧|keep)", re.I)
+# what a hotel swap may say (a star level, district, price or brand; the stay itself is kept)
+HOTEL_FEATURES = ("stars", "min_stars", "district", "max_price", "brand", "not_brand", "not_stars", "not_district")
+# a change asked with nothing new said: 改一下 / 帮我改改 / 我想修改一下 / change it / can I change something
+UNCLEAR_CHANGE = re.compile(
+    r"^(帮我|给我|我想|我要|想|要|能不能|能|可以|可不可以|麻烦)?\s*(再)?(改一下|改改|改个东西|修改一下|修改|调整一下|换一下|变更一下|改)"
+    r"(吧|呢|呀|啊|行吗|可以吗|吗)?[。.!！?？]*$|^(please\s+|can i\s+|could you\s+|i want to\s+|i'd like to\s+)?"
+    r"(change|modify|edit|update|amend)\s+(it|that|this|the booking|my booking|something)\b",
+    re.I,
+)
+# what can be changed, asked when a change says nothing new (by language, then: is it a hotel?)
+WHAT_TO_CHANGE = {
+    "zh": {
+        False: "请问要改什么？可以改日期、时间、舱位或座位、张数，或者换一班。",
+        True: "请问要改什么？可以改入住日期、住几晚、房间数，或者换一家（比如换成四星的、换个区）。",
+    },
+    "en": {
+        False: "What should I change: the date, the time, the class or seat, the number of tickets, or another one?",
+        True: "What should I change: the check-in date, the nights, the rooms, or another hotel (e.g. four-star, "
+        "another district)?",
+    },
+}
+# a request replacing one just cancelled: 重新订 / 再订一家 / 换成…的 / 另订
+AGAIN = re.compile(
+    r"(重新|重订|再订|再帮我订|再给我订|再找|另订|另外订|换成|换一家|换个|改订|book (again|another)|instead)", re.I
+)
+# a bare yes (no choice said): 好的 / 行 / yes / ok / sure
+BARE_YES = re.compile(r"(好的?|行|可以|嗯+|对|是的?|yes|yeah|yep|ok(ay)?|sure)( please)?[。.!！]*", re.I)
+# classes from lowest to highest, by kind of trip (an upgrade goes up this list)
+CLASS_ORDER = {
+    "flight": ("经济舱", "商务舱", "头等舱"),
+    "train": ("硬座", "二等座", "硬卧", "一等座", "软卧", "商务座"),
+}
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 
 
@@ -123,6 +160,102 @@ class BookingActs:
         if not said or not set(said) <= when | {"nights", "rooms", "seat_class", "berth"} or not when & set(said):
             return acts
         return [Act("change_booking", {"domain": booking["domain"], "order_no": booking["order_no"], **said})]
+
+    def _hotel_swap(self, state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """换成四星的吧 / 酒店换到锦江区，机票不动 / 把订单3改成西湖区的四星 after a hotel was booked: a star level,
+        district or price said with a change word is a change of the hotel booked (another hotel for the same
+        stay, read back as a change), not a new request missing its city and day."""
+        live = live_bookings(state["bookings"])
+        booking = next((b for b in reversed(live) if b["domain"] == "hotel"), None)
+        if state["open"] not in (None, "anything_else") or booking is None or not SWAP_WORD.search(text):
+            return acts
+        bare = [a for a in acts if a.act == "change_booking"]
+        if bare and (set(bare[0].slots) - {"domain", "order_no"} or bare[0].slots.get("domain") not in (None, "hotel")):
+            return acts
+        if bare and bare[0].slots.get("order_no") not in (None, booking["order_no"]):
+            booking = next((b for b in live if b["order_no"] == bare[0].slots["order_no"]), None)
+            if booking is None or booking["domain"] != "hotel":
+                return acts
+        said: JSONDict = {}
+        for act in acts:
+            if act.act in ("inform", "modify"):
+                slots = {k: v for k, v in act.slots.items() if k != "domain"}
+                if not slots and UNCHANGED.search(text):
+                    continue  # 机票不动: the other booking stays, nothing to do for it
+                if act.slots.get("domain") not in (None, "hotel"):
+                    return acts
+                said |= slots
+            elif act.act not in ("change_booking", "out_of_scope", "deny", "cancel_booking", "ask_about_booking"):
+                return acts
+        if bare and not said:
+            whole = slots_for("inform", text, Context(), self.gazetteer, self.today)
+            said = {k: v for k, v in whole.items() if k in (*HOTEL_FEATURES, "city", "date")}
+        if said.get("city") in (None, booking.get("city")):
+            said.pop("city", None)
+        if said.get("date") == booking.get("date"):
+            said.pop("date", None)  # 日期不变 said with the day booked
+        for key, booked in (("nights", booking.get("nights") or 1), ("rooms", booking.get("quantity") or 1)):
+            if key in said and as_int(said[key]) == int(booked):
+                said.pop(key)  # 还是住两晚 / 一间: the stay as booked
+        item = self.db.get("hotel", int(booking["item_id"]))
+        brand = str(item["name"]).split("(")[0] if item else None
+        if brand and said.get("brand") == brand and set(said) - {"brand"}:
+            said.pop("brand")  # 刚订的那家亚朵，换成四星的: the brand names the booking, not what is wanted
+        if not said or not set(said) <= set(HOTEL_FEATURES):
+            return acts
+        if brand and not {"brand", "not_brand"} & set(said):
+            said["not_brand"] = [brand]  # another hotel, never the one booked again
+        return [Act("change_booking", {"domain": "hotel", "order_no": booking["order_no"], **said})]
+
+    @staticmethod
+    def _again_as_before(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """重新订个四星的 / 再订一家西湖区的 right after a booking was cancelled: the request replacing it keeps its
+        city and day (a stay's nights and rooms, a trip's route) unless said anew."""
+        last = state["bookings"][-1] if state["bookings"] else None
+        if state["open"] not in (None, "anything_else") or last is None or last.get("status") != "cancelled":
+            return acts
+        if not AGAIN.search(text):
+            return acts
+        informs = [a for a in acts if a.act in ("inform", "modify")]
+        if len(informs) != 1 or {"city", "dep_city", "arr_city"} & set(informs[0].slots):
+            return acts
+        slots = informs[0].slots
+        domain = text_or_none(slots.get("domain"))
+        hotel_said = bool(set(slots) & set(HOTEL_FEATURES) | {"nights", "rooms"} & set(slots))
+        if domain is None:
+            domain = "hotel" if hotel_said else last["domain"]
+        if domain != last["domain"] and "hotel" in (domain, last["domain"]):
+            return acts
+        for key, value in trip_of(last, domain).items():
+            slots.setdefault(key, value)
+        slots["domain"] = domain
+        return acts
+
+    @staticmethod
+    def _cancel_or_change_said(state: TaskState, acts: list[Act], text: str) -> list[Act]:
+        """Turns about a booking the reader could not place: 算了，把它取消吧 while a change is asked (the booking
+        being changed is cancelled, read back first); 取消吧 / 退了吧 right after a booking (a cancellation of it,
+        not a no to "anything else?"); 改一下 / change it at a read-back or after a booking (a change with nothing
+        new said: what to change is asked)."""
+        live = live_bookings(state["bookings"])
+        names = {a.act for a in acts}
+        if "confirm" in names and "ask_about_booking" in names and not re.search(r"(？|\?|吗|呢|哪|什么|多少)", text):
+            acts = [a for a in acts if a.act != "ask_about_booking"]  # 好，酒店也订上: a yes, not a question
+        said = bool(names & {"inform", "modify", "select", "confirm", "cancel_booking", "change_booking"})
+        if live and CANCEL.search(text) and not said and not KEEP_IT.search(text):
+            rebooked = state.get("rebook")
+            if state["open"] == "change" and rebooked is not None:
+                return [Act("cancel_booking", {"order_no": rebooked["order_no"]})]
+            if state["open"] in (None, "anything_else") and names & {"deny", "out_of_scope"}:
+                return [Act("cancel_booking", {})]
+        if names == {"out_of_scope"} and state["open"] == "choose_offer" and BARE_YES.fullmatch(text.strip()):
+            return [Act("select", {"ref": "this"})]  # yes while a list is open: which one is asked (or the one)
+        if not said and UNCLEAR_CHANGE.search(text.strip()):
+            if state["open"] == "confirm_booking" and state.get("pending"):
+                return [Act("change_booking", {"unclear": True})]
+            if state["open"] in (None, "anything_else") and live:
+                return [Act("change_booking", {})]
+        return acts
 
     @staticmethod
     def _swapping(state: TaskState, acts: list[Act]) -> list[Act]:
@@ -252,6 +385,11 @@ class BookingActs:
         ones given back in one transaction)."""
         lang = state["language"]
         zh = lang == "zh"
+        if act.slots.get("unclear"):  # 改一下 at a read-back: nothing is booked, what to change is asked
+            pending = state.get("pending")
+            turn.parts.append(WHAT_TO_CHANGE[lang][pending["domain"] == "hotel" if pending else False])
+            turn.prompted = True
+            return
         live = live_bookings(state["bookings"])
         slots = dict(act.slots)
         domain, order = slots.pop("domain", None), slots.pop("order_no", None)
@@ -344,12 +482,46 @@ class BookingActs:
         turn.parts.append(head)
         if not slots and not longer:
             state["open"] = "change"
-            turn.parts.append("请问要改到哪天或哪个时间？" if zh else "To which date or time should I change it?")
+            turn.parts.append(WHAT_TO_CHANGE[lang][booking["domain"] == "hotel"])
             turn.prompted = True
+            return
+        if self._class_not_there(state, booking, item, slots, turn):
             return
         state["open"] = None
         self._merge(state, slots)
         turn.dirty = True
+
+    def _class_not_there(self, state: TaskState, booking: Booking, item: Row, slots: JSONDict, turn: _Turn) -> bool:
+        """升头等舱 on a flight that has none: said, and the best class above the one booked that the same flight
+        or train has is offered (a yes takes it); never a list of other flights in the class booked."""
+        wanted = text_or_none(slots.get("seat_class"))
+        code = text_or_none(slots.get("code") or state["slots"].get("code"))
+        if not wanted or not code or booking["domain"] == "hotel" or slots.keys() - {"seat_class", "berth", "code"}:
+            return False
+        route: JSONDict = {k: state["slots"][k] for k in ("dep_city", "arr_city", "date") if k in state["slots"]}
+        same = [r for r in self.db.search(booking["domain"], route, limit=1000) if R.code_of(r) == code]
+        classes = {str(r.get("seat_class")) for r in same}
+        if not same or wanted in classes:
+            return False
+        order = CLASS_ORDER[booking["domain"]]
+        booked = str(item.get("seat_class"))
+        rank = order.index(booked) if booked in order else -1
+        better = [c for c in order[rank + 1 :] if c in classes and c != wanted]
+        zh = state["language"] == "zh"
+        text = f"{code}没有{wanted}。" if zh else f"{code} has no {wanted}. "
+        if better:
+            best = better[-1] if order.index(wanted) > order.index(better[-1]) else better[0]
+            text += f"同一班有{best}，要改成{best}吗？" if zh else f"It has {best} on the same one: change to that?"
+            state["suggestion"], state["alternative"] = {"seat_class": best, "code": code}, text
+            state["open"] = "offer_alternative"
+        else:
+            text += (
+                "也没有比现在更高的舱位了，订单保持不变。" if zh else "Nothing better than yours; the booking stays."
+            )
+            state["rebook"], state["open"] = None, "anything_else"
+        turn.parts.append(text)
+        turn.prompted = True
+        return True
 
     def _cancel(self, state: TaskState, turn: _Turn) -> None:
         lang = state["language"]
@@ -390,6 +562,12 @@ class BookingActs:
             )
             return
         booking["status"] = "cancelled"
+        rebook = state.get("rebook")
+        if rebook is not None and rebook["order_no"] == booking["order_no"]:
+            state["rebook"] = None  # the booking being changed is gone: so is the change (and its hotel's brand)
+            state["domain"], state["slots"], state["offers"], state["pending"] = None, {}, [], None
+            if state["open"] in ("change", None):
+                state["open"] = "anything_else"
         turn.parts.append(
             f"已取消订单{booking['order_no']}，座位或房间已释放。"
             if zh

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import random
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TypedDict, cast
 
@@ -360,3 +360,16 @@ def sample_goals(db: TravelDB, n: int, seed: int, today: dt.date, changes: float
             if pick.random() < changes:
                 goal.change = booking_change(db, goal, pick)
     return goals
+
+
+def goals_as_booked(db: TravelDB, n: int, seed: int, today: dt.date, changes: float = 0.0) -> Iterator[Goal]:
+    """``n`` goals, each sampled when it is taken, against the database as the dialogs before it left it (so no
+    goal asks for a room or seat an earlier simulated dialog has booked): the same streams as ``sample_goals``, so
+    on an untouched database the two give the same goals."""
+    rng = random.Random(seed)
+    pick = random.Random(seed * 7919 + 17)
+    for i in range(n):
+        goal = sample_goal(db, i, today, rng)
+        if changes > 0 and pick.random() < changes:
+            goal.change = booking_change(db, goal, pick)
+        yield goal

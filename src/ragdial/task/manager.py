@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import cast
 
 from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
-from ragdial.task import comparing
+from ragdial.task import comparing, english
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
@@ -41,13 +41,14 @@ from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
+from ragdial.task.legs import split_legs
 from ragdial.task.orders import (
     booking_line,
     cancel_all_question,
     cancel_question,
     live_bookings,
 )
-from ragdial.task.plain_changes import change_after_cancel, kind_named, plain_change
+from ragdial.task.plain_changes import resolve_changes
 from ragdial.task.slots import cn_number
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.state import (
@@ -308,11 +309,15 @@ class TaskBranch(BookingActs):
         turn.text = text
         acts = self._comparing(state, acts, turn)
         acts = self._other_mode(state, acts, text)
-        acts = plain_change(state, acts, text, self.db, self.gazetteer, self.today)
-        acts = change_after_cancel(kind_named(acts, text), text)
+        acts = resolve_changes(state, acts, self.db)
+        if state["open"] in (None, "anything_else") or state["domain"] is None:
+            acts = split_legs(acts, text, self._read_part)  # each leg of a two-leg first turn with its own
         acts = self._hotel_clause(state, acts, text)
         acts = self._swapping(state, acts)
         acts = self._moved(state, acts, text)
+        acts = self._hotel_swap(state, acts, text)
+        acts = self._cancel_or_change_said(state, acts, text)
+        acts = self._again_as_before(state, acts, text)
         acts = self._code_for_change(state, acts, text)
         acts = self._yes_naming(state, acts)
         acts = self._yes_with_a_change(state, acts, text)
@@ -349,8 +354,14 @@ class TaskBranch(BookingActs):
         done = names and set(names) <= {"thanks", "deny"} and state["open"] is None and bool(state["bookings"])
         state["done"] = bool(done)
         reply = "\n".join(p for p in turn.parts if p)
+        if state["language"] == "en":
+            reply = english.scrub(reply)  # (the database's names and values, in English too)
         booked = as_json(turn.booked[-1]) if turn.booked else None
         return TaskTurn(reply, as_json(state), done=bool(done), booked=booked, in_scope=in_scope, acts=names)
+
+    def _read_part(self, text: str) -> JSONDict:
+        """The constraints one part of a turn says on its own (a leg of a two-leg request)."""
+        return slots_for("inform", text, Context(), self.gazetteer, self.today, self.by_sound)
 
     def _comparing(self, state: TaskState, acts: list[Act], turn: _Turn) -> list[Act]:
         """坐飞机和坐火车哪个便宜: the turn's request for one way to travel becomes a request for either (the
@@ -526,6 +537,8 @@ class TaskBranch(BookingActs):
         if rest:  # "好冷啊，帮我查下明天去哈尔滨的火车": the request is answered, the aside is not (the date is)
             turn.parts.append(today)
             return
+        if turn.dirty and not ASIDE_QUESTION.search(turn.text):
+            return  # 太早太晚都不行啊，要十点以后的: the constraints said are the answer, no refusal before it
         if turn.parts:
             # "汉庭那个，对了那边冷不冷": the aside after a choice is turned down first, so that the reply ends
             # with the open question (the read-back); a remark next to a question answered needs no refusal
@@ -735,6 +748,10 @@ class TaskBranch(BookingActs):
             turn.prompted = True
             return
         item = found[0]
+        needed = as_int(state["slots"].get("passengers") or 1)
+        if domain in ("flight", "train") and item.get("seats") is not None and as_int(item.get("seats")) < needed:
+            self._too_few_seats(state, item, needed, turn)  # 2 left for 3: said, nothing read back
+            return
         accepted = state.get("suggestion")
         if state["open"] == "offer_alternative" and accepted:
             # choosing one of the alternatives listed accepts the change they were found with
@@ -755,6 +772,28 @@ class TaskBranch(BookingActs):
         if any(a.act == "confirm" for a in rest):
             return  # "就CA7410，订吧": booked by the confirmation that follows, read back in its reply
         turn.parts.append(self._read_back(state))
+        turn.prompted = True
+
+    def _too_few_seats(self, state: TaskState, item: Row, needed: int, turn: _Turn) -> None:
+        """The offer chosen has fewer seats left than tickets asked: how many are left, and the choice (fewer
+        tickets, or another one)."""
+        lang, left = state["language"], as_int(item.get("seats") or 0)
+        code, day = R.code_of(item), as_str(item.get("date"))
+        if lang == "zh":
+            what = f"{code}（{R.date_text(day, lang)} {item.get('seat_class')}）"
+            text = f"抱歉，{what}已经售完了。" if left <= 0 else f"抱歉，{what}只剩{left}张了，不够{needed}张。"
+            text += f"要订{left}张，还是换一班？" if left > 0 else "请换一班。"
+        else:
+            what = f"{code} ({day}, {item.get('seat_class')})"
+            text = f"Sorry, {what} is sold out." if left <= 0 else f"Sorry, {what} has only {left} left, not {needed}."
+            text += f" Book {left}, or another one?" if left > 0 else " Please pick another one."
+        turn.parts.append(text)
+        state["pending"] = None
+        if left > 0:  # a yes takes the seats left on that one
+            state["suggestion"] = {"passengers": left, "code": code}
+            state["open"], state["alternative"] = "offer_alternative", text
+        elif state["open"] != "offer_alternative":
+            state["open"] = "choose_offer" if state["offers"] else state["open"]
         turn.prompted = True
 
     def _by_code(self, state: TaskState, domain: str, code: str, said: JSONDict | None = None) -> list[Row]:
@@ -789,6 +828,15 @@ class TaskBranch(BookingActs):
             turn.queued.update(slots)
             return
         if self._for_queued_hotel(state, slots, turn):
+            return
+        offered = state.get("suggestion") or {}
+        if (
+            state["open"] == "offer_alternative"
+            and offered.get("code")
+            and slots.get("passengers") == offered.get("passengers")
+            and set(slots) <= {"passengers", "domain"}
+        ):
+            self._accept_suggestion(state, turn)  # 那就订两张吧 when only two are left on the one chosen
             return
         facts = turn.booked_facts
         if facts and slots and all(v is not None and same_value(facts.get(k), v) for k, v in slots.items()):
@@ -1183,6 +1231,8 @@ class TaskBranch(BookingActs):
         lang = state["language"]
         missing = self._missing(state)
         if missing:
+            turn.parts.extend(turn.notes)  # (回程…等这一程订好后为您查: said whatever this one asks next)
+            turn.notes = []
             state["open"] = missing.replace("hotel_date", "date").replace("trip_domain", "domain")
             state["offers"] = []
             slots = state["slots"]
@@ -1220,6 +1270,8 @@ class TaskBranch(BookingActs):
             turn.prompted = True
             return
         if not rows:
+            turn.parts.extend(turn.notes)
+            turn.notes = []
             self._no_result(state, constraints, turn)
             return
         state["failures"] = {}
@@ -1569,12 +1621,31 @@ class TaskBranch(BookingActs):
                 + (f"、{rooms}间" if rooms > 1 else "")
             )
             text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
+            free = {as_str(r["name"]): self._rooms_left(as_int(r["id"]), day, nights) for r in rows}
+            short = {name: n for name, n in free.items() if 0 < n < rooms}
+            if short:  # 1 room left for 2: say how many are left, never "full"
+                said = "、".join(f"{name}只剩{n}间" if zh else f"{name} has only {n} left" for name, n in short.items())
+                text = (
+                    f"抱歉，{R.date_text(day, lang)}起住{nights}晚，{said}，不够{rooms}间。"
+                    if zh
+                    else f"Sorry, for {nights} night(s) from {day}, {said}, not enough for {rooms}."
+                )
         else:
-            text = (
-                f"抱歉，符合条件的{names}在{R.date_text(day, lang)}已经售完了。"
-                if zh
-                else f"Sorry, {names} is sold out on {day}."
-            )
+            needed = as_int(slots.get("passengers") or 1)
+            short = {R.code_of(r): as_int(r.get("seats") or 0) for r in rows if as_int(r.get("seats") or 0) > 0}
+            if short and needed > 1:  # 2 seats left for 3: say how many are left, never "sold out"
+                left = "、".join(f"{code}只剩{n}张" if zh else f"{code} has only {n} left" for code, n in short.items())
+                text = (
+                    f"抱歉，{R.date_text(day, lang)}符合条件的{left}，不够{needed}张。"
+                    if zh
+                    else f"Sorry, on {day} {left}, not enough for {needed}."
+                )
+            else:
+                text = (
+                    f"抱歉，符合条件的{names}在{R.date_text(day, lang)}已经售完了。"
+                    if zh
+                    else f"Sorry, {names} is sold out on {day}."
+                )
         for shift in (1, -1, 2):
             other = dt.date.fromisoformat(day) + dt.timedelta(days=shift)
             if other < self.today:
@@ -1587,6 +1658,16 @@ class TaskBranch(BookingActs):
                 )
                 break
         return text
+
+    def _rooms_left(self, hotel_id: int, day: str, nights: int) -> int:
+        """The rooms a hotel has free on every night of a stay."""
+        end = (dt.date.fromisoformat(day) + dt.timedelta(days=nights)).isoformat()
+        with self.db.lock:
+            row = self.db.conn.execute(
+                "SELECT MIN(rooms), COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND date >= ? AND date < ?",
+                (hotel_id, day, end),
+            ).fetchone()
+        return int(row[0] or 0) if row and row[1] == nights else 0
 
     @staticmethod
     def _named(key: str, slots: JSONObject, lang: str) -> str:
@@ -1634,7 +1715,9 @@ class TaskBranch(BookingActs):
                 text = text.replace("即将为您预订：", f"改签：{booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
-                text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
+                number, _, details = booking_line(old, lang).partition(": ")
+                text = text.replace("I'll book:", f"I'll change {number} (now {details}) to:", 1)
+                text = text.replace("Shall I confirm the booking?", "Shall I make this change?", 1)
         return text
 
     def _pending_item(self, state: TaskState) -> Row | None:
@@ -1780,10 +1863,14 @@ class TaskBranch(BookingActs):
 
     @staticmethod
     def _language(text: str, previous: str) -> str:
-        """The user's language; a bare code, number or 'ok' keeps the previous one."""
-        if re.search(r"[\u4e00-\u9fff]", text):
-            return "zh"
+        """The user's language; a bare code, number or 'ok' keeps the previous one; an English sentence with a
+        Chinese name in it (Book the 皇冠假日 in Panlong) stays English."""
         words = re.findall(r"[A-Za-z]{2,}", text)
+        han = re.findall(r"[\u4e00-\u9fff]", text)
+        if han and len(words) >= 3 and len(words) > len(han) / 2:
+            return "en"
+        if han:
+            return "zh"
         if len(words) >= 2 or (words and words[0].lower() in ("hello", "hi", "hey", "yes", "no", "thanks")):
             return "en"
         return previous

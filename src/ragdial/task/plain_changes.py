@@ -1,275 +1,76 @@
-"""Changes of bookings said plainly, without 改签 or an order number, right after a booking: an upgrade on the
-same flight or train (升舱 / 换成商务舱), a shorter stay (少住一晚 / 改成住两晚), one more ticket on the same train
-(再加一张), the departure just before or after the one booked (改早一班 / 晚一班的), another hotel (换一家吧)
-and cancelling several bookings in one sentence (机票和酒店都退了 / 两个都取消).
+"""What only the database knows of a change the reader read (``ragdial.task.acts.changes``): the reader names the
+booking and marks what changes; ``resolve_changes`` turns the marks into the values the booking handlers use.
 
-``plain_change`` turns such a turn into the act the booking handlers know (``change_booking`` with the booking's
-order number and the new values, or ``cancel_booking`` with ``orders``); each is still read back and done only on
-an explicit yes (``ragdial.task.bookings``).
+- ``same_trip``: the booked flight or train (its ``code``), in its class unless the act says another
+  (a berth said on a seat booking: 硬卧);
+- ``upgrade``: the class one up from the booked one (经济舱 → 商务舱 → 头等舱, 二等座 → 一等座 → 商务座,
+  硬座 → 硬卧 → 软卧);
+- ``adjacent`` (``earlier`` / ``later``): the departure just before (after) the booked one on the same route, day
+  and class, or the one at ``at``; none left: ``none_left`` (said so, the day or time is asked);
+- ``other_hotel``: another hotel for the same stay, the booked brand excluded (``not_brand``).
+
+Each change is still read back and done only on an explicit yes (``ragdial.task.bookings``). The manager reads
+acts only: no text is read here.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections.abc import Mapping
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task import replies as R
 from ragdial.task.acts import Act
-from ragdial.task.acts.booked import OTHER_HOTEL
-from ragdial.task.acts.finders import _hotel_numbers
-from ragdial.task.acts.words import CANCEL
-from ragdial.task.db import Gazetteer, TravelDB
+from ragdial.task.db import TravelDB
 from ragdial.task.orders import Booking, live_bookings
-from ragdial.task.slots import NUM, cn_number
-from ragdial.task.slots import parse as parse_slots
 
-# the kind of booking a clause names (机票 / 火车票 / 酒店), Chinese and English
-NAMED = {
-    "flight": re.compile(r"(机票|航班|飞机|flight|plane)", re.I),
-    "train": re.compile(r"(火车|高铁|动车|车票|train)", re.I),
-    "hotel": re.compile(r"(酒店|宾馆|房间|住宿|hotel|room)", re.I),
-}
-# all of them: 都退了 / 两个都取消 / 全部取消 / cancel both
-EVERY = re.compile(r"(都|两个|俩|全部|全都|所有|一起|统统|both|all|everything)", re.I)
-# a better class on the same trip: 升舱 / 升成商务舱 / 换成一等座 / 改成头等舱
-UPGRADE = re.compile(
-    r"(升舱|升级|升个舱|升(成|到|为)|(换|改|调)(成|到|为)?\s*(头等舱|商务舱|公务舱|一等座|商务座|软卧|硬卧|卧铺|下铺|中铺|上铺)|upgrade)",
-    re.I,
-)
 NEXT_CLASS = {
     **{"经济舱": "商务舱", "商务舱": "头等舱"},
     **{"二等座": "一等座", "一等座": "商务座", "硬座": "硬卧", "硬卧": "软卧"},
 }
-# fewer nights: 少住一晚 / 提前一天退房 / 早一天走
-FEWER = re.compile(rf"(少住|少订|少待|减少|提前|早)\s*(?P<n>{NUM})?\s*(个)?\s*(晚|天|夜)\s*(退房|走|离店)?")
-SHORTER_TO = re.compile(r"(改成|改为|只住|就住|住)\s*\S{0,2}\s*(晚|天|夜)")
-# one more ticket or room on the same booking: 再加一张 / 多订一张 / 再来一间
-MORE = re.compile(
-    rf"(再|多|加|还要|还得|还想)\s*(帮我|给我|帮忙)?\s*(加|订|买|要|来|开)?\s*(?P<n>{NUM})\s*(?P<unit>张|间)"
-)
-# the departure just before or after the one booked: 改早一班 / 晚一班的 / 提前一班
-ADJACENT = re.compile(r"(?P<way>早|晚|提前|推后|延后)\s*(一|1)?\s*(班|趟|点的?(班|趟|航班|车|飞机)?)(?!天)")
+MARKS = ("same_trip", "upgrade", "adjacent", "at", "other_hotel")
 
 
-# taking another way to travel instead: 改坐火车 / 换成高铁 / 还是坐飞机
-OTHER_WAY = re.compile(r"(改坐|改乘|换成|改成|换坐|坐|乘)\s*(?P<way>火车|高铁|动车|飞机|航班)")
-
-
-def kind_named(acts: list[Act], text: str) -> list[Act]:
-    """cancel my train ticket (no order number, the kind named in a way the reader did not take): the booking
-    of that kind is meant, not whichever was booked last."""
-    named = _named(text)
-    if len(named) != 1:
-        return acts
-    for act in acts:
-        if act.act in ("cancel_booking", "change_booking") and not {"domain", "order_no", "orders"} & set(act.slots):
-            act.slots["domain"] = named[0]
-    return acts
-
-
-def change_after_cancel(acts: list[Act], text: str) -> list[Act]:
-    """把这张机票退了，改坐火车。另外日期改成后天: a change said after the cancellation of the same turn is no
-    change of the booking going away but the request replacing it (the way to travel said, on the day said)."""
-    names = [a.act for a in acts]
-    if "cancel_booking" not in names or "change_booking" not in names[names.index("cancel_booking") + 1 :]:
-        return acts
-    m = OTHER_WAY.search(text)
-    way = {"火车": "train", "高铁": "train", "动车": "train", "飞机": "flight", "航班": "flight"}.get(
-        m.group("way") if m else ""
-    )
-    out: list[Act] = []
-    for act in acts:
-        if act.act == "change_booking" and "cancel_booking" in [a.act for a in out]:
-            slots = {k: v for k, v in act.slots.items() if k not in ("order_no", "domain")}
-            out.append(Act("inform", {**({"domain": way} if way else {}), **slots}))
-        else:
-            out.append(act)
-    return out
-
-
-def _named(text: str) -> list[str]:
-    return [domain for domain, pattern in NAMED.items() if pattern.search(text)]
-
-
-def _last(live: list[Booking], domains: tuple[str, ...]) -> Booking | None:
-    return next((b for b in reversed(live) if b["domain"] in domains), None)
-
-
-def _trip_domain(text: str, live: list[Booking]) -> Booking | None:
-    named = [d for d in _named(text) if d != "hotel"]
-    return _last(live, tuple(named) if named else ("flight", "train"))
-
-
-def plain_change(
-    state: Mapping[str, object], acts: list[Act], text: str, db: TravelDB, gaz: Gazetteer, today: dt.date
-) -> list[Act]:
-    """The turn's acts, with a plainly said change of a booking made in this session turned into the change or
-    cancellation act (the others as they were)."""
+def resolve_changes(state: Mapping[str, object], acts: list[Act], db: TravelDB) -> list[Act]:
+    """``acts`` with each change's marks (``MARKS``) replaced by the values the database gives them."""
     bookings: list[Booking] = list(state.get("bookings") or [])  # type: ignore[call-overload]
     live = live_bookings(bookings)
-    if state.get("open") not in (None, "anything_else", "choose_change") or not live:
-        return acts
-    if state.get("open") == "choose_change":  # 少住一晚吧 while "which booking?" is asked: said anew, it answers
-        for find in (_fewer_nights, _upgrade, _more, _adjacent):
-            found = find(text, live, db, gaz, today)
-            if found is not None:
-                return [Act("change_booking", {**found, "said_anew": True})]  # (what was asked before is dropped)
-        return acts
-    early_out = _fewer_nights(text, live, db, gaz, today, checkout_only=True)
-    if early_out is not None:  # 提前一天退房: fewer nights, not the stay moved a day earlier
-        return [Act("change_booking", early_out)]
-    bare = [a for a in acts if a.act == "change_booking" and set(a.slots) <= {"domain", "order_no"}]
-    if bare:  # 把订单5改签到早一班 / 订单5换成商务舱: which booking is said, what is new is read here
-        named = [b for b in live if bare[0].slots.get("order_no") in (None, b["order_no"])]
-        named = [b for b in named if bare[0].slots.get("domain") in (None, b["domain"])]
-        for find in (_upgrade, _fewer_nights, _more, _adjacent):
-            found = find(text, named, db, gaz, today) if named else None
-            if found is not None:
-                bare[0].slots.update(found)
-                return acts
-    if any(a.act in ("change_booking", "select", "confirm") for a in acts):
-        return acts
-    several = _several_cancelled(text, live)
-    if several is not None:
-        return [several]
-    if any(a.act == "cancel_booking" for a in acts) and CANCEL.search(text):
-        return acts
-    branded = any(a.act in ("inform", "modify") and a.slots.get("brand") for a in acts)
-    for find in (_other_hotel, _upgrade, _fewer_nights, _more, _adjacent):
-        if find is _other_hotel and branded:
-            continue  # 换一家吧，亚朵那种的: that brand (the swap of ``TaskBranch._swapping``)
-        found = find(text, live, db, gaz, today)
-        if found is not None:
-            return [Act("change_booking", found)]
+    for act in acts:
+        if act.act != "change_booking" or not set(MARKS) & set(act.slots):
+            continue
+        marks = {k: act.slots.pop(k) for k in MARKS if k in act.slots}
+        booking = next((b for b in live if b["order_no"] == act.slots.get("order_no")), None)
+        item = db.get(booking["domain"], int(booking["item_id"])) if booking else None
+        if booking is None or item is None:
+            continue
+        act.slots.update(_resolved(marks, act.slots, booking, item, db))
     return acts
 
 
-def _several_cancelled(text: str, live: list[Booking]) -> Act | None:
-    """机票和酒店都帮我退了 / 两个都取消掉吧: every booking meant, in one cancellation (none silently left)."""
-    if not CANCEL.search(text) or len(live) < 2:
-        return None
-    named = _named(text)
-    if len(named) >= 2:
-        meant = [b for b in live if b["domain"] in named]
-        if not EVERY.search(text):  # 机票和酒店退了: each kind named, its latest booking
-            meant = [b for d in named if (b := _last(live, (d,))) is not None]
-    elif EVERY.search(text):
-        meant = [b for b in live if not named or b["domain"] in named]
-    else:
-        return None
-    if len(meant) < 2:
-        return None
-    return Act("cancel_booking", {"orders": [b["order_no"] for b in meant]})
-
-
-def _other_hotel(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, today: dt.date) -> JSONDict | None:
-    """换一家吧 after a hotel was booked: another hotel for the same stay (read back as a change of it)."""
-    if not OTHER_HOTEL.search(text) or re.search(r"(退|取消)", text):
-        return None
-    booking = _last(live, ("hotel",))
-    item = db.get("hotel", int(booking["item_id"])) if booking else None
-    if booking is None or item is None:
-        return None
-    said = parse_slots(text, gaz, today)
-    brand = str(item["name"]).split("(")[0]
-    found: JSONDict = {"domain": "hotel", "order_no": booking["order_no"], "not_brand": [brand]}
-    for key in ("stars", "min_stars", "max_price"):
-        if getattr(said, key, None):
-            found[key] = getattr(said, key)
+def _resolved(marks: JSONDict, slots: JSONDict, booking: Booking, item: Mapping[str, object], db: TravelDB) -> JSONDict:
+    if marks.get("other_hotel"):
+        return {"not_brand": [str(item["name"]).split("(")[0]]}
+    if marks.get("adjacent"):
+        return _adjacent(str(marks["adjacent"]), marks.get("at"), booking, item, db)
+    found: JSONDict = {"code": R.code_of(item)}
+    booked_class = str(item.get("seat_class"))
+    if marks.get("upgrade"):
+        better = NEXT_CLASS.get(booked_class)
+        return {"code": R.code_of(item), "seat_class": better} if better else {}
+    if slots.get("berth") and not slots.get("seat_class") and booked_class not in ("硬卧", "软卧"):
+        found["seat_class"] = "硬卧"
+    elif not slots.get("seat_class") and not slots.get("berth"):
+        found["seat_class"] = str(item.get("seat_class"))
     return found
 
 
-def _upgrade(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, today: dt.date) -> JSONDict | None:
-    """升舱 / 换成商务舱，同一班: the same flight or train in the class said (or the next one up)."""
-    if not UPGRADE.search(text):
-        return None
-    booking = _trip_domain(text, live)
-    item = db.get(booking["domain"], int(booking["item_id"])) if booking else None
-    if booking is None or item is None:
-        return None
-    said = parse_slots(text, gaz, today)
-    found: JSONDict = {"domain": booking["domain"], "order_no": booking["order_no"], "code": R.code_of(item)}
-    if said.seat_class:
-        found["seat_class"] = said.seat_class.replace("公务舱", "商务舱")
-    elif "公务舱" in text:
-        found["seat_class"] = "商务舱"
-    elif said.berths:
-        found["berth"] = said.berths[0]
-        if item.get("seat_class") not in ("硬卧", "软卧"):
-            found["seat_class"] = "硬卧"
-    else:
-        better = NEXT_CLASS.get(str(item.get("seat_class")))
-        if better is None:
-            return None
-        found["seat_class"] = better
-    return found
-
-
-def _fewer_nights(
-    text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, today: dt.date, checkout_only: bool = False
-) -> JSONDict | None:
-    """少住一晚 / 提前一天退房 / 改成住两晚 after a hotel was booked: the same hotel, fewer nights."""
-    booking = _last(live, ("hotel",))
-    if booking is None:
-        return None
-    booked = int(booking.get("nights") or 1)
-    m = FEWER.search(text)
-    nights: int | None = None
-    if checkout_only and not (m and m.group(5)):
-        return None
-    if m and (m.group(1) in ("少住", "少订", "少待", "减少") or m.group(5)):
-        nights = booked - (cn_number(m.group("n")) or 1 if m.group("n") else 1)
-    elif SHORTER_TO.search(text) and re.search(r"(改|只|就|少)", text):
-        nights = _hotel_numbers(text, False).get("nights")
-    if nights is None or not 0 < nights < booked:
-        return None
-    return {"domain": "hotel", "order_no": booking["order_no"], "nights": nights}
-
-
-def _more(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, today: dt.date) -> JSONDict | None:
-    """同一趟车再加一张 / 再开一间: one booking holding more tickets or rooms (the same train, flight or hotel)."""
-    m = MORE.search(text)
-    if m is None:
-        return None
-    rooms = m.group("unit") == "间"
-    booking = _last(live, ("hotel",)) if rooms else _trip_domain(text, live)
-    item = db.get(booking["domain"], int(booking["item_id"])) if booking else None
-    if booking is None or item is None:
-        return None
-    said = parse_slots(text, gaz, today)
-    if (said.date and said.date != booking["date"]) or said.cities:
-        return None  # (再订一张周日去上海的: another trip, not this one)
-    more = cn_number(m.group("n")) or 1
-    total = int(booking.get("quantity") or 1) + more
-    found: JSONDict = {"domain": booking["domain"], "order_no": booking["order_no"]}
-    if rooms:
-        found["rooms"] = total
-    else:
-        found |= {"passengers": total, "code": R.code_of(item), "seat_class": item.get("seat_class")}
-    return found
-
-
-def _adjacent(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, today: dt.date) -> JSONDict | None:
-    """机票改成早一班的 / 火车换晚一班: the departure just before (after) the one booked, same route, day and class;
-    a clock time said with it (7点40那班) picks that departure."""
-    m = ADJACENT.search(text)
-    if m is None or not re.search(r"(改|换|调|挪|要|订)", text):
-        return None
-    booking = _trip_domain(text, live)
-    item = db.get(booking["domain"], int(booking["item_id"])) if booking else None
-    if booking is None or item is None:
-        return None
+def _adjacent(way: str, at: object, booking: Booking, item: Mapping[str, object], db: TravelDB) -> JSONDict:
     route = {k: item.get(k) for k in ("dep_city", "arr_city", "date", "seat_class")}
     rows = db.search(booking["domain"], route, limit=1000)
-    said = parse_slots(text, gaz, today)
-    clock = said.time_from if said.time_from and not said.time_to else None
-    if clock:
-        at = [r for r in rows if str(r.get("dep_time")) == clock]
-        if at:
-            return {"domain": booking["domain"], "order_no": booking["order_no"], "code": R.code_of(at[0])}
-    earlier = m.group("way") in ("早", "提前")
+    if at:
+        same = [r for r in rows if str(r.get("dep_time")) == at]
+        if same:
+            return {"code": R.code_of(same[0])}
+    earlier = way == "earlier"
     mine = str(item.get("dep_time"))
     others = sorted(
         (r for r in rows if R.code_of(r) != R.code_of(item)),
@@ -277,9 +78,6 @@ def _adjacent(text: str, live: list[Booking], db: TravelDB, gaz: Gazetteer, toda
         reverse=earlier,
     )
     after = [r for r in others if (str(r.get("dep_time")) < mine if earlier else str(r.get("dep_time")) > mine)]
-    found: JSONDict = {"domain": booking["domain"], "order_no": booking["order_no"]}
     if after:
-        found["code"] = R.code_of(after[0])
-    else:
-        found["none_left"] = "earlier" if earlier else "later"  # said so; the new day or time is asked
-    return found
+        return {"code": R.code_of(after[0])}
+    return {"none_left": way}  # said so; the new day or time is asked

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
+from ragdial.task import english as E
 from ragdial.task.values import as_int, as_str
 
 DOMAIN_NAMES = {
@@ -138,7 +139,10 @@ def item_summary(domain: str | None, item: Mapping[str, object], language: str =
     if domain == "hotel":
         if language == "zh":
             return f"{item['name']} {item['stars']}星 {item['district']} 每晚{item['price']}元"
-        return f"{item['name']} {item['stars']}-star, {item['district']}, {item['price']} yuan/night"
+        return (
+            f"{E.hotel(as_str(item['name']))} {item['stars']}-star, {E.value(as_str(item['district']))}, "
+            f"{item['price']} yuan/night"
+        )
     code = code_of(item)
     days = as_int(item.get("arr_days") or 0)
     arrive = as_str(item["arr_time"])
@@ -150,9 +154,10 @@ def item_summary(domain: str | None, item: Mapping[str, object], language: str =
         return (
             f"{code} {when} {item['dep_time']}{item['dep_place']}→{arrive}{item['arr_place']} {seat} {item['price']}元"
         )
+    seat = E.seat(as_str(item["seat_class"]), as_str(item.get("berth", "")))
     return (
-        f"{code} {when} {item['dep_time']} {item['dep_place']} → {arrive} {item['arr_place']} "
-        f"{seat} {item['price']} yuan"
+        f"{code} {when} {item['dep_time']} {E.place(as_str(item['dep_place']))} → {arrive} "
+        f"{E.place(as_str(item['arr_place']))}, {seat}, {item['price']} yuan"
     )
 
 

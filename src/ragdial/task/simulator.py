@@ -21,9 +21,9 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, TypedDict
+from typing import Protocol, TypedDict, cast
 
-from ragdial.jsontypes import JSONDict
+from ragdial.jsontypes import JSONDict, JSONValue
 from ragdial.task.db import Gazetteer, TravelDB
 from ragdial.task.goals import Goal, GoalConstraints, SubGoal, date_expression, satisfies
 from ragdial.task.manager import TaskBranch
@@ -153,6 +153,7 @@ class DialogResult:
     turns: int = MAX_TURNS
     guidance: int | None = None  # 0/1 where the user went off-topic, else None
     integrity_errors: list[str] = field(default_factory=list)
+    relaxed: list[str] = field(default_factory=list)  # constraints the user gave up for an alternative offered
 
     def to_dict(self) -> JSONDict:
         return {
@@ -162,6 +163,7 @@ class DialogResult:
             "turns": self.turns,
             "guidance": self.guidance,
             "integrity_errors": self.integrity_errors,
+            "relaxed": cast(JSONValue, self.relaxed),
             "bookings": self.bookings,
             "log": self.log,
         }
@@ -200,6 +202,8 @@ class UserSimulator:
         self.change_done = False
         self.change_made = 0  # bookings the change made (the new one of a 改签)
         self.change_refused = False  # a new booking offered instead of the change was refused: ask again
+        self.alternatives_refused = 0  # alternatives offered (不限X的话…要按这个来吗) and turned down so far
+        self.relaxed: list[str] = []  # constraints given up for an alternative, as people do after one refusal
 
     @property
     def sub(self) -> SubGoal | None:
@@ -355,6 +359,15 @@ class UserSimulator:
         if "机票、火车票还是酒店" in reply or "想改哪个条件" in reply:
             return self._request(sub, full=True, first=False)
         return None
+
+    def _relax(self, reply: str, sub: SubGoal) -> bool:
+        """Give up the constraints the alternative offered drops (when the goal has any of them)."""
+        keys = [k for k in _relaxed_keys(reply) if k in sub.constraints]
+        constraints = cast(dict[str, object], sub.constraints)
+        for key in keys:
+            constraints.pop(key, None)
+        self.relaxed += keys
+        return bool(keys)
 
     def _fits(self, item: OptionItem, sub: SubGoal) -> bool:
         """Whether an option or booking summary meets the subgoal, as a person reads it."""
@@ -552,7 +565,7 @@ class UserSimulator:
             return self._say("deny", self.phrases.pick("deny", self.rng) + "，" + self._request(sub, True, False))
         failed = any(
             cue in reply
-            for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足", "已经售完", "已经订满")
+            for cue in ("没有找到", "不能满足", "抱歉，没有", "查过了", "没有同时满足", "已经售完", "已经订满", "只剩")
         )
         if failed and sub.expect_fail:
             self.index += 1
@@ -568,7 +581,7 @@ class UserSimulator:
             return self._say(
                 "modify", self.phrases.pick("modify_date", self.rng).replace("{date}", self._date_words(sub, iso))
             )
-        if changing and ("机票、火车票还是酒店" in reply or "想改哪个条件" in reply or "帮不上忙" in reply):
+        if changing and any(cue in reply for cue in ("机票、火车票还是酒店", "想改哪个条件", "要改什么", "帮不上忙")):
             self.restated += 1  # the change not understood: asked again (never a new booking instead)
             return None if self.restated > 4 else self._say("change", self._change_request())
         answer = self._answer(reply)
@@ -578,14 +591,34 @@ class UserSimulator:
             for item in self.options:
                 if self._fits(item, sub):
                     return self._say("select", self._select(item))
-        if failed and ("要按这个来吗" in reply or "需要帮您查吗" in reply):
-            pass  # an alternative that does not fit the goal: restate
+        if failed and "要按这个来吗" in reply and not changing:
+            # an alternative that does not fit the goal: refused once (restated), then taken as people do
+            if self.alternatives_refused >= 1 and self._relax(reply, sub):
+                self.alternatives_refused = 0
+                taken = self.rng.choice(("好吧，那就按这个来", "行吧，就这样吧", "可以，按这个来"))
+                return self._say("confirm_suggestion", taken)
+            self.alternatives_refused += 1
         self.restated += 1
         if self.restated > 4:
             return None
         if changing:
             return self._say("change", self._change_request())
         return self._say("request", self._request(sub, full=True, first=False))
+
+
+RELAXED_KEYS = {
+    **{"出发时段": ("period", "time_from", "time_to"), "出发时间": ("period", "time_from", "time_to")},
+    **{"座位等级": ("seat_class", "berths"), "铺位": ("berths",), "预算": ("max_price",), "区域": ("district",)},
+    **{"星级": ("stars", "min_stars"), "连住晚数": ("nights",), "房间数": ("rooms",), "票数": ("passengers",)},
+}
+
+
+def _relaxed_keys(reply: str) -> list[str]:
+    """The goal's constraints an alternative offered drops (不限出发时段、预算的话有可订的 → period, max_price)."""
+    m = re.search(r"不限(.+?)的话", reply)
+    if m is None:
+        return []
+    return [key for name in re.split(r"[、和]", m.group(1)) for key in RELAXED_KEYS.get(name, ())]
 
 
 def run_dialog(
@@ -627,6 +660,7 @@ def run_dialog(
         if db.booking(number) is None:
             errors.append("a booking announced but not in the database")
     result.integrity_errors = errors
+    result.relaxed = list(sim.relaxed)
     result.success = completed_at is not None and _verify(goal, sim.bookings, db)
     if goal.change is not None and sim.bookings:
         number = sim.bookings[-1][1]
@@ -686,4 +720,5 @@ def summarise(results: list[DialogResult]) -> JSONDict:
         "off_topic_dialogs": len(guided),
         "integrity_errors": sum(len(r.integrity_errors) for r in results),
         "dialogs_with_integrity_errors": sum(bool(r.integrity_errors) for r in results),
+        "relaxed_dialogs": sum(bool(r.relaxed) for r in results),
     }

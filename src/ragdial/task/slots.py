@@ -49,10 +49,11 @@ NAMED_DAYS: dict[str, tuple[int, int]] = {
     "christmas": (12, 25),
     "new year's eve": (12, 31),
 }
-LUNAR_DAYS: dict[str, tuple[str, ...]] = {  # 除夕 and 春节 of 2026-2030
+LUNAR_DAYS: dict[str, tuple[str, ...]] = {  # 除夕 and 春节 of 2026-2030, the winter solstice (冬至, Beijing time)
     "除夕": ("2026-02-16", "2027-02-05", "2028-01-25", "2029-02-12", "2030-02-02"),
     "大年三十": ("2026-02-16", "2027-02-05", "2028-01-25", "2029-02-12", "2030-02-02"),
     "大年初一": ("2026-02-17", "2027-02-06", "2028-01-26", "2029-02-13", "2030-02-03"),
+    "冬至": ("2025-12-21", "2026-12-22", "2027-12-22", "2028-12-21", "2029-12-21", "2030-12-22"),
 }
 RELATIVE_DAYS_EN = {"today": 0, "tonight": 0, "tomorrow": 1, "day after tomorrow": 2}
 
@@ -342,7 +343,21 @@ def _english_month_day(lower: str, today: dt.date) -> str | None:
     if m:
         date = _month_day(today, MONTHS_EN[m.group(2)], int(m.group(1)))
         return date.isoformat() if date else ""
+    m = DAY_OF_MONTH_EN.search(lower)
+    if m:  # Monday the 14th / on the 4th: that day of this month (next month once it has passed)
+        day = int(m.group(1))
+        month = today.month if day >= today.day else today.month % 12 + 1
+        date = _month_day(today, month, day)
+        return date.isoformat() if date else ""
     return None
+
+
+# a day of the month without the month: after a weekday (Monday the 14th / Friday 18th) or after "on" (on the 4th);
+# no ordinal of an option (the 2nd one)
+DAY_OF_MONTH_EN = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?|(?:on|from|until|till|to|for)\s+the\s+)"
+    r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:one|option|flight|train|hotel|choice|of the|in the list))"
+)
 
 
 def _named_day(lower: str, today: dt.date) -> str | None:

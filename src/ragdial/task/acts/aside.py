@@ -105,11 +105,11 @@ def _says_else(text: str, gaz: Gazetteer, least: int = 2) -> bool:
 
 
 def _booking_domain(text: str) -> JSONDict:
-    if re.search(r"(机票|航班|飞机)", text):
+    if re.search(r"(机票|航班|飞机|\bflights?\b|\bplane\b)", text, re.I):
         return {"domain": "flight"}
-    if re.search(r"(火车|高铁|动车|车票|的车|车来着|卧铺)", text):
+    if re.search(r"(火车|高铁|动车|车票|的车|车来着|卧铺|\btrains?\b)", text, re.I):
         return {"domain": "train"}
-    if re.search(r"(酒店|宾馆|房间)", text):
+    if re.search(r"(酒店|宾馆|房间|\bhotels?\b|\brooms?\b)", text, re.I):
         return {"domain": "hotel"}
     return {}
 

@@ -15,9 +15,11 @@ from ragdial.task.acts.finders import (
     _classes_of,
     _code_of,
     _dates,
+    _district_of,
     _domain_named,
     _hotel_numbers,
     _period_of,
+    _stars_of,
     _time_bounds,
     code_domain,
 )
@@ -48,13 +50,25 @@ OTHER_HOTEL = re.compile(r"(换一?家|换个(酒店|宾馆|地方住)|换别的
 LONGER_STAY = re.compile(rf"(?:多住|再住|续住|续|延住|延长|多待|再待|加住)\s*(?P<n>{NUM})?\s*(?:个)?\s*(?:晚|天|夜)")
 # moving a booking to another day without the word 改签: 挪到 / 推到 / 换到 / 改过去
 MOVE = re.compile(
-    r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪|(往后|往前|推迟|推后|延后|提前)(推|挪)?一天)"
+    r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪|(往后|往前|推迟|推后|延后|提前)(推|挪)?一天|"
+    r"\b(change|move|switch|swap|shift|push|put)\b.{0,30}\b(to|for|into|onto)\b|\bmake (it|that|this|them)\b)",
+    re.I,
 )
 
 
 # asking to change what was booked without the new value yet: 改一下日期 / 换个时间 / 调一下座位
 CHANGE_WHAT = re.compile(
-    r"(改|换|调|挪)\s*(一下|个|下)?\s*(日期|时间|日子|出发时间|入住时间|入住日期|班次|车次|航班|座位|舱位|铺位)"
+    r"(改|换|调|挪)\s*(一下|个|下)?\s*(日期|时间|日子|出发时间|入住时间|入住日期|班次|车次|航班|座位|舱位|铺位)|"
+    r"\b(change|modify|alter|amend|reschedule)\s+(the\s+)?(date|time|day|departure|seat|train|flight|dates)\b",
+    re.I,
+)
+# a change of the booking without what changes (change it / 我想改一下 / 能改吗): what to change is asked next
+UNCLEAR_CHANGE = re.compile(
+    r"(我|我们)?(想|要|得|能|可以|能不能|可不可以|帮我|麻烦)?\s*(改|换|调)(一下|下|改|一改)?(吧|吗|呢|行吗|可以吗|好吗)?|"
+    r"(can you |could you |please |i want to |i'd like to |i need to )*(change|modify|alter|amend|reschedule)\s+"
+    r"(it|this|that|them|my booking|the booking|my reservation|the reservation|my ticket|the ticket)"
+    r"( please| for me)?",
+    re.I,
 )
 # the day after (or before) the one booked: 第二天 / 次日 / 往后推一天 / 提前一天
 NEXT_DAY = re.compile(r"(第二天|次日|隔天|后一天|晚一天|前一天|早一天|提前一天|(往后|往前|推迟|推后|延后)(推|挪)?一天)")
@@ -167,6 +181,8 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         )
     if not said and after and CHANGE_WHAT.search(text):
         said = True  # 我想改一下日期 / 能换个时间吗 after a booking: which day or time is asked next
+    if not said and after and UNCLEAR_CHANGE.fullmatch(re.sub(r"[\s,.!?，。！？~]+$", "", text.strip())):
+        said = True  # change it / 我想改一下: a change, what changes is asked next
     longer = LONGER_STAY.search(text)
     hotel_booked = "hotel" in booked_domains and (after or ctx.domain != "hotel")
     if not said and longer and hotel_booked and _domain_named(text, english) in (None, "hotel"):
@@ -178,7 +194,7 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
     slots: JSONDict = dict(_booking_domain(text))
     if order is not None:
         slots["order_no"] = order
-        text = text.replace(str(order), " ")
+        text = re.sub(rf"(?<![A-Za-z0-9]){order}(?![0-9])", " ", text)  # (G5281 kept whole with order 5)
     if longer and hotel_booked:
         slots["domain"] = "hotel"
     domain = text_or_none(
@@ -215,6 +231,11 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         slots["berth"] = berth
     if domain == "hotel":
         slots.update({k: v for k, v in _hotel_numbers(text, english).items() if k in ("nights", "rooms")})
+        stars, min_stars = _stars_of(text, english)  # 把订单24改成西湖区的四星: the stay elsewhere or better
+        slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
+        district = _district_of(text, gaz, None)
+        if district:
+            slots["district"] = district
         if longer and hotel_booked:
             slots.pop("nights", None)
             slots.pop("date", None)  # 4号再住一晚: the day said is the night added, not a new check-in

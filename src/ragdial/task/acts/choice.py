@@ -78,18 +78,24 @@ def _is_choice(ref: JSONDict, text: str, ctx: Context) -> bool:
 
 NOT_AN_OFFER = "[天次回遍年名晚周批步街层楼章条节轮季期届代站]"  # 第一次 / 第三街: an ordinal of something else
 FEATURES = (
-    (r"最便宜|最低价|便宜的那|便宜那|cheapest", "cheapest"),
+    (r"最便宜|最低价|便宜的那|便宜那|挑\s*(个|一个|一家|一班|一趟)?\s*(便宜|价格低|价钱低)|cheapest", "cheapest"),
     (r"最贵|most expensive", "most_expensive"),
     (r"最早|earliest", "earliest"),
     (r"最晚|最迟|latest", "latest"),
     (r"最快|时间最短|用时最短|fastest", "fastest"),
-    (r"最好(?!是|能|要|在|别|不|有|还是)|星级最高|星最高|档次最高|best", "best"),  # (最好是上午的: a wish, no choice)
+    (
+        r"最好(?!是|能|要|在|别|不|有|还是)|星级最高|星最高|档次最高|best|highest[- ]rated|top[- ]rated",
+        "best",
+    ),  # (最好是上午的: no choice)
 )
 # a choice said before any option is listed: 要最晚的那班 / 星级最高的 / 挑最便宜的 / the cheapest one
 UP_FRONT = re.compile(
     r"(挑|选|要|订|给我|就)?\s*(个|一个|一家|一班|一趟)?\s*(最便宜|最低价|最贵|最早|最晚|最迟|最快|最好|星级最高|星最高|档次最高)"
     r"\s*的?\s*(那个|那班|那趟|那家|一个|一班|一趟|一家|就行|就好|就可以|吧|$)"
     r"|\b(the )?(cheapest|earliest|latest|fastest) one\b"
+    r"|挑\s*(个|一个|一家|一班|一趟)?\s*(便宜|价格低|价钱低)(的|点的|一点的)"
+    r"|\bthe (cheapest|earliest|latest|fastest|best|highest[- ]rated|best[- ]rated|top[- ]rated)\s*"
+    r"(one|train|flight|hotel|departure|option|place)?\b"
 )
 
 
@@ -150,9 +156,10 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
         ref["ordinal"] = (len(ctx.offers) + 1) // 2
     else:
         m = re.fullmatch(r"(?:选|要|订|就)?\s*([1-9一二三四五])\s*(?:号)?(?:吧|的|那个)?", text) or re.search(
-            r"\b(first|second|third|fourth)\b(?! class)", lower
+            r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\b(?! class)", lower
         )
-        number = m and ({"first": 1, "second": 2, "third": 3, "fourth": 4}.get(m.group(1)) or cn_number(m.group(1)))
+        ordinals = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+        number = m and (ordinals.get(m.group(1)) or cn_number(m.group(1)))
         if number and not ("号" in text and number > len(ctx.offers)):  # (那就8号吧 with 3 listed: a day)
             ref["ordinal"] = number
     code = _code_of(text)

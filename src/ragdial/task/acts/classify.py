@@ -227,12 +227,18 @@ def _classify(
         )
         if ordinal:
             return "select", {"ordinal": ordinal}
-        said = {k: v for k, v in _reference(text, ctx, gaz, english).items() if k in ("code", "dep_time")}
+        ref = _reference(text, ctx, gaz, english)
+        said = {k: v for k, v in ref.items() if k in ("code", "dep_time")}
+        other = {
+            k: v for k, v in ref.items() if k in ("seat_class", "berth") and all(o.get(k) != v for o in ctx.offers)
+        }
         if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
-            return "select", said  # "MU3999" / "12点10分那个" again during its read-back: the same offer, no yes
+            return "select", {**said, **other}  # "MU3999" again during its read-back: the same offer, no yes
+            # (同一趟T665的软卧下铺呢 while its 硬卧上铺 is read back: that train in the class said)
         named = _code_of(text)
         if named and ctx.domain and code_domain(named) == ctx.domain and not asking:
-            return "select", {"code": named}  # 确认预订，CZ5491 while HU9138 is read back: that other one
+            narrowed = {k: v for k, v in ref.items() if k in ("seat_class", "berth")}
+            return "select", {"code": named, **narrowed}  # 确认预订，CZ5491 while HU9138 is read back: that one
     code = _code_of(text)
     if code and ctx.domain and code_domain(code) != ctx.domain:
         # 先把G4990二等座订了 while hotels are listed: a request for that train, not a choice among the hotels

@@ -136,9 +136,15 @@ def _constraints(
     refused_from, refused_to, refused_span = (None, None, None) if english else _refused_time(text)
     if refused_span:  # 六点多那种太早的不要: a bound on the departure, not a comment on the offer
         text = text[: refused_span[0]] + "□" * (refused_span[1] - refused_span[0]) + text[refused_span[1] :]
-    if re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text) and not re.search(r"(改|换)", text):
+    if (
+        re.search(r"(太|有点|有些|稍微|略)(贵|慢|晚|早|远|累|麻烦|折腾|差)", text)
+        and not re.search(r"(改|换)", text)
+        and not (not english and _exclusions(text, gaz)[0])  # 五星太贵也不要: a rating refused, with its reason
+    ):
         return {}  # "商务舱太贵了", "卧铺太慢了": the reason for a change, not a constraint
     domain = _domain_named(text, english)
+    if english and not domain and _brand_of(text, gaz) and not re.search(r"\b(fly|flight|train|plane)", text, re.I):
+        domain = "hotel"  # I want a Crowne Plaza in Kunming: a hotel
     if domain:
         slots["domain"] = domain
     excluded, wanted_text = _exclusions(text, gaz, english)  # 别给我如家汉庭那种: not wanted, never searched for

@@ -22,7 +22,7 @@ from ragdial.task.acts.words import (
     WINDOWS,
 )
 from ragdial.task.db import Gazetteer
-from ragdial.task.slots import _BY_SOUND, NUM, Parse, _find, canonical, cn_number, parse_date
+from ragdial.task.slots import _BY_SOUND, NUM, Parse, _char_pinyin, _find, canonical, cn_number, parse_date
 from ragdial.task.slots import parse as parse_slots
 from ragdial.task.values import as_str
 
@@ -36,7 +36,20 @@ def _offer_code(offer: Mapping[str, object]) -> str:
     return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
 
 
+# hotel brands as English speakers name them (the names the English replies show)
+BRANDS_EN = {
+    **{"home inn": "如家快捷酒店", "homeinn": "如家快捷酒店", "hanting": "汉庭酒店", "jinjiang inn": "锦江之星"},
+    **{"ji hotel": "全季酒店", "atour": "亚朵酒店", "vienna": "维也纳酒店", "crystal orange": "桔子水晶酒店"},
+    **{"mercure": "美居酒店", "crowne plaza": "皇冠假日酒店", "marriott": "万豪酒店", "hilton": "希尔顿酒店"},
+    "intercontinental": "洲际酒店",
+}
+
+
 def _brand_of(text: str, gaz: Gazetteer) -> str | None:
+    lower = text.lower()
+    for name, brand in sorted(BRANDS_EN.items(), key=lambda kv: -len(kv[0])):
+        if brand in gaz.brands and re.search(rf"\b{name}\b", lower):
+            return brand
     for brand in sorted(gaz.brands, key=len, reverse=True):
         short = brand.replace("酒店", "").replace("快捷", "")
         for form in {brand, short, short[:2] if len(short) >= 3 and short not in ("锦江之星",) else short}:
@@ -57,6 +70,12 @@ def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
             if city and city not in gaz.districts[name] and any(city in gaz.districts[n] for n in gaz.districts):
                 pass
             return name
+    if re.search(r"[a-zA-Z]{3}", text):  # Panlong district / in Wuhou: a district said in pinyin
+        lower = text.lower()
+        for name in sorted(gaz.districts, key=len, reverse=True):
+            sound = r"\s?".join(_char_pinyin(c) for c in name)
+            if re.search(rf"\b{sound}\b", lower):
+                return name
     return None
 
 
@@ -196,9 +215,23 @@ REFUSED_TIME = re.compile(
 )
 
 
+# a side of a bound refused: 九点半以前起飞的不要 (from 09:30) / 下午六点以后的也不要 (until 18:00)
+REFUSED_SIDE = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(以前|之前|前|以后|之后|后)\s*(?:起飞|出发|发车|开|走|到|落地|到达)?的?"
+    r"(?:航班|飞机|车|车次|班次|那种|这种)?\s*(?:都|也|我)?\s*(?:都|也)?\s*(?:不要|不行|不考虑|不坐|免了|pass)"
+)
+
+
 def _refused_time(text: str) -> tuple[str | None, str | None, tuple[int, int] | None]:
     """(time_from, time_to, span) when a departure time is refused as too early (from the next hour when said as
-    六点多, else just after it) or too late (before it); (None, None, None) otherwise."""
+    六点多, else just after it) or too late (before it), or a side of a bound refused (九点半以前的不要: from 09:30;
+    六点以后的也不要: until 18:00); (None, None, None) otherwise."""
+    side = REFUSED_SIDE.search(text)
+    if side:
+        clock = _clock_of(side.group(2), side.group(3), side.group(4), side.group(1))
+        if side.group(1) is None and clock < "07:00":  # 两点半以前发车的都不要: the afternoon, not the night
+            clock = f"{int(clock[:2]) + 12:02d}{clock[2:]}"
+        return (clock, None, side.span()) if "前" in side.group(5) else (None, clock, side.span())
     m = REFUSED_TIME.search(text)
     if not m:
         return None, None, None
@@ -208,6 +241,13 @@ def _refused_time(text: str) -> tuple[str | None, str | None, tuple[int, int] | 
         later = (hour + 1, 0) if m.group(5) else divmod(hour * 60 + minute + 1, 60)
         return f"{min(later[0], 23):02d}:{later[1]:02d}", None, m.span()
     return None, f"{hour:02d}:00" if m.group(5) else clock, m.span()
+
+
+REFUSED_BOUND_EN = re.compile(
+    r"\b(nothing|none|not|no(?:\s+[a-z]+){0,2}?)\s+(?:leaving\s+|departing\s+|that leaves\s+)?"
+    r"(before|after|earlier than|later than)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?"
+    r"(\s+(?:in the (?:evening|afternoon)|at night|tonight))?"
+)
 
 
 def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
@@ -222,6 +262,11 @@ def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
             pm = "下午" if "pm" in (m.group(3), m.group(6)) else None
             first = _clock(int(m.group(1)), int(m.group(2) or 0), pm if m.group(3) != "am" else None)
             return first, _clock(int(m.group(4)), int(m.group(5) or 0), pm if m.group(6) != "am" else None)
+        m = REFUSED_BOUND_EN.search(lower)
+        if m:  # nothing before 10 / no trains after 6 pm / no earlier than 9: the other side of the bound
+            pm = "下午" if m.group(5) == "pm" or m.group(6) else None
+            clock = _clock(int(m.group(3)), int(m.group(4) or 0), pm)
+            return (clock, None) if m.group(2) in ("before", "earlier than") else (None, clock)
         m = re.search(r"\b(after|before|by)\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?", lower)
         if m:
             clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
@@ -360,7 +405,7 @@ def _people(text: str) -> int | None:
     m = re.search(rf"(?:我们|咱们|咱|我俩|他们|一共|总共)\s*({NUM})\s*个(?!晚|小时|钟|月|星期|礼拜|工作日)", text)
     if m and (cn_number(m.group(1)) or 0) > 1:
         return cn_number(m.group(1))
-    m = re.search(r"一家([三四五六])口", text)
+    m = re.search(r"一家(?:子)?\s*([三四五六3-6])\s*(?:口|个)", text)  # 一家三口 / 我们一家仨 (仨 read as 三个)
     if m:
         return cn_number(m.group(1))
     if re.search(r"(我们|咱们|咱|我)仨|仨人|我们三个(?!晚)", text):
@@ -375,6 +420,24 @@ def _people(text: str) -> int | None:
     return None
 
 
+PARTNER_EN = (
+    r"(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kid|child|mum|mom|dad|mother|father|friend|"
+    r"colleague|boss|brother|sister)"
+)
+
+
+def _people_en(lower: str) -> int | None:
+    """How many travel, said in English words: me and my wife / my husband and I / both of us / a family of three."""
+    m = re.search(r"\b(?:family|group|party) of (two|three|four|five|\d)\b|\bthe (two|three|four|five) of us\b", lower)
+    if m:
+        word = m.group(1) or m.group(2)
+        return {"two": 2, "three": 3, "four": 4, "five": 5}.get(word) or int(word)
+    pair = rf"\b(me|i) (?:and|&) my {PARTNER_EN}\b|\bmy {PARTNER_EN} (?:and|&) (i|me)\b|\bboth of us\b|\bfor us two\b"
+    if re.search(pair, lower):
+        return 2
+    return None
+
+
 def _passengers(text: str, english: bool) -> int | None:
     if english:
         m = re.search(
@@ -382,9 +445,13 @@ def _passengers(text: str, english: bool) -> int | None:
             r"(?:people|passengers|tickets|adults|seats|of us)",
             text.lower(),
         )
+        m = m or re.search(
+            r"\b(\d|two|three|four|five)\s+(?:[a-z-]+\s+){1,3}?(?:tickets|seats|passengers)\b", text.lower()
+        )
         if m:
             return {"two": 2, "three": 3, "four": 4, "five": 5}.get(m.group(1)) or int(m.group(1))
-        return None
+        return _people_en(text.lower())
+
     n = _people(text)
     if n:
         return n
@@ -602,7 +669,8 @@ def _exclusions(text: str, gaz: Gazetteer, english: bool = False) -> tuple[dict[
         for key, found in _named_in(text[start:end], gaz).items():
             if key == "not_stars" and bound:
                 continue  # 三星以下的不要 / 不要低于三星: a bound, not one rating refused
-            if key in ONE_NEXT_TO_CUE and found:  # 江汉区的二星不要: only the value next to the cue is refused
+            every = cue_after and re.match(r"(的|那种|那类|这种|这类|那些)*都", text[end:])  # 上铺中铺都不要: both
+            if key in ONE_NEXT_TO_CUE and found and not every:  # 江汉区的二星不要: only the value next to the cue
                 found = [max(found) if cue_after else min(found)]
             for s, e, value in found:
                 if value not in out.setdefault(key, []):

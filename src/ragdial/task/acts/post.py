@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
+from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.context import Act, Context
+
+
+def _trip_and_stay(one: JSONDict, other: JSONDict) -> bool:
+    """Whether ``one`` is a stay (a hotel said) and ``other`` a trip between two cities: two requests."""
+    return (
+        one.get("domain") == "hotel"
+        and other.get("domain") in (None, "flight", "train")
+        and ("dep_city" in other and "arr_city" in other)
+    )
 
 
 def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
@@ -40,7 +50,9 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
             )
         ):
             clash = act.act == "inform" and (
-                "domain" in act.slots and "domain" in prev.slots and act.slots["domain"] != prev.slots["domain"]
+                ("domain" in act.slots and "domain" in prev.slots and act.slots["domain"] != prev.slots["domain"])
+                or _trip_and_stay(prev.slots, act.slots)
+                or _trip_and_stay(act.slots, prev.slots)
             )
             if not clash:
                 for key, value in act.slots.items():
@@ -49,6 +61,8 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                         prev.slots[key] = value  # 两张——哦不对，三张 / 不是后天，是周五: the corrected value
                     elif isinstance(known, list) and not isinstance(value, list) and value in known:
                         prev.slots[key] = value  # 卧铺，软卧下铺: the narrower value said after
+                    elif key.startswith("not_") and isinstance(known, list) and isinstance(value, list):
+                        prev.slots[key] = [*known, *(v for v in value if v not in known)]  # 二星不要，五星也不要
                     elif key == "train_kinds" and isinstance(known, list) and isinstance(value, list):
                         either = sorted({*map(str, known), *map(str, value)}, key="GDZTK".find)
                         prev.slots[key] = either  # 动车也行…高铁有吗

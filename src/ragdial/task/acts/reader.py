@@ -8,6 +8,7 @@ import re
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
+from ragdial.task.acts.changes import plain_changes
 from ragdial.task.acts.choice import _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
 from ragdial.task.acts.constraints import (
@@ -20,14 +21,15 @@ from ragdial.task.acts.constraints import (
     _split_changes,
 )
 from ragdial.task.acts.context import Act, Context, _Clause
-from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _refused_time, parse
+from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _domain_named, _refused_time, parse
 from ragdial.task.acts.post import _post
+from ragdial.task.acts.roles import place_roles
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
 from ragdial.task.acts.words import CONFIRM_START, FILLER, PERIOD_WORDS, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
-from ragdial.task.slots import _BY_SOUND, NUM
+from ragdial.task.slots import _BY_SOUND, NUM, cn_number
 from ragdial.task.values import text_or_none
 
 HESITATION = re.compile(r"[嗯恩额呃唔啊哦噢]+[…\.。，,\s]*")
@@ -53,7 +55,9 @@ def understand(
     ``by_sound=False`` switches off matching names and cue words by pinyin (the benchmark's ablation)."""
     token = _BY_SOUND.set(by_sound)
     try:
-        return no_yes_in_questions(_understand(text, context, gaz, today), text)
+        ctx = context if isinstance(context, Context) else Context.from_dict(context)
+        acts = plain_changes(_understand(text, ctx, gaz, today), text, ctx, gaz, today)
+        return no_yes_in_questions(acts, text)
     finally:
         _BY_SOUND.reset(token)
 
@@ -81,7 +85,13 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         if re.search(r"(第二天|次日|隔天)", text)
         else None
     )
+    trip_said = (
+        not english
+        and len(clauses) > 1
+        and (_domain_named(text, english) in ("flight", "train") or any(TRIP_CUE.search(c.text) for c in clauses))
+    )
     acts: list[Act] = []
+    event_day = any(_event_day(c.text, text) for c in clauses)
     confirmed = restated = False
     pending_ref: JSONDict = {}
     starts: list[int] = []  # where each clause's acts begin in ``acts``
@@ -91,15 +101,25 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             continue  # 订 ZH3627: the verb of the choice said next, no yes of its own
         if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
             continue  # 嗯…不要了 / 嗯…再看看别的: a hesitation before the answer is no yes
-        if i < len(clauses) - 1 and NOT_THIS.match(clause.text) and re.match(INSTEAD, clauses[i + 1].text):
-            continue  # 不是后天，是周五: the value refused is none of the turn's
-        kind, slots = _classify(
-            clause, ctx, gaz, today, english, hotelish, confirmed, i == 0, (negated, base_date, change_said), text
-        )
+        if (
+            i < len(clauses) - 1
+            and NOT_THIS.match(clause.text)
+            and (re.match(INSTEAD, clauses[i + 1].text) or re.search(rf"{NUM}\s*[号日点]", clause.text))
+        ):
+            continue  # 不是后天，是周五 / 不是20号走！我们16号走: the value refused is none of the turn's
+        stay = trip_said and _stay_clause(clause.text)  # …坐高铁去上海，到了在上海住两晚: this clause is the hotel
+        extra = (negated, base_date, change_said)
+        kind, slots = _classify(clause, ctx, gaz, today, english, hotelish or stay, confirmed, i == 0, extra, text)
+        if stay and kind in (None, "out_of_scope", "inform", "modify", "mixed"):
+            kind, slots = "inform", _stay_slots(slots if kind in ("inform", "modify", "mixed") else {})
         if kind in (None, "out_of_scope") and len(clauses) > 1 and not english:
             implied = _purpose(clause.text, text, gaz, today)  # 下周一上午十点我得在西安开会，从广州飞过去
             if implied:
                 kind, slots = "inform", implied
+        if kind in ("inform", "modify", "mixed") and "date" in slots and _event_day(clause.text, text):
+            # 孩子20号在长沙有比赛，我们提前几天过去: the day of the match, not of the trip
+            slots = {k: v for k, v in slots.items() if k != "date"}
+            kind = kind if slots else "out_of_scope"
         if kind == "reference":
             pending_ref = slots
             continue
@@ -188,16 +208,29 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
-    acts = _post(_said_over(acts), ctx, raw)
+    if _takes_suggestion(acts, text, ctx):
+        acts = [Act("confirm")]  # 全季也行 when 全季 is the alternative offered: a yes to it
+    if event_day:  # 我老婆15号生日，得早点回来: no choice of the earliest listed either, nothing changed
+        acts = [a for a in acts if not (a.act == "select" and set(a.slots) <= {"feature"})]
+        if acts and all(a.act in ("inform", "modify", "out_of_scope") and not a.slots for a in acts):
+            acts = [Act("out_of_scope")]
+    acts = place_roles(_post(_said_over(acts), ctx, raw), text, ctx, gaz)
+    _rooms_by_sharing(acts, text)
+    _check_out_to_stay(acts, text)
+    if english:  # two first-class tickets…, the latest train: first class on a train is 一等座
+        for act in acts:
+            if act.slots.get("domain") == "train" and act.slots.get("seat_class") in TRAIN_CLASS_EN:
+                act.slots["seat_class"] = TRAIN_CLASS_EN[str(act.slots["seat_class"])]
     if restated and ctx.open_question == "offer_alternative" and [a.act for a in acts] == ["deny"]:
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none
         acts.append(Act("request", {"availability": "?"}))
     said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
-    if not acts and restated and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
+    if not acts and restated and not event_day and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
 
+TRAIN_CLASS_EN = {"头等舱": "一等座", "商务舱": "商务座"}
 VALUE_REFUSED = re.compile(r"(不要|不用|别要|别|不是|不想要)[^了吧啦呢啊]{1,8}(的)?(了|吧)?")
 BARE_VERB = re.compile(r"(订|要|选|就|来|买|订个|来个|要个)")
 THANKS_AFTER = re.compile(r"(谢谢(你|您|啦|了)?|多谢|麻烦(你|您)?了|辛苦(你|您)?了|thanks?( you)?)[!！。.~～]*$", re.I)
@@ -228,6 +261,98 @@ def _clock_up_front(acts: list[Act], text: str) -> None:
             act.slots.pop("period", None)
     trip.slots["time_from"] = f"{max(at - 30, 0) // 60:02d}:{max(at - 30, 0) % 60:02d}"
     trip.slots["time_to"] = f"{min(at + 31, 1439) // 60:02d}:{min(at + 31, 1439) % 60:02d}"
+
+
+# a day of something else than the trip: 我生日是12号 / 孩子20号有比赛 / 15号是结婚纪念日 (a personal day always; a
+# match, a meeting or an exam when the trip is said to be before it: 提前几天过去 / 得早点回来)
+PERSONAL_DAY = r"(生日|纪念日|结婚|婚礼|订婚|满月|寿宴)"
+EVENT_WORD = r"(比赛|开会|会议|考试|面试|演出|演唱会|聚会|答辩|报到|年会|毕业典礼|活动)"
+BEFORE_IT = re.compile(r"(提前|早点|早一点|早些|之前|以前|前几天|前一天|前两天|赶在)")
+
+
+def _event_day(clause: str, text: str) -> bool:
+    """Whether the day said in ``clause`` is that of an event, not of the trip."""
+    day = rf"({NUM}\s*[号日]|周[一二三四五六日天]|星期[一二三四五六日天])"
+    if re.search(rf"{day}.{{0,10}}{PERSONAL_DAY}", clause) or re.search(rf"{PERSONAL_DAY}.{{0,4}}(是|在)", clause):
+        return True
+    return bool(re.search(EVENT_WORD, clause) and BEFORE_IT.search(text))
+
+
+# a clause about the stay only, in a turn that asks for a trip too: 住两晚 / 入住 / 四星的 / 一间, no travelling words
+STAY_CUE = re.compile(
+    r"(住\S{0,3}晚|住\S{0,3}(?:天|礼拜|星期|周)|入住|酒店|宾馆|民宿|[一二两三四五]\s*星|[0-9一二两三四五]\s*间)"
+)
+TRIP_CUE = re.compile(r"(飞|坐|乘|高铁|动车|火车|航班|机票|车票|出发|发车|起飞|退房后|从\S{1,4}(?:去|到|回))")
+
+
+def _stay_clause(clause: str) -> bool:
+    return bool(STAY_CUE.search(clause)) and not TRIP_CUE.search(clause)
+
+
+def _stay_slots(slots: JSONDict) -> JSONDict:
+    """A stay clause's slots as a hotel's: the city one arrives in is where one stays."""
+    out: JSONDict = {k: v for k, v in slots.items() if k not in ("dep_city", "dep_place", "arr_place", "passengers")}
+    if "arr_city" in out:
+        out.setdefault("city", out.pop("arr_city"))
+    out.pop("arr_city", None)
+    out["domain"] = "hotel"
+    return out
+
+
+def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
+    """Whether the turn takes the alternative the system offered by naming it (全季也行 / 下午的也可以)."""
+    suggestion = ctx.suggestion or {}
+    if ctx.open_question != "offer_alternative" or not suggestion or len(acts) != 1:
+        return False
+    said = {k: v for k, v in acts[0].slots.items() if k != "domain"}
+    return (
+        acts[0].act in ("inform", "modify")
+        and bool(said)
+        and all(suggestion.get(k) == v for k, v in said.items())
+        and bool(re.search(r"(也行|也可以|也成|也没问题|也好|\bis fine\b|\bworks\b)", text))
+    )
+
+
+def _check_out_to_stay(acts: list[Act], text: str) -> None:
+    """…住两晚；18号退房后从长沙坐高铁去广州: the check-out said with the trip is the stay's, the trip's day; 退房那天
+    (后) without a day: the stay's last day; no origin said: the stay's city."""
+    stay = next((a for a in acts if a.act in ("inform", "modify") and a.slots.get("domain") == "hotel"), None)
+    for act in acts[acts.index(stay) + 1 :] if stay is not None else []:
+        if stay is None or act.slots.get("domain") not in ("flight", "train"):
+            continue
+        out = act.slots.pop("check_out", None)
+        if out is not None:
+            act.slots.setdefault("date", out)
+            if "nights" not in stay.slots:
+                stay.slots.setdefault("check_out", out)
+        day, nights = stay.slots.get("date"), stay.slots.get("nights")
+        if "date" not in act.slots and re.search(r"退房", text) and isinstance(day, str) and isinstance(nights, int):
+            act.slots["date"] = (dt.date.fromisoformat(day) + dt.timedelta(days=nights)).isoformat()
+        if "dep_city" not in act.slots and stay.slots.get("city") not in (None, act.slots.get("arr_city")):
+            act.slots["dep_city"] = stay.slots["city"]
+
+
+# how many share a room: 两人一间 / 两个人住一间 / 每间住两个人 / 一间住两人
+PER_ROOM = re.compile(
+    rf"(?P<a>{NUM})\s*(?:个)?人\s*(?:住)?\s*一\s*间|(?:每|一)\s*间\s*(?:住)?\s*(?P<b>{NUM})\s*(?:个)?人"
+)
+
+
+def _rooms_by_sharing(acts: list[Act], text: str) -> None:
+    """我们六个人，两人一间: the rooms are the people over those sharing one (rounded up), unless said."""
+    m = PER_ROOM.search(text)
+    if m is None:
+        return
+    per = cn_number(m.group("a") or m.group("b") or "") or 0
+    people = [a.slots.get(k) for a in acts for k in ("guests", "passengers") if isinstance(a.slots.get(k), int)]
+    total = max((int(str(n)) for n in people), default=0)
+    if per < 1 or total <= per:
+        return
+    for act in acts:
+        hotel = act.slots.get("domain") == "hotel" or {"city", "nights", "guests", "stars"} & set(act.slots)
+        if act.act in ("inform", "modify") and hotel and "rooms" not in act.slots:
+            act.slots["rooms"] = -(-total // per)
+            act.slots["guests"] = total
 
 
 def _corrects(clause: str, before: str) -> bool:

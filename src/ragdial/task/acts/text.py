@@ -50,7 +50,9 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
     """(clause, is a question) pieces of an utterance, in order."""
     english = _is_english(text)
     text = re.sub(r"(?i)\b(between\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\s+and\s+", r"\1 to ", text)  # one window
-    marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip(), text)
+    # me and my wife / my husband and I: who travels, no second clause
+    text = re.sub(r"(?i)\b(me|i|my [a-z]+)\s+and\s+(my [a-z]+|i|me)\b", r"\1 & \2", text)
+    marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip() + (" " if m.group(0).endswith(" ") else ""), text)
     if english:
         parts = re.split(r"([,.;!?|]+)", marked)
     else:

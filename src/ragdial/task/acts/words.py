@@ -254,7 +254,7 @@ RESERVATION = re.compile(r"^\s*(不过|但是|可是|只是|就是说|but\b|howe
 # 第二个 / 换第三趟 / the second one: an ordinal picking one of the offers listed before the read-back
 ORDINAL = re.compile(
     rf"第\s*({NUM})\s*(?:个|趟|班|家|张)|^(?:换|就|要|订|选)?\s*第\s*({NUM})\s*(?:吧|的)?$|"
-    r"\b(?:the\s+)?(first|second|third|fourth|fifth)\s+one\b",
+    r"\b(?:the\s+)?(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th)\s+(?:one|option)\b",
     re.I,
 )
 # cancelling a booking already made: a cancel verb and a word pointing at something booked
@@ -265,7 +265,12 @@ BOOKED_MARK = re.compile(
     re.I,
 )
 # changing a booking already made (改签): 改签/改期, or a change verb with a word for something booked
-REBOOK = re.compile(r"(改签|改期|\brebook|change my (booking|ticket|flight|train))", re.I)
+REBOOK = re.compile(
+    r"(改签|改期|\brebook|change my (booking|ticket|flight|train)|"
+    r"\b(change|modify|amend|move|switch|update)\s+(my |the |that |this )?(booking|reservation|order)\s*"
+    r"(no\.?\s*|number\s*)?\d+)",
+    re.I,
+)
 REBOOK_VERB = re.compile(r"(改|换|调)")
 BOOKED_THING = re.compile(
     r"(订单|订好的|订了的|已订|已经订|刚订|刚才订|之前订|前面订|刚才那张|刚才那个|那张票|那张机票|那张火车票|那张车票|我的票|"
