@@ -1,7 +1,8 @@
 """Where a service's start goes, in process (issue 13): imports, building the systems, warming them (the encoders,
 the GGUF load and the primed prompt heads), and the first answer turn after that, with the heavy libraries the
 start imported. The same steps ``ragdial serve`` takes before it says it is ready (``ragdial.serve.service``), without
-the HTTP server, so each part can be timed; ``service_latency.py`` measures the whole through HTTP.
+the HTTP server (its modules are imported during the warm-up, as the service does since session 9), so each part
+can be timed; ``service_latency.py`` measures the whole through HTTP.
 
     RAGDIAL_LLM_THREADS=1 PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/start_split.py --generator llama
 """
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     from ragdial.pipeline.config import SystemConfig
     from ragdial.pipeline.grounded import Grounding
     from ragdial.pipeline.turn import last_reply
-    from ragdial.serve.service import warm_up
+    from ragdial.serve.service import WEB_MODULES, warm_up
 
     imported = time.perf_counter()
     cpu["imports"] = time.process_time()
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         systems = build_systems(config, warm=pool)  # the generator starts loading in the pool meanwhile
         built = time.perf_counter()
         cpu["build"] = time.process_time()
-        warmed_ms = warm_up(systems, pool)
+        warmed_ms = warm_up(systems, pool, WEB_MODULES)  # the web modules too, as Service does
     warmed = time.perf_counter()
     cpu["ready"] = time.process_time()
     system = systems["zh"]

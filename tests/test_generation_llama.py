@@ -22,7 +22,9 @@ def generator():
         packaged_parts()
     except ModelFileError as err:
         pytest.skip(str(err))
-    llm = LlamaCppGenerator(n_ctx=512, prefix_cache=0)  # plain llama-cpp-python: the reference of the decoder tests
+    # plain llama-cpp-python, the reference of the decoder tests; every dialog turn shown, so a long dialog is cut by
+    # the context window
+    llm = LlamaCppGenerator(n_ctx=512, prefix_cache=0, prompt_turns=0)
     llm.warm_up()
     assert llm._decoder is None
     yield llm
@@ -334,18 +336,23 @@ def test_a_sessions_next_turn_over_the_same_knowledge_restores_the_whole_last_tu
 
 def test_prompt_turns_show_the_model_only_the_last_dialog_turns():
     """``prompt_turns`` cuts the dialog the prompt shows to its last exchanges (whatever the context window), and
-    the setting survives a config round trip; 0 (the default) shows every turn that fits."""
+    the setting survives a config round trip; by default the last exchange and the question; 0 shows every turn that
+    fits."""
     from ragdial.generation.llama import LlamaCppGenerator
 
     dialog = [Turn(Speaker.USER if i % 2 == 0 else Speaker.SYSTEM, f"第{i}句。") for i in range(6)]
     request = ticket_request()
     request.context = [*dialog, Turn(Speaker.USER, "云松山的门票多少钱？")]
-    short = LlamaCppGenerator(n_ctx=512, prompt_turns=3)
+    short = LlamaCppGenerator(n_ctx=512)
     short.count_tokens = len  # no model needed to fit the messages
     messages, _ = short.fit(request)
     assert [m["content"] for m in messages[1:]] == ["第4句。", "第5句。", "云松山的门票多少钱？"]
-    config = short.to_config()
-    assert config.pop("name") == "llama" and LlamaCppGenerator(**config).prompt_turns == 3
-    whole = LlamaCppGenerator(n_ctx=512)
+    assert short.to_config()["prompt_turns"] == 3
+    whole = LlamaCppGenerator(n_ctx=512, prompt_turns=0)
     whole.count_tokens = len
     assert whole.to_config()["prompt_turns"] == 0 and len(whole.fit(request)[0]) == 1 + 7
+    one = LlamaCppGenerator(n_ctx=512, prompt_turns=1)
+    one.count_tokens = len
+    assert [m["content"] for m in one.fit(request)[0][1:]] == ["云松山的门票多少钱？"]
+    config = one.to_config()
+    assert config.pop("name") == "llama" and LlamaCppGenerator(**config).prompt_turns == 1

@@ -166,6 +166,37 @@ def test_the_generator_warms_while_the_other_components_do(tmp_path):
     assert [r.language for r in system.generator.primed] == ["zh"]  # primed after its own warm-up
 
 
+def test_the_web_modules_are_imported_while_the_generator_is_still_warming(tmp_path, monkeypatch):
+    """``warm_up`` imports the modules it is given (the service: uvicorn and the FastAPI app) after the other
+    components and before it waits for the generators, so their import overlaps a GGUF load: here the generator's
+    warm-up finishes only once the module has been imported, which an import after the wait never allows."""
+    import sys
+    import threading
+
+    from ragdial.pipeline.components import build_systems
+    from ragdial.serve.service import WEB_MODULES, warm_up
+
+    assert "ragdial.serve.app" in WEB_MODULES and "uvicorn" in WEB_MODULES
+    imported = threading.Event()
+    probe = "import service_doubles\n\nservice_doubles.web_probe_imported.set()\n"
+    (tmp_path / "web_probe_module.py").write_text(probe, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(doubles, "web_probe_imported", imported, raising=False)
+    config = SystemConfig.from_data({**doubles.CONFIG, "generator": "service_doubles:recording_generator"})
+    systems = build_systems(config)
+    waited: list[bool] = []
+
+    def warm_up_generator() -> None:
+        waited.append(imported.wait(timeout=60))
+
+    systems["zh"].generator.warm_up = warm_up_generator
+    try:
+        warm_up(systems, meanwhile=["web_probe_module"])
+    finally:
+        sys.modules.pop("web_probe_module", None)
+    assert waited == [True]
+
+
 def test_health_and_page(client):
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["journal_mode"] == "wal" and health["languages"] == ["zh", "en"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
@@ -70,11 +72,17 @@ def _warm_generators(systems: list[DialogSystem]) -> None:
         system.warm_generator()
 
 
-def warm_up(systems: dict[str, DialogSystem], pool: Executor | None = None) -> dict[str, float]:
+WEB_MODULES = ("uvicorn", "ragdial.serve.app")  # what serving HTTP imports after the warm-up (FastAPI, pydantic)
+
+
+def warm_up(
+    systems: dict[str, DialogSystem], pool: Executor | None = None, meanwhile: Sequence[str] = ()
+) -> dict[str, float]:
     """Load every component (models, indexes, encoders) and answer one short turn per language, so the first
     user's turn is as fast as any other; the milliseconds each language's components and turn took. The generators
     load and prime in ``pool`` (one thread; a new one without it) while the other components warm here: a local LLM
-    loads and decodes outside Python's lock."""
+    loads and decodes outside Python's lock. The modules named in ``meanwhile`` are imported here after the other
+    components, while the generators may still be loading (the main thread would only wait for them)."""
     took = {}
     with contextlib.ExitStack() as stack:
         if pool is None:
@@ -84,6 +92,8 @@ def warm_up(systems: dict[str, DialogSystem], pool: Executor | None = None) -> d
             start = time.perf_counter()
             system.warm_components()
             took[language] = (time.perf_counter() - start) * 1000.0
+        for module in meanwhile:
+            importlib.import_module(module)
         generators.result()
     for language, system in systems.items():
         start = time.perf_counter()
@@ -116,7 +126,8 @@ class Service:
             self.systems = systems if systems is not None else build_systems(settings.config, warm=pool)
             if not self.systems:
                 raise RagdialError("the service needs at least one language")
-            self.warmed_ms = warm_up(self.systems, pool)  # before the app exists: /healthz never answers cold
+            # before the app exists (/healthz never answers cold); the web modules load while the GGUF may still
+            self.warmed_ms = warm_up(self.systems, pool, WEB_MODULES)
 
     @classmethod
     def from_env(cls) -> Service:
