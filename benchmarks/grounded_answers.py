@@ -204,31 +204,41 @@ def run(
 
 
 def cross_validate(
-    generators: list[tuple[str, str, dict[str, Any]]], rows: list[dict[str, Any]], folds: int, failures: bool = False
+    generators: list[tuple[str, str, dict[str, Any]]],
+    rows: list[dict[str, Any]],
+    folds: int,
+    failures: bool = False,
+    repeats: int = 1,
 ) -> dict[str, dict[str, Tally]]:
     """Grouped ``folds``-fold cross-validation over ``rows`` (the train and dev conversations): per fold, the
     answer model is trained (``train_answer_model.examples_of`` + ``fit_answer_model``) on the other folds'
     conversations and the grounded path answers the held-out ones with each of ``generators`` (name, generator,
-    options); per name, the tallies of all folds summed."""
+    options); per name, the tallies of all folds summed. With ``repeats`` > 1 the whole is repeated with the
+    conversations dealt to the folds in other seeded orders (repeat 0: by id, as with one repeat) and every
+    repeat's tallies summed, so a comparison does not hang on one split of the conversations."""
     import tempfile
 
     from ragdial.pipeline.answer_model import fit_answer_model
     from train_answer_model import examples_of
 
     rows = sorted(rows, key=lambda r: r["id"])
-    fold = {r["id"]: i % folds for i, r in enumerate(rows)}
     config = SystemConfig(generator=ComponentSpec("extractive"))
     branches = {language: build_system(config, language).knowledge_branch for language in ("zh", "en")}
     examples = {r["id"]: examples_of([r], branches) for r in rows}
     totals: dict[str, dict[str, Tally]] = {name: defaultdict(Tally) for name, _, _ in generators}
     with tempfile.TemporaryDirectory() as tmp:
-        for k in range(folds):
-            model = fit_answer_model([e for r in rows if fold[r["id"]] != k for e in examples[r["id"]]])
-            path = model.save(Path(tmp) / f"fold{k}.json")
-            held = [r for r in rows if fold[r["id"]] == k]
-            for name, generator, options in generators:
-                for kind, tally in run(generator, True, held, options, failures, answer_model=path).items():
-                    _add(totals[name][kind], tally)
+        for repeat in range(repeats):
+            dealt = list(rows)
+            if repeat:
+                random.Random(repeat).shuffle(dealt)
+            fold = {r["id"]: i % folds for i, r in enumerate(dealt)}
+            for k in range(folds):
+                model = fit_answer_model([e for r in rows if fold[r["id"]] != k for e in examples[r["id"]]])
+                path = model.save(Path(tmp) / f"fold{repeat}-{k}.json")
+                held = [r for r in rows if fold[r["id"]] == k]
+                for name, generator, options in generators:
+                    for kind, tally in run(generator, True, held, options, failures, answer_model=path).items():
+                        _add(totals[name][kind], tally)
     return totals
 
 
@@ -256,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cv", type=int, help="K: grouped K-fold cross-validation over train + dev (a model trained per fold)"
     )
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="with --cv: repeat it with R seeded deals of the conversations, summed"
+    )
     args = parser.parse_args(argv)
     if args.failures and args.split in LOCKED_SPLITS:
         parser.error("--failures is for train/dev: the test half's turns are not read while tuning")
@@ -268,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = load_set("train") + load_set("dev") if args.cv else load_set(args.split, args.sample, args.seed)
     turns = sum(len(r["turns"]) for r in rows)
     split = f"train+dev, {args.cv}-fold cross-validation" if args.cv else args.split
+    if args.cv and args.repeats > 1:
+        split += f" repeated {args.repeats} times (turns counted once per repeat)"
     print(f"split {split}: {len(rows)} conversations, {turns} turns", file=sys.stderr)
     results: dict[str, dict[str, Any]] = {}
     specs = []
@@ -279,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             options[key] = int(value) if value.lstrip("-").isdigit() else value
         specs.append((spec, generator, options))
     if args.cv:
-        for name, tallies in cross_validate(specs, rows, args.cv, args.failures).items():
+        for name, tallies in cross_validate(specs, rows, args.cv, args.failures, args.repeats).items():
             results[name] = {kind: tallies[kind].row() for kind in (*KINDS, "all") if kind in tallies}
     for spec, generator, options in specs if not args.cv else []:
         for grounded in (True, False) if args.baseline else (True,):

@@ -223,3 +223,58 @@ def test_ones_own_figure_goes_before_a_product_that_does_not_hold_it():
     assert reorder([0, 1], holds, view, CATALOGUE) == [0, 1]
     anyone = TurnView("how many visits are there in a month", language="en")
     assert reorder([0, 1], candidates, anyone, CATALOGUE) == [0, 1]
+
+
+# typed products of our own (a swimming pool's cards, a commuter's passes) for the sibling and carry-over rules
+SWIM_8 = _product(10, "8-Visit Swim Card", "Type: swim card, Fee: 40 euro")
+SWIM_20 = _product(11, "20-Visit Swim Card", "Type: swim card, Fee: 90 euro")
+SWIM_50 = _product(12, "50-Visit Swim Card", "Type: swim card, Fee: 200 euro")
+SAUNA = _product(13, "Sauna Evening", "Type: wellness, Fee: 15 euro")
+SWIM_FAQ = _faq(14, "How long does a new card take to work", "About 30 minutes after you pay at the desk.")
+POOL = (SWIM_8, SWIM_20, SWIM_50, SAUNA, SWIM_FAQ)
+
+
+def _zh_product(index: int, name: str, rest: str) -> Knowledge:
+    return Knowledge(f"product:{index}", f"业务名称：{name}，{rest}", SourceKind.PRODUCT, {"name": name})
+
+
+COMMUTE = _zh_product(20, "全国通勤月票", "业务类型：通勤票，业务费用：300元/月，业务规则：办理次月生效")
+REGION = _zh_product(21, "京津冀通勤月票", "业务类型：通勤票，业务费用：120元/月，业务规则：办理次月生效")
+YOUTH = _zh_product(22, "青年学生月票", "业务类型：通勤票，业务费用：50元/月，业务规则：限25周岁以下")
+COMMUTES = (COMMUTE, REGION, YOUTH)
+
+
+def test_a_request_for_a_bigger_or_cheaper_one_gets_the_next_sibling_of_the_same_type():
+    items = (SWIM_8, SWIM_FAQ, SWIM_20, SWIM_50, SAUNA)
+    candidates = _candidates(items, cited_last=[1, 0, 0, 0, 0], cited_last_first=[1, 0, 0, 0, 0])
+    after_8 = ("how much is the 8 visit card",), (("product:10",),)
+    bigger = TurnView("anything bigger?", *after_8, language="en")
+    assert _ids(reorder([0, 1, 2, 3, 4], candidates, bigger, catalogue_of(POOL)), candidates)[0] == "product:11"
+    # from the 50-visit card, "cheaper" is the largest smaller one
+    top = _candidates(items, cited_last=[0, 0, 0, 1, 0], cited_last_first=[0, 0, 0, 1, 0])
+    cheaper = TurnView("got a cheaper one?", ("and the 50 visit card",), (("product:12",),), language="en")
+    assert _ids(reorder([3, 0, 1, 2, 4], top, cheaper, catalogue_of(POOL)), top)[0] == "product:11"
+    # a comparison of two, a number, or no sibling request: the model's order stays
+    for text in ("which is cheaper, that or mine?", "anything bigger than 30?", "how do I pay for it?"):
+        view = TurnView(text, *after_8, language="en")
+        assert reorder([0, 1, 2, 3, 4], candidates, view, catalogue_of(POOL)) == [0, 1, 2, 3, 4]
+
+
+def test_a_sibling_named_by_a_part_of_its_name_goes_first():
+    # "那天津的呢" after the national pass: 津 of 天津 is in one name only (京津冀), and 天津 is in no product's text
+    candidates = _candidates(COMMUTES, cited_last=[1, 0, 0], cited_last_first=[1, 0, 0])
+    view = TurnView("那天津的呢", ("全国通勤月票多少钱",), (("product:20",),))
+    assert _ids(reorder([0, 1, 2], candidates, view, catalogue_of(COMMUTES)), candidates)[0] == "product:21"
+    # 生 of 生效 is a word the products say: not the student pass's 学生
+    said = TurnView("办了啥时候生效", ("全国通勤月票多少钱",), (("product:20",),))
+    assert reorder([0, 1, 2], candidates, said, catalogue_of(COMMUTES)) == [0, 1, 2]
+
+
+def test_the_number_the_turn_says_picks_the_member_of_the_family_whose_name_has_it():
+    items = (SWIM_8, SWIM_20, SAUNA)
+    candidates = _candidates(items)
+    twenty = TurnView("what does a card for 20 swims cost", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, twenty, catalogue_of(POOL)), candidates)[0] == "product:11"
+    # a number no name has, or the first's own number: the model's order stays
+    for text in ("what does a card for 30 swims cost", "is the 8 one still 40 euro"):
+        assert reorder([0, 1, 2], candidates, TurnView(text, language="en"), catalogue_of(POOL)) == [0, 1, 2]

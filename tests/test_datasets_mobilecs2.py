@@ -350,3 +350,15 @@ def test_the_name_attribute_every_module_reads_is_the_formats_product_head():
     assert name_attribute(text_fields("业务名称：夜读卡，业务费用：3元/月")) == "夜读卡"
     assert name_attribute(text_fields("Service name: Night Reader, Fee: 3 yuan per month")) == "Night Reader"
     assert name_attribute(text_fields("账户余额：5元")) == ""
+
+
+def test_the_type_attribute_is_the_formats_type_field():
+    from ragdial.datasets.mobilecs2 import text_fields
+    from ragdial.pipeline.answer_features import item_types
+    from ragdial.schema import Knowledge, SourceKind, type_attribute
+
+    assert type_attribute(text_fields("业务名称：夜读卡，业务类型：增值业务，业务费用：3元/月")) == "增值业务"
+    assert type_attribute(text_fields("Service name: Night Reader, Type: add-on, Fee: 3 yuan per month")) == "add-on"
+    assert type_attribute(text_fields("业务名称：夜读卡，业务费用：3元/月")) == ""
+    reader = Knowledge("product:0", "Service name: Night Reader, Type: add-on, Fee: 3 yuan", SourceKind.PRODUCT)
+    assert item_types([reader]) == {"night reader": "add-on"}

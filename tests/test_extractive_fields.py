@@ -96,3 +96,14 @@ def test_no_value_is_added_when_the_question_says_nothing_a_value_holds():
     fields = {"Fee": "4 euro per visit", "Rules": "open 6:30 to 22:00"}
     assert said_in_values("how much is it", fields) == []
     assert said_in_values("is it open on sundays", fields) == []  # "open" is four letters: too short to say
+
+
+def test_the_balance_the_total_and_the_usage_are_asked_for_in_plain_words():
+    # "还有多少话费" names no field, "what's the total" says no "charges", "how much did I use" says no "data"
+    from ragdial.generation.extractive import asked_keys
+
+    account = {"账户余额": "3.10元", "本月已产生费用": "41.00元"}
+    assert asked_keys("手机里还有多少话费啊", account) == ["账户余额"]
+    english = {"Balance": "3.10 yuan", "Charges this month": "41.00 yuan", "Data used this month": "2.2GB"}
+    assert asked_keys("ugh, what's the total so far", english) == ["Charges this month"]
+    assert asked_keys("how much did I use", english) == ["Data used this month"]

@@ -619,3 +619,47 @@ def test_an_a_not_a_question_is_a_question_and_not_small_talk():
     assert dialog_acts("你们营业厅卖不卖耳机")["act_question"] == dialog_acts("送不送会员")["act_question"] == 1.0
     assert settle_small_talk("small_talk", dialog_acts("这个包送不送流量")) == "not_in_knowledge"
     assert dialog_acts("好的谢谢")["act_question"] == dialog_acts("不不不")["act_question"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "then", "item", "said"),
+    [
+        ("zh", "通话不够的话有没有加分钟的包", "有大点的吗", "product:20", "300分钟"),
+        ("zh", "国际漫游日包多少钱", "那澳门的呢", "product:18", "15元/天"),
+        ("en", "how much is the 5GB monthly data pack", "got anything bigger?", "product:12", "10GB"),
+        ("en", "how much is the international roaming day pass", "and for Macao?", "product:18", "15 yuan"),
+    ],
+)
+def test_a_sibling_request_is_answered_from_the_sibling_not_the_item_before(systems, language, first, then, item, said):
+    # "有大点的吗" / "那澳门的呢" had been answered from the pack or pass the last reply cited
+    _, reply = ask(systems[language], "demo-u2", first, then)
+    assert reply.knowledge[0].id == item and said in reply.text
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "then", "cited", "said"),
+    [
+        # the other side is the product of the user's plan (the user's record holds no data figure)
+        ("zh", "家庭共享99的套餐包含多少流量", "和我现在用的比哪个多", ["product:8", "product:3"], ["100GB", "80GB"]),
+        (
+            "en",
+            "how much data does the family share 99 plan have",
+            "is that more than my current plan",
+            ["product:8", "product:3"],
+            ["100GB", "80GB"],
+        ),
+        # no other side named: the other product of the same type, not the best-ranked of any type
+        (
+            "zh",
+            "港澳台那个漫游包每天流量多少",
+            "跟另一个漫游包比 哪个流量多",
+            ["product:18", "product:17"],
+            ["2GB", "1GB"],
+        ),
+    ],
+)
+def test_a_comparison_with_ones_own_or_an_unnamed_other_cites_the_right_second_side(
+    systems, language, first, then, cited, said
+):
+    _, reply = ask(systems[language], "demo-u3", first, then)
+    assert [c.id for c in reply.knowledge] == cited and all(s in reply.text for s in said)

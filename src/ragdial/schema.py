@@ -42,6 +42,16 @@ def name_attribute(attributes: Mapping[str, JSONValue]) -> str:
     return next((str(attributes[k]) for k in NAME_KEYS if attributes.get(k)), "")
 
 
+# the attribute that types a structured item (main plan, data pack, roaming ...) in the same formats: MobileCS2's
+# 业务类型 and "Type"
+TYPE_KEYS = ("业务类型", "Type")
+
+
+def type_attribute(attributes: Mapping[str, JSONValue]) -> str:
+    """The type among a structured item's attributes (``TYPE_KEYS``; "" when it has none)."""
+    return next((str(attributes[k]) for k in TYPE_KEYS if attributes.get(k)), "")
+
+
 @dataclass(frozen=True)
 class Knowledge:
     """One knowledge item.

@@ -21,13 +21,14 @@ from ragdial.understanding.policy import asks_comparison, asks_own_services, ask
 _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (
         re.compile(
-            r"余额|还剩.*钱|剩.*块|话费还|欠|balance|credit|how much money|\bowe\b|overdue|behind on|unpaid|arrears",
+            r"余额|还剩.*钱|剩.*块|话费还|(?:还有|剩)多少话费|欠|balance|credit|how much money|\bowe\b|overdue|"
+            r"behind on|unpaid|arrears",
             re.I,
         ),
         ("账户余额", "状态", "Balance", "Status"),  # the account's standing goes with its balance
     ),
     (
-        re.compile(r"扣了|花了|已产生|费用.*本月|本月.*费用|charges?|spent|bill", re.I),
+        re.compile(r"扣了|花了|已产生|费用.*本月|本月.*费用|charges?|spent|bill|what'?s the total", re.I),
         ("本月已产生费用", "Charges this month"),
     ),
     (re.compile(r"晚上|夜间|night", re.I), ("剩余夜间流量", "Night data left")),
@@ -40,7 +41,7 @@ _FIELD_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         ("剩余通用流量", "Data left"),
     ),
     (
-        re.compile(r"用了多少流量|已用.*流量|流量.*用了|data (?:have i )?used", re.I),
+        re.compile(r"用了多少流量|已用.*流量|流量.*用了|data (?:have i )?used|how much (?:have|did) i use", re.I),
         ("本月已用通用流量", "Data used this month"),
     ),
     (

@@ -15,7 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from ragdial.generation.extractive import asked_keys, is_service_item, item_fields
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn, name_attribute
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn, name_attribute, type_attribute
 
 PROFILE, PRODUCT, FAQ = "profile", "product", "faq"
 SOURCES = (PROFILE, PRODUCT, FAQ)
@@ -406,14 +406,14 @@ def catalogue_of(items: Sequence[Knowledge]) -> dict[str, Knowledge]:
 
 
 def item_types(items: Sequence[Knowledge]) -> dict[str, str]:
-    """Product name (lowercased) → its type (``业务类型`` / ``Type``), for the products that state one."""
+    """Product name (lowercased) → its type (``schema.TYPE_KEYS``: 业务类型 / "Type"), for the products that state
+    one."""
     types = {}
     for item in items:
         if item.is_global and item.source != SourceKind.FAQ:
-            fields = item_fields(item)
-            kind = fields.get("业务类型") or fields.get("Type")
+            kind = type_attribute(item_fields(item))
             if kind and item_name(item):
-                types[item_name(item).lower()] = str(kind)
+                types[item_name(item).lower()] = kind
     return types
 
 

@@ -28,6 +28,7 @@ from ragdial.pipeline.answer_features import (
     TurnView,
     item_head,
     item_name,
+    item_types,
     own_turn,
     refers_back,
 )
@@ -46,6 +47,9 @@ def reorder(
     if not order:
         return order
     order = _referent_first(order, candidates, view, catalogue)
+    order = _sibling_first(order, candidates, view, catalogue)
+    order = _member_named_first(order, candidates, view, catalogue)
+    order = _number_named_first(order, candidates, view, catalogue)
     names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
     own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names) or bool(_ASKED_OF_ME.search(view.text))
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
@@ -182,6 +186,159 @@ def _referent_first(
     rest = [j for j in order if j not in above]  # the strangers go right below the item cited last
     at = rest.index(first_cited) + 1
     return [*rest[:at], *above, *rest[at:]]
+
+
+def _bare(candidates: Candidates, view: TurnView) -> int | None:
+    """For a short turn that names no item: the row of the item the last reply cited first, if it is a candidate."""
+    if not view.short or not view.last_cited or not candidates.items:
+        return None
+    if candidates.column("named_turn").any() or (candidates.column("name_cover") >= 0.5).any():
+        return None
+    referent = candidates.column("cited_last_first")
+    return next((j for j in range(len(candidates.items)) if referent[j]), None)
+
+
+_BIGGER = re.compile(r"大点|大一点|大些|更大|多点|多一点|更多|\b(?:bigger|larger|more)\b", re.I)
+_SMALLER = re.compile(r"小点|小一点|更小|少点|少一点|便宜|\b(?:smaller|cheaper|less)\b", re.I)
+
+
+_WHICH = re.compile(r"哪|\b(?:which|or|compared?|vs)\b", re.I)  # a comparison of two, not a request for another
+
+
+def _magnitude(name: str) -> float | None:
+    """The largest number in a product's name ("10GB通用流量月包" → 10, "青禾5G极速卡68元" → 68), if any."""
+    numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", name)]
+    return max(numbers) if numbers else None
+
+
+def _sibling_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    """A short turn that names nothing and asks for a sibling of the product the last reply was about
+    (``sibling_asked``) puts that sibling first, if it is a candidate."""
+    cited = _bare(candidates, view)
+    if cited is None:
+        return order
+    chosen = sibling_asked(view.text, candidates.items[cited], catalogue)
+    row = {item.id: j for j, item in enumerate(candidates.items)}
+    if chosen is None or chosen.id not in row:
+        return order
+    j = row[chosen.id]
+    return [j, *(i for i in order if i != j)]
+
+
+def _member_named_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    """When the first item is a typed product and the turn names, by a part of its name few names share, one other
+    product of the same type ("下周去香港出差 漫游包怎么收费": 港 of 香港, a word no product's text has, is in the
+    港澳台 pass's name only), that product goes first: the model found the family, the turn says which member."""
+    items = candidates.items
+    top = items[order[0]]
+    if not top.is_global or top.source == SourceKind.FAQ or candidates.column("named_turn")[order[0]]:
+        return order
+    types = item_types(list(catalogue.values()))
+    name = item_name(top).lower()
+    kind = types.get(name)
+    if not kind:
+        return order
+    siblings = {n: p for n, p in catalogue.items() if n != name and types.get(n) == kind}
+    chosen = _spoken(view.text, name, siblings, list(catalogue.values()))
+    row = {item.id: j for j, item in enumerate(items)}
+    if chosen is None or chosen.id not in row:
+        return order
+    return [row[chosen.id], *(j for j in order if j != row[chosen.id])]
+
+
+def _number_named_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    """When the first item is a typed product whose name has a number the turn does not say, and the turn says the
+    number in the name of exactly one other candidate of the same type ("10个G的通用流量包" → 10GB, not the 5GB
+    pack), that one goes first."""
+    items = candidates.items
+    top = items[order[0]]
+    said = set(re.findall(r"\d+(?:\.\d+)?", view.text))
+    if not said or not top.is_global or top.source == SourceKind.FAQ:
+        return order
+    types = item_types(list(catalogue.values()))
+    kind = types.get(item_name(top).lower())
+    if not kind or not _numbers(item_name(top)) or _numbers(item_name(top)) & said:
+        return order
+    named = [
+        j
+        for j in order[1:]
+        if items[j].is_global
+        and types.get(item_name(items[j]).lower()) == kind
+        and _numbers(item_name(items[j])) & said
+    ]
+    return [named[0], *(j for j in order if j != named[0])] if len(named) == 1 else order
+
+
+def _numbers(name: str) -> set[str]:
+    return set(re.findall(r"\d+(?:\.\d+)?", name))
+
+
+def sibling_asked(text: str, item: Knowledge, catalogue: Mapping[str, Knowledge]) -> Knowledge | None:
+    """The product of ``item``'s type (its own type field, ``item_types``) that ``text`` asks for instead of it:
+    "有大点的吗" / "anything bigger?" → the one with the next larger number in its name (the next smaller for
+    "便宜点" / "cheaper"); "那澳门的呢" → the one whose name has a word or character of the turn that ``item``'s
+    name lacks and few names share (港澳台 for 澳门). ``None`` for an FAQ, an untyped item or no such request."""
+    if not item.is_global or item.source == SourceKind.FAQ:
+        return None
+    types = item_types(list(catalogue.values()))
+    name = item_name(item).lower()
+    kind = types.get(name)
+    if not kind:
+        return None
+    siblings = {n: p for n, p in catalogue.items() if n != name and types.get(n) == kind}
+    return _sized(text, name, siblings) or _spoken(text, name, siblings, list(catalogue.values()))
+
+
+def _sized(text: str, name: str, siblings: Mapping[str, Knowledge]) -> Knowledge | None:
+    bigger, smaller = bool(_BIGGER.search(text)), bool(_SMALLER.search(text))
+    size = _magnitude(name)
+    if bigger == smaller or size is None or re.search(r"\d", text) or _WHICH.search(text):
+        return None
+    sized = [(m, p) for n, p in siblings.items() if (m := _magnitude(n)) is not None and (m > size) == bigger]
+    sized = [(m, p) for m, p in sized if m != size]
+    if not sized:
+        return None
+    return (min if bigger else max)(sized, key=lambda pair: pair[0])[1]
+
+
+def _spoken(
+    text: str, name: str, siblings: Mapping[str, Knowledge], catalogue: Sequence[Knowledge]
+) -> Knowledge | None:
+    """The one sibling whose name has a part (``_parts``) the turn says, the last name lacks and at most two names
+    share; a Chinese character counts only where no character pair of the turn holding it is in a product's text
+    (澳 of 澳门: the abbreviation 港澳台 names it; 生 of 生效 is not 学生)."""
+    lowered = text.lower()
+    texts = " ".join(item.text.lower() for item in catalogue)
+    pairs = [a + b for a, b in pairwise(lowered) if _HAN.match(a) and _HAN.match(b)]
+    known = {c for pair in pairs if pair in texts for c in pair}
+    said = {c for pair in pairs for c in pair if c not in known} | set(re.findall(r"[a-z]{4,}", lowered))
+    said |= {w.lower() for w in re.findall(r"\b[A-Z]{2,3}\b", text)}  # "HK"
+    counts: dict[str, int] = {}
+    for item in catalogue:
+        for part in _parts(item_name(item)):
+            counts[part] = counts.get(part, 0) + 1
+    own = _parts(name)
+    hits = [p for n, p in siblings.items() if any(counts.get(part, 0) <= 2 for part in (_parts(n) - own) & said)]
+    return hits[0] if len(hits) == 1 else None
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _parts(name: str) -> set[str]:
+    """A name's Chinese characters, English words of four letters or more ("and" is no part) and the initials of
+    its runs of capitalised words ("Hong Kong" → "hk"), lowercased."""
+    lowered = name.lower()
+    initials = {
+        "".join(w[0] for w in run.split()).lower() for run in re.findall(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+", name)
+    }
+    return set(re.findall(r"[\u4e00-\u9fff]", lowered)) | set(re.findall(r"[a-z]{4,}", lowered)) | initials
 
 
 def _own_instance_first(

@@ -39,7 +39,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
-from ragdial.pipeline.answer_order import asks_how, possession_first, reorder
+from ragdial.pipeline.answer_order import asks_how, possession_first, reorder, sibling_asked
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -47,6 +47,7 @@ from ragdial.pipeline.grounded import (
     Grounding,
     Relevance,
     Verified,
+    compares_with_own,
     evidence_for,
     policy_guidance,
     select_cited,
@@ -304,6 +305,14 @@ class KnowledgeBranch:
             for cited in ids:
                 if cited in self.items and (self.items[cited].is_global or self.items[cited].scope == user):
                     pool.setdefault(cited, self.items[cited])
+        last = self.items.get(view.last_cited[0]) if view.short and view.last_cited else None
+        sibling = sibling_asked(text, last, self.catalogue) if last is not None else None
+        if sibling is not None:  # "有大点的吗": the sibling asked for, even where retrieval did not find it
+            pool.setdefault(sibling.id, sibling)
+        mine = tuple(p.id for p in (self.catalogue.get(item_name(i).lower()) for i in profile) if p is not None)
+        if cues.comparison and compares_with_own(text):  # "跟我现在这个比": the products of the user's services
+            for product_id in mine:
+                pool.setdefault(product_id, self.items[product_id])
         items = list(pool.values())
         cited_names = [item_name(self.items[i]) for i in view.last_cited if i in self.items]
         candidates = candidate_features(
@@ -353,7 +362,19 @@ class KnowledgeBranch:
         ):
             policy = ANSWER  # a trained detector decided the turn needs this knowledge (the model knows the demo KB)
         intent = replace(cues, policy=policy, route=best_route)
-        return Analysis(view, intent, rewrite, decision, candidates, ranked, route, policies, vector=vector)
+        return Analysis(
+            view,
+            intent,
+            rewrite,
+            decision,
+            candidates,
+            ranked,
+            route,
+            policies,
+            vector=vector,
+            sibling=sibling.id if sibling else "",
+            mine=mine,
+        )
 
     def _respond_grounded(self, request: TurnInput) -> Iterator[Event]:
         start = time.perf_counter()

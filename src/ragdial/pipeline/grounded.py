@@ -26,12 +26,13 @@ from ragdial.generation.extractive import (
     ExtractiveGenerator,
     extractive_reply,
     is_service_item,
+    item_fields,
 )
 from ragdial.jsontypes import JSONDict
 from ragdial.metrics.grounding import Evidence, GroundingCheck, check_grounding, degenerate_reason
 from ragdial.pipeline.answer_features import Candidates, TurnView, item_name
 from ragdial.retrieval.base import ScoredKnowledge
-from ragdial.schema import Knowledge, SourceKind, Speaker, Turn
+from ragdial.schema import Knowledge, SourceKind, Speaker, Turn, type_attribute
 from ragdial.understanding.decision import Decision
 from ragdial.understanding.policy import (
     ACTION,
@@ -326,6 +327,8 @@ class Analysis:
     policies: dict[str, float] = field(default_factory=dict)
     reranked: list[ScoredKnowledge] | None = None  # a trained reranker's selection, cited as it is
     vector: np.ndarray | None = None  # the turn's sentence vector (the retriever's encoder), if it has one
+    sibling: str = ""  # the id of the product the turn asks for instead of the last one ("有大点的吗"), if any
+    mine: tuple[str, ...] = ()  # the catalogue products of the user's services
 
 
 def select_cited(
@@ -374,8 +377,11 @@ def select_cited(
 
 def _goes_on_about(analysis: Analysis, first: ScoredKnowledge) -> bool:
     """Whether a short turn that names no item goes on about ``first``, the item the last reply cited first
-    ("多少钱", "包含啥", "what does it include?"): its subject is that item, so its own words need not match it."""
+    ("多少钱", "包含啥", "what does it include?") or the sibling of it the turn asks for: its subject is that item,
+    so its own words need not match it."""
     view, columns = analysis.view, analysis.candidates
+    if analysis.sibling and first.id == analysis.sibling:
+        return True  # "有大点的吗", "那澳门的呢": the sibling of what the last reply was about
     if not view.short or not view.last_cited or view.last_cited[0] != first.id or not columns.items:
         return False
     return not columns.column("named_turn").any() and not (columns.column("name_cover") >= 0.5).any()
@@ -395,7 +401,9 @@ def _talked_about(analysis: Analysis) -> ScoredKnowledge | None:
 
 def _compared_with(analysis: Analysis, first: ScoredKnowledge) -> ScoredKnowledge | None:
     """The other side of a comparison whose first item is a named product or service: the best-ranked other named
-    product or service that the turn names or the last reply cited, else the best-ranked other one."""
+    product or service that the turn names or the last reply cited; else, when the turn compares with what the user
+    has (and the first is not theirs), the product of one of the user's services of the first's type (its type
+    field); else the best-ranked one of the first's type; else one of the user's; else the best-ranked other one."""
     if first.item.source == SourceKind.FAQ or not item_name(first.item):
         return None
     row = {item.id: j for j, item in enumerate(analysis.candidates.items)}
@@ -412,7 +420,22 @@ def _compared_with(analysis: Analysis, first: ScoredKnowledge) -> ScoredKnowledg
         j = row.get(c.id)
         return j is not None and (named[j] >= 0.5 or cited[j] > 0)
 
-    return next((c for c in others if pointed(c)), others[0])
+    kind = type_attribute(item_fields(first.item))
+    with_own = compares_with_own(analysis.view.text) and first.id not in analysis.mine
+    own = [c for c in others if c.id in analysis.mine] if with_own else []
+    family = [c for c in others if kind and type_attribute(item_fields(c.item)) == kind]
+    ordered = [*(c for c in own if c in family), *family, *own]
+    return next((c for c in others if pointed(c)), None) or next(iter(ordered), others[0])
+
+
+_OWN_SIDE = re.compile(
+    r"我(?:现在|这|的|目前|用的)|\b(?:mine|i have now|what i have|i'?m on|my (?:plan|current))\b", re.I
+)
+
+
+def compares_with_own(text: str) -> bool:
+    """Whether a comparison's other side is what the user has ("跟我现在这个比", "more data than ... is mine")."""
+    return bool(_OWN_SIDE.search(text))
 
 
 def evidence_for(items: Sequence[Knowledge], context: Sequence[Turn], names: Sequence[str]) -> Evidence:

@@ -76,7 +76,8 @@ _COMPARE = re.compile(
     r"哪(?:个|一个|种)[^，,。？?多少]{0,6}(?:更|比较)?(?:便宜|贵|划算|好|多(?!少)|少|大|快|合适|省|值)|还是|区别|差别|不同|相比|对比|比(?:一下|起来)?"
     r"|划算|差多少|差几|多多少|少多少|各(?:是|有|多少|自)|分别|两个|俩"
     r"|difference|differ\b|compare|compared|\bbetter\b|\bcheaper\b|more expensive|versus|\bvs\.?\b"
-    r"|which one|which is|\bboth\b|the two|\beach (?:cost|have|include|give)",
+    r"|which one|which is|\bboth\b|the two|\beach (?:cost|have|include|give)"
+    r"|\b(?:more|less|fewer)\b[^?.!]{0,30}\bthan\b",  # not "anything bigger than that?" (another one)
     re.IGNORECASE,
 )
 
