@@ -455,3 +455,16 @@ def test_another_hotel_elsewhere_is_a_new_request(gaz):
 def test_a_district_said_with_its_place_name_reading(gaz):
     (inform,) = read(gaz, "a hotel in Beijing, Chaoyang district, tomorrow")
     assert inform[1]["district"] == "朝阳"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("周五北京飞昆明，别给我订早上六点那种", {"time_from": "07:00"}),
+        ("周四晚上南京坐动车去上海，九点前要到", {"arr_by": "21:00", "period": "晚上"}),
+        ("晚上从北京坐卧铺去上海，早上八点前要到", {"arr_by": "08:00"}),
+    ],
+)
+def test_a_departure_refused_by_its_hour_and_an_evening_deadline(gaz, text, expected):
+    (inform,) = read(gaz, text)
+    assert {k: inform[1].get(k) for k in expected} == expected

@@ -228,10 +228,22 @@ REFUSED_SIDE = re.compile(
 )
 
 
+REFUSED_AT = re.compile(
+    rf"(?:别给我订|别给我|别订|不要订|不要|不想要)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:多)?\s*(?:那种|那班|那趟|的)"
+)
+
+
 def _refused_time(text: str) -> tuple[str | None, str | None, tuple[int, int] | None]:
     """(time_from, time_to, span) when a departure time is refused as too early (from the next hour when said as
     六点多, else just after it) or too late (before it), or a side of a bound refused (九点半以前的不要: from 09:30;
     六点以后的也不要: until 18:00); (None, None, None) otherwise."""
+    at = REFUSED_AT.search(text)
+    if at:  # 别给我订早上六点那种: an early one refused (from the next hour), or a late one (before it)
+        clock = _clock_of(at.group(2), at.group(3), at.group(4), at.group(1))
+        hour = int(clock[:2])
+        if hour < 12:
+            return f"{hour + 1:02d}:00", None, at.span()
+        return None, f"{hour:02d}:00", at.span()
     side = REFUSED_SIDE.search(text)
     if side:
         clock = _clock_of(side.group(2), side.group(3), side.group(4), side.group(1))

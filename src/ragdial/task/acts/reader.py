@@ -21,7 +21,16 @@ from ragdial.task.acts.constraints import (
     _split_changes,
 )
 from ragdial.task.acts.context import Act, Context, _Clause
-from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _domain_named, _refused_time, parse
+from ragdial.task.acts.finders import (
+    ARRIVE_BY,
+    CLOCK,
+    PERIOD_SAID,
+    _clock_of,
+    _dates,
+    _domain_named,
+    _refused_time,
+    parse,
+)
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.roles import place_roles
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
@@ -227,6 +236,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             acts = [Act("out_of_scope")]
     acts = place_roles(_post(_said_over(acts), ctx, raw), text, ctx, gaz)
     _rooms_by_sharing(acts, text)
+    _evening_deadline(acts, text)
     _check_out_to_stay(acts, text)
     _stay_in_arrival_city(acts)
     if english:  # two first-class tickets…, the latest train: first class on a train is 一等座
@@ -338,6 +348,17 @@ def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
         and all(suggestion.get(k) == v for k, v in said.items())
         and bool(re.search(r"(也行|也可以|也成|也没问题|也好|\bis fine\b|\bworks\b)", text))
     )
+
+
+def _evening_deadline(acts: list[Act], text: str) -> None:
+    """这礼拜四晚上从南京坐动车去上海，九点前要到: a deadline without its own time of day after an afternoon or
+    evening departure is that evening's (21:00, not 09:00)."""
+    m = ARRIVE_BY.search(text)
+    for act in acts:
+        deadline = act.slots.get("arr_by")
+        late = act.slots.get("period") in ("下午", "傍晚", "晚上") or str(act.slots.get("time_from") or "") >= "12:00"
+        if m and not m.group(1) and isinstance(deadline, str) and deadline < "12:00" and late:
+            act.slots["arr_by"] = f"{int(deadline[:2]) + 12:02d}{deadline[2:]}"
 
 
 def _stay_in_arrival_city(acts: list[Act]) -> None:
