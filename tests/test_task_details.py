@@ -81,9 +81,9 @@ def test_changing_a_booking_in_english_reads_back_what_is_cancelled_for_what(bra
     )
     assert turns[2].booked["order_no"] == 1 and turns[3].acts == ["change_booking"]
     assert turns[4].reply == (
-        "Change: booking 1: K743 2026-12-02 20:35 Shanghai Station → 00:27(+1d) Nanjing South Station, hard seat, "
-        "25 yuan, 1 ticket(s), 25 yuan in total is cancelled for: T504 2026-12-03 11:45 Shanghai Hongqiao Station → "
-        "15:04 Nanjing South Station, hard seat, 28 yuan, 1 ticket(s), 28 yuan in total. Shall I confirm the booking?"
+        "I'll change booking 1 (now K743 2026-12-02 20:35 Shanghai Station → 00:27(+1d) Nanjing South Station, hard "
+        "seat, 25 yuan, 1 ticket(s), 25 yuan in total) to: T504 2026-12-03 11:45 Shanghai Hongqiao Station → "
+        "15:04 Nanjing South Station, hard seat, 28 yuan, 1 ticket(s), 28 yuan in total. Shall I make this change?"
     )
     assert turns[5].reply.splitlines()[0] == "Changed: booking 1 is cancelled and its seats or rooms released."
     assert [(b["order_no"], b.get("status")) for b in turns[5].state["bookings"]] == [(1, "cancelled"), (2, None)]

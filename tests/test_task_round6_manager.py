@@ -205,3 +205,14 @@ def test_an_upgrade_to_a_class_the_flight_lacks_offers_the_one_it_has(branch, te
     turns = talk(branch, "好的", "确认", state=asked.state)
     assert turns[-1].booked is not None and "HU9746" in turns[-1].booked["details"], turns[-1].reply
     assert "商务舱" in turns[-1].booked["details"] and branch.db.booking(old["number"])["status"] == "changed"
+
+
+def test_too_few_rooms_says_how_many_are_left_not_full(branch):
+    (asked,) = talk(branch, "后天在广州天河区订亚朵酒店，两间，住一晚")
+    assert "亚朵酒店(广州天河店)只剩1间" in asked.reply and "订满" not in asked.reply, asked.reply
+    assert asked.booked is None
+
+
+def test_an_english_sentence_with_a_chinese_name_stays_english(branch):
+    turns = talk(branch, "I need a hotel in Shanghai the day after tomorrow", "Book the 亚朵 in Jing'an please")
+    assert turns[-1].state["language"] == "en" and not HAN.search(turns[-1].reply), turns[-1].reply

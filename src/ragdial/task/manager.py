@@ -1621,6 +1621,15 @@ class TaskBranch(BookingActs):
                 + (f"、{rooms}间" if rooms > 1 else "")
             )
             text = f"抱歉，{names}{stay}已经订满了，没有空房。" if zh else f"Sorry, {names} is fully booked then."
+            free = {as_str(r["name"]): self._rooms_left(as_int(r["id"]), day, nights) for r in rows}
+            short = {name: n for name, n in free.items() if 0 < n < rooms}
+            if short:  # 1 room left for 2: say how many are left, never "full"
+                said = "、".join(f"{name}只剩{n}间" if zh else f"{name} has only {n} left" for name, n in short.items())
+                text = (
+                    f"抱歉，{R.date_text(day, lang)}起住{nights}晚，{said}，不够{rooms}间。"
+                    if zh
+                    else f"Sorry, for {nights} night(s) from {day}, {said}, not enough for {rooms}."
+                )
         else:
             needed = as_int(slots.get("passengers") or 1)
             short = {R.code_of(r): as_int(r.get("seats") or 0) for r in rows if as_int(r.get("seats") or 0) > 0}
@@ -1649,6 +1658,16 @@ class TaskBranch(BookingActs):
                 )
                 break
         return text
+
+    def _rooms_left(self, hotel_id: int, day: str, nights: int) -> int:
+        """The rooms a hotel has free on every night of a stay."""
+        end = (dt.date.fromisoformat(day) + dt.timedelta(days=nights)).isoformat()
+        with self.db.lock:
+            row = self.db.conn.execute(
+                "SELECT MIN(rooms), COUNT(*) FROM hotel_rooms WHERE hotel_id = ? AND date >= ? AND date < ?",
+                (hotel_id, day, end),
+            ).fetchone()
+        return int(row[0] or 0) if row and row[1] == nights else 0
 
     @staticmethod
     def _named(key: str, slots: JSONObject, lang: str) -> str:
@@ -1696,7 +1715,9 @@ class TaskBranch(BookingActs):
                 text = text.replace("即将为您预订：", f"改签：{booking_line(old, lang)}将取消，改为：", 1)
                 text = text.replace("请问确认预订吗", "请问确认改签吗", 1)
             else:
-                text = text.replace("I'll book:", f"Change: {booking_line(old, lang)} is cancelled for:", 1)
+                number, _, details = booking_line(old, lang).partition(": ")
+                text = text.replace("I'll book:", f"I'll change {number} (now {details}) to:", 1)
+                text = text.replace("Shall I confirm the booking?", "Shall I make this change?", 1)
         return text
 
     def _pending_item(self, state: TaskState) -> Row | None:
@@ -1842,10 +1863,14 @@ class TaskBranch(BookingActs):
 
     @staticmethod
     def _language(text: str, previous: str) -> str:
-        """The user's language; a bare code, number or 'ok' keeps the previous one."""
-        if re.search(r"[\u4e00-\u9fff]", text):
-            return "zh"
+        """The user's language; a bare code, number or 'ok' keeps the previous one; an English sentence with a
+        Chinese name in it (Book the 皇冠假日 in Panlong) stays English."""
         words = re.findall(r"[A-Za-z]{2,}", text)
+        han = re.findall(r"[\u4e00-\u9fff]", text)
+        if han and len(words) >= 3 and len(words) > len(han) / 2:
+            return "en"
+        if han:
+            return "zh"
         if len(words) >= 2 or (words and words[0].lower() in ("hello", "hi", "hey", "yes", "no", "thanks")):
             return "en"
         return previous

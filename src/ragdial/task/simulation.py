@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ragdial.task.db import TravelDB
-from ragdial.task.goals import goals_as_booked
+from ragdial.task.goals import Goal, goals_as_booked, sample_goals
 from ragdial.task.manager import TaskBranch
 from ragdial.task.simulator import Channel, DialogResult, InProcessChannel, Noise, run_dialog, summarise
 
@@ -24,14 +24,21 @@ def simulate(
     by_sound: bool = True,
     acts: str = "learned",
     changes: float = 0.0,
+    up_front: bool = False,
 ) -> Iterator[DialogResult]:
     """Yield one result per goal. By default the system is an in-process ``TaskBranch`` on a scratch copy of
     the database (bookings do not touch the file); ``channel_factory`` plugs in another system (HTTP).
-    ``changes``: the share of goals that change their last booking once everything is booked."""
+    ``changes``: the share of goals that change their last booking once everything is booked. Each goal is
+    sampled against the database as the dialogs before it left it; ``up_front`` samples them all first (the way
+    before session 9: a goal can then ask for what an earlier dialog booked)."""
     scratch = channel_factory is None
     db = TravelDB(db_url, scratch=scratch)
     start = today or dt.date.fromisoformat(db.meta["start"])
-    goals = goals_as_booked(db, n_goals, seed, start, changes=changes)  # (each against the DB as it is then)
+    goals: Iterable[Goal] = (
+        sample_goals(db, n_goals, seed, start, changes=changes)
+        if up_front
+        else goals_as_booked(db, n_goals, seed, start, changes=changes)  # (each against the DB as it is then)
+    )
     channel = (
         channel_factory(db)
         if channel_factory
