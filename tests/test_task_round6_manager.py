@@ -216,3 +216,9 @@ def test_too_few_rooms_says_how_many_are_left_not_full(branch):
 def test_an_english_sentence_with_a_chinese_name_stays_english(branch):
     turns = talk(branch, "I need a hotel in Shanghai the day after tomorrow", "Book the 亚朵 in Jing'an please")
     assert turns[-1].state["language"] == "en" and not HAN.search(turns[-1].reply), turns[-1].reply
+
+
+def test_a_condition_every_listed_offer_meets_said_with_a_choice_reads_the_choice_back(branch):
+    turns = talk(branch, "后天上海飞北京的机票，经济舱", "浦东走就浦东走吧，第二个")
+    assert turns[-1].state["open"] == "confirm_booking", turns[-1].reply
+    assert turns[-1].reply.count("请问") == 1 and "订哪一个" not in turns[-1].reply, turns[-1].reply
