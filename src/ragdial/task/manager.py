@@ -466,10 +466,14 @@ class TaskBranch(BookingActs):
 
         def met(act: Act) -> bool:
             said = {k: v for k, v in act.slots.items() if k != "domain"}
-            if act.act not in ("inform", "modify") or not said or act.slots.get("domain") not in (None, state["domain"]):
+            if (
+                act.act not in ("inform", "modify")
+                or not said
+                or act.slots.get("domain") not in (None, state["domain"])
+            ):
                 return False
             return all(
-                same_value(state["slots"].get(k), v) or all(same_value(r.get(k), v) for r in rows)
+                same_value(state["slots"].get(k), v) or all(same_value(cast(JSONValue, r.get(k)), v) for r in rows)
                 for k, v in said.items()
             )
 
