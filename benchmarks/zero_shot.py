@@ -143,14 +143,12 @@ def selection_rows(
         return [[r.item.id for r in retriever.retrieve(e.context, e.dialog_id, depth).ranked] for e in examples]
 
     def score_with(reranker, name: str, cut: str) -> None:
-        """Score ``test`` with ``reranker`` in the test retriever: its ranking, then its selected set."""
+        """Score ``test`` with ``reranker`` in the test retriever: its ranking (``DEPTH`` deep) and its selected
+        set (the cut of at most 10), both from one retrieval per turn."""
         test_retriever.reranker = reranker
-        rankings = rank(test_retriever, test)
+        found = [test_retriever.retrieve(e.context, e.dialog_id, DEPTH, select=10) for e in test]
         score(
-            name,
-            cut,
-            rankings,
-            [[r.item.id for r in test_retriever.retrieve(e.context, e.dialog_id, 10).selected] for e in test],
+            name, cut, [[r.item.id for r in f.ranked] for f in found], [[r.item.id for r in f.selected] for f in found]
         )
 
     k = best_cut([e.knowledge_ids for e in train], rank(train_retriever, train))
