@@ -222,3 +222,11 @@ def test_a_condition_every_listed_offer_meets_said_with_a_choice_reads_the_choic
     turns = talk(branch, "后天上海飞北京的机票，经济舱", "浦东走就浦东走吧，第二个")
     assert turns[-1].state["open"] == "confirm_booking", turns[-1].reply
     assert turns[-1].reply.count("请问") == 1 and "订哪一个" not in turns[-1].reply, turns[-1].reply
+
+
+def test_stars_said_after_an_unclear_change_of_a_hotel_are_another_hotel_not_the_same_brand(branch):
+    turns = talk(branch, *CHENGDU_THREE_STAR)
+    turns = talk(branch, "帮我改一下这个订单", "换成四星的", state=turns[-1].state)
+    asked = turns[-1]
+    assert "品牌" not in asked.reply and asked.state["open"] == "confirm_booking", asked.reply
+    assert _hotel(branch, asked.state["pending"]["id"])["stars"] == 4

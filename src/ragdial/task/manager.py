@@ -1173,6 +1173,12 @@ class TaskBranch(BookingActs):
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        swapping = {"stars", "min_stars", "district", "max_price", "not_stars", "not_district"} & set(slots)
+        if state["domain"] == "hotel" and state.get("rebook") and swapping and "brand" not in slots:
+            brand = current.pop("brand", None)  # 换成四星的 while the stay booked is being changed: another hotel
+            if brand:
+                others = [str(v) for v in listed(current.get("not_brand")) if v != brand]
+                current["not_brand"] = [*others, str(brand)]
         if state["domain"] in ("flight", "train") and slots.get("city") and not slots.get("arr_city"):
             # 回上海，帮我看看火车 heard while a hotel was under way: for a trip the city is where it goes
             slots = {k: v for k, v in slots.items() if k != "city"} | {"arr_city": slots["city"]}
