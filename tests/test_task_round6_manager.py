@@ -230,3 +230,18 @@ def test_stars_said_after_an_unclear_change_of_a_hotel_are_another_hotel_not_the
     asked = turns[-1]
     assert "品牌" not in asked.reply and asked.state["open"] == "confirm_booking", asked.reply
     assert _hotel(branch, asked.state["pending"]["id"])["stars"] == 4
+
+
+@pytest.mark.parametrize("question", ["what did I book?", "can you show me my bookings"])
+def test_an_english_question_about_the_bookings_lists_them(branch, question):
+    turns = talk(branch, "a train from Beijing to Tianjin on December 3, second class", "the first one", "yes")
+    (asked,) = talk(branch, question, state=turns[-1].state)
+    assert f"booking {turns[-1].booked['order_no']}" in asked.reply and "can't help" not in asked.reply, asked.reply
+
+
+def test_english_district_names_follow_how_they_are_said():
+    from ragdial.task import english
+
+    assert english.hotel("维也纳酒店(北京朝阳店)") == "Vienna Hotel (Beijing Chaoyang)"
+    assert english.place("首都机场") == "Capital Airport" and english.place("北京西站") == "Beijing West Station"
+    assert english.scrub("4星及以上、朝阳（经济舱）") == "4-star or better, Chaoyang (economy)"

@@ -473,7 +473,11 @@ class TaskBranch(BookingActs):
             ):
                 return False
             return all(
-                same_value(state["slots"].get(k), v) or all(same_value(cast(JSONValue, r.get(k)), v) for r in rows)
+                v is not None
+                and (
+                    same_value(state["slots"].get(k), v)
+                    or all(k in r and same_value(cast(JSONValue, r.get(k)), v) for r in rows)
+                )
                 for k, v in said.items()
             )
 
