@@ -42,3 +42,12 @@ def test_rouge_scores_carry_their_names():
         "rouge2": "rouge2",
         "rougeL": "rougeL",
     }
+
+
+def test_futuredial_track1_refuses_fewer_rankings_than_gold_turns():
+    import pytest
+
+    from ragdial.metrics.challenges import futuredial
+
+    with pytest.raises(ValueError):  # a turn left unranked is an error, not a turn silently dropped
+        futuredial.score_track1([[1], [2]], [[1, 3]])
