@@ -468,3 +468,13 @@ def test_a_district_said_with_its_place_name_reading(gaz):
 def test_a_departure_refused_by_its_hour_and_an_evening_deadline(gaz, text, expected):
     (inform,) = read(gaz, text)
     assert {k: inform[1].get(k) for k in expected} == expected
+
+
+def test_where_one_is_misheard_is_still_an_aside(gaz):
+    context = {
+        "domain": "hotel",
+        "open_question": "choose_offer",
+        "state": {"domain": "hotel", "city": "南京", "date": "2026-12-02", "nights": 2},
+        "offers": [{"name": "锦江之星(南京玄武店)", "district": "玄武", "stars": 2, "price": 120}],
+    }
+    assert read(gaz, "我再武汉，这边好冷", context) == [("out_of_scope", {})]  # 在 heard as 再
