@@ -17,13 +17,14 @@ the variants interleaved turn by turn so machine load falls on all alike):
 - ``...+recent3`` / ``...+recent1``: the same showing the model only the last 3 dialog turns (the last exchange and
   the question) / the question alone (``prompt_turns``).
 
-Per turn that calls the model, the first token splits into: the analysis (understand: rewrite, routing,
-retrieval, policy), the prompt (from the generator call to its first piece: prompt evaluation and the first
-decode step), and the hold (from the first generated piece to the first delivered one: decoding the rest of the
-first sentence or clause and checking it). Printed: p50 of each part and of the first delivered token, prompt
-tokens evaluated (all, and those taken from the cache or a snapshot), the first token of the first LLM turn of each
-language, decode tokens/s (tokens after the first piece of each generator call over the time after it), and how
-often a reply was cut after a verified part (``truncated``), with the load average before and after.
+Per turn that calls the model, the first token splits into: the analysis (understand: rewrite, routing, retrieval,
+policy), the prompt (from the generator call to its first piece: prompt evaluation and the first decode step), and
+the hold (from the first generated piece to the first delivered one: decoding the rest of the first sentence or
+clause and checking it). Printed: p50 of each part and of the first delivered token, the whole turn's p50 / p95 (to
+the reply, retries and fallbacks included), prompt tokens evaluated (all, and those taken from the cache or a
+snapshot), the first token of the first LLM turn of each language, decode tokens/s (tokens after the first piece of
+each generator call over the time after it), and how often a reply was cut after a verified part (``truncated``),
+with the load average before and after.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/first_token_split.py --sample 3
 """
@@ -101,11 +102,13 @@ def ask(systems: dict[str, Any], timed: Timed, clauses: bool, session: Any, lang
         if isinstance(event, Reply):
             reply = event
     assert reply is not None
+    whole = (time.perf_counter() - start) * 1000
     session.add(reply.record)
     grounding = reply.record.grounding if isinstance(reply.record.grounding, Grounding) else None
     row: dict[str, Any] = {
         "text": reply.text,
         "first": ((first or time.perf_counter()) - start) * 1000,
+        "whole": whole,
         "understand": reply.timings.get("understand_ms", 0.0),
         "fallback": grounding.fallback if grounding else None,
         "llm": bool(timed.calls),
@@ -181,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         "| variant | LLM turns | first token p50 (ms) | first LLM turn zh / en (ms) | understand p50 | prompt p50 "
-        "| hold p50 | decode tok/s | prompt tokens (from cache) | truncated | same reply as first |"
+        "| hold p50 | whole turn p50 / p95 (ms) | decode tok/s | prompt tokens (from cache) | truncated "
+        "| same reply as first |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     reference = results[names[0]]
     for name in names:
         llm = [r for r in results[name] if r["llm"]]
@@ -196,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{Latency.of([r['understand'] for r in llm]).p50:.0f} | "
             f"{Latency.of([r['prompt_ms'] for r in llm]).p50:.0f} | "
             f"{Latency.of([r['hold_ms'] for r in llm]).p50:.0f} | "
+            f"{Latency.of([r['whole'] for r in llm]).p50:.0f} / {Latency.of([r['whole'] for r in llm]).p95:.0f} | "
             f"{sum(r['decode_tokens'] for r in llm) / seconds if seconds else 0:.1f} | {sum(r['prompt'] for r in llm)} "
             f"({'n/a' if reused != reused else int(reused)}) | {sum(r['fallback'] == 'truncated' for r in llm)} | "
             f"{same}/{turns} |"

@@ -63,6 +63,12 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (1 is faster on a busy machine)")
+    parser.add_argument(
+        "--prompt-turns",
+        type=int,
+        default=None,
+        help="llama: dialog turns shown in the prompt (default: the generator's, 3 since session 9; 0: all that fit)",
+    )
     parser.add_argument("--only", default=None, help="run only tasks whose name contains this")
     parser.add_argument("--dump", default=None, help="write predictions as JSON lines here")
     parser.add_argument("--score-dump", default=None, help="only score the predictions of an earlier --dump")
@@ -75,7 +81,12 @@ def main() -> None:
     shared = (
         None
         if args.backend == "template"
-        else create(args.backend, base_url=args.base_url, n_threads=args.threads if args.backend == "llama" else None)
+        else create(
+            args.backend,
+            base_url=args.base_url,
+            n_threads=args.threads if args.backend == "llama" else None,
+            prompt_turns=args.prompt_turns if args.backend == "llama" else None,
+        )
     )
     dump = open(args.dump, "w", encoding="utf-8", buffering=1) if args.dump else None  # noqa: SIM115
     for name, dataset, train, evaluate, train_kb in tasks(root):

@@ -18,7 +18,9 @@ pieces per second of generation time over turns that decoded more than one piece
 ``--baseline`` adds the pre-issue path (``grounded: false``) with the same generator, in the same run.
 Tune on ``--split dev``; report ``--split test``. ``--sample N --seed S`` asks N conversations per language.
 ``--cv K`` measures on all 602 tuning turns instead of dev's 132: grouped K-fold cross-validation over the train
-and dev conversations, the answer model trained per fold on the other folds (never on the locked test sets).
+and dev conversations, the answer model trained per fold on the other folds (never on the locked test sets);
+``--repeats R`` repeats it over R seeded deals of the conversations (one retraining moves about 20 turns, so a
+comparison of two feature sets is read on the sum).
 
     PYTHONPATH=src python benchmarks/grounded_answers.py --split test --generators extractive,template --baseline
 """

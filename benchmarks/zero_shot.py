@@ -282,9 +282,10 @@ def turn_classes(
     return rows
 
 
-def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict]:
+def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0, encoder: str | None = None) -> list[dict]:
     """Train on the other two KdConv domains, evaluate ``target``: challenge score per selection system (triple
-    P/R/F1 averaged over turns as the organisers do; ``pooled score``: the same with pooled counts, sessions 3-6)."""
+    P/R/F1 averaged over turns as the organisers do; ``pooled score``: the same with pooled counts, sessions 3-6).
+    With ``encoder``, the speak-rule row again with a triple reranker reading that sentence encoder."""
     from ragdial.generation.base import GenerationRequest
     from ragdial.generation.template import TemplateGenerator
     from ragdial.metrics.challenges.kdsd import score_kdsd
@@ -366,18 +367,27 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0) -> list[dict
         add_row(label, [chosen[i] if needs else [] for i, needs in enumerate(detected)], f)
         if reranker is not None:  # where the score is lost: the same reranker with gold detection
             add_row(f"{name}, gold detection", [chosen[i] if n else [] for i, n in enumerate(gold_needs)], 1.0)
-    # the speak rule of the plain pipeline path (system.speak_weight), with the triple reranker
-    retriever.reranker = triple_model
-    spoken = []
-    for example, p in zip(test, need_p, strict=True):
-        decision = open_to_speak(Decision(p >= 0.5, confidence=p), speak_weight)
-        sought = retriever.retrieve(example.context, example.dialog_id, DEPTH) if decision.needs_knowledge else None
-        decision, kept = speak(decision, sought or Retrieval(), speak_weight)
-        spoken.append([c.item.id for c in kept.selected] if decision.needs_knowledge else [])
-    replies = add_row(f"triple reranker + speak rule (w={speak_weight:g})", spoken, f)
+    # the speak rule of the plain pipeline path (system.speak_weight), with the triple reranker (and, with
+    # ``encoder``, again with a triple reranker that also reads that sentence encoder)
+    speakers = [("triple reranker", triple_model)]
+    if encoder:
+        started = time.perf_counter()
+        encoded = triples.train(train_retriever, seeking, group_of=lambda e: e.id.split(":", 1)[0], encoder=encoder)
+        print(f"triple reranker + {encoder} trained in {time.perf_counter() - started:.0f}s", flush=True)
+        speakers.append((f"triple reranker + {encoder} columns", encoded))
     golds, responses = [list(e.knowledge_ids) for e in test], [e.response or "" for e in test]
-    for row in turn_classes(golds, spoken, responses, replies):  # where that row's score is made and lost
-        rows.append({"target": target, "selection": "turn class of the speak-rule row", **row})
+    for name, reranker in speakers:
+        retriever.reranker = reranker
+        spoken = []
+        for example, p in zip(test, need_p, strict=True):
+            decision = open_to_speak(Decision(p >= 0.5, confidence=p), speak_weight)
+            needs = decision.needs_knowledge
+            sought = retriever.retrieve(example.context, example.dialog_id, DEPTH) if needs else None
+            decision, kept = speak(decision, sought or Retrieval(), speak_weight)
+            spoken.append([c.item.id for c in kept.selected] if decision.needs_knowledge else [])
+        replies = add_row(f"{name} + speak rule (w={speak_weight:g})", spoken, f)
+        for row in turn_classes(golds, spoken, responses, replies):  # where that row's score is made and lost
+            rows.append({"target": target, "selection": f"turn class of the {name} speak-rule row", **row})
     # gold triples on the detected turns, and the template's ceiling (gold triples on the gold turns)
     gold = [list(e.knowledge_ids) for e in test]
     add_row("gold triples, zero-shot detection", [gold[i] if n else [] for i, n in enumerate(detected)], f)
@@ -471,12 +481,17 @@ def main() -> None:
     parser.add_argument(
         "--in-domain", action="store_true", help="kdconv: instead, each target trained on its own dialogs (5 folds)"
     )
+    parser.add_argument(
+        "--triple-encoder", help="kdconv: also the speak-rule row with a triple reranker reading this encoder (e5)"
+    )
     args = parser.parse_args()
     if args.protocol == "kdconv":
         by_target: dict[str, Any] = {}
         for target in args.targets.split(","):
-            run = kdconv_in_domain_rows if args.in_domain else kdconv_rows
-            by_target[target] = run(args.data, target, args.speak_weight)
+            if args.in_domain:
+                by_target[target] = kdconv_in_domain_rows(args.data, target, args.speak_weight)
+            else:
+                by_target[target] = kdconv_rows(args.data, target, args.speak_weight, args.triple_encoder)
             if args.json:
                 args.json.write_text(json.dumps(by_target, indent=2, ensure_ascii=False))
         return

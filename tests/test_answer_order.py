@@ -278,3 +278,12 @@ def test_the_number_the_turn_says_picks_the_member_of_the_family_whose_name_has_
     # a number no name has, or the first's own number: the model's order stays
     for text in ("what does a card for 30 swims cost", "is the 8 one still 40 euro"):
         assert reorder([0, 1, 2], candidates, TurnView(text, language="en"), catalogue_of(POOL)) == [0, 1, 2]
+
+
+def test_a_service_on_its_own_puts_its_product_before_the_users_record_of_it():
+    items = (MINE, GOLD, PASS)
+    candidates = _candidates(items)
+    view = TurnView("and what is the Gold fee on its own?", language="en")
+    assert _ids(reorder([0, 1, 2], candidates, view, CATALOGUE), candidates)[0] == "product:3"
+    plain = TurnView("what do I pay for my membership?", language="en")
+    assert reorder([0, 1, 2], candidates, plain, CATALOGUE)[0] == 0

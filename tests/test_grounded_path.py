@@ -663,3 +663,16 @@ def test_a_comparison_with_ones_own_or_an_unnamed_other_cites_the_right_second_s
 ):
     _, reply = ask(systems[language], "demo-u3", first, then)
     assert [c.id for c in reply.knowledge] == cited and all(s in reply.text for s in said)
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "then", "said"),
+    [
+        ("zh", "我的来电提醒要交钱吗", "要是不在套餐里 单独开要多少", "3元/月"),
+        ("en", "do I pay for my caller alerts", "and by itself, what is the fee", "3 yuan per month"),
+    ],
+)
+def test_a_service_asked_about_on_its_own_is_answered_with_the_products_price(systems, language, first, then, said):
+    # the user's record says the service is included in the plan (0 yuan); on its own it is the product's price
+    _, reply = ask(systems[language], "demo-u3", first, then)
+    assert reply.knowledge[0].id == "product:21" and said in reply.text

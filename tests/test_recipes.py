@@ -194,9 +194,11 @@ def test_kdconv_recipe_with_the_triple_reranker(tmp_path: Path) -> None:
     assert info["grouped_by"] == "dialog folds"  # one input: the matcher is cross-fitted over folds of the dialogs
     done = run("kdconv", system, TRAVEL, tmp_path / "run")
     assert done.scored and "result.json format ok" in done.result.checks[0]
-    two = train("kdconv", [f"kdconv:{KD_DIALOGS}"] * 2, tmp_path / "two", [*FAST_KDCONV, "reranker.name=triples"])
-    info = json.loads((two / "reranker" / "triples.json").read_text(encoding="utf-8"))["info"]
-    assert (info["grouped_by"], info["groups"]) == ("caller", 2)  # two inputs: cross-fitted by input
+    options = [*FAST_KDCONV, "reranker.name=triples", "reranker.encoder=e5"]  # and the sentence-encoder columns
+    two = train("kdconv", [f"kdconv:{KD_DIALOGS}"] * 2, tmp_path / "two", options)
+    meta = json.loads((two / "reranker" / "triples.json").read_text(encoding="utf-8"))
+    assert (meta["info"]["grouped_by"], meta["info"]["groups"]) == ("caller", 2)  # two inputs: cross-fitted by input
+    assert meta["encoder"] == "e5" and meta["features"][-1] == "encoder_attribute_gap"
     with pytest.raises(RagdialError, match="unknown option 'widen'"):
         train(
             "kdconv",

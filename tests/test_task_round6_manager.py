@@ -216,3 +216,32 @@ def test_too_few_rooms_says_how_many_are_left_not_full(branch):
 def test_an_english_sentence_with_a_chinese_name_stays_english(branch):
     turns = talk(branch, "I need a hotel in Shanghai the day after tomorrow", "Book the 亚朵 in Jing'an please")
     assert turns[-1].state["language"] == "en" and not HAN.search(turns[-1].reply), turns[-1].reply
+
+
+def test_a_condition_every_listed_offer_meets_said_with_a_choice_reads_the_choice_back(branch):
+    turns = talk(branch, "后天上海飞北京的机票，经济舱", "浦东走就浦东走吧，第二个")
+    assert turns[-1].state["open"] == "confirm_booking", turns[-1].reply
+    assert turns[-1].reply.count("请问") == 1 and "订哪一个" not in turns[-1].reply, turns[-1].reply
+
+
+def test_stars_said_after_an_unclear_change_of_a_hotel_are_another_hotel_not_the_same_brand(branch):
+    turns = talk(branch, *CHENGDU_THREE_STAR)
+    turns = talk(branch, "帮我改一下这个订单", "换成四星的", state=turns[-1].state)
+    asked = turns[-1]
+    assert "品牌" not in asked.reply and asked.state["open"] == "confirm_booking", asked.reply
+    assert _hotel(branch, asked.state["pending"]["id"])["stars"] == 4
+
+
+@pytest.mark.parametrize("question", ["what did I book?", "can you show me my bookings"])
+def test_an_english_question_about_the_bookings_lists_them(branch, question):
+    turns = talk(branch, "a train from Beijing to Tianjin on December 3, second class", "the first one", "yes")
+    (asked,) = talk(branch, question, state=turns[-1].state)
+    assert f"booking {turns[-1].booked['order_no']}" in asked.reply and "can't help" not in asked.reply, asked.reply
+
+
+def test_english_district_names_follow_how_they_are_said():
+    from ragdial.task import english
+
+    assert english.hotel("维也纳酒店(北京朝阳店)") == "Vienna Hotel (Beijing Chaoyang)"
+    assert english.place("首都机场") == "Capital Airport" and english.place("北京西站") == "Beijing West Station"
+    assert english.scrub("4星及以上、朝阳（经济舱）") == "4-star or better, Chaoyang (economy)"

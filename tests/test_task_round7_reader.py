@@ -395,3 +395,86 @@ def test_a_trip_on_the_check_out_day_leaves_from_the_stay(gaz):
     acts = read(gaz, "周四在南京住三晚；退房后坐高铁去上海")
     assert [a for a, _s in acts] == ["inform", "inform"]
     assert acts[1][1]["date"] == "2026-12-06" and acts[1][1]["dep_city"] == "南京", acts
+
+
+@pytest.mark.parametrize(
+    "text", ["机票给我退了，酒店保留", "酒店不动，机票取消吧", "cancel the flight but keep the hotel"]
+)
+def test_a_booking_kept_in_the_same_sentence_is_not_cancelled(gaz, text):
+    assert read(gaz, text, FLIGHT_AND_HOTEL) == [("cancel_booking", {"domain": "flight"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("后天上海到北京的高铁，最晚晚上九点到", {"arr_by": "21:00"}),
+        ("后天上海飞北京，不要红眼航班", {"time_from": "06:00", "time_to": "22:00"}),
+    ],
+)
+def test_arrival_deadlines_and_no_red_eye(gaz, text, expected):
+    (inform,) = read(gaz, text)
+    assert {k: inform[1].get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize("text", ["动车上可以带宠物吗", "周日我还得回上海上班呢", "高铁能托运两个大箱子吗"])
+def test_asides_about_the_trip_change_nothing(gaz, text):
+    assert read(gaz, text, TRAINS_LISTED) == [("out_of_scope", {})]
+
+
+def test_the_station_the_way_back_arrives_at_is_the_way_backs(gaz):
+    ((act, slots),) = read(gaz, "周六上午从北京坐高铁去天津，周日下午再回来，回来要到北京南站")
+    assert act == "inform" and "dep_place" not in slots and "arr_place" not in slots, slots
+    assert slots["return_leg"] == {"date": "2026-12-06", "period": "下午", "arr_place": "北京南站"}
+
+
+def test_a_stay_after_a_trip_takes_the_hotel_clauses_after_it_and_the_arrival_city(gaz):
+    acts = read(gaz, "周日从杭州坐高铁去南京，到了住两晚，要玄武区的，四星")
+    assert [a for a, _s in acts] == ["inform", "inform"]
+    assert acts[1][1] == {"domain": "hotel", "city": "南京", "nights": 2, "district": "玄武", "stars": 4}
+    assert "district" not in acts[0][1] and "stars" not in acts[0][1]
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("Could we get one more night?", {"domain": "hotel", "longer": 1}),
+        ("please extend my stay by two nights", {"domain": "hotel", "longer": 2}),
+        ("I'd rather have a different hotel", {"domain": "hotel", "order_no": 4, "other_hotel": True}),
+    ],
+)
+def test_a_longer_stay_or_another_hotel_in_english(gaz, text, slots):
+    assert read(gaz, text, HOTEL_3) == [("change_booking", slots)]
+
+
+def test_another_hotel_elsewhere_is_a_new_request(gaz):
+    assert read(gaz, "I need another hotel in Shanghai tomorrow", HOTEL_3) == [
+        ("inform", {"domain": "hotel", "city": "上海", "date": "2026-12-02"})
+    ]
+
+
+def test_a_district_said_with_its_place_name_reading(gaz):
+    (inform,) = read(gaz, "a hotel in Beijing, Chaoyang district, tomorrow")
+    assert inform[1]["district"] == "朝阳"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("周五北京飞昆明，别给我订早上六点那种", {"time_from": "07:00"}),
+        ("周四晚上南京坐动车去上海，九点前要到", {"arr_by": "21:00", "period": "晚上"}),
+        ("晚上从北京坐卧铺去上海，早上八点前要到", {"arr_by": "08:00"}),
+    ],
+)
+def test_a_departure_refused_by_its_hour_and_an_evening_deadline(gaz, text, expected):
+    (inform,) = read(gaz, text)
+    assert {k: inform[1].get(k) for k in expected} == expected
+
+
+def test_where_one_is_misheard_is_still_an_aside(gaz):
+    context = {
+        "domain": "hotel",
+        "open_question": "choose_offer",
+        "state": {"domain": "hotel", "city": "南京", "date": "2026-12-02", "nights": 2},
+        "offers": [{"name": "锦江之星(南京玄武店)", "district": "玄武", "stars": 2, "price": 120}],
+    }
+    assert read(gaz, "我再武汉，这边好冷", context) == [("out_of_scope", {})]  # 在 heard as 再

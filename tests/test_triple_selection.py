@@ -4,10 +4,13 @@ hash encoder keeps the tests fast."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from ragdial.datasets import kdconv
+from ragdial.errors import RagdialError
 from ragdial.retrieval import triples
 from ragdial.retrieval.triples import AttributeMatcher, KbStats, triple_features, units
 from ragdial.schema import Example, KnowledgeBase, Speaker, Turn
@@ -93,7 +96,8 @@ def test_triple_features_read_the_matcher_and_the_kb():
     assert triple_features(stats, [], np.zeros(0)).shape == (0, len(triples.TRIPLE_FEATURES))
 
 
-def test_triple_reranker_trains_on_two_domains_saves_and_loads(tmp_path):
+@pytest.mark.parametrize("encoder", [None, "e5"])
+def test_triple_reranker_trains_on_two_domains_saves_and_loads(tmp_path, encoder):
     from ragdial.retrieval.config import RetrieverConfig
     from ragdial.retrieval.hybrid import HybridRetriever
 
@@ -131,7 +135,9 @@ def test_triple_reranker_trains_on_two_domains_saves_and_loads(tmp_path):
             domain = "film" if item in film else "music"
             dialog = f"{domain}:{entity}:{attribute}:{n}"
             examples.append(Example(dialog, dialog, 1, [user(text)], True, [item.id]))
-    model = triples.train(retriever, examples, group_of=lambda e: e.id.split(":")[0], rounds=10, folds=3)
+    model = triples.train(
+        retriever, examples, group_of=lambda e: e.id.split(":")[0], rounds=10, folds=3, encoder=encoder
+    )
     assert (model.info["groups"], model.info["grouped_by"]) == (2, "caller") and 0.0 < model.threshold < 1.0
     context = [user("晴天集是哪年发行的？")]
     scores = retriever.score(context)
@@ -144,5 +150,39 @@ def test_triple_reranker_trains_on_two_domains_saves_and_loads(tmp_path):
     assert isinstance(loaded, triples.TripleReranker)
     assert (loaded.threshold, loaded.relative, loaded.depth) == (model.threshold, model.relative, model.depth)
     assert np.allclose(loaded.predict(retriever, context, scores), predicted)
+    meta_path = tmp_path / "triples" / triples.META_FILE
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    assert (loaded.encoder, meta["encoder"]) == (encoder, encoder)
+    assert meta["features"] == triples.feature_names(encoder)
+    assert (meta["features"][-len(triples.ENCODER_FEATURES) :] == triples.ENCODER_FEATURES) == bool(encoder)
     with pytest.raises(Exception, match="not a triple reranker"):
         triples.TripleReranker.load(tmp_path)
+    meta_path.write_text(json.dumps({**meta, "encoder": 5}), encoding="utf-8")
+    with pytest.raises(RagdialError, match="field 'encoder' must be an encoder name"):
+        triples.TripleReranker.load(tmp_path / "triples")
+    meta_path.write_text(json.dumps({**meta, "encoder": "no-such-encoder"}), encoding="utf-8")
+    with pytest.raises(RagdialError, match="field 'encoder' must be an encoder name"):
+        triples.TripleReranker.load(tmp_path / "triples")
+    meta_path.write_text(json.dumps({**meta, "encoder": None if encoder else "e5"}), encoding="utf-8")
+    with pytest.raises(RagdialError, match="field 'features' differs"):
+        triples.TripleReranker.load(tmp_path / "triples")
+
+
+def test_encoder_columns_point_at_the_asked_attribute():
+    """Under e5 the asked attribute's triple and name are the closest to the question (gap 0, rank 1); a turn
+    without text gives zeros."""
+    items = [
+        kdconv.triple("晴天集", "发行时间", "2003年"),
+        kdconv.triple("晴天集", "歌手", "张三"),
+        kdconv.triple("晴天集", "发行地区", "台湾"),
+        kdconv.triple("山城", "导演", "林一"),
+    ]
+    col = {name: i for i, name in enumerate(triples.ENCODER_FEATURES)}
+    for question, asked in (("晴天集是哪年发行的？", 0), ("晴天集是谁唱的？", 1), ("山城的导演是谁？", 3)):
+        rows = triples.encoder_features("e5", question, items)
+        assert rows.shape == (4, len(triples.ENCODER_FEATURES))
+        assert int(np.argmax(rows[:, col["encoder_triple_cos"]])) == asked
+        assert rows[asked, col["encoder_triple_gap"]] == 0.0 and rows[asked, col["encoder_triple_log_rank"]] == 0.0
+        assert (rows[:, col["encoder_triple_gap"]] >= 0).all()
+    assert not triples.encoder_features("e5", "  ", items).any()
+    assert triples.encoder_features("e5", "谁唱的？", []).shape == (0, len(triples.ENCODER_FEATURES))

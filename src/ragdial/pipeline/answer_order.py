@@ -50,6 +50,9 @@ def reorder(
     order = _sibling_first(order, candidates, view, catalogue)
     order = _member_named_first(order, candidates, view, catalogue)
     order = _number_named_first(order, candidates, view, catalogue)
+    standalone = _standalone_first(order, candidates, view, catalogue)
+    if standalone[0] != order[0]:
+        return standalone  # "单独办多少钱": the product's own price, not the user's record of it
     names = [*catalogue, *(k for item in candidates.items if not item.is_global for k in _names_of(item))]
     own = own_turn(view.text) or own_turn(query) or says_mine(view.text, names) or bool(_ASKED_OF_ME.search(view.text))
     mine = _own_instance_first(order, candidates, view, catalogue, query, own)
@@ -279,11 +282,36 @@ def _numbers(name: str) -> set[str]:
     return set(re.findall(r"\d+(?:\.\d+)?", name))
 
 
+_STANDALONE = re.compile(r"单独|单买|单办|\b(?:on its own|by itself|separately|standalone)\b", re.I)
+
+
+def asks_standalone(text: str) -> bool:
+    """Whether the turn asks about a service on its own ("单独办的话多少钱", "what would it cost on its own")."""
+    return bool(_STANDALONE.search(text))
+
+
+def _standalone_first(
+    order: list[int], candidates: Candidates, view: TurnView, catalogue: Mapping[str, Knowledge]
+) -> list[int]:
+    """A turn asking about a service on its own whose first item is the user's record of it (included in their
+    plan, 0 yuan) puts the catalogue product first: its own price and rules."""
+    items = candidates.items
+    top = items[order[0]]
+    if top.is_global or not asks_standalone(view.text):
+        return order
+    product = catalogue.get(item_name(top).lower())
+    row = next((j for j in order if product is not None and items[j].id == product.id), None)
+    return [row, *(j for j in order if j != row)] if row is not None else order
+
+
 def sibling_asked(text: str, item: Knowledge, catalogue: Mapping[str, Knowledge]) -> Knowledge | None:
     """The product of ``item``'s type (its own type field, ``item_types``) that ``text`` asks for instead of it:
     "有大点的吗" / "anything bigger?" → the one with the next larger number in its name (the next smaller for
     "便宜点" / "cheaper"); "那澳门的呢" → the one whose name has a word or character of the turn that ``item``'s
-    name lacks and few names share (港澳台 for 澳门). ``None`` for an FAQ, an untyped item or no such request."""
+    name lacks and few names share (港澳台 for 澳门). For the user's record of a service and a turn about it on its own
+    ("单独办的话多少钱"): its catalogue product. ``None`` for an FAQ, an untyped item or no such request."""
+    if not item.is_global and asks_standalone(text):
+        return catalogue.get(item_name(item).lower())
     if not item.is_global or item.source == SourceKind.FAQ:
         return None
     types = item_types(list(catalogue.values()))

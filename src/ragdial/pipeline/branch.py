@@ -39,7 +39,7 @@ from ragdial.pipeline.answer_features import (
     turn_terms,
 )
 from ragdial.pipeline.answer_model import ANSWER_ENCODER, AnswerModel, default_answer_model, policy_numbers
-from ragdial.pipeline.answer_order import asks_how, possession_first, reorder, sibling_asked
+from ragdial.pipeline.answer_order import asks_how, asks_standalone, possession_first, reorder, sibling_asked
 from ragdial.pipeline.grounded import (
     DEFAULT_MIN_RELEVANCE,
     Analysis,
@@ -305,12 +305,14 @@ class KnowledgeBranch:
             for cited in ids:
                 if cited in self.items and (self.items[cited].is_global or self.items[cited].scope == user):
                     pool.setdefault(cited, self.items[cited])
-        last = self.items.get(view.last_cited[0]) if view.short and view.last_cited else None
+        asked_on = bool(view.last_cited) and (view.short or asks_standalone(text))  # what the turn goes on about
+        last = self.items.get(view.last_cited[0]) if asked_on else None
         sibling = sibling_asked(text, last, self.catalogue) if last is not None else None
         if sibling is not None:  # "有大点的吗": the sibling asked for, even where retrieval did not find it
             pool.setdefault(sibling.id, sibling)
         mine = tuple(p.id for p in (self.catalogue.get(item_name(i).lower()) for i in profile) if p is not None)
-        if cues.comparison and compares_with_own(text):  # "跟我现在这个比": the products of the user's services
+        # "单独办的话多少钱", "跟我现在这个比": the catalogue products of the user's services are candidates
+        if asks_standalone(text) or (cues.comparison and compares_with_own(text)):
             for product_id in mine:
                 pool.setdefault(product_id, self.items[product_id])
         items = list(pool.values())

@@ -188,6 +188,7 @@ class TriplesOptions(TypedDict, total=False):
     max_select: int
     rounds: int
     folds: int
+    encoder: str  # a sentence encoder's columns (``e5``: multilingual-e5-small), ``triples.ENCODER_FEATURES``
 
 
 def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> dict[str, object]:

@@ -10,10 +10,13 @@ last user turn x one of the attribute name), never over whole domain words.
 :class:`TripleReranker` is LightGBM over the transfer reranker's columns (``transfer.features``) plus
 :data:`TRIPLE_FEATURES`: the matcher's score and its gap to the best candidate, how many of the knowledge base's
 entities have the attribute, and how many values the entity has for it (a list such as ``主演`` or ``主要成就``).
-Every column is computed from the turn and the knowledge base itself. During training the matcher's column on a
-training turn comes from a matcher fitted without that turn's group (its domain, when the caller names one), so the
-second stage sees the matcher as it will be on a new domain. The selection cut is fitted out of fold on the training
-dialogs, as for the transfer reranker; the object has the same interface (``predict``, ``cut``, ``save``/``load``).
+Every column is computed from the turn and the knowledge base itself. With a sentence ``encoder`` (e.g. ``e5``,
+multilingual-e5-small) :data:`ENCODER_FEATURES` add how close the last user turn is, under that encoder, to each
+candidate's "entity attribute value" and to its attribute name alone (only the ``depth`` candidates are
+encoded). During training the matcher's column on a training turn comes from a matcher fitted without that turn's
+group (its domain, when the caller names one), so the second stage sees the matcher as it will be on a new domain.
+The selection cut is fitted out of fold on the training dialogs, as for the transfer reranker; the object has the
+same interface (``predict``, ``cut``, ``save``/``load``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import random
 import re
 import weakref
 import zlib
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +53,15 @@ DESCRIPTION = "Information"
 """The attribute KdConv and the Huawei data give an entity's free-text description."""
 HASH_DIM = 2**18
 TRIPLE_FEATURES = ["attribute_matcher", "attribute_matcher_gap", "attribute_kb_share", "entity_attribute_log_values"]
+ENCODER_FEATURES = [
+    "encoder_triple_cos",
+    "encoder_triple_gap",
+    "encoder_triple_log_rank",
+    "encoder_attribute_cos",
+    "encoder_attribute_gap",
+]
+VALUE_CHARS = 100
+"""How much of a triple's value the encoder reads (a description runs to hundreds of characters)."""
 MODEL_FILE = "triples.txt"
 MATCHER_FILE = "matcher.npz"
 META_FILE = "triples.json"
@@ -166,6 +178,57 @@ def triple_features(stats: KbStats, items: Sequence[Knowledge], matched: np.ndar
     return out
 
 
+def feature_names(encoder: str | None = None) -> list[str]:
+    """The columns of a model with (or without) a sentence encoder."""
+    return transfer.FEATURES + TRIPLE_FEATURES + (ENCODER_FEATURES if encoder else [])
+
+
+_PASSAGES: dict[str, OrderedDict[str, np.ndarray]] = {}
+_PASSAGE_CACHE = 50_000
+
+
+def _passage_vectors(name: str, texts: Sequence[str]) -> np.ndarray:
+    """The encoder's passage vectors of ``texts``, kept in a per-encoder LRU (turns share most candidates)."""
+    from ragdial.text.encoders import get_encoder
+
+    cache = _PASSAGES.setdefault(name, OrderedDict())
+    missing = [t for t in dict.fromkeys(texts) if t not in cache]
+    if missing:
+        cache.update(zip(missing, get_encoder(name).encode(missing, is_query=False), strict=True))
+    for text in texts:
+        cache.move_to_end(text)
+    out = np.stack([cache[t] for t in texts])
+    while len(cache) > _PASSAGE_CACHE:
+        cache.popitem(last=False)
+    return out
+
+
+def encoder_features(name: str, question: str, items: Sequence[Knowledge]) -> np.ndarray:
+    """The :data:`ENCODER_FEATURES` columns of ``items`` for the last user turn ``question`` under encoder
+    ``name``: its cosine to "entity attribute value" (the value cut to :data:`VALUE_CHARS`), the gap to the best,
+    the log rank, and its cosine to the attribute name and that gap."""
+    from ragdial.text.encoders import QueryCache, get_encoder
+
+    out = np.zeros((len(items), len(ENCODER_FEATURES)), dtype=np.float32)
+    if not items or not question.strip():
+        return out
+    query = QueryCache.shared(get_encoder(name))([question])[0]
+    whole = [
+        f"{_field(i, 'entity')} {_field(i, 'attribute')} {_field(i, 'value')[:VALUE_CHARS]}"
+        if _field(i, "attribute")
+        else i.text[: 2 * VALUE_CHARS]
+        for i in items
+    ]
+    triple_cos = _passage_vectors(name, whole) @ query
+    attribute_cos = _passage_vectors(name, [_field(i, "attribute") or i.text for i in items]) @ query
+    out[:, 0] = triple_cos
+    out[:, 1] = float(triple_cos.max()) - triple_cos
+    out[:, 2] = np.log(ranks(triple_cos))
+    out[:, 3] = attribute_cos
+    out[:, 4] = float(attribute_cos.max()) - attribute_cos
+    return out
+
+
 @dataclass
 class TripleReranker:
     """LightGBM over the transfer reranker's columns and :data:`TRIPLE_FEATURES`, with a selection cut."""
@@ -177,11 +240,12 @@ class TripleReranker:
     max_select: int = 10
     depth: int = 50
     info: JSONDict = field(default_factory=dict)
+    encoder: str | None = None
 
     def features(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         items = [retriever.items[int(i)] for i in scores.indices]
         matched = self.matcher.score(_last_user(context), [_field(i, "attribute") for i in items])
-        return _columns(retriever, context, scores, matched)
+        return _columns(retriever, context, scores, matched, self.encoder)
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
@@ -209,7 +273,8 @@ class TripleReranker:
         self.matcher.save(directory / MATCHER_FILE)
         meta = {
             "format": FORMAT,
-            "features": transfer.FEATURES + TRIPLE_FEATURES,
+            "features": feature_names(self.encoder),
+            "encoder": self.encoder,
             **saved_meta.cut_fields(self),
         }
         saved_meta.write_meta(directory / META_FILE, meta)
@@ -224,11 +289,18 @@ class TripleReranker:
         if not all((directory / name).is_file() for name in (META_FILE, MODEL_FILE, MATCHER_FILE)):
             raise RagdialError(f"{directory}: not a triple reranker ({META_FILE}, {MODEL_FILE}, {MATCHER_FILE})")
         meta = saved_meta.read_meta(meta_path, "triple reranker file", FORMAT)
-        saved_meta.check_features(meta, meta_path, transfer.FEATURES + TRIPLE_FEATURES)
+        from ragdial.text.encoders import ENCODERS
+
+        encoder = meta.get("encoder")
+        if encoder is not None and (not isinstance(encoder, str) or encoder not in ENCODERS):
+            raise RagdialError(
+                f"{meta_path}: field 'encoder' must be an encoder name ({', '.join(ENCODERS)}) or null, got {encoder!r}"
+            )
+        saved_meta.check_features(meta, meta_path, feature_names(encoder))
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         matcher = AttributeMatcher.load(directory / MATCHER_FILE)
         cut = saved_meta.read_cut(meta, meta_path)
-        return cls(booster, matcher, **cut._asdict(), info=saved_meta.info(meta, meta_path))
+        return cls(booster, matcher, **cut._asdict(), info=saved_meta.info(meta, meta_path), encoder=encoder)
 
 
 _STATS: weakref.WeakKeyDictionary[KnowledgePool, KbStats] = weakref.WeakKeyDictionary()
@@ -242,17 +314,22 @@ def _kb_stats(retriever: KnowledgePool) -> KbStats:
 
 
 def _columns(
-    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, matched: np.ndarray
+    retriever: KnowledgePool,
+    context: Sequence[Turn],
+    scores: CandidateScores,
+    matched: np.ndarray,
+    encoder: str | None = None,
 ) -> np.ndarray:
     items = [retriever.items[int(i)] for i in scores.indices]
-    base = transfer.features(retriever, context, scores)
-    extra = triple_features(_kb_stats(retriever), items, matched)
-    return np.concatenate([base, extra], axis=1)
+    parts = [transfer.features(retriever, context, scores), triple_features(_kb_stats(retriever), items, matched)]
+    if encoder:
+        parts.append(encoder_features(encoder, _last_user(context), items))
+    return np.concatenate(parts, axis=1)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int):
+def _fit(x: np.ndarray, y: np.ndarray, seed: int, rounds: int, encoder: str | None = None):
     """The transfer reranker's LightGBM settings, over these columns."""
-    return transfer._fit(x, y, seed, rounds, transfer.FEATURES + TRIPLE_FEATURES)
+    return transfer._fit(x, y, seed, rounds, feature_names(encoder))
 
 
 def _matcher(questions: list[str], attributes: list[str], labels: list[bool]) -> AttributeMatcher:
@@ -276,11 +353,13 @@ def train(
     rounds: int = 200,
     seed: int = 0,
     folds: int = 5,
+    encoder: str | None = None,
 ) -> TripleReranker:
     """Fit on ``examples`` (turns citing triples of ``retriever``'s knowledge base). ``group_of`` names each
     example's group, e.g. its domain: the matcher's column of a training turn comes from a matcher fitted on the
     other groups (default: ``folds`` folds of the dialogs; with a single group that column is 0 in training, so the
-    model learns to ignore it). The cut is chosen out of fold by dialog."""
+    model learns to ignore it). The cut is chosen out of fold by dialog. ``encoder`` (a name of
+    ``text.encoders.ENCODERS``, e.g. ``e5``) adds :data:`ENCODER_FEATURES`."""
     seeking = [e for e in examples if e.needs_knowledge and e.knowledge_ids]
     candidates: list[tuple[Example, CandidateScores, list[Knowledge]]] = []
     for example in seeking:
@@ -316,7 +395,7 @@ def train(
         for row in inside:
             example, _, items = candidates[row]
             matched[row] = held_out.score(_last_user(example.context), [_field(i, "attribute") for i in items])
-    xs = [_columns(retriever, e.context, s, m) for (e, s, _), m in zip(candidates, matched, strict=True)]
+    xs = [_columns(retriever, e.context, s, m, encoder) for (e, s, _), m in zip(candidates, matched, strict=True)]
     ys = [np.array([i.id in set(e.knowledge_ids) for i in items], np.float32) for e, _, items in candidates]
     fold = [dialog_fold[_by_dialog(e)] for e, _, _ in candidates]
     oof: list[np.ndarray] = [np.zeros(0)] * len(candidates)
@@ -325,16 +404,18 @@ def train(
         kept = [r for r, f in enumerate(fold) if f != name]
         if not kept:
             continue
-        model = _fit(np.concatenate([xs[r] for r in kept]), np.concatenate([ys[r] for r in kept]), seed, rounds)
+        model = _fit(
+            np.concatenate([xs[r] for r in kept]), np.concatenate([ys[r] for r in kept]), seed, rounds, encoder
+        )
         for row in held:
             oof[row] = model.predict(xs[row])
     if any(len(p) == 0 for p in oof):  # a single fold: the cut from in-sample predictions
-        model = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds)
+        model = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds, encoder)
         oof = [model.predict(x) for x in xs]
     ids = [[i.id for i in items] for _, _, items in candidates]
     golds = [list(e.knowledge_ids) for e, _, _ in candidates]
     threshold, relative = best_threshold(oof, ids, golds, max_select, (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7))
-    booster = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds)
+    booster = _fit(np.concatenate(xs), np.concatenate(ys), seed, rounds, encoder)
     matcher = _matcher(*pairs(range(len(candidates))))
     info: JSONDict = {
         "queries": len(candidates),
@@ -342,4 +423,4 @@ def train(
         "grouped_by": "caller" if group_of else "dialog folds",
         "rounds": rounds,
     }
-    return TripleReranker(booster, matcher, threshold, relative, max_select, depth, info)
+    return TripleReranker(booster, matcher, threshold, relative, max_select, depth, info, encoder)

@@ -73,6 +73,12 @@ CLASS_ORDER = {
     "flight": ("经济舱", "商务舱", "头等舱"),
     "train": ("硬座", "二等座", "硬卧", "一等座", "软卧", "商务座"),
 }
+# a question about the bookings made, in English (the Chinese ones are the reader's): what did I book? / my bookings
+ASKED_BOOKINGS = re.compile(
+    r"(what (did|have) i (book|booked)|what i('ve| have)? booked|my (bookings?|orders?|reservations?|tickets?)\b.*\?|"
+    r"(show|list|tell)( me)? (my|the) (bookings?|orders?|reservations?)|booking numbers?)",
+    re.I,
+)
 SAME_TRIP = re.compile(r"(还是|同一|同样|一样的|原来的?|就)(这|那)?(一)?(趟|班|个)?(车|航班|飞机|车次|班次|趟|班)")
 
 
@@ -248,6 +254,8 @@ class BookingActs:
                 return [Act("cancel_booking", {"order_no": rebooked["order_no"]})]
             if state["open"] in (None, "anything_else") and names & {"deny", "out_of_scope"}:
                 return [Act("cancel_booking", {})]
+        if names == {"out_of_scope"} and state["bookings"] and ASKED_BOOKINGS.search(text):
+            return [Act("ask_about_booking", {})]  # what did I book? / my bookings?: the list, not a refusal
         if names == {"out_of_scope"} and state["open"] == "choose_offer" and BARE_YES.fullmatch(text.strip()):
             return [Act("select", {"ref": "this"})]  # yes while a list is open: which one is asked (or the one)
         if not said and UNCLEAR_CHANGE.search(text.strip()):

@@ -27,6 +27,7 @@ BRANDS = {
 AIRLINES = {"国航": "Air China", "东航": "China Eastern", "南航": "China Southern", "海航": "Hainan Airlines"}
 AIRLINES |= {"川航": "Sichuan Airlines", "深航": "Shenzhen Airlines"}
 SPELT = {"长水": "Changshui", "长乐": "Changle", "重庆": "Chongqing", "首都": "Capital"}  # (长 alone: zhang)
+SPELT |= {"朝阳": "Chaoyang", "工业园区": "Industrial Park"}
 OTHER = {
     **{"上午": "morning", "下午": "afternoon", "晚上": "evening", "早上": "early morning", "中午": "around noon"},
     **{"凌晨": "small hours", "傍晚": "early evening", "夜里": "night", "白天": "daytime", "高铁": "high-speed"},

@@ -324,6 +324,7 @@ class TaskBranch(BookingActs):
         acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
         acts = self._no_after_a_choice(acts)
+        acts = self._said_again_with_a_choice(state, acts)
         if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
             r"(？|\?|哪些|什么|吗)", text
         ):
@@ -453,6 +454,34 @@ class TaskBranch(BookingActs):
             return acts
         slots: JSONDict = {"order_no": booking["order_no"], "back": int(booking.get("quantity") or 1) - keep}
         return [Act("cancel_booking", slots)]
+
+    def _said_again_with_a_choice(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """行吧，天府就天府，第一个 while every flight listed lands at 天府: a condition every offer listed already
+        meets, said with a choice, changes nothing (the choice is read back, not the list searched anew)."""
+        if state["open"] != "choose_offer" or not any(a.act == "select" for a in acts):
+            return acts
+        rows = self._offer_rows(state)
+        if not rows:
+            return acts
+
+        def met(act: Act) -> bool:
+            said = {k: v for k, v in act.slots.items() if k != "domain"}
+            if (
+                act.act not in ("inform", "modify")
+                or not said
+                or act.slots.get("domain") not in (None, state["domain"])
+            ):
+                return False
+            return all(
+                v is not None
+                and (
+                    same_value(state["slots"].get(k), v)
+                    or all(k in r and same_value(cast(JSONValue, r.get(k)), v) for r in rows)
+                )
+                for k, v in said.items()
+            )
+
+        return [a for a in acts if not met(a)]
 
     @staticmethod
     def _no_after_a_choice(acts: list[Act]) -> list[Act]:
@@ -1148,6 +1177,12 @@ class TaskBranch(BookingActs):
 
     def _merge(self, state: TaskState, slots: JSONDict) -> None:
         current = state["slots"]
+        swapping = {"stars", "min_stars", "district", "max_price", "not_stars", "not_district"} & set(slots)
+        if state["domain"] == "hotel" and state.get("rebook") and swapping and "brand" not in slots:
+            brand = current.pop("brand", None)  # 换成四星的 while the stay booked is being changed: another hotel
+            if brand:
+                others = [str(v) for v in listed(current.get("not_brand")) if v != brand]
+                current["not_brand"] = [*others, str(brand)]
         if state["domain"] in ("flight", "train") and slots.get("city") and not slots.get("arr_city"):
             # 回上海，帮我看看火车 heard while a hotel was under way: for a trip the city is where it goes
             slots = {k: v for k, v in slots.items() if k != "city"} | {"arr_city": slots["city"]}

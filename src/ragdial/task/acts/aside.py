@@ -63,7 +63,7 @@ ASIDE_FORM = re.compile(
 ASIDE = re.compile(
     r"(心情|好累|累死|烦死|困死|加班|开会|有个会|体检|考试|面试|上班|上课|放学|睡懒觉|演唱会|步数|停运|号线|"
     r"刮.{0,2}风|带伞|雪|收了|收盘|涨到|跌到|黄金|值得|零下|[0-9一二两三四五六七八九十]\s*度|"
-    r"几岁|生日|纪念日|结婚|下班了|到家了|起床|吃饭|午饭|晚饭|早饭)"
+    r"几岁|生日|纪念日|结婚|下班了|到家了|起床|吃饭|午饭|晚饭|早饭|行李|箱子|托运|宠物|充电|餐车|wifi|安检|值机|好冷|好热|冷死|热死)"
 )
 
 
@@ -74,6 +74,9 @@ def _aside(text: str, gaz: Gazetteer, incidental: bool = True) -> bool:
     after the names, dates, numbers and travel words are taken away (我下周一要去体检)."""
     lower = text.lower()
     if ASIDE_FORM.search(lower):
+        return True
+    heard = re.fullmatch(r"我(?:现在|人)?(?:住)?再(.{2,4}?)(?:呢|啊|呀)?", text)  # 我再武汉: 我在武汉 misheard
+    if heard and heard.group(1) in gaz.cities:
         return True
     if any(role for _c, role in parse(text, gaz, dt.date(2026, 12, 1)).cities):
         return False

@@ -47,7 +47,12 @@ SAME_AGAIN = re.compile(
 # replacing a booked hotel by another one: 换一家 / 换个酒店 / 换成别的酒店
 OTHER_HOTEL = re.compile(r"(换一?家|换个(酒店|宾馆|地方住)|换别的(酒店|宾馆)|换成别的(酒店|宾馆)|换到别的(酒店|宾馆))")
 # a longer stay in the hotel booked: 多住一晚 / 再续一天 / 延住两晚 (``n`` nights more)
-LONGER_STAY = re.compile(rf"(?:多住|再住|续住|续|延住|延长|多待|再待|加住)\s*(?P<n>{NUM})?\s*(?:个)?\s*(?:晚|天|夜)")
+LONGER_STAY = re.compile(
+    rf"(?:多住|再住|续住|续|延住|延长|多待|再待|加住)\s*(?P<n>{NUM})?\s*(?:个)?\s*(?:晚|天|夜)"
+    r"|\b(?P<en>one|two|three|a|an|\d)\s+(?:more|extra|additional)\s+nights?\b|\banother night\b"
+    r"|\bextend\b.{0,25}\bstay\b(?:.{0,12}\bby\s+(?P<by>one|two|three|a|\d)\s+nights?)?",
+    re.I,
+)
 # moving a booking to another day without the word 改签: 挪到 / 推到 / 换到 / 改过去
 MOVE = re.compile(
     r"((改|换|调|挪|推|移)\s*(到|成|为|过去|一下)|提前到|延后到|往后挪|往前挪|(往后|往前|推迟|推后|延后|提前)(推|挪)?一天|"
@@ -239,5 +244,10 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
         if longer and hotel_booked:
             slots.pop("nights", None)
             slots.pop("date", None)  # 4号再住一晚: the day said is the night added, not a new check-in
-            slots["longer"] = cn_number(longer.group("n") or "一") or 1
+            english_n = longer.group("en") or longer.group("by")
+            words = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3}
+            said_n = longer.group("n") or "一"
+            more = (words.get(english_n.lower(), 0) or int(english_n)) if english_n else cn_number(said_n)
+            slots["longer"] = more or 1
+            slots.pop("period", None)  # (one more night: no time of day)
     return slots

@@ -38,6 +38,8 @@ NAMED = {
     "train": re.compile(r"(火车|高铁|动车|车票|train)", re.I),
     "hotel": re.compile(r"(酒店|宾馆|房间|住宿|hotel|room|stay)", re.I),
 }
+# a booking kept in the same sentence: 酒店留着 / 火车票别退 / 酒店不动 / keep the hotel
+KEPT = re.compile(r"(留着|保留|不退|别退|不用退|不要退|不取消|别取消|不动|别动|照旧|keep)", re.I)
 # all of them: 都退了 / 两个都取消 / 全部取消 / cancel both
 EVERY = re.compile(r"(都|两个|俩|全部|全都|所有|一起|统统|both|all|everything)", re.I)
 # a better class on the same trip: 升舱 / 升成商务舱 / 换成一等座 / 改成头等舱 / upgrade
@@ -69,6 +71,8 @@ MORE_EN = re.compile(
 # the departure just before or after the one booked: 改早一班 / 晚一班的 / 提前一班 / an earlier train
 ADJACENT = re.compile(r"(?P<way>早|晚|提前|推后|延后)\s*(一|1)?\s*(班|趟|点的?(班|趟|航班|车|飞机)?)(?!天)")
 ADJACENT_EN = re.compile(r"\b(?P<way>earlier|later)\s+(one|train|flight|departure|plane|connection)\b", re.I)
+# another hotel for the stay booked, in English: I'd rather have a different hotel / switch to another hotel
+OTHER_HOTEL_EN = re.compile(r"\b(a different|another|some other) hotel\b", re.I)
 # taking another way to travel instead: 改坐火车 / 换成高铁 / 还是坐飞机
 OTHER_WAY = re.compile(r"(改坐|改乘|换成|改成|换坐|坐|乘)\s*(?P<way>火车|高铁|动车|飞机|航班)")
 EN_NUMBER = {"one": 1, "a": 1, "an": 1, "another": 1, "two": 2, "three": 3, "four": 4, "five": 5}
@@ -80,6 +84,8 @@ def plain_changes(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer, toda
     """The turn's acts, with a plainly said change of a booking made in this session turned into the change or
     cancellation act (the others as they were)."""
     acts = _order_named(_changes(acts, text, ctx, gaz, today), text, ctx)
+    if any(a.act in ("cancel_booking", "change_booking") for a in acts) and KEPT.search(text):
+        acts = [a for a in acts if not (a.act in ("inform", "modify") and set(a.slots) <= {"domain"})]  # 酒店留着
     return change_after_cancel(kind_named(acts, text), text)
 
 
@@ -203,6 +209,10 @@ def _several_cancelled(text: str, live: Sequence[Booking]) -> Act | None:
     if not CANCEL.search(text) or len(live) < 2:
         return None
     named = _named(text)
+    kept = {d for part in re.split(r"[，,。；;！!]", text) if KEPT.search(part) for d in _named(part)}
+    if kept:  # 机票退了，酒店留着: the kind kept is not cancelled
+        named = [d for d in named if d not in kept]
+        live = [b for b in live if b["domain"] not in kept]
     if len(named) >= 2:
         meant = [b for b in live if b["domain"] in named]
         if not EVERY.search(text):  # 机票和酒店退了: each kind named, its latest booking
@@ -218,12 +228,14 @@ def _several_cancelled(text: str, live: Sequence[Booking]) -> Act | None:
 
 def _other_hotel(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) -> JSONDict | None:
     """换一家吧 after a hotel was booked: another hotel for the same stay (read back as a change of it)."""
-    if not OTHER_HOTEL.search(text) or re.search(r"(退|取消)", text):
+    if not (OTHER_HOTEL.search(text) or OTHER_HOTEL_EN.search(text)) or re.search(r"(退|取消|cancel)", text, re.I):
         return None
     booking = _last(live, ("hotel",))
     if booking is None:
         return None
     said = parse_slots(text, gaz, today)
+    if said.cities or (said.date and said.date != booking.get("date")):
+        return None  # I need another hotel in Beijing tomorrow: another stay, not this one swapped
     found: JSONDict = {**_which(booking), "other_hotel": True}
     for key in ("stars", "min_stars", "max_price"):
         if getattr(said, key, None):

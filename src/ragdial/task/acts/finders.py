@@ -36,6 +36,8 @@ def _offer_code(offer: Mapping[str, object]) -> str:
     return str(offer.get("code") or offer.get("flight_no") or offer.get("train_no") or "")
 
 
+# how a character sounds in a place name where its common reading differs (朝阳 Chaoyang, 长宁 Changning)
+NAME_SOUNDS = {"朝": "(?:chao|zhao)", "长": "(?:chang|zhang)", "重": "(?:chong|zhong)", "厦": "(?:xia|sha)"}
 # hotel brands as English speakers name them (the names the English replies show)
 BRANDS_EN = {
     **{"home inn": "如家快捷酒店", "homeinn": "如家快捷酒店", "hanting": "汉庭酒店", "jinjiang inn": "锦江之星"},
@@ -73,7 +75,7 @@ def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
     if re.search(r"[a-zA-Z]{3}", text):  # Panlong district / in Wuhou: a district said in pinyin
         lower = text.lower()
         for name in sorted(gaz.districts, key=len, reverse=True):
-            sound = r"\s?".join(_char_pinyin(c) for c in name)
+            sound = r"\s?".join(NAME_SOUNDS.get(c) or _char_pinyin(c) for c in name)
             if re.search(rf"\b{sound}\b", lower):
                 return name
     return None
@@ -172,10 +174,14 @@ CLOCK_RANGE = re.compile(
 # a bound from a named window without a clock time: 中午前 / 中午以后 / 下午之前 / 傍晚以后
 PERIOD_BOUND = re.compile(rf"{PERIOD_SAID}\s*(以前|之前|前(?!后)|以后|之后|后)(?!天)")
 # after work: leaving from 18:00 (下班后 / 下班以后 / 下了班)
+NO_RED_EYE = re.compile(
+    r"(不要|不坐|别|不想坐|不想要|不考虑)\s*(订|给我|坐)?\s*红眼|红眼(航班|的|那种|机)?\s*(就|也|都|我)?\s*(不要|不行|不坐|算了|免了|不考虑)"
+)
 AFTER_WORK = re.compile(r"(下班|下了班)(以后|之后|后)?(?!了)")
 # an arrival deadline: 晚上十点前要到 / 8点之前得到天津 / 十点以前能落地 (not a departure window)
 ARRIVE_BY = re.compile(
-    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:(?:以前|之前|前)\s*(?:要|得|能|必须|需要|就|必需)?|(?:要|得|必须|需要))"
+    rf"(?:最晚|最迟|不晚于)?\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*"
+    r"(?:(?:以前|之前|前)\s*(?:要|得|能|必须|需要|就|必需)?|(?:要|得|必须|需要)|(?<=点)(?=到)|(?<=半)(?=到))"
     r"\s*(?:赶)?(?:到|抵达|到达|落地)(?![0-9零一二两三四五六七八九十]+\s*[点:：])"
 )
 
@@ -222,10 +228,22 @@ REFUSED_SIDE = re.compile(
 )
 
 
+REFUSED_AT = re.compile(
+    rf"(?:别给我订|别给我|别订|不要订|不要|不想要)\s*{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:多)?\s*(?:那种|那班|那趟|的)"
+)
+
+
 def _refused_time(text: str) -> tuple[str | None, str | None, tuple[int, int] | None]:
     """(time_from, time_to, span) when a departure time is refused as too early (from the next hour when said as
     六点多, else just after it) or too late (before it), or a side of a bound refused (九点半以前的不要: from 09:30;
     六点以后的也不要: until 18:00); (None, None, None) otherwise."""
+    at = REFUSED_AT.search(text)
+    if at:  # 别给我订早上六点那种: an early one refused (from the next hour), or a late one (before it)
+        clock = _clock_of(at.group(2), at.group(3), at.group(4), at.group(1))
+        hour = int(clock[:2])
+        if hour < 12:
+            return f"{hour + 1:02d}:00", None, at.span()
+        return None, f"{hour:02d}:00", at.span()
     side = REFUSED_SIDE.search(text)
     if side:
         clock = _clock_of(side.group(2), side.group(3), side.group(4), side.group(1))
@@ -275,6 +293,8 @@ def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
         return (None, "12:00") if m else (None, None)
     if AFTER_WORK.search(text) and not re.search(r"[点:：]", text):
         return "18:00", None
+    if NO_RED_EYE.search(text) and not re.search(r"[点:：]", text):
+        return "06:00", "22:00"  # 不要红眼航班: neither in the small hours nor late at night
     m = CLOCK_RANGE.search(text)
     if m:
         first_period = m.group(1)

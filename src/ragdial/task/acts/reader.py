@@ -6,7 +6,7 @@ import datetime as dt
 import re
 
 from ragdial.jsontypes import JSONDict
-from ragdial.task.acts.aside import _booking_domain, _says_else
+from ragdial.task.acts.aside import ASIDE, _booking_domain, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
 from ragdial.task.acts.changes import plain_changes
 from ragdial.task.acts.choice import _reference, up_front_choice
@@ -21,7 +21,16 @@ from ragdial.task.acts.constraints import (
     _split_changes,
 )
 from ragdial.task.acts.context import Act, Context, _Clause
-from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of, _dates, _domain_named, _refused_time, parse
+from ragdial.task.acts.finders import (
+    ARRIVE_BY,
+    CLOCK,
+    PERIOD_SAID,
+    _clock_of,
+    _dates,
+    _domain_named,
+    _refused_time,
+    parse,
+)
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.roles import place_roles
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
@@ -91,6 +100,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         and (_domain_named(text, english) in ("flight", "train") or any(TRIP_CUE.search(c.text) for c in clauses))
     )
     acts: list[Act] = []
+    staying = False
     event_day = any(_event_day(c.text, text) for c in clauses)
     confirmed = restated = False
     pending_ref: JSONDict = {}
@@ -108,10 +118,18 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         ):
             continue  # 不是后天，是周五 / 不是20号走！我们16号走: the value refused is none of the turn's
         stay = trip_said and _stay_clause(clause.text)  # …坐高铁去上海，到了在上海住两晚: this clause is the hotel
+        staying = staying or stay
+        more_stay = staying and not stay and not TRIP_CUE.search(clause.text)  # …住两晚，要玄武区的，四星
         extra = (negated, base_date, change_said)
-        kind, slots = _classify(clause, ctx, gaz, today, english, hotelish or stay, confirmed, i == 0, extra, text)
+        kind, slots = _classify(
+            clause, ctx, gaz, today, english, hotelish or stay or more_stay, confirmed, i == 0, extra, text
+        )
         if stay and kind in (None, "out_of_scope", "inform", "modify", "mixed"):
             kind, slots = "inform", _stay_slots(slots if kind in ("inform", "modify", "mixed") else {})
+        elif more_stay and kind in ("inform", "modify", "mixed") and set(slots) & HOTEL_KEYS:
+            kind, slots = "inform", _stay_slots(slots)
+        elif staying and TRIP_CUE.search(clause.text):
+            staying = False
         if kind in (None, "out_of_scope") and len(clauses) > 1 and not english:
             implied = _purpose(clause.text, text, gaz, today)  # 下周一上午十点我得在西安开会，从广州飞过去
             if implied:
@@ -208,6 +226,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         acts.append(Act("select", {"feature": feature}))  # 明天的，要最晚的那班: chosen when the options come
     if not acts and pending_ref and set(pending_ref) <= {"brand", "district", "airline"}:
         acts.append(Act("select", pending_ref))  # 那维也纳呢？ while choosing: asked for as a choice
+    if ctx.offers and ASIDE.search(text) and any(_back_home(a, ctx) for a in acts):
+        acts = [Act("out_of_scope")]  # 下周六我还得回上海上班 while choosing the way out: why, not a new destination
     if _takes_suggestion(acts, text, ctx):
         acts = [Act("confirm")]  # 全季也行 when 全季 is the alternative offered: a yes to it
     if event_day:  # 我老婆15号生日，得早点回来: no choice of the earliest listed either, nothing changed
@@ -216,7 +236,9 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             acts = [Act("out_of_scope")]
     acts = place_roles(_post(_said_over(acts), ctx, raw), text, ctx, gaz)
     _rooms_by_sharing(acts, text)
+    _evening_deadline(acts, text)
     _check_out_to_stay(acts, text)
+    _stay_in_arrival_city(acts)
     if english:  # two first-class tickets…, the latest train: first class on a train is 一等座
         for act in acts:
             if act.slots.get("domain") == "train" and act.slots.get("seat_class") in TRAIN_CLASS_EN:
@@ -285,18 +307,33 @@ STAY_CUE = re.compile(
 TRIP_CUE = re.compile(r"(飞|坐|乘|高铁|动车|火车|航班|机票|车票|出发|发车|起飞|退房后|从\S{1,4}(?:去|到|回))")
 
 
+HOTEL_KEYS = {"district", "not_district", "stars", "min_stars", "not_stars", "brand", "not_brand", "nights", "rooms"}
+TRIP_ONLY = {"dep_city", "dep_place", "arr_place", "passengers", "seat_class", "berth", "train_kinds", "airline"}
+TRIP_ONLY |= {"not_airline", "not_train_kinds", "time_from", "time_to", "period", "arr_by", "code"}
+
+
 def _stay_clause(clause: str) -> bool:
     return bool(STAY_CUE.search(clause)) and not TRIP_CUE.search(clause)
 
 
 def _stay_slots(slots: JSONDict) -> JSONDict:
     """A stay clause's slots as a hotel's: the city one arrives in is where one stays."""
-    out: JSONDict = {k: v for k, v in slots.items() if k not in ("dep_city", "dep_place", "arr_place", "passengers")}
+    out: JSONDict = {k: v for k, v in slots.items() if k not in TRIP_ONLY}
     if "arr_city" in out:
         out.setdefault("city", out.pop("arr_city"))
     out.pop("arr_city", None)
     out["domain"] = "hotel"
     return out
+
+
+def _back_home(act: Act, ctx: Context) -> bool:
+    """Whether ``act`` would send the trip under way back where it starts (回上海 while going from 上海)."""
+    return (
+        act.act in ("inform", "modify")
+        and "dep_city" not in act.slots
+        and act.slots.get("arr_city") is not None
+        and act.slots.get("arr_city") == ctx.state.get("dep_city")
+    )
 
 
 def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
@@ -311,6 +348,33 @@ def _takes_suggestion(acts: list[Act], text: str, ctx: Context) -> bool:
         and all(suggestion.get(k) == v for k, v in said.items())
         and bool(re.search(r"(也行|也可以|也成|也没问题|也好|\bis fine\b|\bworks\b)", text))
     )
+
+
+def _evening_deadline(acts: list[Act], text: str) -> None:
+    """这礼拜四晚上从南京坐动车去上海，九点前要到: a deadline without its own time of day after an afternoon or
+    evening departure is that evening's (21:00, not 09:00)."""
+    m = ARRIVE_BY.search(text)
+    for act in acts:
+        deadline = act.slots.get("arr_by")
+        late = act.slots.get("period") in ("下午", "傍晚", "晚上") or str(act.slots.get("time_from") or "") >= "12:00"
+        if m and not m.group(1) and isinstance(deadline, str) and deadline < "12:00" and late:
+            act.slots["arr_by"] = f"{int(deadline[:2]) + 12:02d}{deadline[2:]}"
+
+
+def _stay_in_arrival_city(acts: list[Act]) -> None:
+    """…坐高铁去南京，到了住两晚: a stay said after a trip without a city is in the city the trip goes to."""
+    trip: Act | None = None
+    for act in acts:
+        if act.act in ("inform", "modify") and act.slots.get("domain") in ("flight", "train"):
+            trip = act
+        elif (
+            trip is not None
+            and act.act == "inform"
+            and act.slots.get("domain") == "hotel"
+            and "city" not in act.slots
+            and trip.slots.get("arr_city")
+        ):
+            act.slots["city"] = trip.slots["arr_city"]
 
 
 def _check_out_to_stay(acts: list[Act], text: str) -> None:

@@ -54,6 +54,14 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
             role = "dep_place" if city == dep != arr else "arr_place" if city == arr != dep else None
             if role is not None and role not in slots:
                 slots[role] = other
+        leg = slots.get("return_leg")
+        back: JSONDict = leg if isinstance(leg, dict) else {}
+        for key in ("dep_place", "arr_place") if back else ():
+            place = slots.get(key)
+            if isinstance(place, str) and place in gaz.places and gaz.places[place][0] == dep != arr:
+                short = {n for n, full in names.items() if full == place}
+                if any(re.search(rf"(到|落|回)\s*{re.escape(n)}", text) for n in short):
+                    back["arr_place"] = slots.pop(key)  # …周日晚上再回来，要到北京南站的: where the way back arrives
         if slots.get("dep_city") and slots.get("dep_city") == arr and ctx.state.get("dep_city") != arr:
             slots.pop("dep_city")  # 天府就天府 / 到成都天府机场 while flying to 成都: the place one goes to, no origin
         for place_key, other_key, own in (("dep_place", "arr_place", dep), ("arr_place", "dep_place", arr)):
