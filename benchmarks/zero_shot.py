@@ -13,7 +13,8 @@ Protocols (no public test split is read):
   an attribute matcher learnt across the two training domains). More rows say where the score is lost: each
   reranker with gold detection, gold triples on the detected turns, and gold triples on the gold turns (the
   template's ceiling); the shipped row (triple reranker + speak rule) is split by turn class (knowledge turn stated
-  right / wrong / silent, no-knowledge turn silent / stated) with each class's share of the triple half.
+  right / wrong / silent, no-knowledge turn silent / stated) with each class's share of the triple half; with
+  ``--triple-encoder e5`` that row again with a triple reranker also reading the sentence encoder.
 - ``fold0``: DSTC11 val in domain: folds 1-4 train, fold 0 evaluates (the existing anchor).
 - ``written``: train on all of DSTC11 val (hotel + restaurant), evaluate on our locked written test over the DSTC9
   knowledge base's train and taxi domains (``benchmarks/data/dstc9_written``, split ``test``; ``--split dev`` for

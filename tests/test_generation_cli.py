@@ -51,3 +51,36 @@ def test_unknown_backend_is_named(monkeypatch, fixtures, capsys, backend, tmp_pa
         monkeypatch, "generate", "batch", "huawei", data, "--backend", backend, "--out", str(tmp_path / "o.json")
     )
     assert code == 2 and "nonsense" in capsys.readouterr().err
+
+
+class _Built(Exception):
+    """Raised by the stand-in registry once the CLI has chosen the generator's options."""
+
+
+@pytest.mark.parametrize(("extra", "expected"), [((), 0), (("--prompt-turns", "3"), 3)])
+def test_batch_llama_shows_the_whole_dialog_unless_told(monkeypatch, tmp_path, fixtures, extra, expected):
+    """Offline batch generation has no first-token target: the llama prompt keeps every dialog turn by default
+    (the service's default keeps the last 3), and --prompt-turns sets it."""
+    seen: dict[str, object] = {}
+
+    def create(name: str, **options: object) -> None:
+        seen.update(options, name=name)
+        raise _Built
+
+    monkeypatch.setattr("ragdial.cli.generate.create", create)
+    data = str(fixtures / "generation" / "travel_dialogs.json")
+    args = (
+        "generate",
+        "batch",
+        "huawei",
+        data,
+        "--backend",
+        "llama",
+        "--model",
+        "m.gguf",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    with pytest.raises(_Built):
+        run(monkeypatch, *args, *extra)
+    assert seen == {"name": "llama", "model": "m.gguf", "prompt_turns": expected}

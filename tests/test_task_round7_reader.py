@@ -478,3 +478,18 @@ def test_where_one_is_misheard_is_still_an_aside(gaz):
         "offers": [{"name": "锦江之星(南京玄武店)", "district": "玄武", "stars": 2, "price": 120}],
     }
     assert read(gaz, "我再武汉，这边好冷", context) == [("out_of_scope", {})]  # 在 heard as 再
+
+
+@pytest.mark.parametrize("text", ["同一趟再加一张", "火车改早一班", "换一家吧", "两个都退了"])
+def test_a_booking_known_only_by_its_number_and_summary_is_no_crash(gaz, text):
+    # the utterance bank's contexts give bookings as {domain, order_no, summary}: no date, nights or quantity
+    context = {
+        "domain": "train",
+        "open_question": "anything_else",
+        "bookings": [
+            {"domain": "train", "order_no": 1, "summary": "G1 北京→上海"},
+            {"domain": "hotel", "order_no": 2, "summary": "汉庭 上海"},
+        ],
+    }
+    acts = read(gaz, text, context)
+    assert acts and acts[0][0] in ("change_booking", "cancel_booking"), acts

@@ -173,3 +173,22 @@ def test_a_new_encoder_starts_from_minilm_as_shipped():
     assert scorer.model.config.hidden_size == 384
     probs = scorer.score("Is it quiet?", ["The rooms were quiet.", "Breakfast was good."])
     assert probs.shape == (2,) and ((probs >= 0) & (probs <= 1)).all() and probs[0] > probs[1] + 0.1
+
+
+def test_the_mix_never_leaves_the_cut_to_the_tuned_cosine_alone():
+    ids = [["a", "b", "c"], ["d", "e", "f"]]
+    golds = [["a"], ["e", "f"]]
+    probs = [np.array([0.5, 0.5, 0.5]), np.array([0.9, 0.1, 0.1])]  # the wrapped reranker: no help, then wrong
+    cosines = [np.array([0.9, 0.1, 0.1]), np.array([0.1, 0.9, 0.8])]  # the tuned cosine separates both
+    f1, weight, threshold, relative = tuned.choose_mix(probs, cosines, ids, golds, weights=(0.0, 1.0))
+    assert (f1, weight) == (1.0, 1.0)
+    assert tuned.choose_mix(probs, cosines, ids, golds, weights=(0.0,))[0] < 0.7
+    assert 1.0 not in tuned.WEIGHTS
+    assert tuned.choose_mix(probs, cosines, ids, golds, weights=(1.0, 0.75))[:2] == (1.0, 0.75)  # ties: smaller
+    assert tuned.choose_mix(probs, cosines, ids, golds, weights=(0.5,))[0] < 0.9  # a tie of d and e at 0.5
+    f1, weight, threshold, relative = tuned.choose_mix(probs, cosines, ids, golds)
+    assert (f1, weight) == (1.0, 0.75)
+    for p, q, gold, row in zip(probs, cosines, golds, ids, strict=True):
+        mixed = (1 - weight) * p + weight * q
+        kept = [i for i, s in zip(row, mixed, strict=True) if s >= max(threshold, relative * mixed.max())]
+        assert sorted(kept) == gold

@@ -55,6 +55,13 @@ def batch(
         Path | None, typer.Option(help="training data (same format) for exemplars, as a config's exemplars block")
     ] = None,
     n_exemplars: int = 2,
+    prompt_turns: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="llama: dialog turns shown to the model (0: the whole dialog; the service shows the last 3 for speed)",
+        ),
+    ] = 0,
     max_tokens: int = 128,
     seed: int = 0,
     limit: Annotated[int | None, typer.Option(help="a seeded random sample of this many examples")] = None,
@@ -67,7 +74,7 @@ def batch(
     if backend == "template":
         options["template_model"] = str(template_model) if template_model else None
     elif backend == "llama":
-        options["model"] = model
+        options.update(model=model, prompt_turns=prompt_turns)
     else:
         options.update(base_url=base_url, model=model)
     generator = create(backend, **options)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import threading
 import weakref
 import zlib
 from collections import Counter, OrderedDict, defaultdict
@@ -185,22 +186,25 @@ def feature_names(encoder: str | None = None) -> list[str]:
 
 _PASSAGES: dict[str, OrderedDict[str, np.ndarray]] = {}
 _PASSAGE_CACHE = 50_000
+_PASSAGE_LOCK = threading.Lock()
 
 
 def _passage_vectors(name: str, texts: Sequence[str]) -> np.ndarray:
-    """The encoder's passage vectors of ``texts``, kept in a per-encoder LRU (turns share most candidates)."""
+    """The encoder's passage vectors of ``texts``, kept in a per-encoder LRU (turns share most candidates); one
+    caller at a time (the service may rerank in several threads)."""
     from ragdial.text.encoders import get_encoder
 
-    cache = _PASSAGES.setdefault(name, OrderedDict())
-    missing = [t for t in dict.fromkeys(texts) if t not in cache]
-    if missing:
-        cache.update(zip(missing, get_encoder(name).encode(missing, is_query=False), strict=True))
-    for text in texts:
-        cache.move_to_end(text)
-    out = np.stack([cache[t] for t in texts])
-    while len(cache) > _PASSAGE_CACHE:
-        cache.popitem(last=False)
-    return out
+    with _PASSAGE_LOCK:
+        cache = _PASSAGES.setdefault(name, OrderedDict())
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, get_encoder(name).encode(missing, is_query=False), strict=True))
+        for text in texts:
+            cache.move_to_end(text)
+        out = np.stack([cache[t] for t in texts])
+        while len(cache) > _PASSAGE_CACHE:
+            cache.popitem(last=False)
+        return out
 
 
 def encoder_features(name: str, question: str, items: Sequence[Knowledge]) -> np.ndarray:

@@ -124,8 +124,8 @@ def _changes(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer, today: dt
         return [Act("change_booking", early_out)]
     bare = [a for a in acts if a.act == "change_booking" and set(a.slots) <= {"domain", "order_no"}]
     if bare:  # 把订单5改签到早一班 / 订单5换成商务舱: which booking is said, what is new is read here
-        named = [b for b in live if bare[0].slots.get("order_no") in (None, b["order_no"])]
-        named = [b for b in named if bare[0].slots.get("domain") in (None, b["domain"])]
+        named = [b for b in live if bare[0].slots.get("order_no") in (None, b.get("order_no"))]
+        named = [b for b in named if bare[0].slots.get("domain") in (None, b.get("domain"))]
         for find in (_upgrade, _fewer_nights, _more, _adjacent):
             found = find(text, named, gaz, today) if named else None
             if found is not None:
@@ -186,7 +186,7 @@ def _named(text: str) -> list[str]:
 
 
 def _last(live: Sequence[Booking], domains: tuple[str, ...]) -> Booking | None:
-    return next((b for b in reversed(live) if b["domain"] in domains), None)
+    return next((b for b in reversed(live) if b.get("domain") in domains), None)
 
 
 def _trip_booking(text: str, live: Sequence[Booking]) -> Booking | None:
@@ -195,7 +195,7 @@ def _trip_booking(text: str, live: Sequence[Booking]) -> Booking | None:
 
 
 def _which(booking: Booking) -> JSONDict:
-    return {"domain": str(booking["domain"]), "order_no": as_int(booking["order_no"])}
+    return {"domain": str(booking.get("domain")), "order_no": as_int(booking.get("order_no"))}
 
 
 def _count(word: str | None) -> int:
@@ -212,18 +212,18 @@ def _several_cancelled(text: str, live: Sequence[Booking]) -> Act | None:
     kept = {d for part in re.split(r"[，,。；;！!]", text) if KEPT.search(part) for d in _named(part)}
     if kept:  # 机票退了，酒店留着: the kind kept is not cancelled
         named = [d for d in named if d not in kept]
-        live = [b for b in live if b["domain"] not in kept]
+        live = [b for b in live if b.get("domain") not in kept]
     if len(named) >= 2:
-        meant = [b for b in live if b["domain"] in named]
+        meant = [b for b in live if b.get("domain") in named]
         if not EVERY.search(text):  # 机票和酒店退了: each kind named, its latest booking
             meant = [b for d in named if (b := _last(live, (d,))) is not None]
     elif EVERY.search(text):
-        meant = [b for b in live if not named or b["domain"] in named]
+        meant = [b for b in live if not named or b.get("domain") in named]
     else:
         return None
     if len(meant) < 2:
         return None
-    return Act("cancel_booking", {"orders": [as_int(b["order_no"]) for b in meant]})
+    return Act("cancel_booking", {"orders": [as_int(b.get("order_no")) for b in meant]})
 
 
 def _other_hotel(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) -> JSONDict | None:
@@ -289,7 +289,7 @@ def _fewer_nights(
         nights = _count(shorter.group("n"))
     if nights is None or not 0 < nights < booked:
         return None
-    return {"domain": "hotel", "order_no": as_int(booking["order_no"]), "nights": nights}
+    return {"domain": "hotel", "order_no": as_int(booking.get("order_no")), "nights": nights}
 
 
 def _more(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) -> JSONDict | None:
@@ -309,7 +309,7 @@ def _more(text: str, live: list[Booking], gaz: Gazetteer, today: dt.date) -> JSO
     if booking is None:
         return None
     said = parse_slots(text, gaz, today)
-    if (said.date and said.date != booking["date"]) or said.cities:
+    if (said.date and said.date != booking.get("date")) or said.cities:
         return None  # (再订一张周日去上海的: another trip, not this one)
     total = as_int(booking.get("quantity") or 1) + more
     found: JSONDict = _which(booking)
