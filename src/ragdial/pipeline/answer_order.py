@@ -101,6 +101,17 @@ def says_mine(text: str, names: Iterable[str]) -> bool:
     return any(m.group(1) in pairs for m in re.finditer(r"我(?=([\u4e00-\u9fff]{2}))", text))
 
 
+def _typed_siblings(item: Knowledge, catalogue: Mapping[str, Knowledge]) -> tuple[str, dict[str, Knowledge]] | None:
+    """``item``'s lowered name and the catalogue products of its type (its own type field) other than itself;
+    ``None`` for an item of no type."""
+    types = item_types(list(catalogue.values()))
+    name = item_name(item).lower()
+    kind = types.get(name)
+    if not kind:
+        return None
+    return name, {n: p for n, p in catalogue.items() if n != name and types.get(n) == kind}
+
+
 def _names_of(item: Knowledge) -> list[str]:
     return [item_name(item), *item_fields(item)]
 
@@ -240,12 +251,10 @@ def _member_named_first(
     top = items[order[0]]
     if not top.is_global or top.source == SourceKind.FAQ or candidates.column("named_turn")[order[0]]:
         return order
-    types = item_types(list(catalogue.values()))
-    name = item_name(top).lower()
-    kind = types.get(name)
-    if not kind:
+    typed = _typed_siblings(top, catalogue)
+    if typed is None:
         return order
-    siblings = {n: p for n, p in catalogue.items() if n != name and types.get(n) == kind}
+    name, siblings = typed
     chosen = _spoken(view.text, name, siblings, list(catalogue.values()))
     row = {item.id: j for j, item in enumerate(items)}
     if chosen is None or chosen.id not in row:
@@ -314,12 +323,10 @@ def sibling_asked(text: str, item: Knowledge, catalogue: Mapping[str, Knowledge]
         return catalogue.get(item_name(item).lower())
     if not item.is_global or item.source == SourceKind.FAQ:
         return None
-    types = item_types(list(catalogue.values()))
-    name = item_name(item).lower()
-    kind = types.get(name)
-    if not kind:
+    typed = _typed_siblings(item, catalogue)
+    if typed is None:
         return None
-    siblings = {n: p for n, p in catalogue.items() if n != name and types.get(n) == kind}
+    name, siblings = typed
     return _sized(text, name, siblings) or _spoken(text, name, siblings, list(catalogue.values()))
 
 
