@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from _retrieval_helpers import lite_or_skip
 from ragdial.retrieval.base import Retrieval
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.schema import Knowledge, KnowledgeBase, Speaker, Turn
@@ -24,20 +25,6 @@ NO_SERVER = (
     "no Milvus server: set RAGDIAL_MILVUS_URI=http://host:19530 to a Milvus >= 2.5 (none runs here: no container "
     "runtime, and the PyPI `milvus` 2.3.5 server has no BM25 functions or sparse vectors; see docs/deploy.md)"
 )
-
-
-def lite_or_skip(uri: str) -> str:
-    """``uri`` once milvus-lite has started on it (pymilvus alone); skip when it cannot start here. Only the start is
-    guarded: an error of ours afterwards fails the test instead of skipping it."""
-    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
-    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
-    from pymilvus import MilvusClient
-
-    try:
-        MilvusClient(uri).close()
-    except Exception as err:  # the embedded server could not start here
-        pytest.skip(f"milvus-lite could not start: {err}")
-    return uri
 
 
 @pytest.fixture(scope="module", params=["milvus-lite", "server"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _retrieval_helpers import lite_or_skip
 from ragdial.errors import RagdialError
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.entities import EntityTracker
@@ -130,17 +131,9 @@ def test_a_triple_reranker_keeps_its_rounds_and_saves_into_a_folder_that_exists(
 
 
 def test_a_bm25_only_milvus_collection_stores_no_vectors_even_with_an_encoder_named(tmp_path):
-    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
-    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
-    from pymilvus import MilvusClient
-
+    uri = lite_or_skip(str(tmp_path / "kb.db"))
     from ragdial.retrieval.milvus import MilvusRetriever
 
-    uri = str(tmp_path / "kb.db")
-    try:
-        MilvusClient(uri).close()
-    except Exception as err:  # only the embedded server's own start is guarded: an error of ours fails the test
-        pytest.skip(f"milvus-lite could not start: {err}")
     lexical = MilvusRetriever(uri, "bm25_only", RetrieverConfig(encoder="hash", fusion="bm25"), language="en")
     try:
         assert lexical.encoder is None  # no encoder loaded for a fusion that never reads vectors

