@@ -167,6 +167,17 @@ class PrecedentReranker:
     threshold: float = 1.1  # above any cosine: never used until fitted
     info: JSONDict = field(default_factory=dict)
     stacker: Stacker | None = None
+    # the golds' entity sets under the last knowledge base asked about, with that KB and its size when they were
+    # computed (the KB object is kept, so its id cannot be reused; a KB that grew is read again)
+    _entities_of: tuple[object, int, list[frozenset[str]]] | None = field(default=None, repr=False, compare=False)
+
+    def _gold_entities(self, retriever: KnowledgePool) -> list[frozenset[str]]:
+        """Each precedent's entity set in ``retriever``'s knowledge base, computed once per knowledge base (they were
+        recomputed for every turn)."""
+        kb = retriever.kb
+        if self._entities_of is None or self._entities_of[0] is not kb or self._entities_of[1] != len(kb):
+            self._entities_of = (kb, len(kb), [_entities(retriever, g) for g in self.golds])
+        return self._entities_of[2]
 
     def _cosines(self, retriever: KnowledgePool, context: Sequence[Turn]) -> np.ndarray | None:
         text = _last_user(context)
@@ -184,7 +195,7 @@ class PrecedentReranker:
         final = np.asarray(self.base.predict(retriever, context, scores), dtype=np.float32).copy()
         if not len(final) or not scores.focus:
             return final
-        usable = _usable([_entities(retriever, g) for g in self.golds], set(scores.focus))  # of this retriever's KB
+        usable = _usable(self._gold_entities(retriever), set(scores.focus))  # of this retriever's KB
         cosines = self._cosines(retriever, context) if usable.any() else None
         if cosines is None:
             return final
@@ -207,7 +218,7 @@ class PrecedentReranker:
             if cosines[best] < self.threshold:
                 return None
             gold = self.golds[int(best)]
-            if _entities(retriever, gold) <= focus and all(i in row_of for i in gold):
+            if self._gold_entities(retriever)[int(best)] <= focus and all(i in row_of for i in gold):
                 return float(cosines[best]), [row_of[i] for i in gold]
         return None
 
