@@ -4,7 +4,9 @@
 
 The bank (``benchmarks/data/task_utterances.jsonl``, conventions in ``README_task_utterances.md``) was written
 by someone who had not read the parser. ``dev`` is for tuning; ``test`` is locked: this script reports only its
-aggregate figures and never prints a test line (``--errors`` lists dev lines only).
+aggregate figures and never prints a test line (``--errors`` lists dev lines only). ``test2``
+(``task_utterances_test2.jsonl``) is a fresh locked half by a new hand (session 10), same rules; the default runs dev
+only, so a locked half is looked at only when named.
 
 Act accuracy: a line is right when its predicted act sequence equals the gold one (names, in order).
 Slot F1: micro-averaged over (act, slot, value) triples of all lines (lists compared as sets); reference slots
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _task_common import seed_db  # the one seed-0 set-up of the task benchmarks
 
 BANK = Path(__file__).resolve().parent / "data" / "task_utterances.jsonl"
+FRESH_BANK = BANK.with_name("task_utterances_test2.jsonl")  # the fresh locked half (session 10, a new hand)
 TODAY = dt.date(2026, 12, 1)
 
 
@@ -84,7 +87,7 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=None, help="the seed-0 database (built in a temp dir if absent)")
     parser.add_argument("--errors", action="store_true", help="print the dev lines that are wrong")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["dev", "test"])
+    parser.add_argument("--splits", nargs="+", default=["dev"], choices=["dev", "test", "test2"])
     parser.add_argument(
         "--acts",
         nargs="+",
@@ -100,6 +103,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     rows = [json.loads(line) for line in BANK.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if "test2" in args.splits:
+        if not FRESH_BANK.exists():
+            raise SystemExit(f"no fresh locked half: {FRESH_BANK}")
+        rows += [json.loads(line) for line in FRESH_BANK.read_text(encoding="utf-8").splitlines() if line.strip()]
     with seed_db(args.db) as (db, tmp):
         gaz = db.gazetteer()
 
