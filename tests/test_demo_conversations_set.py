@@ -1,6 +1,6 @@
 """The demo conversation sets over the bundled KB: the locked evaluation set (demo_conversations.jsonl), the fresh
-locked test sets (demo_conversations_test2.jsonl, _test3.jsonl, _test4.jsonl) and the separately written training
-sets are well formed and grounded in the demo KB."""
+locked test sets (demo_conversations_test2.jsonl … _test5.jsonl) and the separately written training sets are well
+formed and grounded in the demo KB."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ NEAR_MISS_FILE = DATA_DIR / "demo_near_miss_train.jsonl"  # trains the policy he
 TEST2_FILE = DATA_DIR / "demo_conversations_test2.jsonl"  # fresh locked test set (session 7, a fourth hand)
 TEST3_FILE = DATA_DIR / "demo_conversations_test3.jsonl"  # fresh locked test set (session 8, a fifth hand)
 TEST4_FILE = DATA_DIR / "demo_conversations_test4.jsonl"  # fresh locked test set (session 9, a sixth hand)
+TEST5_FILE = DATA_DIR / "demo_conversations_test5.jsonl"  # fresh locked test set (session 10, a seventh hand)
 # per set: the file, the splits it may use, the id prefix before the language
 SETS = {
     "locked": (SET_FILE, {"dev", "test"}, ""),
@@ -28,6 +29,7 @@ SETS = {
     "test2": (TEST2_FILE, {"test2"}, "t2-"),
     "test3": (TEST3_FILE, {"test3"}, "t3-"),
     "test4": (TEST4_FILE, {"test4"}, "t4-"),
+    "test5": (TEST5_FILE, {"test5"}, "t5-"),
 }
 KINDS = {
     "personal_fact",
@@ -209,7 +211,7 @@ def test_the_near_miss_set_pairs_questions_the_knowledge_does_not_answer_with_on
 
 
 # the fresh locked test sets, each written by a hand that read none of the others' turns
-FRESH_TESTS = {"test2": TEST2_FILE, "test3": TEST3_FILE, "test4": TEST4_FILE}
+FRESH_TESTS = {"test2": TEST2_FILE, "test3": TEST3_FILE, "test4": TEST4_FILE, "test5": TEST5_FILE}
 
 
 @pytest.fixture(scope="module", params=sorted(FRESH_TESTS))
