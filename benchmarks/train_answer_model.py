@@ -1,8 +1,9 @@
 """Train the grounded path's answer model (route, ranking, policy) on labelled demo conversations and write it
 to ``src/ragdial/resources/answer_model.json`` (the packaged model).
 
-Only the ``train`` set (``benchmarks/data/demo_conversations_train.jsonl``) and the ``dev`` half of the locked set
-are read; the locked test sets (the ``test`` half, ``test2``, ``test3``, ``test4``) are never used for training or model
+Only tuning data is read: the ``train`` set (``benchmarks/data/demo_conversations_train.jsonl``), the ``dev`` half
+of the first set and the sets retired in session 10 (``test``, ``test2``, ``test3``: run and reported twice as locked
+sets, training data since); the locked sets (``test4``, ``test5``) are refused, never used for training or model
 choice. Each turn is seen as the pipeline sees it, with the earlier system turns citing the earlier turns' gold items
 (teacher forcing), through the same ``KnowledgeBranch.analyse`` the pipeline uses. Deterministic: the same data
 gives the same file.
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grounded_answers import LOCKED_SPLITS, load_set
+from grounded_answers import LOCKED_SPLITS, TUNING, load_set
 from ragdial.pipeline.answer_features import source_of, turn_numbers, turn_terms
 from ragdial.pipeline.answer_model import Example, fit_answer_model
 from ragdial.pipeline.branch import KnowledgeBranch
@@ -63,20 +64,35 @@ def examples_of(rows: list[dict[str, Any]], branches: dict[str, KnowledgeBranch]
     return examples
 
 
+def training_splits(text: str) -> list[str]:
+    """The comma-separated splits of ``text``; ``ValueError`` for a locked set (never trained on) or an unknown
+    name."""
+    splits = [s.strip() for s in text.split(",") if s.strip()]
+    locked = [s for s in splits if s in LOCKED_SPLITS]
+    if locked:
+        raise ValueError(f"{', '.join(locked)}: the locked sets ({', '.join(LOCKED_SPLITS)}) are never trained on")
+    unknown = [s for s in splits if s not in (*TUNING, "near_miss")]
+    if unknown:
+        raise ValueError(f"unknown split(s) {', '.join(unknown)}: choose from {', '.join((*TUNING, 'near_miss'))}")
+    return splits
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--splits", default="train,dev", help="comma-separated: train and/or dev (never test, test2, test3, test4)"
+        "--splits",
+        default="train,dev",
+        help=f"comma-separated tuning splits ({', '.join(TUNING)}; never {', '.join(LOCKED_SPLITS)})",
     )
     parser.add_argument(
         "--policy-only", default="", help="comma-separated splits that train the policy head alone (near_miss)"
     )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    splits = [s for s in args.splits.split(",") if s]
-    policy_splits = [s for s in args.policy_only.split(",") if s]
-    if set(LOCKED_SPLITS) & {*splits, *policy_splits}:
-        parser.error("the locked test sets (test, test2, test3, test4) are never trained on")
+    try:
+        splits, policy_splits = training_splits(args.splits), training_splits(args.policy_only)
+    except ValueError as err:
+        parser.error(str(err))
     config = SystemConfig(generator=ComponentSpec("extractive"))
     branches = {lang: build_system(config, lang).knowledge_branch for lang in ("zh", "en")}
     rows = [row for split in splits for row in load_set(split)]
