@@ -1,10 +1,11 @@
-"""The task branch's utterance banks are well-formed: the locked dev/test bank (task_utterances.jsonl) and the
-independent training bank (task_utterances_train.jsonl), both in benchmarks/data.
+"""The task branch's utterance banks are well-formed: the locked dev/test bank (task_utterances.jsonl), the
+independent training bank (task_utterances_train.jsonl) and the fresh locked half written in session 10
+(task_utterances_test2.jsonl), all in benchmarks/data.
 
 Checks the schema and label conventions of benchmarks/data/README_task_utterances.md, the counts per act, the
 locked bank's dev/test balance, that every entity is a row of the default seed-0 database (rebuilt in a temporary
 folder), that each ``select`` line's ``target`` is the one offer its reference slots describe, and that the
-training bank shares no utterance with the locked test split.
+training bank shares no utterance with the locked test split, nor test2 with the lines the act model trains on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ragdial.task.dbgen import generate
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 BANK = DATA / "task_utterances.jsonl"
 TRAIN_BANK = DATA / "task_utterances_train.jsonl"
+TEST2_BANK = DATA / "task_utterances_test2.jsonl"
 README = DATA / "README_task_utterances.md"
 
 ACTS = (
@@ -131,9 +133,12 @@ def load_bank(path: Path) -> list[dict[str, Any]]:
 
 BANK_ROWS = load_bank(BANK)
 TRAIN_ROWS = load_bank(TRAIN_BANK)
-BANKS = {"locked": BANK_ROWS, "train": TRAIN_ROWS}
-ID_PATTERN = {"locked": r"u\d{4}", "train": r"t\d{4}"}
-SPLITS = {"locked": {"dev", "test"}, "train": {"train"}}
+TEST2_ROWS = load_bank(TEST2_BANK)
+BANKS = {"locked": BANK_ROWS, "train": TRAIN_ROWS, "test2": TEST2_ROWS}
+ID_PATTERN = {"locked": r"u\d{4}", "train": r"t\d{4}", "test2": r"t2-\d{4}"}
+SPLITS = {"locked": {"dev", "test"}, "train": {"train"}, "test2": {"test2"}}
+# lines per bank, lines per act (greeting and thanks need half), lines holding more than one act
+MINIMUM = {"locked": (600, 30, 40), "train": (600, 30, 40), "test2": (320, 20, 30)}
 each_bank = pytest.mark.parametrize("bank", sorted(BANKS))
 
 
@@ -195,12 +200,13 @@ def test_schema(bank: str) -> None:
 
 @each_bank
 def test_counts_per_act(bank: str) -> None:
-    assert len(BANKS[bank]) >= 600
+    lines, per_act, compound = MINIMUM[bank]
+    assert len(BANKS[bank]) >= lines
     counts = Counter(name for row in BANKS[bank] for name in act_names(row))
     for name in ACTS:
-        needed = 15 if name in ("greeting", "thanks") else 30
+        needed = per_act // 2 if name in ("greeting", "thanks") else per_act
         assert counts[name] >= needed, (name, counts[name])
-    assert sum(len(row["acts"]) > 1 for row in BANKS[bank]) >= 40, "compound utterances"
+    assert sum(len(row["acts"]) > 1 for row in BANKS[bank]) >= compound, "compound utterances"
 
 
 def test_train_bank_shares_no_utterance_with_the_locked_test_split() -> None:
@@ -213,6 +219,14 @@ def test_train_bank_shares_no_utterance_with_the_locked_test_split() -> None:
         if row["text"] in test_texts or (row["text"], json.dumps(row["context"], sort_keys=True)) in locked
     ]
     assert not shared, shared
+
+
+def test_test2_is_numbered_in_order_and_shares_no_utterance_with_training_lines() -> None:
+    """test2 is one locked split, ids t2-0001… in file order; the act model trains on the training bank and the
+    dev half, so no test2 text may be one of theirs (it would be memorised, not understood)."""
+    assert [row["id"] for row in TEST2_ROWS] == [f"t2-{k:04d}" for k in range(1, len(TEST2_ROWS) + 1)]
+    trained = {row["text"] for row in TRAIN_ROWS} | {row["text"] for row in BANK_ROWS if row["split"] == "dev"}
+    assert not [row["id"] for row in TEST2_ROWS if row["text"] in trained]
 
 
 def test_split_is_balanced_per_act_and_phenomenon() -> None:
