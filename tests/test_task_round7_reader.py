@@ -368,8 +368,8 @@ LANDING_TIANFU = {
 
 def test_airports_complained_about_are_not_wanted(gaz):
     assert read(gaz, "怎么都是落天府的啊，有没有上午落双流的", LANDING_TIANFU) == [
-        ("inform", {"arr_place": "双流机场", "period": "上午"})
-    ]
+        ("inform", {"arr_place": "双流机场", "period": "上午", "not_arr_place": ["天府机场"]})
+    ]  # (the airport complained about is ruled out as data too: not_arr_place)
 
 
 @pytest.mark.parametrize("text", ["好吧天府就天府，第二个", "从深圳走，到成都天府机场，CZ1002"])

@@ -355,20 +355,49 @@ def _english_month_day(lower: str, today: dt.date) -> str | None:
 # a day of the month without the month: after a weekday (Monday the 14th / Friday 18th) or after "on" (on the 4th);
 # no ordinal of an option (the 2nd one)
 DAY_OF_MONTH_EN = re.compile(
-    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?|(?:on|from|until|till|to|for)\s+the\s+)"
+    r"(?:\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+(?:the\s+)?|\b(?:on|from|until|till|to|for)\s+the\s+|^\s*(?:the\s+)?)"
     r"(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:one|option|flight|train|hotel|choice|of the|in the list))"
 )
 
 
+# a day counted from a named day: 冬至前一天 / 圣诞节后两天 / 元旦的第二天 / the day before Christmas
+SHIFT_AFTER = re.compile(rf"^\s*的?\s*(前|后|第)\s*({NUM})\s*天")
+SHIFT_NEXT = re.compile(r"^\s*的?\s*(次日|隔天|前夕)")
+SHIFT_EN = re.compile(r"\b(?:the\s+)?(day|one day|two days|2 days)\s+(before|after)\s+(?:the\s+)?$")
+
+
+def _shift_of(lower: str, start: int, end: int) -> int:
+    """Days a named day is moved by the words around it (冬至前一天: -1; the day after Christmas: +1; 0 else)."""
+    m = SHIFT_AFTER.match(lower[end:])
+    if m:
+        n = cn_number(m.group(2)) or 0
+        return -n if m.group(1) == "前" else (n - 1 if m.group(1) == "第" else n)
+    m = SHIFT_NEXT.match(lower[end:])
+    if m:
+        return -1 if m.group(1) == "前夕" else 1
+    m = SHIFT_EN.search(lower[:start])
+    if m:
+        n = 2 if m.group(1).startswith(("two", "2")) else 1
+        return -n if m.group(2) == "before" else n
+    return 0
+
+
 def _named_day(lower: str, today: dt.date) -> str | None:
-    """The next day named by a holiday (平安夜 / 圣诞节 / 元旦 / 除夕 / Christmas), as ISO."""
+    """The next day named by a holiday (平安夜 / 圣诞节 / 元旦 / 除夕 / Christmas), as ISO, moved by the days said
+    with it (冬至前一天 / 圣诞节后两天 / the day after Christmas)."""
     for name, (month, day) in sorted(NAMED_DAYS.items(), key=lambda kv: -len(kv[0])):
-        if name in lower:
-            date = _month_day(today, month, day)
-            return date.isoformat() if date else None
+        at = lower.find(name)
+        if at >= 0:
+            shift = _shift_of(lower, at, at + len(name))
+            date = _month_day(today - dt.timedelta(days=shift), month, day)
+            return (date + dt.timedelta(days=shift)).isoformat() if date else None
     for name, days in LUNAR_DAYS.items():
-        if name in lower:
-            return next((d for d in days if d >= today.isoformat()), None)
+        at = lower.find(name)
+        if at >= 0:
+            moved = dt.timedelta(days=_shift_of(lower, at, at + len(name)))
+            return next(
+                ((dt.date.fromisoformat(d) + moved).isoformat() for d in days if d >= (today - moved).isoformat()), None
+            )
     return None
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import _booking_domain
-from ragdial.task.acts.context import Context
+from ragdial.task.acts.context import Act, Context
 from ragdial.task.acts.finders import (
     _berths_of,
     _class_value,
@@ -251,3 +251,19 @@ def _change_slots(text: str, ctx: Context, gaz: Gazetteer, today: dt.date, engli
             slots["longer"] = more or 1
             slots.pop("period", None)  # (one more night: no time of day)
     return slots
+
+
+def nights_to_check_out(acts: list[Act], ctx: Context) -> None:
+    """入住改到周五，还是周日走: a change of a stay booked with the day one leaves is that many nights from the
+    check-in (the new one, else the one booked)."""
+    live = [b for b in live_bookings(ctx.bookings) if b.get("domain") == "hotel"]
+    for act in acts:
+        out = text_or_none(act.slots.get("check_out"))
+        if act.act != "change_booking" or not out or not live or "nights" in act.slots:
+            continue
+        order = act.slots.get("order_no")
+        booked = next((b for b in reversed(live) if order in (None, b.get("order_no"))), None)
+        start = text_or_none(act.slots.get("date")) or (text_or_none(booked.get("date")) if booked else None)
+        if start and out > start:
+            act.slots.pop("check_out")
+            act.slots["nights"] = (dt.date.fromisoformat(out) - dt.date.fromisoformat(start)).days

@@ -21,6 +21,32 @@ from ragdial.task.db import Gazetteer
 from ragdial.task.slots import NUM, canonical, cn_number
 from ragdial.task.values import as_int
 
+# a comment on the offers' time, which asks for other ones: 出发时间有点早 / 太晚了点 / that's a bit early
+_SOMEWHAT = "(有点|有些|太|稍微|略|偏)"
+COMMENTS = (
+    (
+        rf"((出发|起飞|发车|时间).{{0,3}}{_SOMEWHAT}早|早了点|^(有点|太)早了?$|(a bit|a little|too|rather) early)",
+        "later",
+    ),
+    (
+        rf"((出发|起飞|发车|时间).{{0,3}}{_SOMEWHAT}晚|晚了点|^(有点|太)晚了?$|(a bit|a little|too|rather) late\b)",
+        "earlier",
+    ),
+)
+
+
+def _past_comment(kind: str, ctx: Context) -> JSONDict:
+    """A later departure than the earliest offered (or an earlier one than the latest) for a comment on the time."""
+    times = sorted(str(o["dep_time"]) for o in ctx.offers if o.get("dep_time"))
+    slots: JSONDict = {"relative": kind}
+    if kind == "later" and times:
+        hour, minute = map(int, times[0].split(":"))
+        total = hour * 60 + minute + 1
+        slots["time_from"] = f"{total // 60:02d}:{total % 60:02d}"
+    elif kind == "earlier" and times:
+        slots["time_to"] = times[-1]
+    return slots
+
 
 def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] | None:
     """A relative preference against the offers on the table. Choosing among listed offers (便宜点的那个) is a
@@ -31,6 +57,9 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] |
         return None
     if re.search(r"(没关系|无所谓|也行|也可以|都行|不要紧|not a problem|don't mind)", text):
         return None
+    comment = next((k for pattern, k in COMMENTS if re.search(pattern, text, re.I)), None)
+    if comment is not None and ctx.domain in ("flight", "train"):
+        return "modify", _past_comment(comment, ctx)  # 出发时间有点早 / a bit early: the one after it, not out of scope
     kind = next((k for pattern, k in RELATIVE if re.search(pattern, text, re.I)), None)
     if kind is None or re.search(r"(最便宜|最贵|最早|最晚|最好)", text):
         return None

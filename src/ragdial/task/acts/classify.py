@@ -9,7 +9,7 @@ from collections.abc import Callable
 from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import INCIDENTAL, _aside, _booking_domain, _has_constraints, _travel_request
 from ragdial.task.acts.booked import _cancel_slots, _change_slots
-from ragdial.task.acts.choice import _is_choice, _reference, _relative
+from ragdial.task.acts.choice import COMMENTS, _is_choice, _reference, _relative
 from ragdial.task.acts.constraints import _constraints, _request_slots
 from ragdial.task.acts.context import Context, _Clause
 from ragdial.task.acts.finders import (
@@ -193,7 +193,8 @@ def _classify(
     relative = _relative(text, ctx, clause.question)
     if relative is not None:
         kind, found = relative
-        if kind == "modify":  # 那晚上的有没有更便宜的: the window said comes with the bound
+        if kind == "modify" and not any(re.search(p, text, re.I) for p, _k in COMMENTS):
+            # 那晚上的有没有更便宜的: the window said comes with the bound (not "early" in "a bit early")
             said = _constraints(text, ctx, gaz, today, english, hotelish, *extra)
             found = {**{k: v for k, v in said.items() if k not in found and k != "max_price"}, **found}
         return kind, found

@@ -34,6 +34,7 @@ from ragdial.task.acts.finders import (
     _time_bounds,
     parse,
 )
+from ragdial.task.acts.limits import limits
 from ragdial.task.acts.words import (
     CHANGE_CUES,
     CLASS_WORDS,
@@ -72,7 +73,10 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JS
     for pattern, slot in REQUEST_CUES:
         if re.search(pattern, lower):
             if slot == "price" and (
-                re.search(r"(多少度|多少钱以内)", text) or wanted or _price_of(text, None, english) is not None
+                re.search(r"(多少度|多少钱以内)", text)
+                or wanted
+                or _price_of(text, None, english) is not None
+                or limits(text, english)[0]
             ):
                 continue
             if slot == "district" and not (
@@ -85,6 +89,8 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JS
             wanted.append("arr_place")
         else:
             return None
+    if "district" in wanted and ctx.domain in ("flight", "train"):  # where is the first one?: where it leaves from
+        wanted = ["dep_place" if w == "district" else w for w in wanted if w != "dep_place" or "district" not in wanted]
     if "seats_left" in wanted and ctx.domain == "hotel":
         wanted = ["rooms_left" if w == "seats_left" else w for w in wanted]
     if "seats_left" in wanted and (
@@ -132,6 +138,7 @@ def _constraints(
                 slots[key] = None  # 首都机场没有的话大兴也行: either airport of the city
                 held.pop(key, None)
         return {**held, **slots}
+    limited, text = limits(text, english)  # 一共不超过三千 / 三四百一晚 / 别超过五个小时: read once, as limits
     p = parse(text, gaz, today)
     refused_from, refused_to, refused_span = (None, None, None) if english else _refused_time(text)
     if refused_span:  # 六点多那种太早的不要: a bound on the departure, not a comment on the offer
@@ -145,6 +152,8 @@ def _constraints(
     domain = _domain_named(text, english)
     if english and not domain and _brand_of(text, gaz) and not re.search(r"\b(fly|flight|train|plane)", text, re.I):
         domain = "hotel"  # I want a Crowne Plaza in Kunming: a hotel
+    if english and not domain and not ctx.domain and _airline_of(text, gaz):
+        domain = "flight"  # Sichuan Air from Hangzhou to Beijing: a flight
     if domain:
         slots["domain"] = domain
     excluded, wanted_text = _exclusions(text, gaz, english)  # 别给我如家汉庭那种: not wanted, never searched for
@@ -292,6 +301,7 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     _excluded(slots, excluded, text, ctx, hotel, target)
+    slots.update({k: v for k, v in limited.items() if not (hotel and k in ("max_duration", "arr_by"))})
     unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
     if unserved and not english:
         slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city

@@ -39,11 +39,15 @@ def _offer_code(offer: Mapping[str, object]) -> str:
 # how a character sounds in a place name where its common reading differs (朝阳 Chaoyang, 长宁 Changning)
 NAME_SOUNDS = {"朝": "(?:chao|zhao)", "长": "(?:chang|zhang)", "重": "(?:chong|zhong)", "厦": "(?:xia|sha)"}
 # hotel brands as English speakers name them (the names the English replies show)
-BRANDS_EN = {
-    **{"home inn": "如家快捷酒店", "homeinn": "如家快捷酒店", "hanting": "汉庭酒店", "jinjiang inn": "锦江之星"},
-    **{"ji hotel": "全季酒店", "atour": "亚朵酒店", "vienna": "维也纳酒店", "crystal orange": "桔子水晶酒店"},
-    **{"mercure": "美居酒店", "crowne plaza": "皇冠假日酒店", "marriott": "万豪酒店", "hilton": "希尔顿酒店"},
-    "intercontinental": "洲际酒店",
+BRANDS_EN = {  # as patterns: Home Inn(s) / Han Ting / Jin Jiang Inn / Orange Crystal
+    **{r"home\s?inns?": "如家快捷酒店", r"han\s?ting": "汉庭酒店", r"jin\s?jiang(?:\s?inns?)?": "锦江之星"},
+    **{r"ji\s(?:hotel)": "全季酒店", r"a\s?tour": "亚朵酒店", r"vienna": "维也纳酒店"},
+    **{
+        r"(?:crystal\s)?orange(?:\scrystal)?": "桔子水晶酒店",
+        r"mercure": "美居酒店",
+        r"crowne\s?plaza": "皇冠假日酒店",
+    },
+    **{r"marriott": "万豪酒店", r"hilton": "希尔顿酒店", r"inter\s?continental": "洲际酒店"},
 }
 
 
@@ -74,6 +78,8 @@ def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
             return name
     if re.search(r"[a-zA-Z]{3}", text):  # Panlong district / in Wuhou: a district said in pinyin
         lower = text.lower()
+        for pattern in BRANDS_EN:  # (Jin Jiang Inn is a brand, not the Jinjiang district)
+            lower = re.sub(rf"\b{pattern}\b", " ", lower)
         for name in sorted(gaz.districts, key=len, reverse=True):
             sound = r"\s?".join(NAME_SOUNDS.get(c) or _char_pinyin(c) for c in name)
             if re.search(rf"\b{sound}\b", lower):
@@ -87,7 +93,7 @@ def _airline_of(text: str, gaz: Gazetteer) -> str | None:
         if name in text:
             return name
     for en, name in AIRLINES_EN.items():
-        if en in lower:
+        if re.search(rf"\b{en}\b", lower):
             return name
     return None
 
@@ -522,7 +528,7 @@ def _dates(text: str, today: dt.date, english: bool, state: JSONDict) -> dict[st
         if m.group(1) == "退房":
             checkout_text = text[max(0, m.start() - 8) : m.start()]
             rest = text[: max(0, m.start() - 8)] + text[m.end() :]
-            checkout_text = re.split(r"(入住|住)", checkout_text)[-1]
+            checkout_text = re.split(r"(入住|住|[，,。；;])", checkout_text)[-1]  # (周五，还是周日退房: 周日)
             rest = text[: m.start() - len(checkout_text)]
         else:
             checkout_text = m.group(2)
@@ -659,9 +665,12 @@ def _named_in(text: str, gaz: Gazetteer) -> dict[str, list[tuple[int, int, str]]
             and not (name == "浦东" and "浦东机场" in text)
         ):
             named["not_district"].append((at, at + len(name), name))
-    for name in list(airlines) + list(AIRLINES_EN):
+    for name in airlines:
         for m in re.finditer(re.escape(name), lower):
-            named["not_airline"].append((m.start(), m.end(), AIRLINES_EN.get(name, name)))
+            named["not_airline"].append((m.start(), m.end(), name))
+    for pattern, name in AIRLINES_EN.items():
+        for m in re.finditer(rf"\b{pattern}\b", lower):
+            named["not_airline"].append((m.start(), m.end(), name))
     for word, letters in KIND_WORDS.items():
         for m in re.finditer(re.escape(word), text):
             if not any(s <= m.start() < e for s, e, _k in named["not_train_kinds"]):

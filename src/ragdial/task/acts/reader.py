@@ -6,8 +6,8 @@ import datetime as dt
 import re
 
 from ragdial.jsontypes import JSONDict
-from ragdial.task.acts.aside import ASIDE, _booking_domain, _says_else
-from ragdial.task.acts.booked import _cancel_slots, _change_slots
+from ragdial.task.acts.aside import ASIDE, _booking_domain, _has_constraints, _says_else
+from ragdial.task.acts.booked import _cancel_slots, _change_slots, nights_to_check_out
 from ragdial.task.acts.changes import plain_changes
 from ragdial.task.acts.choice import _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
@@ -34,7 +34,7 @@ from ragdial.task.acts.finders import (
 from ragdial.task.acts.post import _post
 from ragdial.task.acts.roles import place_roles
 from ragdial.task.acts.text import _clauses, _is_english, _normalise
-from ragdial.task.acts.words import CONFIRM_START, FILLER, PERIOD_WORDS, REFERENCE
+from ragdial.task.acts.words import ASKS, CONFIRM_START, FILLER, PERIOD_WORDS, REFERENCE
 from ragdial.task.acts.yes import no_yes_in_questions, said_plainly
 from ragdial.task.db import Gazetteer
 from ragdial.task.orders import live_bookings
@@ -79,7 +79,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         domain = ctx.domain or (text_or_none(live[-1]["domain"]) if live else None)
         ctx = Context(domain, "confirm_booking", [], ctx.state, ctx.bookings, None)
     raw = text
-    text = _normalise(text, gaz)
+    text = _leaving_the_hotel(_normalise(text, gaz), ctx)
     if not text or re.fullmatch(r"[\s\W_]*", text):
         return [Act("out_of_scope")]
     english = _is_english(text)
@@ -105,8 +105,17 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     confirmed = restated = False
     pending_ref: JSONDict = {}
     starts: list[int] = []  # where each clause's acts begin in ``acts``
+    later = [
+        i
+        for i, c in enumerate(clauses)
+        if i and LATER.fullmatch(FILLER.sub("", c.text).strip()) and _has_constraints(clauses[i - 1].text, gaz, english)
+    ]
     for i, clause in enumerate(clauses):
         starts.append(len(acts))
+        if i in later or i + 1 in later:  # 我25号还得回青岛，到时候再说: put off, nothing of the trip under way
+            if i + 1 in later:
+                acts.append(Act("out_of_scope"))
+            continue
         if i < len(clauses) - 1 and ctx.open_question == "choose_offer" and BARE_VERB.fullmatch(clause.text):
             continue  # 订 ZH3627: the verb of the choice said next, no yes of its own
         if i < len(clauses) - 1 and HESITATION.fullmatch(clause.text):
@@ -238,6 +247,7 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
     _rooms_by_sharing(acts, text)
     _evening_deadline(acts, text)
     _check_out_to_stay(acts, text)
+    nights_to_check_out(acts, ctx)
     _stay_in_arrival_city(acts)
     if english:  # two first-class tickets…, the latest train: first class on a train is 一等座
         for act in acts:
@@ -247,11 +257,24 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         # 不是，我要上午的: the alternative refused and the conditions said again, which have none
         acts.append(Act("request", {"availability": "?"}))
     said = re.sub(r"^[啊嗯咦哎诶呃额哈欸]+[？?，,！!。\s]*", "", text)  # 啊？我说的是…: an interjection, no question
+    if (
+        not acts
+        and restated
+        and ctx.open_question == "confirm_booking"
+        and (ASKS.search(said) or "?" in said or "？" in said)
+    ):
+        return [Act("request")]  # 是两间吧？ at the read-back: a question about the offer, answered by reading it back
     if not acts and restated and not event_day and not re.search(r"(什么|怎么|为什么|哪|吗|呢|？|\?)", said):
         return [Act("inform")]  # the request said again, nothing new: not out of scope
     return acts or [Act("out_of_scope")]
 
 
+# a thing put off for later (到时候再说 / 回头再说 / that can wait): what was said just before it changes nothing now
+LATER = re.compile(
+    r"(那个|这个|那|到时候|以后|回头|之后|改天|等等)?再(说|看|订|定)(吧|了|啦)?|先不管(它|那个)?(吧|了)?|"
+    r"(?:i'll|we'll) (?:sort|deal with|see about) (?:that|it) later|that can wait|later",
+    re.I,
+)
 TRAIN_CLASS_EN = {"头等舱": "一等座", "商务舱": "商务座"}
 VALUE_REFUSED = re.compile(r"(不要|不用|别要|别|不是|不想要)[^了吧啦呢啊]{1,8}(的)?(了|吧)?")
 BARE_VERB = re.compile(r"(订|要|选|就|来|买|订个|来个|要个)")
@@ -289,12 +312,41 @@ def _clock_up_front(acts: list[Act], text: str) -> None:
 # match, a meeting or an exam when the trip is said to be before it: 提前几天过去 / 得早点回来)
 PERSONAL_DAY = r"(生日|纪念日|结婚|婚礼|订婚|满月|寿宴)"
 EVENT_WORD = r"(比赛|开会|会议|考试|面试|演出|演唱会|聚会|答辩|报到|年会|毕业典礼|活动)"
+# the same in English: the 24th is my mum's birthday / is the 24th busy there? / my meeting is on the 25th
+_DAY_EN = r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b"
+_EVENT_EN = r"(birthday|anniversary|wedding|busy|crowded|meeting|exam|interview|concert|party|holiday|festival)"
+EVENT_EN = re.compile(
+    rf"(?i)\b{_DAY_EN}.{{0,25}}\b{_EVENT_EN}|\b{_EVENT_EN}\b.{{0,20}}\b(?:is|was|falls)\s+on\s+{_DAY_EN}"
+)
 BEFORE_IT = re.compile(r"(提前|早点|早一点|早些|之前|以前|前几天|前一天|前两天|赶在)")
+
+
+# a day one leaves a hotel: 周日走 / 还是周日走 / 退房还是周日 (said as the check-out the reader knows: 周日退房)
+_DAY = rf"(?:(?:{NUM})\s*[号日]|(?:下|这|本)?(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|大后天)"
+LEAVING = re.compile(
+    rf"(?P<day>{_DAY})\s*(?:再|就)?(?:走|离开|离店)(?![^，,。]{{0,4}}(?:飞|坐|火车|高铁|机票|航班|去|到|回))"
+)
+LEAVING_AFTER = re.compile(rf"退房(?:还是|是|在|改到|改成|就)?\s*(?P<day>{_DAY})")
+TRAVEL = re.compile(r"(飞|坐|火车|高铁|动车|机票|航班|车票|出发|发车)")
+
+
+def _leaving_the_hotel(text: str, ctx: Context) -> str:
+    """``text`` with the day one leaves a hotel said as its check-out (周日走 → 周日退房), in a turn about a stay."""
+    live = live_bookings(ctx.bookings)
+    about_a_stay = ctx.domain == "hotel" or (not ctx.domain and live and live[-1].get("domain") == "hotel")
+    if not about_a_stay and not re.search(r"(入住|酒店|宾馆|住)", text):
+        return text
+    if TRAVEL.search(text):
+        return text
+    text = LEAVING.sub(lambda m: f"{m.group('day')}退房", text)
+    return LEAVING_AFTER.sub(lambda m: f"{m.group('day')}退房", text)
 
 
 def _event_day(clause: str, text: str) -> bool:
     """Whether the day said in ``clause`` is that of an event, not of the trip."""
     day = rf"({NUM}\s*[号日]|周[一二三四五六日天]|星期[一二三四五六日天])"
+    if EVENT_EN.search(clause):
+        return True
     if re.search(rf"{day}.{{0,10}}{PERSONAL_DAY}", clause) or re.search(rf"{PERSONAL_DAY}.{{0,4}}(是|在)", clause):
         return True
     return bool(re.search(EVENT_WORD, clause) and BEFORE_IT.search(text))

@@ -12,10 +12,14 @@ from ragdial.task.acts.context import Act, Context
 from ragdial.task.acts.text import _is_english
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import _char_pinyin, _short_airports
+from ragdial.task.values import listed
 
 SIDES = {"东": "east", "西": "west", "南": "south", "北": "north"}
 # a place refused: 别从大兴走 / 不要从首都机场飞 / 不要汉口 / 大兴的不要 / 天府太远了
-REFUSED_BEFORE = r"(?:别|不要|不想|不|甭)\s*(?:从|在|到|落|去)?\s*(?:{p})(?!.{{0,3}}(?:也行|也可以|都行))"
+REFUSED_BEFORE = (
+    r"(?:别|不要|不想|不|甭)\s*(?:落到|落在|降落在|降落到|飞到|停在|从|在|到|落|去)?\s*(?:{p})"
+    r"(?!.{{0,3}}(?:也行|也可以|都行))"
+)
 REFUSED_AFTER = (
     r"(?:{p})(?:的|那个|那边)?\s*(?:就|也|都)?\s*(?:不要|不行|别|算了|太远|不方便|太偏)"
     r"|都(?:是)?(?:落|到|在|从)?\s*(?:{p})(?:的)?\s*(?:啊|呀|嘛|呢)"  # 这两个都落天府啊: not what was wanted
@@ -24,10 +28,13 @@ REFUSED_AFTER = (
 
 def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> list[Act]:
     """``acts`` with each airport or station slot in the role its city gives it, and refused places replaced."""
-    names = _place_names(gaz)
-    refused = _refused(text, names)
     english = _is_english(text)
+    domain = next((str(a.slots["domain"]) for a in acts if a.slots.get("domain") in ("flight", "train")), ctx.domain)
+    names = _place_names(gaz, domain)
+    refused = _refused_en(text, gaz, domain) if english else _refused(text, names)
     emptied: list[Act] = []
+    if refused and not any(a.act in ("inform", "modify") for a in acts):  # not Hankou / 不是汉口 (a read-back)
+        acts = [Act("modify", {}, corrects=True), *(a for a in acts if a.act not in ("out_of_scope", "deny"))]
     for act in acts:
         if act.act not in ("inform", "modify"):
             continue
@@ -37,7 +44,8 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
         dep = slots.get("dep_city") or ctx.state.get("dep_city")
         arr = slots.get("arr_city") or ctx.state.get("arr_city")
         if english:
-            _english_places(slots, text, gaz, str(slots.get("domain") or ctx.domain or ""), dep, arr)
+            _english_places(slots, text, gaz, str(slots.get("domain") or ctx.domain or ""), dep, arr, refused)
+        _ruled_out(slots, refused, text, ctx, gaz, dep, arr)
         for key in ("dep_place", "arr_place"):
             place = slots.get(key)
             if isinstance(place, str) and place in refused:
@@ -79,35 +87,103 @@ def place_roles(acts: list[Act], text: str, ctx: Context, gaz: Gazetteer) -> lis
     return [a for a in acts if a.slots or not any(a is e for e in emptied)]
 
 
-def _english_places(slots: JSONDict, text: str, gaz: Gazetteer, domain: str, dep: object, arr: object) -> None:
-    """from Beijing Daxing to Chengdu Shuangliu / arriving at Hongqiao station: airports and stations in pinyin."""
+ARRIVING = re.compile(r"(落|到|抵达|降落|下车|land|arriv|into|\bto\b)", re.I)
+LEAVING = re.compile(r"(从|走|出发|起飞|上车|\bfrom\b|leav|depart)", re.I)
+
+
+def _ruled_out(
+    slots: JSONDict, refused: list[str], text: str, ctx: Context, gaz: Gazetteer, dep: object, arr: object
+) -> None:
+    """Each refused place as data, ``not_dep_place`` / ``not_arr_place`` (lists, with those refused before), in the
+    role its city has in the trip (别落大兴 flying to 北京: not_arr_place), or the role the words say (从/落)."""
+    for place in refused:
+        city = gaz.places[place][0]
+        if city == dep != arr:
+            key = "not_dep_place"
+        elif city == arr != dep or (ARRIVING.search(text) and not LEAVING.search(text)):
+            key = "not_arr_place"
+        elif LEAVING.search(text) and not ARRIVING.search(text):
+            key = "not_dep_place"
+        else:
+            continue
+        before = [str(v) for v in [*listed(ctx.state.get(key)), *listed(slots.get(key))]]
+        slots[key] = list(dict.fromkeys([*before, place]))
+        if slots.get(key.removeprefix("not_")) == place:
+            slots.pop(key.removeprefix("not_"))
+
+
+def _sound(place: str, city: str) -> str | None:
+    """How an airport or station is said in English (Daxing, Hankou, Beijing West), as a pattern; None if by city."""
+    core = place.removesuffix("机场").removesuffix("站").removeprefix(city) or place
+    if core in SIDES:  # 北京西站: Beijing West (station)
+        return r"\s?".join(_char_pinyin(c) for c in city) + rf"\s+{SIDES[core]}"
+    if len(core) >= 2:
+        return r"\s?".join(_char_pinyin(c) for c in core) + (r"|capital" if place == "首都机场" else "")
+    return None
+
+
+def _english_places(
+    slots: JSONDict,
+    text: str,
+    gaz: Gazetteer,
+    domain: str,
+    dep: object,
+    arr: object,
+    refused: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    """from Beijing Daxing to Chengdu Shuangliu / arriving at Hongqiao station: airports and stations in pinyin
+    (none refused: not Hankou)."""
     lower = text.lower()
     kind = "station" if domain == "train" or re.search(r"\bstation\b", lower) else "airport"
     for place, (city, place_kind) in gaz.places.items():
+        sound = _sound(place, city)
         core = place.removesuffix("机场").removesuffix("站").removeprefix(city) or place
-        if core in SIDES:  # 北京西站: Beijing West (station)
-            sound = r"\s?".join(_char_pinyin(c) for c in city) + rf"\s+{SIDES[core]}"
-        elif len(core) >= 2:
-            sound = r"\s?".join(_char_pinyin(c) for c in core)
-        else:
-            continue
-        said = re.search(rf"\b{sound}\b", lower) or (place == "首都机场" and re.search(r"\bcapital\b", lower))
-        if place_kind != kind or not said or core in gaz.cities:
+        said = sound is not None and re.search(rf"\b(?:{sound})\b", lower)
+        if place_kind != kind or not said or core in gaz.cities or place in refused:
             continue
         key = "dep_place" if city == dep else "arr_place" if city == arr else None
         if key is not None:
             slots.setdefault(key, place)
 
 
-def _place_names(gaz: Gazetteer) -> dict[str, str]:
-    """Each airport and station by its full name and its short one (大兴, 汉口), to the full name."""
+def _place_names(gaz: Gazetteer, domain: str | None = None) -> dict[str, str]:
+    """Each airport and station by its full name and its short one (大兴, 汉口), to the full name; a short name
+    that an airport and a station share (虹桥) names the kind the trip uses."""
     names = {place: place for place in gaz.places}
     names.update(_short_airports(gaz))
     for place, (_city, kind) in gaz.places.items():
         core = place.removesuffix("站")
         if kind == "station" and core != place and len(core) >= 2 and core not in gaz.cities:
             names.setdefault(core, place)
+    kind_used = {"flight": "airport", "train": "station"}.get(domain or "")
+    for place, (city, kind) in gaz.places.items():
+        core = place.removesuffix("机场").removesuffix("站").removeprefix(city)
+        if kind == kind_used and len(core) >= 2 and core not in gaz.cities and core not in gaz.districts:
+            names[core] = place
     return names
+
+
+EN_REFUSED = (
+    r"\b(?:not|no|avoid|except|anything but|other than|(?:do not|don't) (?:land|arrive|fly|go|leave|depart)\s+"
+    r"(?:at|in|into|to|from))\s+(?:at\s+|to\s+|into\s+|from\s+|in\s+)?(?:the\s+)?(?:{p})\b"
+)
+
+
+def _refused_en(text: str, gaz: Gazetteer, domain: str | None) -> list[str]:
+    """The places an English turn refuses (not Hankou / avoid Daxing / don't land at Pudong), by full name: of the
+    kind the trip uses when an airport and a station sound alike."""
+    lower = text.lower()
+    kind_used = {"flight": "airport", "train": "station"}.get(domain or "")
+    found: list[str] = []
+    for place, (city, _kind) in sorted(gaz.places.items(), key=lambda kv: kv[1][1] != kind_used):
+        sound = _sound(place, city)
+        if (
+            sound
+            and re.search(EN_REFUSED.format(p=sound), lower)
+            and not any(gaz.places[f][0] == city and _sound(f, city) == sound for f in found)
+        ):
+            found.append(place)
+    return found
 
 
 def _refused(text: str, names: Mapping[str, str]) -> list[str]:

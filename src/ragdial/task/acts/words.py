@@ -112,13 +112,13 @@ KIND_WORDS = {
     "绿皮车": ["K", "T", "Z"],
     "绿皮": ["K", "T", "Z"],
 }
-AIRLINES_EN = {
-    "air china": "国航",
-    "china eastern": "东航",
-    "china southern": "南航",
-    "hainan airlines": "海航",
-    "sichuan airlines": "川航",
-    "shenzhen airlines": "深航",
+AIRLINES_EN = {  # English names as patterns (Air China / China Eastern / Eastern / Hainan Airlines / Sichuan Air)
+    r"air\s?china": "国航",
+    r"(?:china\s)?eastern(?:\sairlines?)?": "东航",
+    r"(?:china\s)?southern(?:\sairlines?)?": "南航",
+    r"hainan(?:\sair(?:lines?)?)?": "海航",
+    r"sichuan\sair(?:lines?)?": "川航",
+    r"shenzhen\sair(?:lines?)?": "深航",
 }
 CITY_NICKNAMES = {"京城": "北京", "帝都": "北京", "申城": "上海", "花城": "广州", "星城": "长沙", "泉城": "济南"}
 DOMAIN_CUES = {
@@ -137,7 +137,7 @@ THANKS = re.compile(
     r"(谢|感谢|多谢|3q|thank|thx|\bty\b|辛苦|麻烦你了|麻烦了|拜拜|再见|bye|回见|回头见|886|\b88\b)", re.I
 )
 ASK_BOOKING = re.compile(
-    r"(订上(?!海|吧|呗|啊|呀)|订好|付款了|付好了|扣款了|扣钱了|前面订的|订的东西|刚才的预订|之前的预订|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
+    r"(订上(?=了|没)|订好|付款了|付好了|扣款了|扣钱了|前面订的|订的东西|刚才的预订|之前的预订|订了吗|订了没|订成功|订成了|出票|成功了没|成功了吗|成功没|订单|我的预订|预订记录|订了哪些|订了什么|订了啥|"
     r"我订的|刚订的|刚才订的|之前订的|刚刚订|上午订的|下午订的|昨天订的|刚才那张|刚才那个|还在吗|还在吧|"
     r"订到了|订到没|买到了|买好了|买到没|订好没|预订成功|下单成功|订单号|预订号|确认号|单号|我的票|我的机票|我的火车票|"
     r"我的酒店|我订了|都订了|订了几|刚才那单|那单|成了没|booking|reservation|my order|order number|my tickets?|"
@@ -162,24 +162,38 @@ OOS = re.compile(
 )
 # questions for a customer-service knowledge base next to the task branch (the demo's carrier): out of scope here
 SERVICE_TOPICS = re.compile(r"(话费|流量|套餐|宽带|充值|余额|漫游|携号|营业厅|手机号|号码|信号|账单|积分|5G|4G)")
+# the offer asked about in English: it / that one / the second one / the 9 o'clock train
+_IT = r"(?:it|that|this|they|that one|this one|the (?:\w+ )?(?:one|flight|train|hotel))"
 REQUEST_CUES: tuple[tuple[str, str], ...] = (
     (
         r"(几点|什么时候|啥时候)(能)?(到|落地|抵达|到达)|到达时间|几点到|落地时间|到站.{0,2}几点|"
-        r"when does it (arrive|land)|what time does it (arrive|land)|arrival time",
+        rf"(when|what time) (does|do|will) {_IT} (arrive|land|get in)|arrival time",
         "arr_time",
     ),
     (
         r"(几点|什么时候|啥时候)(起飞|出发|发车|开|走)|起飞时间|出发时间|发车时间|几点的|"
-        r"what time does it (leave|depart)|departure time",
+        rf"(when|what time) (does|do|will) {_IT} (leave|depart|go)|departure time",
         "dep_time",
     ),
     (r"多久|多长时间|几个小时|几小时|how long", "duration"),
     (r"还有票|还剩几张|剩几张|余票|还有座|还有位|有没有票|any seats|seats left", "seats_left"),
     (r"还有房|还剩几间|剩几间|rooms left", "rooms_left"),
-    (r"哪个站上车|哪个站出发|从哪个站|哪个机场(起飞|出发)|从哪个机场|在哪上车", "dep_place"),
-    (r"落地是|到哪个站|哪个机场(落地|降落)|到哪个机场|在哪下车|哪个站下车", "arr_place"),
+    (
+        rf"哪个站上车|哪个站出发|从哪个站|哪个机场(起飞|出发)|从哪个机场|在哪上车|where (does|do|will) {_IT} "
+        r"(leave|depart|go|take off) from",
+        "dep_place",
+    ),
+    (
+        rf"落地是|到哪个站|哪个机场(落地|降落)|到哪个机场|在哪下车|哪个站下车|"
+        rf"where (does|do|will) {_IT} (arrive|land|get in)",
+        "arr_place",
+    ),
     (r"几星|星级是|星级多少|几颗星|how many stars", "stars"),
-    (r"哪个区|在哪个区|在哪儿|在哪里|位置在|在.{1,4}吗|which district|where is it", "district"),
+    (
+        r"哪个区|在哪个区|在哪儿|在哪里|在哪$|在哪[个边啊呀呢]|位置在|在.{1,4}吗|which district|"
+        r"\bwhere(?:'s| is| are)\b",
+        "district",
+    ),
     (
         r"哪个航空|哪家航空|什么航空|哪家公司|航空公司|是.{0,2}(国航|东航|南航|海航|川航|深航).{0,2}吗|which airline",
         "airline",
@@ -195,7 +209,7 @@ CONFIRM_WORDS = re.compile(
     r"对头|是的是的|麻烦订一下|麻烦订|订一下|帮我订一下|请帮我确认|帮我确认|请确认|就定这个|定这个|就这么着|这么着|直接订|直接下单|"
     r"直接|下单吧|嗯哼|阔以|安排|安排吧|走起|"
     r"可以的|行的|同意|要的|定|下单|成交|确认无误|那就|就要这个|就订这个|订这个|就这家|就这趟|就这班|就订它|订它|就要它|"
-    r"就这么订|这么订|可|那也行|也行|那也可以|也可以|那也成|"
+    r"就这么订|这么订|可|那也行|也行|那也可以|也可以|那也成|给我订上|帮我订上|给我订|订上|就订上|"
     r"吧|了|啊|呀|哒|的|呢|哦|嘛|~|,|，|。|!|！|\s|please)+$",
     re.I,
 )

@@ -87,11 +87,24 @@ def _named_yes(body: str, action: str) -> bool:
     a cancellation or change asked about is also agreed to by its verb alone (取消这张票 / 改签)."""
     verb = _NAMED_ACTION[action]
     m = re.fullmatch(
-        rf"{_ASKED_OBJECT}(?P<yes>{_YES})?[，,\s]*(?P<so>就这么|那就|就|这么|那)?(?:要|帮我|给我|请)?{verb}(?:一下)?"
-        rf"{_ASKED_OBJECT}(?P<tail>[吧了啊呀的掉嘛]*)",
+        rf"{_ASKED_OBJECT}(?P<yes>{_YES})?[，,\s]*(?P<so>就这么|那就|就|这么|那)?(?P<ask>要|帮我|给我|请)?{verb}"
+        rf"(?:一下)?{_ASKED_OBJECT}(?P<tail>[吧了啊呀的掉嘛上]*)",
         body,
     )
-    return bool(m and (action != "book" or m.group("yes") or m.group("so") or "吧" in m.group("tail")))
+    return bool(
+        m
+        and (
+            action != "book"
+            or m.group("yes")
+            or m.group("so")
+            or m.group("ask")
+            or re.search("[吧上]", m.group("tail"))
+        )
+    )
+
+
+# a yes said again after it was not heard: 我是说确认 / 我说了订 / 都说了好的
+SAID_AGAIN = re.compile(r"^(?:我是说|我说的是|我说了|我都说了|都说了|我说|说了)\s*")
 
 
 def said_plainly(text: str, context: Context | JSONDict | None) -> str:
@@ -110,7 +123,8 @@ def said_plainly(text: str, context: Context | JSONDict | None) -> str:
     out = []
     for clause, _q in pieces:
         body = FILLER.sub("", clause).strip() or clause
-        if _named_yes(body, action):
+        again = SAID_AGAIN.sub("", body)
+        if _named_yes(again, action) or (again != body and CONFIRM.fullmatch(again)):
             out.append("确认")
         elif action != "cancel" and re.fullmatch(rf"{_YES}[，,\s]*(?:就|那就)?取消(?:吧|了|啊|呀)*", body):
             out.append("不了")  # 确认取消 when asked to book: no
