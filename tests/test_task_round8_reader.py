@@ -315,3 +315,76 @@ def test_english_airline_names(gaz, text, key, airline):
     said = slots_of(gaz, text)
     assert said[key] == airline
     assert said["domain"] == "flight"
+
+
+# 7. each act carries the clause it was read from, so the manager need not cut the raw text again
+@pytest.mark.parametrize(
+    ("text", "clauses"),
+    [
+        ("后天坐高铁去西安，到了在雁塔区住两晚", ["后天坐高铁去西安", "到了在雁塔区住两晚"]),
+        ("明天从杭州坐高铁去南京，后天再从南京飞成都", ["明天从杭州坐高铁去南京", "后天再从南京飞成都"]),
+        ("下周三从杭州飞厦门，周日再飞回来", ["下周三从杭州飞厦门，周日再飞回来"]),
+    ],
+)
+def test_each_request_carries_its_clause(gaz, text, clauses):
+    acts = understand(text, None, gaz, TODAY)
+    assert [a.clause for a in acts] == clauses
+    assert all(a.act == "inform" for a in acts)
+
+
+# 5 (cont.). arriving too early refused: a bound on the arrival, not on the departure
+@pytest.mark.parametrize(
+    ("text", "after"),
+    [
+        ("周五北京到上海的火车，五点以前到站的不要", "05:00"),
+        ("周五北京到上海的卧铺，大半夜到的不要", "06:00"),
+        ("周五北京到上海的车，早上八点以后到就行", "08:00"),
+        ("a sleeper from Beijing to Shanghai on Friday, nothing arriving before 7am", "07:00"),
+    ],
+)
+def test_an_arrival_too_early_is_refused_as_data(gaz, text, after):
+    said = slots_of(gaz, text)
+    assert said["arr_after"] == after
+    assert not {"arr_by", "time_from", "time_to", "period"} & set(said)
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ("南京的酒店周五入住，两间，四百一晚以内", {"rooms": 2, "max_price": 400}),
+        ("南京的酒店周五入住，八百六一间的太贵了", {}),
+    ],
+)
+def test_a_price_per_night_is_no_count(gaz, text, wanted):
+    said = slots_of(gaz, text)
+    assert {k: said[k] for k in ("rooms", "max_price", "nights") if k in said} == wanted
+
+
+HOTELS_TO_CHOOSE = {
+    "domain": "hotel",
+    "open_question": "choose_offer",
+    "state": {"domain": "hotel", "city": "南京", "date": "2026-12-04"},
+    "offers": [
+        {"name": "汉庭酒店(夫子庙店)", "price": 260, "district": "秦淮区"},
+        {"name": "亚朵酒店(新街口店)", "price": 520, "district": "秦淮区"},
+    ],
+}
+
+
+def test_a_price_per_night_picks_the_offer(gaz):
+    assert read(gaz, "520一晚那家吧", HOTELS_TO_CHOOSE) == [("select", {"price": 520})]
+
+
+@pytest.mark.parametrize("text", ["G79不行，就G81吧", "G79太早了不行，换G81", "G79算了，G81"])
+def test_the_offer_refused_is_not_the_one_chosen(gaz, text):
+    acts = read(gaz, text, {**TRAINS_TO_CHOOSE, "open_question": "confirm_booking"})
+    assert [s.get("code") for a, s in acts if a == "select"] == ["G81"]
+
+
+def test_a_district_is_no_direction(gaz):
+    assert slots_of(gaz, "下周五在哈尔滨道里区住两晚") == {
+        "city": "哈尔滨",
+        "date": "2026-12-11",
+        "district": "道里",
+        "nights": 2,
+    }

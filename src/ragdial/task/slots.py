@@ -516,13 +516,15 @@ def parse_time(
     return None, None, None
 
 
-def _roles(text: str, spans: list[tuple[int, int, str]]) -> list[str | None]:
+def _roles(text: str, spans: list[tuple[int, int, str]], plain: frozenset[int] = frozenset()) -> list[str | None]:
+    """Each city's role by the words around it (从/到/飞/出发…, also by sound unless at a ``plain`` position: a
+    district's name such as 道里 holds no 到)."""
     sounds = _pinyin(text)
     roles: list[str | None] = []
     for i, (start, end, _word) in enumerate(spans):
         before, after = text[max(0, start - 2) : start], text[end : end + 2]
-        said_before = sounds[start - 1] if start else ""
-        said_after = sounds[end : end + 2]
+        said_before = sounds[start - 1] if start and start - 1 not in plain else ""
+        said_after = tuple(sound for k, sound in enumerate(sounds[end : end + 2], end) if k not in plain)
         more = end + 1 < len(text)
         role = None
         if (
@@ -647,7 +649,14 @@ def _parse(text: str, gaz: Gazetteer, today: dt.date) -> Parse:
                 result.negated_cities.append(city)
             else:
                 kept.append((start, end, word))
-        for (_start, _end, word), role in zip(kept, _roles(text, kept), strict=True):
+        districts = frozenset(
+            i
+            for name in gaz.districts
+            if len(name) >= 2
+            for m in re.finditer(re.escape(name), text)
+            for i in range(*m.span())
+        )
+        for (_start, _end, word), role in zip(kept, _roles(text, kept, districts), strict=True):
             city = gaz.cities.get(word) or gaz.places[word][0]
             result.cities.append((city, role))
         for domain, words in DOMAIN_WORDS.items():

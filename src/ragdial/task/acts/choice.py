@@ -58,7 +58,12 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] |
     if re.search(r"(没关系|无所谓|也行|也可以|都行|不要紧|not a problem|don't mind)", text):
         return None
     comment = next((k for pattern, k in COMMENTS if re.search(pattern, text, re.I)), None)
-    if comment is not None and ctx.domain in ("flight", "train"):
+    if (
+        comment is not None
+        and ctx.domain in ("flight", "train")
+        and not question
+        and not re.search(r"(是不是|吗|么)", text)
+    ):
         return "modify", _past_comment(comment, ctx)  # 出发时间有点早 / a bit early: the one after it, not out of scope
     kind = next((k for pattern, k in RELATIVE if re.search(pattern, text, re.I)), None)
     if kind is None or re.search(r"(最便宜|最贵|最早|最晚|最好)", text):
@@ -245,7 +250,7 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
         if clock:
             ref["dep_time"] = clock
     if "price" not in asking and not {"ordinal", "dep_time", "code"} & set(ref):
-        m = re.search(rf"({NUM})\s*(?:块钱|块|元)?\s*(?:的|那)", text) or re.fullmatch(
+        m = re.search(rf"({NUM})\s*(?:块钱|块|元)?\s*(?:(?:一|每)\s*(?:晚|间|夜))?\s*(?:的|那)", text) or re.fullmatch(
             rf"(?:订|就|要)?\s*({NUM})\s*(?:块钱|块|元)?(?:吧)?", text
         )
         if m:

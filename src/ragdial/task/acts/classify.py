@@ -55,6 +55,8 @@ REFUSING = re.compile(
     r"(不要|不用|不合适|不太合适|不太行|不行|先别|别了|别了别了|别|不考虑|不太想要|不想要|不太想|没啥了|没有|没有了|没了|没啥)"
     r"(这个|那个)?(了|吧|啊|哈)*"
 )
+# an offer named and refused: 滨江那个不要 / D5042不行 / G12太慢了 / 这班算了
+REFUSED_REF = re.compile(r"(不要|不是|别要|不想要|不行|不考虑|算了|不合适|pass|太.{1,4}了)")
 # yes words by sound, for a yes heard with a homophone (可依 for 可以) where a yes/no is expected
 YES_SOUNDS = {_pinyin(w) for w in ("可以", "好的", "对的", "行", "没问题", "确定", "确认", "是的", "没错", "对")}
 # nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
@@ -233,6 +235,8 @@ def _classify(
         other = {
             k: v for k, v in ref.items() if k in ("seat_class", "berth") and all(o.get(k) != v for o in ctx.offers)
         }
+        if said and REFUSED_REF.search(text):
+            return None, {}  # D5042不行，就G6110吧: the offer refused is no choice (the one said next is)
         if said and not asking and any(all(o.get(k) == v for k, v in said.items()) for o in ctx.offers):
             return "select", {**said, **other}  # "MU3999" again during its read-back: the same offer, no yes
             # (同一趟T665的软卧下铺呢 while its 硬卧上铺 is read back: that train in the class said)
@@ -250,7 +254,7 @@ def _classify(
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
             ref = {}  # naming a district or class again while an alternative is offered restates the request
-        if ref and re.search(r"(不要|不是|别要|不想要)", text) and not ORDINAL.search(text):
+        if ref and REFUSED_REF.search(text) and not ORDINAL.search(text):
             return None, {}  # 滨江那个不要: what is not wanted is no choice
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref

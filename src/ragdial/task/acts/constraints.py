@@ -103,9 +103,7 @@ def _request_slots(text: str, ctx: Context, gaz: Gazetteer, english: bool) -> JS
         return None  # "下周末从沈阳飞上海还有票吗" asks for a search, not a seat count
     if not ctx.offers and ctx.open_question in (None, "anything_else") and _has_constraints(text, gaz, english):
         return None  # 明天武汉飞北京的机票多少钱: a search (the list shows the prices), not a question about an offer
-    slots: JSONDict = (
-        {w: "?" for w in wanted[:1]} if "price" in wanted and len(wanted) > 1 else {w: "?" for w in wanted}
-    )
+    slots: JSONDict = {w: "?" for w in wanted}  # (price is asked alone: it is skipped once anything else is)
     if ctx.offers:
         slots.update(_reference(text, ctx, gaz, english, asking=set(slots)))
     return slots
@@ -301,7 +299,7 @@ def _constraints(
             stars, min_stars = _stars_of(text, english)
             slots.update({k: v for k, v in (("stars", stars), ("min_stars", min_stars)) if v})
     _excluded(slots, excluded, text, ctx, hotel, target)
-    slots.update({k: v for k, v in limited.items() if not (hotel and k in ("max_duration", "arr_by"))})
+    slots.update({k: v for k, v in limited.items() if not (hotel and k in ("max_duration", "arr_by", "arr_after"))})
     unserved = [c for c in OTHER_CITIES if c in text and c not in gaz.cities]
     if unserved and not english:
         slots["unserved"] = unserved[0]  # 去三亚: named back to the user, never searched as another city

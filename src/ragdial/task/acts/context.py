@@ -15,6 +15,9 @@ class Act:
     act: str
     slots: JSONDict = field(default_factory=dict)
     corrects: bool = field(default=False, compare=False)  # said as a correction: its values win over earlier ones
+    # the clause (as the reader read it: normalised) the act comes from; acts joined over clauses get them joined
+    # with "，", so the manager can read a part of a compound turn without cutting the raw text again
+    clause: str = field(default="", compare=False)
 
     def to_dict(self) -> JSONDict:
         return {"act": self.act, "slots": dict(self.slots)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ragdial.jsontypes import JSONDict
+from ragdial.task.acts.finders import CLOCK, PERIOD_SAID, _clock_of
 from ragdial.task.slots import NUM, cn_number
 
 EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
@@ -55,6 +56,45 @@ ARRIVE_EN = re.compile(
     r"(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>am|pm)?",
     re.I,
 )
+
+
+# arriving too early refused: 六点以前到站的不要 / 半夜到的不要 / 七点以后到就行 (``arr_after``: not before then)
+_ARRIVE = r"(?:到站|到达|到|落地|抵达)"
+_REFUSE = r"的?\s*(?:都|也|就|我)?\s*(?:不要|不行|不考虑|不坐|免了|pass)"
+EARLY_ARRIVAL = re.compile(
+    rf"{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:以前|之前|前)\s*{_ARRIVE}{_REFUSE}"
+    rf"|{PERIOD_SAID}?\s*{CLOCK}\s*(?:钟)?\s*(?:以后|之后|后)\s*(?:再|才)?{_ARRIVE}"
+)
+NIGHT_ARRIVAL = re.compile(
+    rf"(?:半夜|大半夜|深夜|凌晨)\s*{_ARRIVE}{_REFUSE}|(?:不要|别)\s*(?:半夜|大半夜|深夜|凌晨)\s*{_ARRIVE}"
+)
+EARLY_ARRIVAL_EN = re.compile(
+    r"\b(?:(?:arriv\w*|get(?:ting)? (?:there|in)|land\w*)\s+(?:after|no earlier than|not before)"
+    r"|(?:nothing|none|no \w+|not)\s+(?:arriving|landing|getting in)\s+before)\s+"
+    r"(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>am|pm)?",
+    re.I,
+)
+
+
+def arrive_after(text: str, english: bool) -> tuple[JSONDict, str]:
+    """``arr_after`` ("HH:MM", arriving no earlier than) and the text without it."""
+    if english:
+        m = EARLY_ARRIVAL_EN.search(text)
+        if m is None:
+            return {}, text
+        hour = int(m.group("h")) + (12 if (m.group("ap") or "").lower() == "pm" and int(m.group("h")) < 12 else 0)
+        return ({"arr_after": f"{hour:02d}:{int(m.group('m') or 0):02d}"}, _blank(text, m)) if hour < 24 else ({}, text)
+    m = NIGHT_ARRIVAL.search(text)
+    if m:
+        return {"arr_after": "06:00"}, _blank(text, m)
+    m = EARLY_ARRIVAL.search(text)
+    if m is None:
+        return {}, text
+    if m.group(2):
+        clock = _clock_of(m.group(2), m.group(3), m.group(4), m.group(1))
+    else:
+        clock = _clock_of(m.group(6), m.group(7), m.group(8), m.group(5))
+    return {"arr_after": clock}, _blank(text, m)
 
 
 def _blank(text: str, m: re.Match[str]) -> str:
@@ -130,13 +170,31 @@ def arrive_by_en(text: str) -> tuple[JSONDict, str]:
     return {"arr_by": f"{hour:02d}:{minute:02d}"}, _blank(text, m)
 
 
+# a price per night or room said as a number (七百九一间 / 680一晚): a price, never a count of rooms or nights
+PER_UNIT = re.compile(rf"(?P<n>(?:{NUM}))\s*(?:块钱|块|元)?\s*(?:一|每)\s*(?:晚|间|夜)(?!\s*(?:以内|以下|之内|内))")
+# …a budget per night or room: 五百一晚以内 (max_price 500, no 510 nights)
+PER_UNIT_BOUND = re.compile(rf"(?P<n>(?:{NUM}))\s*(?:块钱|块|元)?\s*(?:一|每)\s*(?:晚|间|夜)\s*(?:以内|以下|之内|内)")
+
+
+def _unit_prices(text: str) -> str:
+    """``text`` with each price per night or room blanked out."""
+    for m in PER_UNIT.finditer(text):
+        if (cn_number(m.group("n")) or 0) >= 30:
+            text = _blank(text, m)
+    return text
+
+
 def limits(text: str, english: bool) -> tuple[JSONDict, str]:
-    """Every limit above said in ``text``, and the text with each blanked out."""
+    """Every limit above said in ``text``, and the text with each blanked out (and prices per night or room)."""
     out: JSONDict = {}
-    for finder in (total_budget, price_range, longest_ride):
+    m = PER_UNIT_BOUND.search(text) if not english else None
+    if m and 30 <= (cn_number(m.group("n")) or 0) <= 100_000:
+        out["max_price"] = cn_number(m.group("n"))
+        text = _blank(text, m)
+    for finder in (total_budget, price_range, longest_ride, arrive_after):
         said, text = finder(text, english)
         out.update(said)
     if english:
         said, text = arrive_by_en(text)
         out.update(said)
-    return out, text
+    return out, text if english else _unit_prices(text)

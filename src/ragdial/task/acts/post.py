@@ -55,6 +55,7 @@ def _post(acts: list[Act], ctx: Context, raw: str) -> list[Act]:
                 or _trip_and_stay(act.slots, prev.slots)
             )
             if not clash:
+                prev.clause = "，".join(c for c in (prev.clause, act.clause) if c)
                 for key, value in act.slots.items():
                     known = prev.slots.get(key)
                     if act.corrects and value is not None and key != "domain":

@@ -212,6 +212,8 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
             pending_ref = {k: v for k, v in slots.items() if k in REFERENCE and v != "?"}
     starts.append(len(acts))
     for i, clause in enumerate(clauses):
+        for act in acts[starts[i] : starts[i + 1]]:
+            act.clause = act.clause or clause.text
         if _corrects(clause.text, clauses[i - 1].text if i else ""):
             for act in acts[starts[i] : starts[i + 1]]:
                 act.corrects = True
@@ -526,7 +528,7 @@ def _said_over(acts: list[Act]) -> list[Act]:
                 slots.pop(excluded)
         later |= set(slots)
         if slots or not act.slots:
-            kept.append(Act(act.act, slots) if slots != act.slots else act)
+            kept.append(Act(act.act, slots, act.corrects, act.clause) if slots != act.slots else act)
     return kept[::-1]
 
 
