@@ -32,7 +32,7 @@ def test_status_quantity_and_nights_are_in_the_bookings_table(tmp_path):
     hotel = db.search("hotel", {"date": "2026-12-02", "nights": 2}, limit=1)[0]
     stay = db.book("hotel", hotel, "2026-12-02", "stay", quantity=1, nights=2)
     assert stay
-    moved = db.rebook(stay, (1, 2), "hotel", hotel, "2026-12-02", "longer", quantity=1, nights=3)
+    moved = db.rebook(stay, "hotel", hotel, "2026-12-02", "longer", quantity=1, nights=3)
     assert moved is not None
     rows = {
         row[0]: row[1:]
@@ -54,12 +54,12 @@ def test_a_longer_stay_in_the_same_hotel_keeps_its_own_rooms(tmp_path):
     assert number
     db.conn.execute("UPDATE hotel_rooms SET rooms = 0 WHERE hotel_id = ? AND date = '2026-12-02'", (hotel["id"],))
     db.conn.commit()
-    longer = db.rebook(number, (1, 1), "hotel", hotel, "2026-12-02", "two nights", nights=2)
+    longer = db.rebook(number, "hotel", hotel, "2026-12-02", "two nights", nights=2)
     assert longer is not None and db.rooms_free(hotel["id"], "2026-12-02") == 0
     db.conn.execute("UPDATE hotel_rooms SET rooms = 0 WHERE hotel_id = ? AND date = '2026-12-04'", (hotel["id"],))
     db.conn.commit()
     before = list(db.conn.execute("SELECT date, rooms FROM hotel_rooms WHERE hotel_id = ?", (hotel["id"],)))
-    assert db.rebook(longer, (1, 2), "hotel", hotel, "2026-12-02", "three nights", nights=3) is None
+    assert db.rebook(longer, "hotel", hotel, "2026-12-02", "three nights", nights=3) is None
     after = list(db.conn.execute("SELECT date, rooms FROM hotel_rooms WHERE hotel_id = ?", (hotel["id"],)))
     assert [tuple(r) for r in after] == [tuple(r) for r in before] and db.booking(longer)["status"] == "booked"
     db.close()

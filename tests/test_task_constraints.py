@@ -161,14 +161,14 @@ def test_rebook_is_all_or_nothing(travel_db_path):
     assert number is not None
     db.conn.execute("UPDATE trains SET seats = 1 WHERE id = ?", (b["id"],))
     left_a = seats(db, "train", a["id"])
-    assert db.rebook(number, (2, 1), "train", b, b["date"], "b", quantity=2) is None  # one seat left: refused
+    assert db.rebook(number, "train", b, b["date"], "b", quantity=2) is None  # one seat left: refused
     assert db.booking(number)["status"] == "booked" and seats(db, "train", a["id"]) == left_a
     assert seats(db, "train", b["id"]) == 1
-    new = db.rebook(number, (2, 1), "train", b, b["date"], "b", quantity=1)
+    new = db.rebook(number, "train", b, b["date"], "b", quantity=1)
     assert new is not None and (db.booking(number)["status"], db.booking(number)["changed_into"]) == ("changed", new)
     assert (db.booking(new)["status"], db.booking(new)["quantity"]) == ("booked", 1)
     assert seats(db, "train", a["id"]) == left_a + 2 and seats(db, "train", b["id"]) == 0
-    assert db.rebook(number, (2, 1), "train", b, b["date"], "b") is None  # the old one is gone: nothing is taken
+    assert db.rebook(number, "train", b, b["date"], "b") is None  # the old one is gone: nothing is taken
 
 
 def test_what_was_said_before_the_kind_of_transport_stays(branch):

@@ -544,7 +544,7 @@ class BookingActs:
         if booking is None or booking.get("status") == "cancelled":
             turn.parts.append("这个预订已经取消过了。" if zh else "That booking was already cancelled.")
             return
-        quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
+        quantity = int(booking.get("quantity") or 1)
         back = int(asked.get("back") or 0)
         if 0 < back < quantity:
             kept = give_back_part(self.db, booking, back, lang)
@@ -563,7 +563,7 @@ class BookingActs:
                 )
             self._ask_anything_else(state, turn)
             return
-        done = self.db.cancel(int(booking["number"]), quantity, nights)
+        done = self.db.cancel(int(booking["number"]))
         if not done:  # not in this database (e.g. another session's scratch copy): say so, change nothing
             turn.parts.append(
                 "抱歉，这个预订无法取消，请联系客服。" if zh else "Sorry, that booking cannot be cancelled here."
@@ -605,8 +605,7 @@ class BookingActs:
             booking = next((b for b in state["bookings"] if b["order_no"] == order), None)
             if booking is None or booking.get("status") == "cancelled":
                 continue
-            quantity, nights = int(booking.get("quantity") or 1), int(booking.get("nights") or 1)
-            if self.db.cancel(int(booking["number"]), quantity, nights):
+            if self.db.cancel(int(booking["number"])):
                 booking["status"] = "cancelled"
                 done.append(str(booking["order_no"]))
             else:
@@ -665,8 +664,7 @@ class BookingActs:
         date = as_str(pending["date"])
         old = self._rebooked(state)
         if old is not None:
-            given_back = (int(old.get("quantity") or 1), int(old.get("nights") or 1))
-            number = self.db.rebook(int(old["number"]), given_back, domain, item, date, details_zh, quantity, nights)
+            number = self.db.rebook(int(old["number"]), domain, item, date, details_zh, quantity, nights)
         else:
             number = self.db.book(domain, item, date, details_zh, quantity, nights)
         if number is None:

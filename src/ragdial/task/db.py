@@ -20,6 +20,9 @@ from ragdial.paths import cache_dir
 from ragdial.task.values import as_int, as_str, items
 
 DOMAINS = ("flight", "train", "hotel")
+# the minutes from a flight's or train's departure to its arrival (``comparing.minutes`` in SQL)
+_CLOCK = "(CAST(substr({0}, 1, 2) AS INTEGER) * 60 + CAST(substr({0}, 4, 2) AS INTEGER))"
+RIDE_MINUTES = f"(arr_days * 1440 + {_CLOCK.format('arr_time')} - {_CLOCK.format('dep_time')})"
 # the columns a booking has had since it carries its status (a database made before gets them by ``_migrate``)
 BOOKING_COLUMNS = {
     "quantity": "INTEGER NOT NULL DEFAULT 1",
@@ -212,7 +215,8 @@ class TravelDB:
         Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
         seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
         (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K), arr_by ("HH:MM": arriving by
-        then on the day of departure); excluded: not_airline, not_train_kinds (lists).
+        then on the day of departure), max_duration (minutes from departure to arrival); excluded: not_airline,
+        not_train_kinds, not_dep_place, not_arr_place (lists).
         Hotel: city, district, brand, not_brand / not_district / not_stars (lists of brands, districts, star
         ratings excluded),
         stars, min_stars, max_price, min_price, and with ``date``: ``nights``
@@ -240,6 +244,11 @@ class TravelDB:
             add("arr_city = ?", constraints.get("arr_city"))
             add("dep_place = ?", constraints.get("dep_place"))
             add("arr_place = ?", constraints.get("arr_place"))
+            for place in items(constraints.get("not_dep_place") or []):
+                add("dep_place != ?", place)
+            for place in items(constraints.get("not_arr_place") or []):
+                add("arr_place != ?", place)
+            add(f"{RIDE_MINUTES} <= ?", constraints.get("max_duration"))
             add("date = ?", constraints.get("date"))
             add("dep_time >= ?", constraints.get("time_from"))
             add("dep_time < ?", constraints.get("time_to"))
@@ -329,17 +338,16 @@ class TravelDB:
                 return None
             return self._record(domain, item, date, summary, quantity, nights)
 
-    def cancel(self, number: int, quantity: int = 1, nights: int = 1) -> bool:
-        """Cancel booking ``number`` in one transaction: give its ``quantity`` seats (or rooms on each of
-        ``nights`` nights) back and record the cancellation. False when there is no such booking or it was
+    def cancel(self, number: int) -> bool:
+        """Cancel booking ``number`` in one transaction: give the seats (or rooms on each night) it holds back, as
+        many as its own row records, and record the cancellation. False when there is no such booking or it was
         cancelled already (nothing changes then)."""
         with self.lock, self.conn:
-            return self._give_back(number, quantity, nights)
+            return self._give_back(number)
 
     def rebook(
         self,
         number: int,
-        old: tuple[int, int],
         domain: str,
         item: Mapping[str, object],
         date: str,
@@ -348,14 +356,14 @@ class TravelDB:
         nights: int = 1,
     ) -> int | None:
         """Change booking ``number`` (改签) in one transaction: take the new seats or rooms, give back the old
-        booking's (``old`` = its quantity and nights), record its cancellation and the new booking. Returns the
+        booking's (as many as its row records), record its cancellation and the new booking. Returns the
         new booking number, or None when the new item is no longer free or the old booking is not a live booking
         of this database; nothing changes then."""
         with self.lock, self.conn:
             if not self._live(number):
                 return None
             self.conn.execute("SAVEPOINT rebook")
-            self._give_back(number, *old)  # (first: a longer stay in the same hotel keeps its own rooms)
+            self._give_back(number)  # (first: a longer stay in the same hotel keeps its own rooms)
             if not self._take(domain, item, date, quantity, nights):
                 self.conn.execute("ROLLBACK TO rebook")  # the old booking stays as it was
                 self.conn.execute("RELEASE rebook")
@@ -407,12 +415,13 @@ class TravelDB:
         ).fetchone()
         return row
 
-    def _give_back(self, number: int, quantity: int, nights: int) -> bool:
-        """Give a live booking's seats or rooms back and record its cancellation (inside the caller's
-        transaction); False when there is no such live booking."""
+    def _give_back(self, number: int) -> bool:
+        """Give a live booking's seats or rooms back (its own quantity, on each of its nights) and record its
+        cancellation (inside the caller's transaction); False when there is no such live booking."""
         row = self._live(number)
         if row is None:
             return False
+        quantity, nights = int(row["quantity"]), int(row["nights"])
         if row["domain"] == "hotel":
             first = dt.date.fromisoformat(row["date"])
             for i in range(max(1, nights)):

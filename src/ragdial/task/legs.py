@@ -39,6 +39,15 @@ def _cut(clauses: list[str], pattern: re.Pattern[str]) -> int | None:
     return next((i for i, c in enumerate(clauses) if i and pattern.search(c)), None)
 
 
+def not_before(day: str, start: str) -> str:
+    """A leg said after another (a trip after a stay: 住两晚…周日再飞回成都) never falls before the first one
+    starts: a day read as this week's, before it, is the same weekday of the week the first leg is in or after."""
+    moved = dt.date.fromisoformat(day)
+    while moved.isoformat() < start:
+        moved += dt.timedelta(days=7)
+    return moved.isoformat()
+
+
 def split_legs(acts: list[Act], text: str, read: Read) -> list[Act]:
     """The turn's acts with a joined two-leg request split into its legs (the others as they were)."""
     if any(a.act in ("select", "confirm", "cancel_booking", "change_booking") for a in acts):
@@ -103,6 +112,8 @@ def _stay_then_trip(clauses: list[str], at: int, read: Read) -> list[Act] | None
         nights = stay.get("nights")
         start = dt.date.fromisoformat(str(stay["date"]))
         trip["date"] = (start + dt.timedelta(days=int(nights) if isinstance(nights, int) else 1)).isoformat()
+    if isinstance(trip.get("date"), str) and isinstance(stay.get("date"), str):
+        trip["date"] = not_before(str(trip["date"]), str(stay["date"]))
     if not trip.get("dep_city"):
         trip["dep_city"] = stay["city"]
     if trip.get("dep_city") == trip.get("arr_city"):

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import cast
 
 from ragdial.jsontypes import JSONDict, JSONObject, JSONValue
-from ragdial.task import comparing, english
+from ragdial.task import comparing, english, limits
 from ragdial.task import replies as R
 from ragdial.task.act_model import reader_for
 from ragdial.task.acts import SERVICE_TOPICS, WINDOWS, Act, Context, same_value, slots_for, understand
@@ -41,7 +41,7 @@ from ragdial.task.acts.words import CONFIRM_START
 from ragdial.task.asked_date import asked_day, date_answer
 from ragdial.task.bookings import BookingActs
 from ragdial.task.db import Row, TravelDB
-from ragdial.task.legs import split_legs
+from ragdial.task.legs import not_before, split_legs
 from ragdial.task.orders import (
     booking_line,
     cancel_all_question,
@@ -96,7 +96,7 @@ SHOWN = 3
 NOT_FOR = {
     "hotel": (
         *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
-        *("not_airline", "not_train_kinds", "arr_by"),
+        *("not_airline", "not_train_kinds", "arr_by", "not_dep_place", "not_arr_place", "max_duration"),
     ),
     "flight": (
         *("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
@@ -115,6 +115,8 @@ EXCLUDED = {
     "not_train_kinds": "train_kinds",
     "not_stars": "stars",
     "not_district": "district",
+    "not_dep_place": "dep_place",
+    "not_arr_place": "arr_place",
 }
 
 # SMP2017 task-1 labels the understanding classifier may return, mapped to task domains
@@ -144,6 +146,12 @@ GOING_THERE = re.compile(r"(想去|要去|去玩|去看|去逛|打算去|准备�
 RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
 NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
+# a turn asking rather than choosing (what time does the second one leave / 第二个几点到？)
+QUESTION = re.compile(
+    r"(^\s*(what|when|where|which|how|does|do|is|are|can)\b|\?|？|吗|几点|什么时候|多久|多长时间|哪个站|哪里|在哪)",
+    re.I,
+)
+CHOOSING = re.compile(r"(就|订|要|选|定|买|来一|book|take|go with|I'?ll have|I want|choose)", re.I)
 TRAVEL_WORDS = re.compile(r"(机票|航班|飞机|火车|高铁|动车|车票|酒店|宾馆|房间|订单|预订|订票|订房|座|铺|舱|退票|改签)")
 
 
@@ -323,6 +331,8 @@ class TaskBranch(BookingActs):
         acts = self._yes_with_a_change(state, acts, text)
         acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
+        acts = self._refused_then_chosen(acts)
+        acts = self._asked_not_chosen(acts, text)
         acts = self._no_after_a_choice(acts)
         acts = self._said_again_with_a_choice(state, acts)
         if any(a.act in ("change_booking", "cancel_booking") for a in acts) and not re.search(
@@ -484,6 +494,28 @@ class TaskBranch(BookingActs):
         return [a for a in acts if not met(a)]
 
     @staticmethod
+    def _asked_not_chosen(acts: list[Act], text: str) -> list[Act]:
+        """What time does the second one leave and when does it arrive / 第二个几点到: a question about an offer
+        names it without choosing it; the reference goes to the question (nothing is read back for a yes)."""
+        selects = [a for a in acts if a.act == "select" and a.slots and set(a.slots) <= {"ordinal", "code", "ref"}]
+        requests = [a for a in acts if a.act == "request" and "?" in a.slots.values()]
+        if len(selects) != 1 or not requests or CHOOSING.search(text) or not QUESTION.search(text):
+            return acts
+        for request in requests:
+            for key, value in selects[0].slots.items():
+                request.slots.setdefault(key, value)
+        return [a for a in acts if a is not selects[0]]
+
+    @staticmethod
+    def _refused_then_chosen(acts: list[Act]) -> list[Act]:
+        """D5042要坐五个多小时，不行。就G6110吧: an offer named and refused, then another chosen, in one turn: only
+        the last choice stands (the refused one is never read back)."""
+        last_no = max((i for i, a in enumerate(acts) if a.act == "deny"), default=None)
+        if last_no is None or not any(a.act == "select" for a in acts[last_no + 1 :]):
+            return acts
+        return [a for i, a in enumerate(acts) if not (i < last_no and a.act in ("select", "deny"))]
+
+    @staticmethod
     def _no_after_a_choice(acts: list[Act]) -> list[Act]:
         """A no said after a choice or a change in the same turn (…改成MU8064，你没改啊) refuses what was there
         before, not the offer just chosen: it is dropped, so the reply reads the new offer back and nothing else
@@ -632,7 +664,9 @@ class TaskBranch(BookingActs):
                     row.pop("rooms", None)
                 else:
                     row["rooms"] = free
-        answers = [self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked]
+        answers = list(
+            dict.fromkeys(self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked)
+        )
         turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
 
     def _on_deny(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
@@ -657,6 +691,9 @@ class TaskBranch(BookingActs):
             )  # 那算了，不订了 / 就不改了 / 我再想想: the request ends here
             return
         if state["open"] == "confirm_booking":
+            pending = state["pending"]
+            if pending is not None and pending["domain"] == state["domain"]:
+                state["refused"] = [*state.get("refused", []), int(pending["id"])]
             state["pending"] = None
             state["open"] = "choose_offer" if state["offers"] else None
             turn.parts.append("好的，没有预订。" if zh else "All right, nothing is booked.")
@@ -744,7 +781,8 @@ class TaskBranch(BookingActs):
                 every = self.db.search(domain, self._constraints(domain, slots), limit=1000)
                 found = self._resolve(domain, every, act.slots) or found
         if not found and act.slots.get("code") and domain in ("flight", "train"):
-            found = self._by_code(state, domain, str(act.slots["code"]))  # 就D6912吧: on the route, not listed
+            # 就D6912吧: on the route, not listed; 那T665的软卧下铺呢: in the class and berth said with it
+            found = self._by_code(state, domain, str(act.slots["code"]), dict(act.slots))
         if not found and act.slots.get("seat_class") and domain in ("flight", "train"):
             # 就9点35那趟，一等座: the train chosen, in a class not listed
             same = self._resolve(domain, rows, {k: v for k, v in act.slots.items() if k not in ("seat_class", "berth")})
@@ -960,12 +998,17 @@ class TaskBranch(BookingActs):
             and state["domain"] == turn.started
         ):
             # 明天坐火车去西安，到了在雁塔区住一晚: the hotel waits until the trip asked first is booked
+            stay = text_or_none(state["slots"].get("date"))
+            if turn.started == "hotel" and stay and isinstance(slots.get("date"), str):
+                slots["date"] = not_before(as_str(slots["date"]), stay)  # 住两晚…周日飞回: the Sunday after
+            if domain != "hotel" and not slots.get("dep_city") and state["slots"].get("city"):
+                slots["dep_city"] = state["slots"]["city"]  # (from where one stays)
             state["queue"].append({"domain": domain, **slots})
-            lang = state["language"]
-            what = R.DOMAIN_NAMES[lang].get(domain, domain)
-            turn.notes.append(
-                f"{what}等这一程订好后为您查。" if lang == "zh" else f"The {domain} comes right after this one."
-            )
+            turn.notes.append(self._waiting_note(state["language"], domain, slots))
+            return
+        onward = self._onward(state, domain, slots, turn)
+        if onward:  # 上午坐高铁去南京；第二天再从南京飞昆明: the second trip waits for the first
+            turn.notes.append(onward)
             return
         if domain and (starting or domain != state["domain"]):
             self._start(state, domain, slots, switch=not starting, turn=turn)
@@ -1023,6 +1066,44 @@ class TaskBranch(BookingActs):
             hotel.pop("date")  # (the trip's day: the stay starts the day one arrives)
         index = acts.index(trip)
         return [*acts[: index + 1], Act("inform", {"domain": "hotel", **hotel}), *acts[index + 1 :]]
+
+    def _onward(self, state: TaskState, domain: str | None, slots: JSONDict, turn: _Turn) -> str:
+        """A second trip said in the turn that asked for a first one (上海→南京, then 南京→昆明; a train, then a
+        flight): it waits in the queue, in the order said, with its own conditions; what the reply says of it
+        (nothing when the slots are no further trip)."""
+        first = turn.started
+        kind = domain or first
+        current = state["slots"]
+        if first not in ("flight", "train") or state["domain"] != first or kind not in ("flight", "train"):
+            return ""
+        route = (slots.get("dep_city") or current.get("arr_city"), slots.get("arr_city"))
+        if not route[1] or route == (current.get("dep_city"), current.get("arr_city")):
+            return ""
+        if not slots.get("dep_city") and not domain:
+            return ""  # (a destination alone, with no new kind of trip, corrects the first trip)
+        day = text_or_none(slots.get("date")) or text_or_none(current.get("date"))
+        if day and text_or_none(current.get("date")):
+            day = not_before(day, as_str(current["date"]))
+        leg: JSONDict = {"domain": kind, **slots, "dep_city": route[0], "arr_city": route[1]}
+        if day:
+            leg["date"] = day
+        if current.get("passengers") and "passengers" not in leg:
+            leg["passengers"] = current["passengers"]
+        state["queue"].append(leg)
+        return self._waiting_note(state["language"], kind, leg)
+
+    @staticmethod
+    def _waiting_note(lang: str, domain: str, leg: JSONObject) -> str:
+        """What the reply says of a request waiting for the one under way (12月13日昆明→成都的航班等这一程订好后
+        为您查。)."""
+        what = R.DOMAIN_NAMES[lang].get(domain, domain)
+        day = text_or_none(leg.get("date"))
+        route = (text_or_none(leg.get("dep_city")), text_or_none(leg.get("arr_city")))
+        if domain == "hotel" or not route[0] or not route[1]:
+            return f"{what}等这一程订好后为您查。" if lang == "zh" else f"The {domain} comes right after this one."
+        if lang == "zh":
+            return f"{R.date_text(day, lang) if day else ''}{route[0]}→{route[1]}的{what}等这一程订好后为您查。"
+        return f"The {domain} {route[0]} → {route[1]}{f' on {day}' if day else ''} comes right after this one."
 
     @staticmethod
     def _for_queued_hotel(state: TaskState, slots: JSONDict, turn: _Turn) -> bool:
@@ -1121,6 +1202,7 @@ class TaskBranch(BookingActs):
 
     def _start(self, state: TaskState, domain: str | None, slots: JSONDict, switch: bool, turn: _Turn) -> None:
         """A new task (or a switch of the current one to another domain)."""
+        state["refused"] = []
         old = dict(state["slots"])
         last = state["bookings"][-1] if state["bookings"] else None
         new: JSONDict = {}
@@ -1337,6 +1419,24 @@ class TaskBranch(BookingActs):
             )
         if turn.notes:
             turn.parts.extend(turn.notes)
+        if len(rows) == 1 and rows[0]["id"] in state.get("refused", []):
+            # the one that fits is the one refused at its read-back: shown, never read back for a yes again
+            state["open"] = "choose_offer"
+            turn.parts.append(
+                R.options(
+                    domain,
+                    rows,
+                    "符合条件的只有您刚才没要的这一个：" if lang == "zh" else "Only the one you turned down fits:",
+                    lang,
+                ).rsplit("\n", 1)[0]
+                + "\n"
+                + (
+                    "您可以改一下条件（日期、时段、预算等），或者还是订它。"
+                    if lang == "zh"
+                    else "You can change a condition (date, time, budget, ...), or still take it."
+                )
+            )
+            return
         if len(rows) == 1:
             state["pending"] = self._pending_for(state, domain, rows[0])
             state["open"] = "confirm_booking"
@@ -1434,7 +1534,7 @@ class TaskBranch(BookingActs):
             c["time_to"] = "24:01"
         if domain != "hotel":
             c["min_seats"] = as_int(c.get("passengers") or 1)
-        return c
+        return limits.per_unit(domain, c)
 
     def _count_note(self, domain: str, slots: JSONObject, shown: int, lang: str) -> str:
         name = R.DOMAIN_NAMES[lang][domain]
@@ -1448,12 +1548,12 @@ class TaskBranch(BookingActs):
         else:
             where = f"{city(as_str(slots['dep_city']), lang)}→{city(as_str(slots['arr_city']), lang)}"
             when = R.date_text(as_str(slots["date"]), lang)
-        said = self._said(slots, lang)
+        said = self._said(slots, domain, lang)
         if lang == "zh":
             return f"为您找到{when}{where}{said}的{name}，价格最低的{shown}个："
         return f"Here are the {shown} cheapest matching {name} ({where}, {when}{said}):"
 
-    def _said(self, slots: JSONObject, lang: str) -> str:
+    def _said(self, slots: JSONObject, domain: str, lang: str) -> str:
         """The optional constraints in force, so the user sees none was dropped."""
         parts = []
         for key in ("code", "period", "seat_class", "berth", "airline", "district", "brand", "stars", "min_stars"):
@@ -1485,6 +1585,7 @@ class TaskBranch(BookingActs):
             parts.append(f"{end}以前出发" if lang == "zh" else f"leaving before {end}")
         if slots.get("max_price"):
             parts.append(_price_text(as_int(slots["max_price"]), lang))
+        parts.extend(limits.said(slots, domain, lang))
         if slots.get("rooms") and as_int(slots["rooms"]) > 1:
             parts.append(f"{slots['rooms']}间" if lang == "zh" else f"{slots['rooms']} rooms")
         if not parts:
@@ -1524,8 +1625,9 @@ class TaskBranch(BookingActs):
             )
             blocking.append("date")
         else:
+            counts: JSONDict = {c: slots[c] for c in ("passengers", "rooms", "nights") if c in slots}
             for k in optional:
-                alone = self._constraints(domain, {**base, **{k: slots[k]}})
+                alone = self._constraints(domain, {**base, **{k: slots[k]}, **(counts if k == "max_total" else {})})
                 if not self.db.search(domain, {**alone, **{x: base[x] for x in base}}, limit=1):
                     blocking.append(k)
             together = not blocking  # each is possible alone, not all together
@@ -1536,7 +1638,7 @@ class TaskBranch(BookingActs):
                     for k in blocking
                     if not (k in ("nights", "rooms", "passengers") and as_int(slots.get(k) or 1) == 1)
                 ] or blocking
-            names = "、".join(dict.fromkeys(self._named(k, slots, lang) for k in blocking))
+            names = "、".join(dict.fromkeys(self._named(k, slots, domain, lang) for k in blocking))
             full = self._sold_out(domain, constraints)
             if full:  # the hotel or train asked for is there, only full (not "no such hotel")
                 head = self._sold_out_text(domain, full, slots, lang)
@@ -1561,21 +1663,23 @@ class TaskBranch(BookingActs):
                 if drop in ("stars", "min_stars"):
                     keys |= {"stars", "min_stars"}
                 relaxed = {k: v for k, v in slots.items() if k not in keys}
-                rows = self.db.search(domain, self._constraints(domain, relaxed), limit=SHOWN)
+                rows = self.db.search(domain, self._constraints(domain, relaxed), limit=500)
+                rows = limits.nearest(drop, rows, slots, WINDOWS)[:SHOWN]
                 if rows:
                     relaxed_rows = rows
-                    suggestion = {k: None for k in keys if k in slots}
-                    if drop == "max_price":
-                        suggestion = {"max_price": int(rows[0]["price"])}
+                    moved = limits.relaxed_value(drop, domain, rows[0], slots)
+                    suggestion = moved if moved is not None else {k: None for k in keys if k in slots}
                     break
         notes: list[str] = []
         if relaxed_rows and suggestion is not None:
             changed = "、".join(dict.fromkeys(R.SLOT_NAMES[lang].get(k, k) for k in suggestion))
-            if suggestion.get("max_price"):
+            budget = suggestion.get("max_price") or suggestion.get("max_total")
+            if budget:
+                head_word = "预算" if "max_price" in suggestion else "总预算"
                 notes.append(
-                    f"预算放宽到{suggestion['max_price']}元的话有可订的"
+                    f"{head_word}放宽到{budget}元的话有可订的"
                     if zh
-                    else f"with a budget of {suggestion['max_price']} yuan there are options"
+                    else f"with a {R.SLOT_NAMES[lang][next(iter(suggestion))]} of {budget} yuan there are options"
                 )
             else:
                 notes.append(
@@ -1705,10 +1809,12 @@ class TaskBranch(BookingActs):
         return int(row[0] or 0) if row and row[1] == nights else 0
 
     @staticmethod
-    def _named(key: str, slots: JSONObject, lang: str) -> str:
+    def _named(key: str, slots: JSONObject, domain: str, lang: str) -> str:
         """A constraint's name with the value asked for (出发时段（上午）), so the user sees what was searched."""
         name = R.SLOT_NAMES[lang].get(key, key)
-        if key in ("time_from", "time_to"):
+        if key in limits.LIMIT_KEYS:
+            value = limits.named(key, slots, domain, lang)
+        elif key in ("time_from", "time_to"):
             value = f"{slots.get('time_from') or ''}–{slots.get('time_to') or ''}"
         elif key == "max_price":
             value = _price_text(as_int(slots[key]), lang)

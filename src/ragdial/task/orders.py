@@ -175,9 +175,7 @@ def give_back_part(db: TravelDB, booking: Booking, back: int, lang: str) -> Book
     else:
         pending["passengers"] = quantity - back
     summary = R.offer_details(domain, item, pending, "zh")
-    number = db.rebook(
-        int(booking["number"]), (quantity, nights), domain, item, booking["date"], summary, quantity - back, nights
-    )
+    number = db.rebook(int(booking["number"]), domain, item, booking["date"], summary, quantity - back, nights)
     if number is None:
         return None
     kept = new_booking(domain, item, pending, number, lang)

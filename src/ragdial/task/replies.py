@@ -88,6 +88,11 @@ SLOT_NAMES = {
         "not_stars": "排除的星级",
         "not_district": "排除的区域",
         "arr_by": "到达时间",
+        "max_total": "总预算",
+        "min_price": "最低价格",
+        "max_duration": "行程时长",
+        "not_dep_place": "排除的出发站/机场",
+        "not_arr_place": "排除的到达站/机场",
     },
     "en": {
         "max_price": "budget",
@@ -120,6 +125,11 @@ SLOT_NAMES = {
         "not_stars": "excluded star ratings",
         "not_district": "excluded districts",
         "arr_by": "arrival time",
+        "max_total": "total budget",
+        "min_price": "lowest price",
+        "max_duration": "travel time",
+        "not_dep_place": "excluded departure stations/airports",
+        "not_arr_place": "excluded arrival stations/airports",
     },
 }
 

@@ -47,6 +47,7 @@ class TaskState(TypedDict):
     alternative: NotRequired[str]
     change: NotRequired[ChangeQuestion | None]
     said_date: NotRequired[str]  # the day a calendar question asked about (那天 names it next)
+    refused: NotRequired[list[int]]  # offers of the request under way refused at their read-back (never again)
 
 
 class _Before(TypedDict):
