@@ -473,7 +473,7 @@ class BookingActs:
         state["domain"] = booking["domain"]
         state["slots"] = {k: v for k, v in base.items() if v}
         state["offers"], state["pending"], state["suggestion"], state["failures"] = [], None, None, {}
-        state["queue"], state["cancel"] = [], None
+        state["queue"], state["cancel"], state["refused"] = [], None, []
         state["rebook"] = {"order_no": booking["order_no"]}
         head = (
             f"好的，为您改签订单{booking['order_no']}。"
@@ -686,7 +686,7 @@ class BookingActs:
                 if lang == "zh"
                 else f"Changed: booking {old['order_no']} is cancelled and its seats or rooms released."
             )
-        state["rebook"] = None
+        state["rebook"], state["refused"] = None, []
         state["bookings"].append(booking)
         turn.booked.append(booking)
         counts = {"nights": nights, "rooms": quantity, "passengers": quantity}

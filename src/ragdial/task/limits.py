@@ -1,7 +1,7 @@
 """Limits a user sets besides the route and the kind of seat or room: a budget for the whole order (四个人一共三千以内),
-a price range (一晚三百到五百), a longest ride (别超过五个小时), a time to arrive by (八点半之前到), a departure
-window. How a limit becomes a search constraint, how it is named when nothing meets it, and which rows come nearest
-to it when it has to be given up (never the cheapest rows regardless of the limit)."""
+a price range (一晚三百到五百), a longest ride (别超过五个小时), a time to arrive by (八点半之前到). How a limit
+becomes a search constraint, how it is named when nothing meets it, and which rows come nearest to it when it has
+to be given up (never the cheapest rows regardless of the limit)."""
 
 from __future__ import annotations
 
@@ -45,36 +45,30 @@ def _arrival(row: Row) -> int:
     return as_int(row.get("arr_days") or 0) * 1440 + _clock(row["arr_time"])
 
 
-def _window_distance(slots: Mapping[str, object], windows: Mapping[str, tuple[str, str]]) -> Callable[[Row], int]:
-    period = slots.get("period")
-    start, end = windows[as_str(period)] if period in windows else (slots.get("time_from"), slots.get("time_to"))
-    low = _clock(start) if start else 0
-    high = _clock(end) if end else 24 * 60
-
-    def distance(row: Row) -> int:
-        at = _clock(row["dep_time"])
-        return low - at if at < low else at - high if at > high else 0
-
-    return distance
-
-
-def nearest(
-    key: str, rows: list[Row], slots: Mapping[str, object], windows: Mapping[str, tuple[str, str]]
-) -> list[Row]:
-    """``rows`` (found without the limit ``key``) nearest to that limit first, cheaper first among equals: the
-    earliest arrivals for an arrival time, the shortest rides for a longest ride, the dearest under a lowest price,
-    the departures closest to a window; cheapest first for a budget (its nearest rows are the cheapest)."""
+def nearest(key: str, rows: list[Row]) -> list[Row]:
+    """``rows`` (found without the limit ``key``) nearest to that limit first, cheaper first among equals and one
+    row per flight or train before its other classes: the earliest arrivals for an arrival time, the shortest rides
+    for a longest ride, the dearest under a lowest price; as they are (cheapest first) for a budget, whose nearest
+    rows are the cheapest, and for the other conditions."""
     measure: Callable[[Row], int] | None = {
         "arr_by": _arrival,
         "max_duration": minutes,
         "min_price": lambda r: -as_int(r["price"]),
     }.get(key)
-    if key in ("period", "time_from", "time_to"):
-        measure = _window_distance(slots, windows)
     if measure is None:
         return rows
     key_of = measure
-    return sorted(rows, key=lambda r: (key_of(r), as_int(r["price"])))
+    ranked = sorted(rows, key=lambda r: (key_of(r), as_int(r["price"])))
+    first: dict[object, Row] = {}
+    for row in ranked:
+        first.setdefault(_trip(row), row)
+    chosen = list(first.values())
+    return chosen + [r for r in ranked if not any(r is c for c in chosen)]  # other trips before other classes
+
+
+def _trip(row: Row) -> object:
+    """One flight or train (its classes and berths are rows of their own)."""
+    return (row.get("flight_no") or row.get("train_no") or row.get("name"), row.get("dep_time"))
 
 
 def relaxed_value(key: str, domain: str, row: Row, slots: Mapping[str, object]) -> JSONDict | None:

@@ -134,6 +134,16 @@ SLOT_NAMES = {
 }
 
 
+def only_left(when: str, left: Mapping[str, int], needed: int, unit: str, language: str) -> str:
+    """Fewer seats or rooms left than asked, said as such (never "sold out"): 抱歉，12月7日符合条件的G1只剩2张，
+    不够3张。 / 抱歉，12月7日起住2晚，全季只剩1间，不够2间。 ``when`` leads in (with its own comma for a stay)."""
+    if language == "zh":
+        said = "、".join(f"{name}只剩{n}{unit}" for name, n in left.items())
+        return f"抱歉，{when}{said}，不够{needed}{unit}。"
+    said = ", ".join(f"{name} has only {n} left" for name, n in left.items())
+    return f"Sorry, {when} {said}, not enough for {needed}."
+
+
 def date_text(iso: str, language: str) -> str:
     year, month, day = iso.split("-")
     del year
