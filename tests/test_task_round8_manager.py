@@ -295,3 +295,13 @@ def test_cancelling_gives_back_every_seat_and_room_night_booked(travel_db_path):
     assert db.get("train", train["id"])["seats"] == seats
     assert db.rooms_free(hotel["id"], "2026-12-02", 2) == rooms
     assert not db.cancel(ticket)  # once only
+
+
+# the same limits said in words, through both act readers (the reader's fields, the manager's search)
+@pytest.mark.parametrize("acts", ["learned", "rules"])
+def test_limits_said_in_words_are_kept(travel_db_path, acts):
+    branch = TaskBranch(TravelDB(travel_db_path, scratch=True), acts=acts)
+    (ride,) = talk(branch, "后天北京去上海的二等座，路上别超过五个钟头")
+    assert _listed(ride.reply) == ["G5281", "G1500"], ride.reply
+    (group,) = talk(branch, "后天北京到上海的火车，二等座，我们俩一共不超过一千")
+    assert _pending(branch, group)["train_no"] == "D8452" and "2张，共764元" in group.reply, group.reply
