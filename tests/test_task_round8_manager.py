@@ -305,3 +305,13 @@ def test_limits_said_in_words_are_kept(travel_db_path, acts):
     assert _listed(ride.reply) == ["G5281", "G1500"], ride.reply
     (group,) = talk(branch, "后天北京到上海的火车，二等座，我们俩一共不超过一千")
     assert _pending(branch, group)["train_no"] == "D8452" and "2张，共764元" in group.reply, group.reply
+
+
+def test_arriving_too_early_is_refused_whatever_the_day(branch):
+    # T475 arrives 06:34 the next day, K524 09:54 the next day (hard seats)
+    given(branch, {"七点以前到站的不要": [Act("inform", {**RAIL, "seat_class": "硬座", "arr_after": "07:00"})]})
+    (turn,) = talk(branch, "七点以前到站的不要")
+    assert turn.state["open"] == "confirm_booking" and _pending(branch, turn)["train_no"] == "K524", turn.reply
+    given(branch, {"十点以前到站的不要": [Act("inform", {**RAIL, "seat_class": "硬座", "arr_after": "10:00"})]})
+    (none,) = talk(branch, "十点以前到站的不要")
+    assert "最早到达时间（10:00）" in none.reply and "T475" not in none.reply, none.reply  # named, never dropped

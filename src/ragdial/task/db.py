@@ -215,8 +215,8 @@ class TravelDB:
         Flight/train constraints: dep_city, arr_city, dep_place, arr_place, date, time_from/time_to ("HH:MM"),
         seat_class (a value or a list), berth (a value or a list), airline, max_price, min_price, min_seats
         (default 1), train_kinds (first letters of train numbers: G, D, Z, T, K), arr_by ("HH:MM": arriving by
-        then on the day of departure), max_duration (minutes from departure to arrival); excluded: not_airline,
-        not_train_kinds, not_dep_place, not_arr_place (lists).
+        then on the day of departure), arr_after ("HH:MM": arriving no earlier in the day), max_duration (minutes
+        from departure to arrival); excluded: not_airline, not_train_kinds, not_dep_place, not_arr_place (lists).
         Hotel: city, district, brand, not_brand / not_district / not_stars (lists of brands, districts, star
         ratings excluded),
         stars, min_stars, max_price, min_price, and with ``date``: ``nights``
@@ -260,6 +260,7 @@ class TravelDB:
                     add("airline != ?", airline)
             if constraints.get("arr_by"):
                 add("arr_days = 0 AND arr_time <= ?", constraints.get("arr_by"))
+            add("arr_time >= ?", constraints.get("arr_after"))  # (on whatever day: 次日00:15 is before 06:00)
             kinds = items(constraints.get("train_kinds") or []) if domain == "train" else None
             if kinds:
                 where.append(f"substr(train_no, 1, 1) IN ({','.join('?' * len(kinds))})")

@@ -47,11 +47,12 @@ def _arrival(row: Row) -> int:
 
 def nearest(key: str, rows: list[Row]) -> list[Row]:
     """``rows`` (found without the limit ``key``) nearest to that limit first, cheaper first among equals and one
-    row per flight or train before its other classes: the earliest arrivals for an arrival time, the shortest rides
-    for a longest ride, the dearest under a lowest price; as they are (cheapest first) for a budget, whose nearest
-    rows are the cheapest, and for the other conditions."""
+    row per flight or train before its other classes: the earliest arrivals for an arrival time, the latest ones
+    for an earliest arrival, the shortest rides for a longest ride, the dearest under a lowest price; as they are
+    (cheapest first) for a budget, whose nearest rows are the cheapest, and for the other conditions."""
     measure: Callable[[Row], int] | None = {
         "arr_by": _arrival,
+        "arr_after": lambda r: -_clock(r["arr_time"]),
         "max_duration": minutes,
         "min_price": lambda r: -as_int(r["price"]),
     }.get(key)

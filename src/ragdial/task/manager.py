@@ -96,7 +96,8 @@ SEGMENT_KEYS = (
 NOT_FOR = {
     "hotel": (
         *("seat_class", "berth", "airline", "train_kinds", "dep_place", "arr_place", "code"),
-        *("not_airline", "not_train_kinds", "arr_by", "not_dep_place", "not_arr_place", "max_duration"),
+        *("not_airline", "not_train_kinds", "arr_by", "arr_after", "not_dep_place", "not_arr_place"),
+        "max_duration",
     ),
     "flight": (
         *("stars", "min_stars", "brand", "district", "berth", "train_kinds", "not_brand", "not_train_kinds"),
@@ -1563,6 +1564,9 @@ class TaskBranch(BookingActs, NoMatch):
                 parts.append(f"不要{names}" if lang == "zh" else f"not {names}")
         if slots.get("arr_by"):
             parts.append(f"{slots['arr_by']}以前到达" if lang == "zh" else f"arriving by {slots['arr_by']}")
+        if slots.get("arr_after"):
+            arrive = slots["arr_after"]
+            parts.append(f"{arrive}以后到达" if lang == "zh" else f"arriving after {arrive}")
         start, end = slots.get("time_from"), slots.get("time_to")
         if start and end:
             parts.append(f"{start}–{end}")
