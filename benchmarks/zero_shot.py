@@ -33,13 +33,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _model_cache import M, cached, fingerprint
 from _zero_shot_protocols import (
     DSTC11_DOMAINS,
     KDCONV_DOMAINS,
@@ -283,10 +284,13 @@ def turn_classes(
     return rows
 
 
-def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0, encoder: str | None = None) -> list[dict]:
+def kdconv_rows(
+    data: Path, target: str, speak_weight: float = 2.0, encoder: str | None = None, cache: Path | None = None
+) -> list[dict]:
     """Train on the other two KdConv domains, evaluate ``target``: challenge score per selection system (triple
     P/R/F1 averaged over turns as the organisers do; ``pooled score``: the same with pooled counts, sessions 3-6).
-    With ``encoder``, the speak-rule row again with a triple reranker reading that sentence encoder."""
+    With ``encoder``, the speak-rule row again with a triple reranker reading that sentence encoder. With ``cache``
+    (a folder), the rerankers trained by an earlier run on the same data and code are read from it, not retrained."""
     from ragdial.generation.base import GenerationRequest
     from ragdial.generation.template import TemplateGenerator
     from ragdial.metrics.challenges.kdsd import score_kdsd
@@ -316,12 +320,24 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0, encoder: str
         [e.knowledge_ids for e in seeking],
         [[r.item.id for r in train_retriever.retrieve(e.context, e.dialog_id, DEPTH).ranked] for e in seeking],
     )
-    started = time.perf_counter()
-    model = transfer.train(train_retriever, seeking)
-    print(f"transfer reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
-    started = time.perf_counter()
-    triple_model = triples.train(train_retriever, seeking, group_of=lambda e: e.id.split(":", 1)[0])
-    print(f"triple reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
+
+    def by_domain(example: Example) -> str:
+        return example.id.split(":", 1)[0]
+
+    def trained(name: str, train_model: Callable[[], M], load: Callable[[Path], M], *options: object) -> M:
+        started = time.perf_counter()
+        key = fingerprint(seeking, [target, *options], [transfer, triples])
+        model, reused = cached(cache, f"{target}-{name}", key, train_model, load)
+        how = "read from the model cache" if reused else "trained"
+        print(f"{name} reranker {how} in {time.perf_counter() - started:.0f}s", flush=True)
+        return model
+
+    model = trained("transfer", lambda: transfer.train(train_retriever, seeking), transfer.TransferReranker.load)
+    triple_model = trained(
+        "triple",
+        lambda: triples.train(train_retriever, seeking, group_of=by_domain),
+        triples.TripleReranker.load,
+    )
     rows = []
 
     def add_row(name: str, selections: list[list[str]], detection_f1: float) -> list[str]:
@@ -372,9 +388,12 @@ def kdconv_rows(data: Path, target: str, speak_weight: float = 2.0, encoder: str
     # ``encoder``, again with a triple reranker that also reads that sentence encoder)
     speakers = [("triple reranker", triple_model)]
     if encoder:
-        started = time.perf_counter()
-        encoded = triples.train(train_retriever, seeking, group_of=lambda e: e.id.split(":", 1)[0], encoder=encoder)
-        print(f"triple reranker + {encoder} trained in {time.perf_counter() - started:.0f}s", flush=True)
+        encoded = trained(
+            f"triple-{encoder}",
+            lambda: triples.train(train_retriever, seeking, group_of=by_domain, encoder=encoder),
+            triples.TripleReranker.load,
+            encoder,
+        )
         speakers.append((f"triple reranker + {encoder} columns", encoded))
     golds, responses = [list(e.knowledge_ids) for e in test], [e.response or "" for e in test]
     for name, reranker in speakers:
@@ -485,6 +504,11 @@ def main() -> None:
     parser.add_argument(
         "--triple-encoder", help="kdconv: also the speak-rule row with a triple reranker reading this encoder (e5)"
     )
+    parser.add_argument(
+        "--model-cache",
+        type=Path,
+        help="kdconv: keep the trained rerankers in this folder and reuse them on a run with the same data and code",
+    )
     args = parser.parse_args()
     if args.protocol == "kdconv":
         by_target: dict[str, Any] = {}
@@ -492,7 +516,9 @@ def main() -> None:
             if args.in_domain:
                 by_target[target] = kdconv_in_domain_rows(args.data, target, args.speak_weight)
             else:
-                by_target[target] = kdconv_rows(args.data, target, args.speak_weight, args.triple_encoder)
+                by_target[target] = kdconv_rows(
+                    args.data, target, args.speak_weight, args.triple_encoder, args.model_cache
+                )
             if args.json:
                 args.json.write_text(json.dumps(by_target, indent=2, ensure_ascii=False))
         return
