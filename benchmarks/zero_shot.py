@@ -284,6 +284,33 @@ def turn_classes(
     return rows
 
 
+WRONG_KINDS = ("other entity, gold entity new", "other entity, gold entity seen", "gold entity, other attribute")
+
+
+def wrong_triple_kinds(examples: Sequence[Example], selections: Sequence[Sequence[str]], kb: KnowledgeBase) -> dict:
+    """Why a knowledge turn's stated triples are all wrong, by its first stated triple: another entity than every
+    gold one while the gold entity is new (no earlier gold triple of the dialog has it: the talk moved on) or was
+    cited before, or a gold entity with another attribute. Counts of :data:`WRONG_KINDS`."""
+    counts = dict.fromkeys(WRONG_KINDS, 0)
+    seen: dict[str, set[str]] = {}
+
+    def entity(item_id: str) -> str:
+        item = kb.get(item_id)
+        return str(item.fields.get("entity", "")) if item is not None else ""
+
+    for example, selected in zip(examples, selections, strict=True):
+        gold = set(example.knowledge_ids)
+        before = seen.setdefault(example.dialog_id, set())
+        entities = {entity(i) for i in gold}
+        if gold and selected and not gold & set(selected):
+            if entity(selected[0]) in entities:
+                counts[WRONG_KINDS[2]] += 1
+            else:
+                counts[WRONG_KINDS[1] if entities & before else WRONG_KINDS[0]] += 1
+        before |= entities
+    return counts
+
+
 def kdconv_rows(
     data: Path, target: str, speak_weight: float = 2.0, encoder: str | None = None, cache: Path | None = None
 ) -> list[dict]:
@@ -408,6 +435,9 @@ def kdconv_rows(
         replies = add_row(f"{name} + speak rule (w={speak_weight:g})", spoken, f)
         for row in turn_classes(golds, spoken, responses, replies):  # where that row's score is made and lost
             rows.append({"target": target, "selection": f"turn class of the {name} speak-rule row", **row})
+        wrong = wrong_triple_kinds(test, spoken, dataset.kb)
+        print(f"wrong triples stated, by kind: {wrong}", flush=True)
+        rows.append({"target": target, "selection": f"wrong triples of the {name} speak-rule row", **wrong})
     # gold triples on the detected turns, and the template's ceiling (gold triples on the gold turns)
     gold = [list(e.knowledge_ids) for e in test]
     add_row("gold triples, zero-shot detection", [gold[i] if n else [] for i, n in enumerate(detected)], f)
