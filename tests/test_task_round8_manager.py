@@ -315,3 +315,32 @@ def test_arriving_too_early_is_refused_whatever_the_day(branch):
     given(branch, {"十点以前到站的不要": [Act("inform", {**RAIL, "seat_class": "硬座", "arr_after": "10:00"})]})
     (none,) = talk(branch, "十点以前到站的不要")
     assert "最早到达时间（10:00）" in none.reply and "T475" not in none.reply, none.reply  # named, never dropped
+
+
+def test_the_offer_read_back_named_then_refused_is_not_read_back_again(branch):
+    given(
+        branch,
+        {
+            "北京去上海的二等座": [Act("inform", SECOND)],
+            "第一个": [Act("select", {"ordinal": 1})],
+            "D8452太慢，不要": [Act("select", {"code": "D8452"}), Act("deny")],
+        },
+    )
+    *_, turn = talk(branch, "北京去上海的二等座", "第一个", "D8452太慢，不要")
+    assert turn.state["open"] == "choose_offer" and turn.state["pending"] is None, turn.reply
+    assert "确认预订" not in turn.reply and turn.state["refused"], turn.reply
+
+
+def test_the_price_of_another_class_of_the_offer_read_back_is_answered(branch):
+    asked = [Act("request", {"price": "?", "seat_class": "软卧", "ref": "this"})]
+    given(
+        branch,
+        {
+            "北京去上海的硬座": [Act("inform", {**RAIL, "seat_class": "硬座"})],
+            "第一个": [Act("select", {"ordinal": 1})],
+            "这趟软卧多少钱？": [*asked, Act("request", {"price": "?", "seat_class": "软卧"})],
+        },
+    )
+    *_, turn = talk(branch, "北京去上海的硬座", "第一个", "这趟软卧多少钱？")
+    assert "K524：283元" in turn.reply and turn.reply.count("283元") == 1, turn.reply  # its cheapest soft sleeper
+    assert "请先告诉我" not in turn.reply and _pending(branch, turn)["seat_class"] == "硬座", turn.reply

@@ -329,6 +329,7 @@ class TaskBranch(BookingActs, NoMatch):
         acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
         acts = self._refused_then_chosen(acts)
+        acts = self._read_back_refused(state, acts)
         acts = self._asked_not_chosen(acts, text)
         acts = self._no_after_a_choice(acts)
         acts = self._said_again_with_a_choice(state, acts)
@@ -503,6 +504,18 @@ class TaskBranch(BookingActs, NoMatch):
                 request.slots.setdefault(key, value)
         return [a for a in acts if a is not selects[0]]
 
+    def _read_back_refused(self, state: TaskState, acts: list[Act]) -> list[Act]:
+        """D5042要坐五个多小时，不行 at the read-back of D5042: the offer read back named, then a no, is that offer
+        refused (not chosen again; a no after naming another one still refuses the one before it)."""
+        item = self._pending_item(state) if state["open"] == "confirm_booking" else None
+        if item is None:
+            return acts
+        for index, act in enumerate(acts[:-1]):
+            named = act.act == "select" and str(act.slots.get("code", "")).upper() == R.code_of(item).upper()
+            if named and acts[index + 1].act == "deny" and not any(a.act == "select" for a in acts[index + 1 :]):
+                return acts[:index] + acts[index + 1 :]
+        return acts
+
     @staticmethod
     def _refused_then_chosen(acts: list[Act]) -> list[Act]:
         """D5042要坐五个多小时，不行。就G6110吧: an offer named and refused, then another chosen, in one turn: only
@@ -635,7 +648,12 @@ class TaskBranch(BookingActs, NoMatch):
             elif state["open"] == "confirm_cancel":
                 turn.parts.append("还没有取消。" if lang == "zh" else "Nothing is cancelled yet.")
             return
-        if ref and rows and domain and not (pending is not None and set(ref) == {"ref"}):
+        reclassed = bool(ref) and set(ref) <= {"ref", "seat_class", "berth"}
+        if pending is not None and domain in ("flight", "train") and reclassed:
+            # 这趟一等座多少钱 during a read-back: the offer read back, in the class asked about
+            said = {k: v for k, v in ref.items() if k != "ref"}
+            targets = (self._by_code(state, domain, R.code_of(pending), said) or [pending]) if said else [pending]
+        elif ref and rows and domain and not (pending is not None and set(ref) == {"ref"}):
             found = self._resolve(domain, rows, ref)
             targets = found if found else []
         elif pending is not None:  # 这班是哪个航空公司的 during a read-back: the offer read back
@@ -664,7 +682,9 @@ class TaskBranch(BookingActs, NoMatch):
         answers = list(
             dict.fromkeys(self._attribute(domain, row, key, lang) for row in targets[:SHOWN] for key in asked)
         )
-        turn.parts.append("；".join(answers) + ("。" if lang == "zh" else "."))
+        answer = "；".join(answers) + ("。" if lang == "zh" else ".")
+        if answer not in turn.parts:  # (the same question read twice in one turn: answered once)
+            turn.parts.append(answer)
 
     def _on_deny(self, state: TaskState, act: Act, turn: _Turn, rest: list[Act]) -> None:
         lang = state["language"]

@@ -222,10 +222,10 @@ class UserSimulator:
             c["date"] = (dt.date.fromisoformat(c["date"]) + dt.timedelta(days=1)).isoformat()  # (the day booked)
             words = date_expression(dt.date.fromisoformat(c["date"]), self.today, rng)
             forms = [f"{thing}能改到{words}吗", f"帮我把{thing}改成{words}的", f"{thing}日期改一下，改到{words}"]
-            # the dev half's date changes (改到{date} / 改成{date}吧) with the booking named: the only change
+            # and the dev half's date changes (改到{date} / 改成{date}吧) with the booking named: the only change
             # phrasing that half has (it has no lines that change or cancel a booking)
-            dev = self.phrases.pick("modify_date", rng).replace("{date}", words)
-            forms.append(dev if dev.startswith(thing) else thing + dev)
+            dev = [t.replace("{date}", words) for t in self.phrases.by_kind.get("modify_date", [])]
+            forms += [t if t.startswith(thing) else thing + t for t in dev if not t.startswith(("入住", "酒店"))]
         elif kind == "upgrade":
             c["seat_class"] = "商务舱"
             forms = ["帮我升成商务舱吧，还是这班", "能升舱吗？换成商务舱", "同一班换成商务舱"]
