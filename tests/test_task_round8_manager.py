@@ -344,3 +344,17 @@ def test_the_price_of_another_class_of_the_offer_read_back_is_answered(branch):
     *_, turn = talk(branch, "北京去上海的硬座", "第一个", "这趟软卧多少钱？")
     assert "K524：283元" in turn.reply and turn.reply.count("283元") == 1, turn.reply  # its cheapest soft sleeper
     assert "请先告诉我" not in turn.reply and _pending(branch, turn)["seat_class"] == "硬座", turn.reply
+
+
+def test_where_an_offer_leaves_from_is_said_in_words(branch):
+    given(
+        branch,
+        {
+            "trains from Beijing to Shanghai the day after tomorrow": [Act("inform", SECOND)],
+            "where does the second one leave from?": [Act("request", {"dep_place": "?", "ordinal": 2})],
+        },
+    )
+    _, turn = talk(
+        branch, "trains from Beijing to Shanghai the day after tomorrow", "where does the second one leave from?"
+    )
+    assert "G5281 leaves from Beijing South Station" in turn.reply and "dep_place" not in turn.reply, turn.reply

@@ -1748,7 +1748,10 @@ class TaskBranch(BookingActs, NoMatch):
         value = row.get(key, "")
         if key == "stars":
             value = f"{value}星"
-        return f"{name}{labels.get(key, key)}：{value}" if zh else f"{name} {key}: {value}"
+        if zh:
+            return f"{name}{labels.get(key, key)}：{value}"
+        said = {"dep_place": "leaves from", "arr_place": "arrives at"}  # where is the first one?
+        return f"{name} {said[key]} {value}" if key in said else f"{name} {R.SLOT_NAMES['en'].get(key, key)}: {value}"
 
     def _give_up(self, state: TaskState, turn: _Turn, closing: bool = False, later: bool = False) -> None:
         """The user drops the request under way (算了 / 不改了): nothing is booked or changed; a change (改签)
