@@ -122,12 +122,14 @@ def selection_rows(
     transfer_depth: int = 50,
     use_precedent: bool = False,
     use_tuned: bool = False,
+    tuned_dir: Path | None = None,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
     ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents, copied and then
     voted by a stacker; with ``use_tuned``, the last transfer reranker again with fine-tuned MiniLM
-    encoders (bi-encoders) rescoring its 20 best): ranking and cut scores on ``test`` (gold detection)."""
+    encoders (bi-encoders) rescoring its 20 best, loaded from ``tuned_dir`` when a wrapper was saved there, else
+    trained and saved there): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -191,16 +193,38 @@ def selection_rows(
     if use_tuned:
         started = time.perf_counter()
         aux, depth = (aux_encoder, transfer_depth) if aux_encoder else (None, 50)
-        tuned_model = tuned.train(
-            train_retriever,
-            train,
-            transferred,
-            refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
+        tuned_model = tuned_wrapper(
+            tuned_dir,
+            lambda: tuned.train(
+                train_retriever,
+                train,
+                transferred,
+                refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
+            ),
         )
-        print(f"tuned encoders trained in {time.perf_counter() - started:.0f}s: {tuned_model.info}", flush=True)
+        print(f"tuned encoders ready in {time.perf_counter() - started:.0f}s: {tuned_model.info}", flush=True)
         cut = f"w={tuned_model.weight:g}, p>={tuned_model.threshold:.2f}, >={tuned_model.relative:.1f}xbest"
         score_with(tuned_model, f"{label} + fine-tuned MiniLM (top {tuned_model.top})", cut)
     return rows, ranked
+
+
+def tuned_wrapper(folder: Path | None, train: Callable[[], tuned.TunedReranker]) -> tuned.TunedReranker:
+    """The tuned wrapper saved in ``folder`` (a run's ``--tuned-dir`` part), else ``train()``'s, saved there when
+    ``folder`` is given: a second run of the same protocol reuses the fine-tuned encoders (~1 h CPU a direction)."""
+    if folder is not None and (folder / tuned.META_FILE).is_file():
+        print(f"tuned wrapper loaded from {folder} (not retrained)", flush=True)
+        return tuned.TunedReranker.load(folder)
+    model = train()
+    if folder is not None:
+        model.save(folder)
+    return model
+
+
+def run_folder(root: Path | None, run: str) -> Path | None:
+    """``root``'s sub-folder for one run of a protocol (``hotel -> restaurant`` -> ``hotel-restaurant``)."""
+    if root is None:
+        return None
+    return root / "-".join("".join(c if c.isalnum() else " " for c in run).split()).lower()
 
 
 def end_to_end_dstc9(test: list[Example], kb: KnowledgeBase, detected: dict[str, bool], ranked: dict[str, dict]):
@@ -525,6 +549,11 @@ def main() -> None:
     parser.add_argument("--transfer-depth", type=int, default=50, help="that reranker's depth")
     parser.add_argument("--precedent", action="store_true", help="also the in-domain reranker with precedents")
     parser.add_argument("--tuned", action="store_true", help="also the transfer reranker + fine-tuned MiniLM")
+    parser.add_argument(
+        "--tuned-dir",
+        type=Path,
+        help="with --tuned: load each run's tuned wrapper from DIR/<run> if saved there, else train and save it",
+    )
     parser.add_argument("--source", choices=DSTC11_DOMAINS, help="lodo: only the run trained on this domain")
     parser.add_argument("--speak-weight", type=float, default=2.0, help="kdconv: the speak rule weight")
     parser.add_argument("--targets", default=",".join(KDCONV_DOMAINS), help="kdconv: the held-out domains")
@@ -583,6 +612,7 @@ def main() -> None:
                 args.transfer_depth,
                 args.precedent,
                 args.tuned,
+                run_folder(args.tuned_dir, name),
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

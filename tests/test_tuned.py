@@ -179,3 +179,29 @@ def test_the_mix_never_leaves_the_cut_to_the_tuned_cosine_alone():
         mixed = (1 - weight) * p + weight * q
         kept = [i for i, s in zip(row, mixed, strict=True) if s >= max(threshold, relative * mixed.max())]
         assert sorted(kept) == gold
+
+
+def test_the_zero_shot_benchmark_reuses_a_saved_wrapper(setting, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from zero_shot import run_folder, tuned_wrapper
+
+    retriever, _, base = setting
+    model = tuned.TunedReranker(base, [tiny_scorer()], weight=0.5, threshold=0.4)
+    folder = run_folder(tmp_path, "hotel -> restaurant")
+    assert folder == tmp_path / "hotel-restaurant" and run_folder(None, "hotel -> restaurant") is None
+    calls: list[int] = []
+
+    def train() -> tuned.TunedReranker:
+        calls.append(1)
+        return model
+
+    assert tuned_wrapper(folder, train) is model and calls == [1]
+    assert (folder / tuned.META_FILE).is_file()
+    loaded = tuned_wrapper(folder, train)  # saved: loaded, not trained again
+    assert calls == [1] and loaded is not model and (loaded.weight, loaded.threshold) == (0.5, 0.4)
+    context = [user("Is Red Gate House quiet at night?")]
+    scores = retriever.score(context)
+    assert np.allclose(loaded.predict(retriever, context, scores), model.predict(retriever, context, scores), atol=1e-5)
+    assert tuned_wrapper(None, train) is model and calls == [1, 1]  # no folder: trained every time
