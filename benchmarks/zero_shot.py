@@ -123,13 +123,15 @@ def selection_rows(
     use_precedent: bool = False,
     use_tuned: bool = False,
     tuned_dir: Path | None = None,
+    baselines: bool = True,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
     ``use_precedent``, the in-domain reranker again wrapped with the training turns as precedents, copied and then
     voted by a stacker; with ``use_tuned``, the last transfer reranker again with fine-tuned MiniLM
     encoders (bi-encoders) rescoring its 20 best, loaded from ``tuned_dir`` when a wrapper was saved there, else
-    trained and saved there): ranking and cut scores on ``test`` (gold detection)."""
+    trained and saved there; without ``baselines``, neither the in-domain reranker nor the transfer reranker without
+    the second encoder): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -159,14 +161,15 @@ def selection_rows(
     rankings = rank(test_retriever, test)
     score("hybrid RRF", f"top-{k}", rankings, [r[:k] for r in rankings])
     started = time.perf_counter()
-    indomain = rerank.train(train_retriever, train, relative_cut=True)
-    print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
-    score_with(
-        indomain,
-        "LightGBM reranker (in-domain features)",
-        f"p>={indomain.threshold:.2f}, >={indomain.relative:.1f}xbest",
-    )
-    if use_precedent:
+    indomain = rerank.train(train_retriever, train, relative_cut=True) if baselines or use_precedent else None
+    if indomain is not None:
+        print(f"in-domain reranker trained in {time.perf_counter() - started:.0f}s", flush=True)
+        score_with(
+            indomain,
+            "LightGBM reranker (in-domain features)",
+            f"p>={indomain.threshold:.2f}, >={indomain.relative:.1f}xbest",
+        )
+    if use_precedent and indomain is not None:
         wrapped = precedent.train(train_retriever, train, indomain)
         print(f"precedents: {wrapped.info}, threshold {wrapped.threshold:.3f}", flush=True)
         cut = (
@@ -182,7 +185,8 @@ def selection_rows(
         print(f"precedent vote trained in {time.perf_counter() - started:.0f}s: {voted.info}", flush=True)
         cut = f"stacker p>={stacker.threshold:.2f}, >={stacker.relative:.1f}xbest"
         score_with(voted, "LightGBM reranker (in-domain features) + precedents voted (stacker)", cut)
-    for aux, depth in ((None, 50), *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
+    systems = [(None, 50)] if baselines or not aux_encoder else []
+    for aux, depth in (*systems, *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
         started = time.perf_counter()
         transferred = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
         label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
@@ -554,6 +558,11 @@ def main() -> None:
         type=Path,
         help="with --tuned: load each run's tuned wrapper from DIR/<run> if saved there, else train and save it",
     )
+    parser.add_argument(
+        "--skip-baselines",
+        action="store_true",
+        help="selection: no in-domain reranker and, with --aux-encoder, no transfer reranker without it",
+    )
     parser.add_argument("--source", choices=DSTC11_DOMAINS, help="lodo: only the run trained on this domain")
     parser.add_argument("--speak-weight", type=float, default=2.0, help="kdconv: the speak rule weight")
     parser.add_argument("--targets", default=",".join(KDCONV_DOMAINS), help="kdconv: the held-out domains")
@@ -613,6 +622,7 @@ def main() -> None:
                 args.precedent,
                 args.tuned,
                 run_folder(args.tuned_dir, name),
+                not args.skip_baselines,
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

@@ -205,3 +205,25 @@ def test_the_zero_shot_benchmark_reuses_a_saved_wrapper(setting, tmp_path, monke
     scores = retriever.score(context)
     assert np.allclose(loaded.predict(retriever, context, scores), model.predict(retriever, context, scores), atol=1e-5)
     assert tuned_wrapper(None, train) is model and calls == [1, 1]  # no folder: trained every time
+
+
+def test_item_vectors_are_encoded_once_and_forgotten_when_the_weights_change():
+    import torch
+
+    scorer = tiny_scorer()
+    texts = [ASPECTS["q1"], ASPECTS["b1"], ASPECTS["q1"]]
+    first = scorer.score("Is it quiet at night?", texts)
+    with torch.inference_mode():  # the same cosines as encoding question and texts together, uncached
+        vectors = scorer._encode(["Is it quiet at night?", *texts])
+    assert np.allclose(first, np.clip((vectors[1:] @ vectors[0]).numpy(), 0, 1), atol=1e-5)
+    assert first[0] == first[2] and len(scorer._vectors) == 2
+    calls: list[int] = []
+    encode = scorer._encode
+    scorer._encode = lambda batch: calls.append(len(batch)) or encode(batch)  # type: ignore[method-assign]
+    again = scorer.score("Is breakfast good?", texts)
+    assert calls == [1]  # only the question: both items were kept
+    assert again.shape == (3,) and again[0] == again[2]
+    scorer._encode = encode  # type: ignore[method-assign]
+    scorer.fit([("Is it quiet?", ASPECTS["q1"]), ("Is it quiet?", ASPECTS["b1"])], [1.0, 0.0], learning_rate=1e-2)
+    assert scorer._vectors == {}  # the weights moved: every vector is encoded again
+    assert not np.allclose(scorer.score("Is it quiet at night?", texts), first)

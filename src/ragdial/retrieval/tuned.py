@@ -27,6 +27,7 @@ query and per knowledge base, keeps the cut in place (0.533 at 0.75, cut chosen 
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,10 +63,15 @@ class TunedEncoder:
     """A sentence encoder (mean pooling, unit length) fine-tuned so that a question's cosine to the texts that
     answer it is high; :meth:`score` gives each text's cosine to a question (clipped to [0, 1])."""
 
+    CACHE_SIZE = 50_000
+    """Texts whose vectors are kept (a knowledge base's items recur in every turn's candidates; ~1.5 kB each)."""
+
     def __init__(self, model: Any, tokenizer: Any, max_length: int = 64) -> None:  # Any: transformers objects
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_length = max_length
+        self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()  # the service may rerank in several threads
 
     @classmethod
     def initial(cls, folder: str | Path | None = None, config: Any = None) -> TunedEncoder:  # Any: transformers config
@@ -107,6 +113,8 @@ class TunedEncoder:
         stay as they are."""
         import torch
 
+        with self._lock:
+            self._vectors.clear()  # the weights change
         if len(pairs) != len(labels) or not any(labels):
             raise RagdialError(f"tuning needs labelled pairs with a positive (got {len(pairs)}, {len(labels)} labels)")
         positives: dict[str, list[str]] = {}
@@ -146,18 +154,37 @@ class TunedEncoder:
                 schedule.step()
                 optimizer.zero_grad()
         self.model.eval()
+        with self._lock:
+            self._vectors.clear()
         return self
 
+    def vectors(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Unit vectors of ``texts`` (one row each), each text encoded once and kept (up to ``CACHE_SIZE``):
+        a knowledge base's items recur in every turn's candidates."""
+        import torch
+
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        with self._lock, torch.inference_mode():
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if len(self._vectors) + len(missing) > self.CACHE_SIZE:
+                self._vectors.clear()
+            for start in range(0, len(missing), batch_size):
+                chunk = missing[start : start + batch_size]
+                for text, vector in zip(chunk, self._encode(chunk).numpy().astype(np.float32), strict=True):
+                    self._vectors[text] = vector
+            return np.stack([self._vectors[t] for t in texts])
+
     def score(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        """Each text's cosine to ``question``, clipped to [0, 1]."""
+        """Each text's cosine to ``question``, clipped to [0, 1] (texts' vectors kept, see :meth:`vectors`)."""
         import torch
 
         if not texts:
             return np.zeros(0, np.float32)
         with torch.inference_mode():
-            vectors = self._encode([question, *texts])
-        cosines = (vectors[1:] @ vectors[0]).numpy().astype(np.float32)
-        return np.clip(cosines, 0.0, 1.0).reshape(len(texts))
+            query = self._encode([question])[0].numpy().astype(np.float32)
+        cosines = self.vectors(texts) @ query
+        return np.clip(cosines, 0.0, 1.0).astype(np.float32).reshape(len(texts))
 
     def save(self, directory: str | Path) -> Path:
         directory = Path(directory)
