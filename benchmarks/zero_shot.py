@@ -124,6 +124,7 @@ def selection_rows(
     use_tuned: bool = False,
     tuned_dir: Path | None = None,
     baselines: bool = True,
+    prototype: bool = False,
 ):
     """Hybrid RRF (top-k cut tuned on train), the in-domain LightGBM reranker, the transfer reranker without and
     with its fallback (and, with ``aux_encoder``, again reading that second encoder, ``transfer_depth`` deep; with
@@ -131,7 +132,8 @@ def selection_rows(
     voted by a stacker; with ``use_tuned``, the last transfer reranker again with fine-tuned MiniLM
     encoders (bi-encoders) rescoring its 20 best, loaded from ``tuned_dir`` when a wrapper was saved there, else
     trained and saved there; without ``baselines``, neither the in-domain reranker nor the transfer reranker without
-    the second encoder): ranking and cut scores on ``test`` (gold detection)."""
+    the second encoder; with ``prototype``, each transfer reranker again with the aspect-prototype columns, and the
+    tuned wrapper over that one): ranking and cut scores on ``test`` (gold detection)."""
     train = [e for e in train if e.needs_knowledge and e.knowledge_ids]
     test = [e for e in test if e.needs_knowledge and e.knowledge_ids]
     config = RetrieverConfig(fusion="rrf")
@@ -186,10 +188,12 @@ def selection_rows(
         cut = f"stacker p>={stacker.threshold:.2f}, >={stacker.relative:.1f}xbest"
         score_with(voted, "LightGBM reranker (in-domain features) + precedents voted (stacker)", cut)
     systems = [(None, 50)] if baselines or not aux_encoder else []
-    for aux, depth in (*systems, *([(aux_encoder, transfer_depth)] if aux_encoder else [])):
+    systems = [*systems, *([(aux_encoder, transfer_depth)] if aux_encoder else [])]
+    for aux, depth, proto in [(a, d, p) for a, d in systems for p in ((False, True) if prototype else (False,))]:
         started = time.perf_counter()
-        transferred = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux)
+        transferred = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux, prototype=proto)
         label = f"transfer reranker + {aux} features (depth {depth})" if aux else "transfer reranker"
+        label += " + aspect prototype" if proto else ""
         print(f"{label} trained in {time.perf_counter() - started:.0f}s, fallback {transferred.fallback}", flush=True)
         for name, fallback in ((f"{label}, no fallback", 0.0), (f"{label} + fallback", transferred.fallback)):
             cut = f"p>={transferred.threshold:.2f}, >={transferred.relative:.1f}xbest, fallback<{fallback:.2f}"
@@ -203,7 +207,9 @@ def selection_rows(
                 train_retriever,
                 train,
                 transferred,
-                refit=lambda part: transfer.train(train_retriever, part, depth=depth, aux_encoder=aux),
+                refit=lambda part: transfer.train(
+                    train_retriever, part, depth=depth, aux_encoder=aux, prototype=prototype
+                ),
             ),
         )
         print(f"tuned encoders ready in {time.perf_counter() - started:.0f}s: {tuned_model.info}", flush=True)
@@ -563,6 +569,9 @@ def main() -> None:
         action="store_true",
         help="selection: no in-domain reranker and, with --aux-encoder, no transfer reranker without it",
     )
+    parser.add_argument(
+        "--prototype", action="store_true", help="selection: each transfer reranker also with the aspect prototype"
+    )
     parser.add_argument("--source", choices=DSTC11_DOMAINS, help="lodo: only the run trained on this domain")
     parser.add_argument("--speak-weight", type=float, default=2.0, help="kdconv: the speak rule weight")
     parser.add_argument("--targets", default=",".join(KDCONV_DOMAINS), help="kdconv: the held-out domains")
@@ -623,6 +632,7 @@ def main() -> None:
                 args.tuned,
                 run_folder(args.tuned_dir, name),
                 not args.skip_baselines,
+                args.prototype,
             )
         if args.protocol == "written" and not args.only:
             entry["end_to_end"] = end_to_end_dstc9(test, test_kb, detected, ranked)

@@ -179,6 +179,7 @@ class TransferOptions(TypedDict, total=False):
     relative_cut: bool
     widen: bool
     aux_encoder: str  # a second encoder's features (``minilm``: all-MiniLM-L6-v2, needs the torch extra)
+    prototype: bool  # the aspect-prototype columns (``transfer.PROTOTYPE_FEATURES``, read off the deployment KB)
 
 
 class TriplesOptions(TypedDict, total=False):

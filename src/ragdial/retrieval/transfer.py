@@ -108,6 +108,13 @@ FEATURES = [
     "local_coverage_gap",
     "local_rarest_word",
 ]
+PROTOTYPE_FEATURES = ["proto_cos", "proto_gap", "proto_log_rank"]
+"""With ``prototype``: each candidate's cosine to the turn's **aspect prototype** (the mean of the knowledge base's
+``PROTOTYPE_SIZE`` items nearest the last user turn among the items of *other* scopes than the candidates'), its gap
+to the best and its rank. A question ("is it quiet at night?") and the sentences that answer it ("our room was very
+quiet") differ in form; the other entities' nearest items are mostly statements on the asked aspect, so their mean
+is the aspect as the knowledge base words it. Unlabelled: read off the deployment KB itself."""
+PROTOTYPE_SIZE = 20
 AUX_FEATURES = ["aux_cos", "aux_gap", "aux_log_rank", "aux_top_agreement"]
 """With a second encoder (``aux_encoder``, e.g. ``minilm``): the last user turn's cosine to each candidate under it,
 the gap to the best, its rank, and the candidate's cosine to the mean of that encoder's top 3."""
@@ -116,9 +123,9 @@ META_FILE = "transfer.json"
 FORMAT = "ragdial-transfer-reranker"
 
 
-def feature_names(aux_encoder: str | None = None) -> list[str]:
-    """The feature columns of a model with (or without) a second encoder."""
-    return FEATURES + AUX_FEATURES if aux_encoder else list(FEATURES)
+def feature_names(aux_encoder: str | None = None, prototype: bool = False) -> list[str]:
+    """The feature columns of a model with (or without) a second encoder and the aspect prototype."""
+    return FEATURES + (PROTOTYPE_FEATURES if prototype else []) + (AUX_FEATURES if aux_encoder else [])
 
 
 def _question(item) -> str:
@@ -158,6 +165,8 @@ class _KbView:
             self.domain_of.append(domain)
             # the item's scope: its entity, or its domain as a whole for a domain-wide item (DSTC9 ``train:*:3``)
             self.entity_of.append(f"{domain}/{entity}" if isinstance(entity, str) and entity else f"{domain}/*")
+        scope_ids = {key: n for n, key in enumerate(dict.fromkeys(self.entity_of))}
+        self.scope_id = np.array([scope_ids[key] for key in self.entity_of], dtype=np.int64)
         self.entity_centroids: dict[str, np.ndarray] = {}
         self.domain_centroids: dict[str, np.ndarray] = {}
         if self.encoder is not None and items:
@@ -319,6 +328,36 @@ def reranker_input(
     return np.argsort(-order_by, kind="stable")[:depth]
 
 
+def prototype_features(
+    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, size: int = PROTOTYPE_SIZE
+) -> np.ndarray:
+    """The ``PROTOTYPE_FEATURES`` columns (zero without an encoder or a user turn)."""
+    out = np.zeros((len(scores.indices), len(PROTOTYPE_FEATURES)), dtype=np.float32)
+    last_user = next((t.text for t in reversed(context) if t.speaker == Speaker.USER), "")
+    vectors = retriever.vectors
+    if retriever.encoder is None or vectors is None or not len(scores.indices) or not last_user.strip():
+        return out
+    from ragdial.text.encoders import QueryCache
+
+    view = kb_view(retriever)
+    idx = scores.indices.astype(np.int64)
+    others = np.flatnonzero(~np.isin(view.scope_id, view.scope_id[idx]))
+    if not len(others):
+        return out
+    query = QueryCache.shared(retriever.encoder)([last_user])[0]
+    cos = np.asarray(vectors[others], dtype=np.float32) @ query
+    nearest = others[np.argsort(-cos, kind="stable")[:size]]
+    prototype = np.asarray(vectors[nearest], dtype=np.float32).mean(axis=0)
+    norm = float(np.linalg.norm(prototype))
+    if not norm:
+        return out
+    proto = np.asarray(vectors[idx], dtype=np.float32) @ (prototype / norm)
+    out[:, 0] = proto
+    out[:, 1] = float(proto.max()) - proto
+    out[:, 2] = np.log(ranks(proto))
+    return out
+
+
 def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, name: str) -> np.ndarray:
     """The ``AUX_FEATURES`` columns: the last user turn against the candidates under the second encoder."""
     out = np.zeros((len(scores.indices), len(AUX_FEATURES)), dtype=np.float32)
@@ -337,13 +376,17 @@ def aux_features(retriever: KnowledgePool, context: Sequence[Turn], scores: Cand
 
 
 def features(
-    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, aux_encoder: str | None = None
+    retriever: KnowledgePool,
+    context: Sequence[Turn],
+    scores: CandidateScores,
+    aux_encoder: str | None = None,
+    prototype: bool = False,
 ) -> np.ndarray:
-    """One row per candidate, columns in ``feature_names(aux_encoder)`` order."""
+    """One row per candidate, columns in ``feature_names(aux_encoder, prototype)`` order."""
     n = len(scores.indices)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
-        return np.zeros((0, len(feature_names(aux_encoder))), dtype=np.float32)
+        return np.zeros((0, len(feature_names(aux_encoder, prototype))), dtype=np.float32)
     view = kb_view(retriever)
     cols = {name: i for i, name in enumerate(FEATURES)}
     idx = scores.indices.astype(np.int64)
@@ -448,6 +491,8 @@ def features(
         out[:, cols[f"{name}_gap"]] = float(column.max()) - column
     out[:, cols["log_turn"]] = math.log1p(len(context))
     _local_coverage(out, cols, query_tokens, [view.question_tokens[i] | view.answer_tokens[i] for i in idx])
+    if prototype:
+        out = np.concatenate([out, prototype_features(retriever, context, scores)], axis=1)
     if aux_encoder:
         out = np.concatenate([out, aux_features(retriever, context, scores, aux_encoder)], axis=1)
     return out
@@ -481,12 +526,13 @@ class TransferReranker:
     fallback: float = 0.0
     info: JSONDict = field(default_factory=dict)
     aux_encoder: str | None = None
+    prototype: bool = False
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
         top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder)
         sub = subset_scores(scores, top)
-        return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder))
+        return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder, self.prototype))
 
     def predict(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores) -> np.ndarray:
         """A score per candidate: the model's probability for the ``depth`` best fused ones (or, below the
@@ -514,8 +560,9 @@ class TransferReranker:
         self.booster.save_model(str(directory / MODEL_FILE))
         meta = {
             "format": FORMAT,
-            "features": feature_names(self.aux_encoder),
+            "features": feature_names(self.aux_encoder, self.prototype),
             "aux_encoder": self.aux_encoder,
+            "prototype": self.prototype,
             "fallback": self.fallback,
             **saved_meta.cut_fields(self),
         }
@@ -536,7 +583,10 @@ class TransferReranker:
         aux = meta.get("aux_encoder")
         if aux is not None and not isinstance(aux, str):
             raise RagdialError(f"{meta_path}: field 'aux_encoder' must be an encoder name or null, got {aux!r}")
-        saved_meta.check_features(meta, meta_path, feature_names(aux))
+        prototype = meta.get("prototype", False)  # absent in models saved before the aspect prototype
+        if not isinstance(prototype, bool):
+            raise RagdialError(f"{meta_path}: field 'prototype' must be true or false, got {prototype!r}")
+        saved_meta.check_features(meta, meta_path, feature_names(aux, prototype))
         booster = lightgbm.Booster(model_file=str(directory / MODEL_FILE))
         return cls(
             booster,
@@ -544,6 +594,7 @@ class TransferReranker:
             fallback=saved_meta.number(meta, "fallback", meta_path),
             info=saved_meta.info(meta, meta_path),
             aux_encoder=aux,
+            prototype=prototype,
         )
 
 
@@ -557,7 +608,13 @@ class _Rows:
     dialogs: list[str]
 
 
-def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int, aux: str | None = None) -> _Rows:
+def _rows(
+    retriever: HybridRetriever,
+    examples: Sequence[Example],
+    depth: int,
+    aux: str | None = None,
+    prototype: bool = False,
+) -> _Rows:
     xs, ys, groups, cand_ids, golds, dialogs = [], [], [], [], [], []
     for example in examples:
         if not example.needs_knowledge or not example.knowledge_ids:
@@ -568,7 +625,7 @@ def _rows(retriever: HybridRetriever, examples: Sequence[Example], depth: int, a
         top = reranker_input(retriever, example.context, scores, depth, aux)
         sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
-        xs.append(features(retriever, example.context, sub, aux))
+        xs.append(features(retriever, example.context, sub, aux, prototype))
         ys.append(np.array([i in set(example.knowledge_ids) for i in ids], dtype=np.float32))
         groups.append(len(ids))
         cand_ids.append(ids)
@@ -634,13 +691,14 @@ def train(
     relative_cut: bool = True,
     widen: bool = True,
     aux_encoder: str | None = None,
+    prototype: bool = False,
 ) -> TransferReranker:
     """Fit on ``examples`` (knowledge-seeking with gold). The cut and the fallback are chosen on predictions made
     out of fold (dialogs grouped by their first turn) on the retriever's own candidates; the final model is fit on
     those plus, with ``widen``, the candidates of an unscoped twin of the retriever. ``aux_encoder`` (e.g.
-    ``minilm``) adds the ``AUX_FEATURES`` of a second encoder."""
-    columns = feature_names(aux_encoder)
-    data = _rows(retriever, examples, depth, aux_encoder)
+    ``minilm``) adds the ``AUX_FEATURES`` of a second encoder, ``prototype`` the ``PROTOTYPE_FEATURES``."""
+    columns = feature_names(aux_encoder, prototype)
+    data = _rows(retriever, examples, depth, aux_encoder, prototype)
     query_fold = dialog_folds(data.dialogs, folds, seed)
     row_query = np.repeat(np.arange(len(data.groups)), data.groups)
     bounds = np.concatenate([[0], np.cumsum(data.groups)])
@@ -662,7 +720,7 @@ def train(
 
         config = replace(retriever.config, entity_scope=False)
         twin = HybridRetriever(retriever.kb, config, lexical=retriever.lexical, vectors=retriever.vectors)
-        wide = _rows(twin, examples, depth, aux_encoder)
+        wide = _rows(twin, examples, depth, aux_encoder, prototype)
         x, y = np.concatenate([x, wide.x]), np.concatenate([y, wide.y])
     booster = _fit(x, y, seed, rounds, columns)
     info: JSONDict = {
@@ -672,4 +730,4 @@ def train(
         "rounds": rounds,
         "widen": widen,
     }
-    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info, aux_encoder)
+    return TransferReranker(booster, threshold, max_select, depth, relative, fallback, info, aux_encoder, prototype)
