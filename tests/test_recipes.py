@@ -180,6 +180,10 @@ def test_the_transfer_reranker_takes_a_second_encoder_by_name(tmp_path: Path) ->
         train(
             "dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.name=transfer", "reranker.aux_encoder=3"]
         )
+    with pytest.raises(RagdialError, match=r"reranker \(transfer\): prototype must be true or false"):
+        train(
+            "dstc9", [f"dstc11:{DSTC}@val"], tmp_path / "s", [*FAST, "reranker.name=transfer", "reranker.prototype=3"]
+        )
     with pytest.raises(RagdialError, match=r"reranker \(in_domain\): unknown option 'aux_encoder'"):
         train(
             "dstc9",

@@ -385,3 +385,70 @@ def test_written_test_set_reads_with_the_dstc9_kb(shared_data):
         gold = {k for e in dataset.examples for k in e.knowledge_ids}
         assert {k.split(":")[0] for k in gold} == {"train", "taxi"} and all(k in dataset.kb for k in gold)
         assert all(e.context[-1].speaker == Speaker.USER for e in dataset.examples)
+
+
+def review(item_id: str, text: str, entity: str) -> Knowledge:
+    return Knowledge(item_id, text, SourceKind.REVIEW, {"domain": "hotel", "entity": entity})
+
+
+REVIEW_KB = [
+    review("s:1", "No noise from the street, ever.", "Sunrise Lodge"),
+    review("s:2", "Fresh eggs and fruit every morning.", "Sunrise Lodge"),
+    review("h:1", "Quiet rooms at night and no noise.", "Blue Harbor Inn"),
+    review("h:2", "Eggs and fruit were cold.", "Blue Harbor Inn"),
+    review("g:1", "Very quiet at night, no noise.", "Green Park Hotel"),
+]
+
+
+def test_the_aspect_prototype_is_read_off_other_entities_items(tmp_path):
+    """``prototype``: the question shares no word with the sentence that answers it ("quiet" vs "noise"), but the
+    other hotels' sentences nearest the question carry both, so their mean ranks the answer above the breakfast
+    sentence; the entity's own items never make the prototype; saved and read back with the model."""
+    import json
+
+    from ragdial.errors import RagdialError
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.rerank import subset_scores
+    from ragdial.schema import Example, KnowledgeBase
+
+    retriever = HybridRetriever(KnowledgeBase(REVIEW_KB), RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("Is Sunrise Lodge quiet at night?")]
+    scores = retriever.score(context)
+    own = np.array([i for i, s in enumerate(scores.indices) if retriever.items[int(s)].id.startswith("s:")])
+    sub = subset_scores(scores, own)
+    ids = [retriever.items[int(i)].id for i in sub.indices]
+    assert sorted(ids) == ["s:1", "s:2"]
+    nearest = transfer.prototype_features(retriever, context, sub, size=2)  # the 2 nearest of the other hotels'
+    proto = dict(zip(ids, nearest[:, 0], strict=True))
+    query = retriever.encoder.encode(["Is Sunrise Lodge quiet at night?"])[0]
+    row = {item.id: n for n, item in enumerate(retriever.items)}
+    direct = {i: float(retriever.vectors[row[i]] @ query) for i in ids}  # neither shares a word with the question
+    assert abs(direct["s:1"] - direct["s:2"]) < 0.05 and proto["s:1"] > proto["s:2"] + 0.1
+    columns = transfer.features(retriever, context, sub, prototype=True)
+    names = transfer.feature_names(prototype=True)
+    assert columns.shape == (2, len(names)) and names[len(transfer.FEATURES)] == "proto_cos"
+    assert np.allclose(columns[:, names.index("proto_cos")], transfer.prototype_features(retriever, context, sub)[:, 0])
+    assert np.allclose(nearest[:, 1], nearest[:, 0].max() - nearest[:, 0])
+    alone = HybridRetriever(KnowledgeBase(REVIEW_KB[:2]), RetrieverConfig(fusion="rrf", encoder="hash"))
+    lone = alone.score(context)
+    assert not transfer.prototype_features(alone, context, lone).any()  # no other entity: no prototype
+    examples = [
+        Example(f"e{n}", f"d{n}", 1, [user(text)], True, [gold])
+        for n, (text, gold) in enumerate(
+            [("Is Sunrise Lodge quiet?", "s:1"), ("Breakfast at Sunrise Lodge?", "s:2")] * 3
+            + [("Is Blue Harbor Inn quiet?", "h:1"), ("Breakfast at Blue Harbor Inn?", "h:2")] * 3
+        )
+    ]
+    model = transfer.train(retriever, examples, rounds=5, folds=3, prototype=True)
+    loaded = transfer.TransferReranker.load(model.save(tmp_path / "proto"))
+    assert (
+        loaded.prototype and "proto_cos" in json.loads((tmp_path / "proto" / "transfer.json").read_text())["features"]
+    )
+    assert np.allclose(loaded.predict(retriever, context, scores), model.predict(retriever, context, scores))
+    meta = json.loads((tmp_path / "proto" / "transfer.json").read_text())
+    meta["prototype"] = "yes"
+    (tmp_path / "proto" / "transfer.json").write_text(json.dumps(meta))
+    with pytest.raises(RagdialError, match="field 'prototype' must be true or false"):
+        transfer.TransferReranker.load(tmp_path / "proto")
