@@ -187,8 +187,8 @@ def selection_rows(
         print(f"precedent vote trained in {time.perf_counter() - started:.0f}s: {voted.info}", flush=True)
         cut = f"stacker p>={stacker.threshold:.2f}, >={stacker.relative:.1f}xbest"
         score_with(voted, "LightGBM reranker (in-domain features) + precedents voted (stacker)", cut)
-    systems = [(None, 50)] if baselines or not aux_encoder else []
-    systems = [*systems, *([(aux_encoder, transfer_depth)] if aux_encoder else [])]
+    systems: list[tuple[str | None, int]] = [(None, 50)] if baselines or not aux_encoder else []
+    systems += [(aux_encoder, transfer_depth)] if aux_encoder else []
     for aux, depth, proto in [(a, d, p) for a, d in systems for p in ((False, True) if prototype else (False,))]:
         started = time.perf_counter()
         transferred = transfer.train(train_retriever, train, depth=depth, aux_encoder=aux, prototype=proto)
