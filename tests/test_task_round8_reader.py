@@ -388,3 +388,55 @@ def test_a_district_is_no_direction(gaz):
         "district": "道里",
         "nights": 2,
     }
+
+
+FLIGHTS_TO_SHANGHAI = {
+    "domain": "flight",
+    "open_question": "choose_offer",
+    "state": {"domain": "flight", "dep_city": "成都", "arr_city": "上海", "date": "2026-12-03"},
+    "offers": [
+        {"code": "MU5402", "airline": "东航", "dep_time": "08:10", "price": 990, "arr_place": "浦东机场"},
+        {"code": "3U8961", "airline": "川航", "dep_time": "11:25", "price": 1020, "arr_place": "浦东机场"},
+    ],
+}
+
+
+@pytest.mark.parametrize("text", ["不是浦东的，换一个", "别给我落浦东机场的"])
+def test_an_airport_refused_while_choosing_is_an_exclusion(gaz, text):
+    acts = read(gaz, text, FLIGHTS_TO_SHANGHAI)
+    assert [a for a, _s in acts] in (["modify"], ["inform"])
+    assert acts[0][1]["not_arr_place"] == ["浦东机场"]
+
+
+def test_asking_whether_it_is_an_airport_refuses_nothing(gaz):
+    assert all("not_arr_place" not in s for _a, s in read(gaz, "不是浦东机场吗", FLIGHTS_TO_SHANGHAI))
+
+
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ("周五南京回北京的高铁，最好天黑前到", {"arr_by": "18:00"}),
+        ("a train from Nanjing to Beijing on Friday, I have to be in Beijing by noon", {"arr_by": "12:00"}),
+        ("a flight from Nanjing to Beijing on Friday, no red-eye", {"time_from": "06:00", "time_to": "22:00"}),
+        ("a hotel in Nanjing on Friday, between 260 and 480", {"min_price": 260, "max_price": 480}),
+    ],
+)
+def test_more_limits_in_words(gaz, text, wanted):
+    said = slots_of(gaz, text)
+    assert {k: said.get(k) for k in wanted} == wanted
+    assert "time_to" not in said or "arr_by" not in wanted
+
+
+def test_two_options_both_too_early_ask_for_later_ones(gaz):
+    assert read(gaz, "这俩都有点早了", FLIGHTS_TO_CHOOSE) == [("modify", {"relative": "later", "time_from": "06:51"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "acts"),
+    [
+        ("第一个有点早，第二个几点到呢", [("request", {"arr_time": "?", "ordinal": 2})]),
+        ("第一个不要，第二个吧", [("select", {"ordinal": 2})]),
+    ],
+)
+def test_an_option_refused_by_its_number_is_not_chosen(gaz, text, acts):
+    assert read(gaz, text, FLIGHTS_TO_CHOOSE) == acts

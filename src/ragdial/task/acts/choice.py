@@ -16,22 +16,18 @@ from ragdial.task.acts.finders import (
     _code_of,
     _district_of,
 )
-from ragdial.task.acts.words import RELATIVE, RELATIVE_FEATURE
+from ragdial.task.acts.words import ORDINAL, RELATIVE, RELATIVE_FEATURE
 from ragdial.task.db import Gazetteer
 from ragdial.task.slots import NUM, canonical, cn_number
 from ragdial.task.values import as_int
 
 # a comment on the offers' time, which asks for other ones: 出发时间有点早 / 太晚了点 / that's a bit early
 _SOMEWHAT = "(有点|有些|太|稍微|略|偏)"
+_TIME = "出发|起飞|发车|时间"
+_ENGLISH = "(a bit|a little|too|rather)"
 COMMENTS = (
-    (
-        rf"((出发|起飞|发车|时间).{{0,3}}{_SOMEWHAT}早|早了点|^(有点|太)早了?$|(a bit|a little|too|rather) early)",
-        "later",
-    ),
-    (
-        rf"((出发|起飞|发车|时间).{{0,3}}{_SOMEWHAT}晚|晚了点|^(有点|太)晚了?$|(a bit|a little|too|rather) late\b)",
-        "earlier",
-    ),
+    (rf"(({_TIME}).{{0,3}}{_SOMEWHAT}早|早了点|{_SOMEWHAT}早了?[啊呀吧点]*$|{_ENGLISH} early)", "later"),
+    (rf"(({_TIME}).{{0,3}}{_SOMEWHAT}晚|晚了点|{_SOMEWHAT}晚了?[啊呀吧点]*$|{_ENGLISH} late\b)", "earlier"),
 )
 
 
@@ -63,6 +59,7 @@ def _relative(text: str, ctx: Context, question: bool) -> tuple[str, JSONDict] |
         and ctx.domain in ("flight", "train")
         and not question
         and not re.search(r"(是不是|吗|么)", text)
+        and not ORDINAL.search(text)  # (第一个太早了: that one refused, see classify)
     ):
         return "modify", _past_comment(comment, ctx)  # 出发时间有点早 / a bit early: the one after it, not out of scope
     kind = next((k for pattern, k in RELATIVE if re.search(pattern, text, re.I)), None)

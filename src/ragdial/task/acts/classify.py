@@ -56,7 +56,7 @@ REFUSING = re.compile(
     r"(这个|那个)?(了|吧|啊|哈)*"
 )
 # an offer named and refused: 滨江那个不要 / D5042不行 / G12太慢了 / 这班算了
-REFUSED_REF = re.compile(r"(不要|不是|别要|不想要|不行|不考虑|算了|不合适|pass|太.{1,4}了)")
+REFUSED_REF = re.compile(r"(不要|不是|别要|不想要|不行|不考虑|算了|不合适|pass|太.{1,4}了|(有点|有些)(早|晚|贵|慢|远))")
 # yes words by sound, for a yes heard with a homophone (可依 for 可以) where a yes/no is expected
 YES_SOUNDS = {_pinyin(w) for w in ("可以", "好的", "对的", "行", "没问题", "确定", "确认", "是的", "没错", "对")}
 # nothing more wanted, said after "anything else?" (就这些吧 / 先这样 / 够了)
@@ -254,7 +254,10 @@ def _classify(
         ref = _reference(text, ctx, gaz, english)
         if oq == "offer_alternative" and not set(ref) - {"district", "brand", "seat_class", "berth", "airline"}:
             ref = {}  # naming a district or class again while an alternative is offered restates the request
-        if ref and REFUSED_REF.search(text) and not ORDINAL.search(text):
+        refused_ordinal = ORDINAL.search(text) and re.search(
+            r"(太.{1,4}了|(有点|有些)(早|晚|贵|慢|远)|不要|不行|算了|不考虑)[啊吧呀了]*$", text
+        )
+        if ref and REFUSED_REF.search(text) and (not ORDINAL.search(text) or refused_ordinal):
             return None, {}  # 滨江那个不要: what is not wanted is no choice
         if ref and _is_choice(ref, text, ctx):
             return ("reference" if clause.question else "select"), ref

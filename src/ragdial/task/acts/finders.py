@@ -296,7 +296,11 @@ def _time_bounds(text: str, english: bool) -> tuple[str | None, str | None]:
             clock = _clock(int(m.group(2)), int(m.group(3) or 0), "下午" if m.group(4) == "pm" else None)
             return (clock, None) if m.group(1) == "after" else (None, clock)
         m = re.search(r"\bbefore\s+noon\b", lower)
-        return (None, "12:00") if m else (None, None)
+        if m:
+            return None, "12:00"
+        if re.search(r"\bno (?:red[- ]?eyes?|overnight flights?|night flights?)\b", lower):
+            return "06:00", "22:00"  # no red-eye: as 不要红眼航班
+        return None, None
     if AFTER_WORK.search(text) and not re.search(r"[点:：]", text):
         return "18:00", None
     if NO_RED_EYE.search(text) and not re.search(r"[点:：]", text):

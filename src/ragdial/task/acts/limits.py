@@ -97,6 +97,18 @@ def arrive_after(text: str, english: bool) -> tuple[JSONDict, str]:
     return {"arr_after": clock}, _blank(text, m)
 
 
+# a deadline said with a time of day: 中午前到 / 最好天黑前到 / 晚饭前能到 / be there before noon
+PERIOD_DEADLINE = re.compile(
+    r"(?P<p>中午|天黑|傍晚|晚饭|午饭)\s*(?:以前|之前|前)\s*(?:要|得|能|必须|需要|就|最好)?\s*(?:赶)?(?:到|抵达|到达|落地)"
+)
+DEADLINE_AT = {"中午": "12:00", "午饭": "12:00", "天黑": "18:00", "傍晚": "18:00", "晚饭": "18:00"}
+NOON_EN = re.compile(
+    r"\b(?:arriv\w*|get (?:there|in)|be there|land\w*|reach \w+|in \w+)\s+(?:no later than|before|by)\s+"
+    r"(?:noon|midday)",
+    re.I,
+)
+
+
 def _blank(text: str, m: re.Match[str]) -> str:
     return text[: m.start()] + "□" * (m.end() - m.start()) + text[m.end() :]
 
@@ -157,6 +169,15 @@ def longest_ride(text: str, english: bool) -> tuple[JSONDict, str]:
     return {"max_duration": hours * 60 + (30 if half else 0)}, _blank(text, m)
 
 
+def arrive_by_period(text: str, english: bool) -> tuple[JSONDict, str]:
+    """``arr_by`` of a deadline said with a time of day (中午前到 / be there before noon), and the text without it."""
+    if english:
+        m = NOON_EN.search(text)
+        return ({"arr_by": "12:00"}, _blank(text, m)) if m else ({}, text)
+    m = PERIOD_DEADLINE.search(text)
+    return ({"arr_by": DEADLINE_AT[m.group("p")]}, _blank(text, m)) if m else ({}, text)
+
+
 def arrive_by_en(text: str) -> tuple[JSONDict, str]:
     """``arr_by`` ("HH:MM") of an English arrival deadline (must arrive by 8:30 / get in before 6pm)."""
     m = ARRIVE_EN.search(text)
@@ -191,7 +212,7 @@ def limits(text: str, english: bool) -> tuple[JSONDict, str]:
     if m and 30 <= (cn_number(m.group("n")) or 0) <= 100_000:
         out["max_price"] = cn_number(m.group("n"))
         text = _blank(text, m)
-    for finder in (total_budget, price_range, longest_ride, arrive_after):
+    for finder in (total_budget, price_range, longest_ride, arrive_after, arrive_by_period):
         said, text = finder(text, english)
         out.update(said)
     if english:

@@ -49,7 +49,8 @@ def _normalise(text: str, gaz: Gazetteer) -> str:
 def _clauses(text: str) -> list[tuple[str, bool]]:
     """(clause, is a question) pieces of an utterance, in order."""
     english = _is_english(text)
-    text = re.sub(r"(?i)\b(between\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\s+and\s+", r"\1 to ", text)  # one window
+    # one window or one price range: between 2 and 5 pm / between 300 and 500
+    text = re.sub(r"(?i)\b(between\s+[¥$]?\d{1,5}(?::\d\d)?\s*(?:am|pm|yuan|rmb)?)\s+and\s+", r"\1 to ", text)
     # me and my wife / my husband and I: who travels, no second clause
     text = re.sub(r"(?i)\b(me|i|my [a-z]+)\s+and\s+(my [a-z]+|i|me)\b", r"\1 & \2", text)
     marked = CONNECTIVES.sub(lambda m: "|" + m.group(0).strip() + (" " if m.group(0).endswith(" ") else ""), text)
