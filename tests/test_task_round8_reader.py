@@ -440,3 +440,14 @@ def test_two_options_both_too_early_ask_for_later_ones(gaz):
 )
 def test_an_option_refused_by_its_number_is_not_chosen(gaz, text, acts):
     assert read(gaz, text, FLIGHTS_TO_CHOOSE) == acts
+
+
+def test_a_clock_time_without_am_pm_picks_the_afternoon_one_listed(gaz):
+    context = {**FLIGHTS_TO_CHOOSE, "offers": [*FLIGHTS_TO_CHOOSE["offers"], {"code": "CA1705", "dep_time": "15:20"}]}
+    assert read(gaz, "the 3:20 one please", context) == [("select", {"dep_time": "15:20"})]
+
+
+def test_a_district_in_pinyin_with_an_apostrophe(gaz):
+    context = {**HOTELS_TO_CHOOSE, "state": {"domain": "hotel", "city": "上海"}}
+    context["offers"] = [{"name": "全季酒店(静安店)", "price": 430, "district": "静安"}, HOTELS_TO_CHOOSE["offers"][0]]
+    assert read(gaz, "the one in Jing'an", context) == [("select", {"district": "静安"})]

@@ -219,10 +219,12 @@ def _reference(text: str, ctx: Context, gaz: Gazetteer, english: bool, asking: s
     if feature:
         ref["feature"] = feature
     if not ref.get("code") and not CLOCK_RANGE.search(text):  # (下午3点到6点 is a window, no offer's time)
-        m = re.search(r"(\d{1,2})[:：](\d{2})", text)
+        m = re.search(r"(\d{1,2})[:：](\d{2})\s*(am|pm)?", text, re.I)
         clock = None
         if m:
-            clock = f"{int(m.group(1)):02d}:{m.group(2)}"
+            pm = (m.group(3) or "").lower() == "pm" and int(m.group(1)) < 12
+            clock = f"{int(m.group(1)) + (12 if pm else 0):02d}:{m.group(2)}"
+            clock = _listed_time(clock, ctx, None, pm_too=m.group(3) is None)  # the 2:30 one: the 14:30 listed
         else:
             m = re.search(
                 rf"(凌晨|早上|上午|中午|下午|傍晚|晚上)?\s*({NUM})\s*点\s*(半|一刻|三刻|({NUM})\s*分?)?(多|左右)?"

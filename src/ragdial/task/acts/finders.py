@@ -81,7 +81,7 @@ def _district_of(text: str, gaz: Gazetteer, city: str | None) -> str | None:
         for pattern in BRANDS_EN:  # (Jin Jiang Inn is a brand, not the Jinjiang district)
             lower = re.sub(rf"\b{pattern}\b", " ", lower)
         for name in sorted(gaz.districts, key=len, reverse=True):
-            sound = r"\s?".join(NAME_SOUNDS.get(c) or _char_pinyin(c) for c in name)
+            sound = r"['\s-]?".join(NAME_SOUNDS.get(c) or _char_pinyin(c) for c in name)  # (Jing'an)
             if re.search(rf"\b{sound}\b", lower):
                 return name
     return None
