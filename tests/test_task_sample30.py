@@ -2,7 +2,7 @@
 no test said: the act model's "bookings made" feature; an act only the model found, filled from the turn's context;
 "Train" capitalised in an English question about a booking; an airline no listed flight has, said while choosing;
 a class not listed said with the offer's ordinal; the change question asked again when a change is not understood;
-"两间" alone starting a hotel request; a day of the month this month lacks read as next month's; the simulated user
+"两间" alone starting a hotel request; a hotel cancelled with a departure city (a cancellation, then a new trip); a day of the month this month lacks read as next month's; the simulated user
 restating its change when the system cannot help. Hand-written turns over the small seeded travel database."""
 
 from __future__ import annotations
@@ -119,3 +119,12 @@ def test_the_simulated_user_restates_its_change_when_the_system_cannot_help():
     # not understood, with a question the change could answer: the change is said again, the question left
     again = user.react("抱歉，这个我帮不上忙。请问您哪天出发？")
     assert (again, user.last_kind, user.restated) == ("帮我升成商务舱吧，还是这班", "change", 1)
+
+
+def test_a_hotel_cancelled_with_a_departure_city_is_a_cancellation_then_a_new_trip(branch):
+    hotel = "帮我订明天上海的酒店"  # lists 如家快捷酒店(上海徐汇店) first (seed 7)
+    *_, booked, turn = talk(branch, hotel, "第一个", "确认", "把酒店退了，我明天从南京出发")
+    assert booked.booked and "订单号1" in booked.reply
+    # another city said: not this stay changed (把汉庭退了，换成亚朵 would be), but the booking cancelled first
+    assert turn.acts == ["cancel_booking", "inform"] and turn.state["open"] == "confirm_cancel", turn.reply
+    assert "您要取消的是：订单号1" in turn.reply and "确认取消吗" in turn.reply, turn.reply
