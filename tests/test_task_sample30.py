@@ -2,8 +2,9 @@
 no test said: the act model's "bookings made" feature; an act only the model found, filled from the turn's context;
 "Train" capitalised in an English question about a booking; an airline no listed flight has, said while choosing;
 a class not listed said with the offer's ordinal; the change question asked again when a change is not understood;
-"两间" alone starting a hotel request; a hotel cancelled with a departure city (a cancellation, then a new trip); a day of the month this month lacks read as next month's; the simulated user
-restating its change when the system cannot help. Hand-written turns over the small seeded travel database."""
+"两间" alone starting a hotel request; a hotel cancelled with a departure city (a cancellation, then a new trip); a
+day this month lacks read as next month's; the simulated user restating its change when the system cannot help.
+Hand-written turns over the small seeded travel database."""
 
 from __future__ import annotations
 
