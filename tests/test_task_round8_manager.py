@@ -358,3 +358,20 @@ def test_where_an_offer_leaves_from_is_said_in_words(branch):
         branch, "trains from Beijing to Shanghai the day after tomorrow", "where does the second one leave from?"
     )
     assert "G5281 leaves from Beijing South Station" in turn.reply and "dep_place" not in turn.reply, turn.reply
+
+
+def test_that_one_with_a_new_condition_is_no_question_which_one(branch):
+    given(
+        branch,
+        {
+            "上海飞北京": [Act("inform", AIR)],
+            "那个落首都的不行，要落大兴的": [
+                Act("select", {"ref": "this"}),
+                Act("modify", {"not_arr_place": ["首都机场"], "arr_place": "大兴机场"}),
+            ],
+        },
+    )
+    listed, turn = talk(branch, "上海飞北京", "那个落首都的不行，要落大兴的")
+    assert "ZH1189" in listed.reply, listed.reply
+    assert "哪一个？" not in turn.reply.split("\n")[0] and "首都机场" not in turn.reply, turn.reply
+    assert _pending(branch, turn)["flight_no"] == "HU9746", turn.reply

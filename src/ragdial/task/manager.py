@@ -810,6 +810,8 @@ class TaskBranch(BookingActs, NoMatch):
         if not found and named and set(act.slots) == set(named) and state["open"] == "choose_offer":
             self._update(state, named, turn, modify=True)  # 那维也纳呢 (not listed): searched for, not refused
             return
+        if len(found) != 1 and act.slots == {"ref": "this"} and any(a.act in ("inform", "modify") for a in rest):
+            return  # "No, that one arrives at Hankou … I need one to Wuhan Station": what is said next decides
         if len(found) != 1:
             zh = lang == "zh"
             if found:
