@@ -144,3 +144,57 @@ def test_the_transfer_reranker_tries_no_relative_cut_among_its_cuts(monkeypatch)
     assert tried == [(0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)] and model.relative in tried[0]
     transfer.train(retriever, examples, rounds=3, folds=2, widen=False, relative_cut=False)
     assert tried[1] == (0.0,)
+
+
+def _film_examples(first_turn):
+    """Questions on four film triples of our own, each example its own dialog id, opened by ``first_turn(item)``."""
+    from ragdial.datasets import kdconv
+    from ragdial.schema import Example
+
+    film = [
+        kdconv.triple(name, attribute, value)
+        for name, values in (("山城", ("2001年", "林一")), ("海港", ("1998年", "王二")))
+        for attribute, value in zip(("上映时间", "导演"), values, strict=True)
+    ]
+    asks = {"上映时间": "{e}是哪年上映的？", "导演": "{e}的导演是谁？"}
+    examples = [
+        Example(
+            f"{item.id}:{n}",
+            f"{item.id}:{n}",
+            2,
+            [
+                Turn(Speaker.USER, first_turn(item)),
+                Turn(Speaker.SYSTEM, "好的"),
+                Turn(Speaker.USER, asks[item.fields["attribute"]].format(e=item.fields["entity"]) + "！" * n),
+            ],
+            True,
+            [item.id],
+        )
+        for n in range(3)
+        for item in film
+    ]
+    return film, examples
+
+
+def test_triple_folds_keep_the_turns_of_one_conversation_together_whatever_their_ids():
+    from ragdial.retrieval import triples
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    # 12 turns with 12 ids, but two conversations by their first turn: two folds used, not five
+    film, examples = _film_examples(lambda item: f"聊聊{item.fields['entity']}吧")
+    retriever = HybridRetriever(KnowledgeBase(film), RetrieverConfig(fusion="rrf", encoder="hash"))
+    info = triples.train(retriever, examples, rounds=4, folds=5).info
+    assert (info["queries"], info["groups"]) == (12, 2)
+
+
+def test_a_triple_reranker_of_one_conversation_takes_its_cut_from_in_sample_predictions():
+    from ragdial.retrieval import triples
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    film, examples = _film_examples(lambda item: "聊聊电影吧")  # one conversation: no fold to hold out
+    retriever = HybridRetriever(KnowledgeBase(film), RetrieverConfig(fusion="rrf", encoder="hash"))
+    model = triples.train(retriever, examples, rounds=4, folds=5)
+    assert model.info["groups"] == 1
+    assert (model.threshold, model.relative) == (pytest.approx(0.5), 0.0)
