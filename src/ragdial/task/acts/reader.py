@@ -9,7 +9,7 @@ from ragdial.jsontypes import JSONDict
 from ragdial.task.acts.aside import ASIDE, _booking_domain, _has_constraints, _says_else
 from ragdial.task.acts.booked import _cancel_slots, _change_slots, nights_to_check_out
 from ragdial.task.acts.changes import plain_changes
-from ragdial.task.acts.choice import _reference, up_front_choice
+from ragdial.task.acts.choice import COMMENTS, _reference, up_front_choice
 from ragdial.task.acts.classify import _classify, _hotelish
 from ragdial.task.acts.constraints import (
     BARE_WEEKDAY,
@@ -217,6 +217,10 @@ def _understand(text: str, context: Context | JSONDict | None, gaz: Gazetteer, t
         if _corrects(clause.text, clauses[i - 1].text if i else ""):
             for act in acts[starts[i] : starts[i + 1]]:
                 act.corrects = True
+    if any(a.act == "confirm" for a in acts):  # 出发时间有点早，不过行，就订它: a remark on the time, then a yes
+        acts = [
+            a for a in acts if not ("relative" in a.slots and any(re.search(p, a.clause, re.I) for p, _k in COMMENTS))
+        ]
     if any(a.act == "modify" and "relative" in a.slots for a in acts) and any(
         a.act in ("inform", "modify") and "relative" not in a.slots and {"max_price", "min_price"} & set(a.slots)
         for a in acts
