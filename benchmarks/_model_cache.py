@@ -1,4 +1,4 @@
-"""Trained rerankers kept between benchmark runs (``zero_shot.py kdconv --model-cache DIR``).
+"""Trained detectors and rerankers kept between benchmark runs (``zero_shot.py kdconv --model-cache DIR``).
 
 A model is stored under a key made of what it was trained on (the examples' ids, gold ids and last turns), the
 options its trainer was called with and the source of the modules that compute its features, so a run with other
@@ -20,7 +20,7 @@ from ragdial.schema import Example
 
 
 class Saved(Protocol):
-    def save(self, directory: str | Path) -> Path: ...
+    def save(self, directory: str | Path, /) -> Path: ...
 
 
 M = TypeVar("M", bound=Saved)

@@ -58,8 +58,9 @@ from ragdial.retrieval import precedent, rerank, transfer, triples, tuned
 from ragdial.retrieval.config import RetrieverConfig
 from ragdial.retrieval.hybrid import HybridRetriever
 from ragdial.schema import Example, KnowledgeBase
-from ragdial.understanding import turn_detector
+from ragdial.understanding import knowledge_cues, tasks, turn_detector
 from ragdial.understanding.kb_calibration import fit_reference, kb_threshold
+from ragdial.understanding.model import TextClassifier
 from ragdial.understanding.tasks import zero_shot_detector
 
 DEPTH = 20
@@ -351,7 +352,7 @@ def kdconv_rows(
     """Train on the other two KdConv domains, evaluate ``target``: challenge score per selection system (triple
     P/R/F1 averaged over turns as the organisers do; ``pooled score``: the same with pooled counts, sessions 3-6).
     With ``encoder``, the speak-rule row again with a triple reranker reading that sentence encoder. With ``cache``
-    (a folder), the rerankers trained by an earlier run on the same data and code are read from it, not retrained."""
+    (a folder), the detector and rerankers trained by an earlier run on the same data and code are read from it."""
     from ragdial.generation.base import GenerationRequest
     from ragdial.generation.template import TemplateGenerator
     from ragdial.metrics.challenges.kdsd import score_kdsd
@@ -364,8 +365,13 @@ def kdconv_rows(
     test = dataset.examples
     print(f"== KdConv -> {target}: train {len(train)} system turns, test {len(test)}", flush=True)
     started = time.perf_counter()
-    detector = zero_shot_detector(list(train_kb)).fit(  # a Chinese KB: C 1, no <sys> mask (ZERO_SHOT_DEFAULTS)
-        [e.context for e in train], [bool(e.needs_knowledge) for e in train]
+    labels = [bool(e.needs_knowledge) for e in train]
+    detector, _ = cached(  # a Chinese KB: C 1, no <sys> mask (ZERO_SHOT_DEFAULTS)
+        cache,
+        f"{target}-detector",
+        fingerprint(train, [target, "zero-shot detector", labels], [tasks, knowledge_cues]),
+        lambda: zero_shot_detector(list(train_kb)).fit([e.context for e in train], labels),
+        TextClassifier.load,
     )
     detector.set_knowledge(list(dataset.kb))
     detected = [bool(d) for d in detector.predict([e.context for e in test])]
@@ -584,7 +590,7 @@ def main() -> None:
     parser.add_argument(
         "--model-cache",
         type=Path,
-        help="kdconv: keep the trained rerankers in this folder and reuse them on a run with the same data and code",
+        help="kdconv: keep the trained detector and rerankers here and reuse them on a run with the same data and code",
     )
     args = parser.parse_args()
     if args.protocol == "kdconv":

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from ragdial.schema import Example, Speaker, Turn
@@ -92,3 +93,34 @@ def test_the_key_changes_with_the_data_the_options_and_the_code(cache_module: Mo
     assert key == cache_module.fingerprint(examples, ["film"], [edited])  # same source text
     module_b.write_text("X = 2\n")
     assert key != cache_module.fingerprint(examples, ["film"], [edited])
+
+
+def test_a_zero_shot_detector_is_read_back_with_the_same_probabilities(
+    cache_module: ModuleType, tmp_path: Path
+) -> None:
+    from ragdial.understanding.model import TextClassifier
+    from ragdial.understanding.tasks import zero_shot_detector
+
+    kb = ["白云寺 门票 20元", "白云寺 开放时间 8:00-17:00", "白云寺 地址 山顶路1号"]
+    said = [
+        ("白云寺的门票多少钱？", True),
+        ("白云寺几点开门？", True),
+        ("白云寺在哪里？", True),
+        ("谢谢你，再见。", False),
+        ("好的，我知道了。", False),
+        ("哈哈，真有意思。", False),
+    ]
+    contexts = [[Turn(Speaker.USER, text)] for text, _ in said]
+    labels = [label for _, label in said]
+
+    def train() -> TextClassifier:
+        return zero_shot_detector(kb, encoder="hash").fit(contexts, labels)
+
+    fresh, reused = cache_module.cached(tmp_path, "travel-detector", "k", train, TextClassifier.load)
+    again, reused_again = cache_module.cached(tmp_path, "travel-detector", "k", train, TextClassifier.load)
+    assert (reused, reused_again) == (False, True)
+    assert not list(tmp_path.glob("*.partial"))
+    asked = [[Turn(Speaker.USER, "白云寺的门票贵吗？")], [Turn(Speaker.USER, "好的，谢谢。")]]
+    for model in (fresh, again):
+        model.set_knowledge(kb)
+    assert np.allclose(again.probabilities(asked), fresh.probabilities(asked), atol=1e-5)
