@@ -39,3 +39,4 @@ def test_the_held_out_f1_is_kept_to_four_decimals():
     model = tuned.train(retriever, examples, base, refit=lambda part: base, negatives=2, new_scorer=AspectScorer)
     # the two reviews on the asked aspect are chosen for each of the 6 questions: 12 chosen, all right, of 13 gold
     assert model.info["held_out_f1"] == round(2 * 12 / (12 + 13), 4) == 0.96
+    assert model.info["negatives"] == 2  # (how it was trained, kept)

@@ -1,0 +1,51 @@
+"""Retrieval behaviours from the survivors of the fresh seed-33 sample (docs/testing.md, "Session 10"): the triple
+columns' gap to the best attribute cosine, a precedent's F1, and a saved reranker whose training summary is not an
+object, named by its file. Small hand-written inputs, data absent."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from ragdial.errors import RagdialError
+from ragdial.retrieval.rerank import FEATURES, META_FILE, MODEL_FILE, Reranker
+from ragdial.schema import Knowledge, SourceKind
+
+
+def test_the_attribute_gap_column_is_the_best_attribute_cosine_minus_each():
+    from ragdial.retrieval.triples import ENCODER_FEATURES, encoder_features
+
+    items = [
+        Knowledge(f"t:{a}", f"山城 {a} {v}", SourceKind.KG_TRIPLE, {"entity": "山城", "attribute": a, "value": v})
+        for a, v in (("导演", "林一"), ("上映时间", "2001年"), ("主演", "王二"))
+    ]
+    x = encoder_features("hash", "山城的导演是谁？", items)
+    assert len(ENCODER_FEATURES) == 5 and np.isfinite(x).all()
+    assert x[:, 4] == pytest.approx(x[:, 3].max() - x[:, 3])
+    assert x[:, 1] == pytest.approx(x[:, 0].max() - x[:, 0])
+
+
+def test_a_precedents_f1_against_the_gold_set():
+    from ragdial.retrieval.precedent import _f1
+
+    assert _f1(["a", "b"], ["a"]) == pytest.approx(2 / 3)
+    assert _f1(["a", "b"], ["a", "b", "c", "d"]) == pytest.approx(2 / 3)
+    assert _f1(["a"], ["b"]) == 0.0
+
+
+def test_a_saved_reranker_whose_info_is_not_an_object_is_named_by_its_file(tmp_path):
+    import lightgbm
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, len(FEATURES)))
+    data = lightgbm.Dataset(x, (x[:, 0] > 0).astype(int))
+    booster = lightgbm.train({"objective": "binary", "verbose": -1, "num_threads": 1}, data, num_boost_round=2)
+    booster.save_model(str(tmp_path / MODEL_FILE))
+    meta = {"features": list(FEATURES), "threshold": 0.5, "max_select": 3, "depth": 10, "info": [1]}
+    (tmp_path / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    message = f"{tmp_path / META_FILE}: field 'info' must be a JSON object, got list"
+    with pytest.raises(RagdialError, match=re.escape(message)):
+        Reranker.load(tmp_path)
