@@ -8,7 +8,7 @@ choice. Each turn is seen as the pipeline sees it, with the earlier system turns
 (teacher forcing), through the same ``KnowledgeBranch.analyse`` the pipeline uses. Deterministic: the same data
 gives the same file.
 
-    PYTHONPATH=src python benchmarks/train_answer_model.py --splits train,dev
+    PYTHONPATH=src python benchmarks/train_answer_model.py    # = --splits train,dev,test,test2,test3 (the pool)
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--splits",
-        default="train,dev",
+        default=",".join(TUNING),
         help=f"comma-separated tuning splits ({', '.join(TUNING)}; never {', '.join(LOCKED_SPLITS)})",
     )
     parser.add_argument(

@@ -214,6 +214,12 @@ CANDIDATE_FEATURES = (
     "head_cover_turn",
     "head_cover_dialog",
     "refer_x_head_uncovered",
+    "cited_recency",
+    "same_type_as_last",
+    "same_source_as_last",
+    "number_in_name",
+    "number_cover",
+    "named_in_cited",
 )
 
 
@@ -282,6 +288,13 @@ def candidate_features(
     refers = bool(_ACTS["refer"].search(text))
     catalogue = catalogue or {}
     said = set(terms(text)) if terms is not None else set()
+    recency = _cited_recency(view.cited)
+    by_id = {item.id: item for item in items}
+    last_item = by_id.get(last[0]) if last else None
+    last_type = types.get(item_name(last_item).lower(), "") if last_item is not None else ""
+    last_source = source_of(last_item) if last_item is not None else ""
+    numbers_said = set(_NUMBER.findall(text))
+    cited_text = " ".join(by_id[i].text for i in last if i in by_id).lower()
     context = said | set(terms(" ".join([*view.previous[-2:], *cited_names]))) if terms is not None else set()
     for j, item in enumerate(items):
         source = source_of(item)
@@ -337,9 +350,36 @@ def candidate_features(
             "catalogue_lex": lexical(text, product) if product is not None else 0.0,
             "catalogue_dense": dense(text, [product])[0] if product is not None and dense is not None else 0.0,
             **_head_covers(item, terms, said, context, refers),
+            "cited_recency": recency.get(item.id, 0.0),
+            "same_type_as_last": float(bool(kind) and kind == last_type and item.id not in last),
+            "same_source_as_last": float(source == last_source),
+            "number_in_name": float(source != FAQ and bool(numbers_said & set(_NUMBER.findall(name)))),
+            "number_cover": _number_cover(numbers_said, item.text),
+            # "how much is that one?" after an FAQ naming a product, "does it come with a router?" after the
+            # user's record naming their broadband: the item the last reply's items speak of
+            "named_in_cited": float(bool(name) and source != FAQ and item.id not in last and name in cited_text),
         }
         rows[j] = [values[k] for k in CANDIDATE_FEATURES]
     return Candidates(tuple(items), np.round(rows, 9), unknown)
+
+
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
+
+
+def _number_cover(numbers: set[str], text: str) -> float:
+    """Share of the numbers the turn says that the item's text has (0 when the turn says none)."""
+    if not numbers:
+        return 0.0
+    return len(numbers & set(_NUMBER.findall(text))) / len(numbers)
+
+
+def _cited_recency(cited: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Item id → 1 / k for the item cited k system turns back (1: by the last reply; the latest citation counts)."""
+    recency: dict[str, float] = {}
+    for k, ids in enumerate(reversed(cited), start=1):
+        for item_id in ids:
+            recency.setdefault(item_id, 1.0 / k)
+    return recency
 
 
 def item_head(item: Knowledge) -> str:
@@ -436,6 +476,7 @@ def turn_numbers(view: TurnView, candidates: Candidates) -> dict[str, float]:
         "guest": float(view.guest),
         "question": float(bool(re.search(r"[?？吗呢]\s*$", view.text))),
         "first_turn": float(not view.previous),
+        "numbers_said": float(bool(_NUMBER.search(view.text))),
         "unknown": candidates.unknown,
         **dialog_acts(view.text),
     }
@@ -476,6 +517,7 @@ def ranked_numbers(candidates: Candidates, scores: np.ndarray) -> dict[str, floa
     numbers["top_asked"] = float(candidates.column("asked_attribute")[top])
     numbers["top_named"] = float(candidates.column("named_turn")[top] or candidates.column("named_prev")[top])
     numbers["top_head_cover"] = float(candidates.column("head_cover_dialog")[top])
+    numbers["top_number_cover"] = float(candidates.column("number_cover")[top])
     sources = [source_of(item) for item in candidates.items]
     for source in SOURCES:
         numbers[f"top_is_{source}"] = float(sources[top] == source)

@@ -10,8 +10,8 @@
 
 Weights are plain JSON (a few hundred kB), trained deterministically by :func:`fit_answer_model` on labelled
 conversations (``benchmarks/train_answer_model.py`` writes the packaged ``resources/answer_model.json`` from the
-train and dev conversations of the demo set); the regularisation of each head is chosen by grouped
-cross-validation.
+pooled tuning conversations of the demo sets: train, dev and the retired test, test2, test3); the regularisation
+of each head is chosen by grouped cross-validation.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ POLICY_NUMBERS = (
     "top_asked",
     "top_named",
     "top_head_cover",
+    "numbers_said",
+    "top_number_cover",
     *(f"top_is_{s}" for s in SOURCES),
     *(f"best_{s}" for s in SOURCES),
     *(f"route_{s}" for s in SOURCES),
@@ -310,7 +312,9 @@ def policy_numbers(
     numbers: Mapping[str, float], route: Mapping[str, float], ranked: Mapping[str, float]
 ) -> dict[str, float]:
     """The policy head's numbers: the turn's, the route probabilities and the ranking's."""
-    out = {k: numbers.get(k, 0.0) for k in ("unknown", "short", "guest", "question", "first_turn", *ACTS)}
+    out = {
+        k: numbers.get(k, 0.0) for k in ("unknown", "short", "guest", "question", "first_turn", "numbers_said", *ACTS)
+    }
     out.update(ranked)
     for source in SOURCES:
         out[f"route_{source}"] = route.get(source, 0.0)
