@@ -316,15 +316,27 @@ def _aux_cosine(
 
 
 def reranker_input(
-    retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores, depth: int, aux: str | None = None
+    retriever: KnowledgePool,
+    context: Sequence[Turn],
+    scores: CandidateScores,
+    depth: int,
+    aux: str | None = None,
+    prototype: bool = False,
 ) -> np.ndarray:
-    """The candidates the model scores: the ``depth`` best by the fused score or, with a second encoder, by the
-    reciprocal-rank fusion of the fused score and that encoder's cosine to the last user turn (its aspect matching
-    brings up items the first stage ranks low)."""
-    order_by = scores.fused
+    """The candidates the model scores: the ``depth`` best by the fused score or, with a second encoder and/or the
+    aspect prototype, by the reciprocal-rank fusion of the fused score, that encoder's cosine to the last user turn
+    and the candidates' cosine to the prototype (aspect matching brings up items the first stage ranks low: gold
+    items in the 50 best, DSTC11 LODO dev, 0.837 -> 0.866 on restaurants and 0.885 -> 0.928 on hotels with the
+    prototype)."""
+    columns = [scores.fused]
     found = _aux_cosine(retriever, context, scores.indices, aux) if aux else None
     if found is not None:
-        order_by = rrf([scores.fused, found[1]])
+        columns.append(found[1])
+    if prototype:
+        proto = prototype_features(retriever, context, scores)[:, 0]
+        if proto.any():
+            columns.append(proto)
+    order_by = rrf(columns) if len(columns) > 1 else scores.fused
     return np.argsort(-order_by, kind="stable")[:depth]
 
 
@@ -530,7 +542,7 @@ class TransferReranker:
 
     def probabilities(self, retriever: KnowledgePool, context: Sequence[Turn], scores: CandidateScores):
         """(indices of the ``depth`` best fused candidates, the model's probability for each)."""
-        top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder)
+        top = reranker_input(retriever, context, scores, self.depth, self.aux_encoder, self.prototype)
         sub = subset_scores(scores, top)
         return top, self.booster.predict(features(retriever, context, sub, self.aux_encoder, self.prototype))
 
@@ -622,7 +634,7 @@ def _rows(
         scores = retriever.score(example.context, example.dialog_id)
         if len(scores.indices) == 0:
             continue
-        top = reranker_input(retriever, example.context, scores, depth, aux)
+        top = reranker_input(retriever, example.context, scores, depth, aux, prototype)
         sub = subset_scores(scores, top)
         ids = [retriever.items[int(i)].id for i in sub.indices]
         xs.append(features(retriever, example.context, sub, aux, prototype))
