@@ -452,3 +452,35 @@ def test_the_aspect_prototype_is_read_off_other_entities_items(tmp_path):
     (tmp_path / "proto" / "transfer.json").write_text(json.dumps(meta))
     with pytest.raises(RagdialError, match="field 'prototype' must be true or false"):
         transfer.TransferReranker.load(tmp_path / "proto")
+
+
+def test_the_aspect_prototype_brings_a_low_fused_answer_into_the_reranker_input():
+    """With ``prototype`` the reranker's input is the reciprocal-rank fusion of the fused score and the prototype
+    cosine: the sentence answering the question, last by the fused score, enters a 2-deep input."""
+    from dataclasses import replace
+
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.retrieval.rerank import subset_scores
+    from ragdial.schema import KnowledgeBase
+
+    more = [
+        review("s:3", "The lobby had old carpets.", "Sunrise Lodge"),
+        review("h:3", "Quiet street, no noise at night.", "Blue Harbor Inn"),
+        review("g:2", "No noise and a quiet night.", "Green Park Hotel"),
+    ]
+    kb = KnowledgeBase([*REVIEW_KB, *more])
+    retriever = HybridRetriever(kb, RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [user("Is Sunrise Lodge quiet at night?")]
+    scores = retriever.score(context)
+    own = np.array([i for i, s in enumerate(scores.indices) if retriever.items[int(s)].id.startswith("s:")])
+    sub = subset_scores(scores, own)
+    ids = [retriever.items[int(i)].id for i in sub.indices]
+    fused = {"s:1": 0.1, "s:2": 0.9, "s:3": 0.5}  # the answer (s:1) last
+    sub = replace(sub, fused=np.array([fused[i] for i in ids], dtype=np.float32))
+    proto = transfer.prototype_features(retriever, context, sub)[:, 0]
+    assert ids[int(np.argmax(proto))] == "s:1"
+    plain = [ids[i] for i in transfer.reranker_input(retriever, context, sub, 2)]
+    with_proto = [ids[i] for i in transfer.reranker_input(retriever, context, sub, 2, prototype=True)]
+    assert plain == ["s:2", "s:3"] and sorted(with_proto) == ["s:1", "s:2"]
