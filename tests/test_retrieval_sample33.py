@@ -49,3 +49,28 @@ def test_a_saved_reranker_whose_info_is_not_an_object_is_named_by_its_file(tmp_p
     message = f"{tmp_path / META_FILE}: field 'info' must be a JSON object, got list"
     with pytest.raises(RagdialError, match=re.escape(message)):
         Reranker.load(tmp_path)
+
+
+class OneProbability:
+    """Stands in for LightGBM: the same probability for every candidate."""
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return np.full(len(rows), self.p)
+
+
+def test_the_transfer_reranker_scores_a_lone_candidate_with_the_model():
+    from ragdial.retrieval import transfer
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase, Speaker, Turn
+
+    kb = KnowledgeBase([Knowledge("b:1", "Every rental comes with a free helmet.", SourceKind.FAQ, {})])
+    retriever = HybridRetriever(kb, RetrieverConfig(fusion="rrf", encoder="hash"))
+    context = [Turn(Speaker.USER, "Do you rent helmets with the bikes?")]
+    scores = retriever.score(context)
+    assert len(scores.indices) == 1
+    sure = transfer.TransferReranker(OneProbability(0.8), fallback=0.4)
+    assert sure.predict(retriever, context, scores).tolist() == pytest.approx([0.8])
