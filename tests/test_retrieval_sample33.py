@@ -74,3 +74,21 @@ def test_the_transfer_reranker_scores_a_lone_candidate_with_the_model():
     assert len(scores.indices) == 1
     sure = transfer.TransferReranker(OneProbability(0.8), fallback=0.4)
     assert sure.predict(retriever, context, scores).tolist() == pytest.approx([0.8])
+
+
+def test_an_entity_without_items_has_no_positions_and_they_still_index():
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.hybrid import HybridRetriever
+    from ragdial.schema import KnowledgeBase
+
+    kb = KnowledgeBase(
+        [Knowledge(f"g:{i}", text, SourceKind.FAQ, {"entity": "Gardenia"}) for i, text in enumerate(("a", "b"))]
+    )
+    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None))
+    assert retriever.entity_items("Gardenia").tolist() == [0, 1]
+    none = retriever.entity_items("Nowhere Lodge")
+    assert none.dtype == np.int64 and len(none) == 0
+    assert [retriever.items[int(i)].id for i in np.concatenate([none, retriever.entity_items("Gardenia")])] == [
+        "g:0",
+        "g:1",
+    ]
