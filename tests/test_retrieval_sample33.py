@@ -1,6 +1,7 @@
 """Retrieval behaviours from the survivors of the fresh seed-33 sample (docs/testing.md, "Session 10"): the triple
-columns' gap to the best attribute cosine, a precedent's F1, and a saved reranker whose training summary is not an
-object, named by its file. Small hand-written inputs, data absent."""
+columns' gap to the best attribute cosine, a precedent's F1, a saved reranker whose training summary is not an
+object named by its file, a lone candidate scored by the transfer model, and an entity without items having no
+positions (as integers that still index). Small hand-written inputs, data absent."""
 
 from __future__ import annotations
 
