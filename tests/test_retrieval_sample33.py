@@ -1,7 +1,7 @@
 """Retrieval behaviours from the survivors of the fresh seed-33 sample (docs/testing.md, "Session 10"): the triple
 columns' gap to the best attribute cosine, a precedent's F1, a saved reranker whose training summary is not an
-object named by its file, a lone candidate scored by the transfer model, and an entity without items having no
-positions (as integers that still index). Small hand-written inputs, data absent."""
+object named by its file, a lone candidate scored by the transfer model, a Milvus source filter (milvus-lite), and an
+entity without items having no positions (as integers that still index). Small hand-written inputs, data absent."""
 
 from __future__ import annotations
 
@@ -93,3 +93,27 @@ def test_an_entity_without_items_has_no_positions_and_they_still_index():
         "g:0",
         "g:1",
     ]
+
+
+def test_a_milvus_source_filter_keeps_only_those_sources_and_the_entity_scope(tmp_path):
+    from _retrieval_helpers import lite_or_skip
+
+    uri = lite_or_skip(str(tmp_path / "kb.db"))
+    from ragdial.retrieval.base import KnowledgeFilter
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.schema import KnowledgeBase, Speaker, Turn
+
+    kb = KnowledgeBase(
+        Knowledge(f"{kind.value}:{name}", f"{name} parking {text}", kind, {"entity": name})
+        for name in ("Gardenia", "Bloom")
+        for kind, text in ((SourceKind.FAQ, "costs five pounds"), (SourceKind.REVIEW, "was easy to find"))
+    )
+    lexical = MilvusRetriever(uri, "sources", RetrieverConfig(encoder=None, fusion="bm25"), language="en")
+    try:
+        lexical.build(kb)
+        context = [Turn(Speaker.USER, "Is there parking at the Gardenia?")]
+        reviews = lexical.retrieve(context, k=4, filter=KnowledgeFilter(sources=(SourceKind.REVIEW,))).ranked
+        assert [r.item.id for r in reviews] == ["review:Gardenia"]  # a review, and of the entity asked about
+    finally:
+        lexical.close()
