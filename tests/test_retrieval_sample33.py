@@ -1,7 +1,8 @@
 """Retrieval behaviours from the survivors of the fresh seed-33 sample (docs/testing.md, "Session 10"): the triple
 columns' gap to the best attribute cosine, a precedent's F1, a saved reranker whose training summary is not an
-object named by its file, a lone candidate scored by the transfer model, a Milvus source filter (milvus-lite), and an
-entity without items having no positions (as integers that still index). Small hand-written inputs, data absent."""
+object named by its file, a lone candidate scored by the transfer model, a Milvus source filter and a Milvus
+retriever opened before its collection existed (milvus-lite), and an entity without items having no positions (as
+integers that still index). Small hand-written inputs, data absent."""
 
 from __future__ import annotations
 
@@ -117,3 +118,24 @@ def test_a_milvus_source_filter_keeps_only_those_sources_and_the_entity_scope(tm
         assert [r.item.id for r in reviews] == ["review:Gardenia"]  # a review, and of the entity asked about
     finally:
         lexical.close()
+
+
+def test_a_milvus_retriever_opened_before_its_collection_was_built_searches_it_afterwards(tmp_path):
+    from _retrieval_helpers import lite_or_skip
+
+    uri = lite_or_skip(str(tmp_path / "kb.db"))
+    from ragdial.retrieval.config import RetrieverConfig
+    from ragdial.retrieval.milvus import MilvusRetriever
+    from ragdial.schema import KnowledgeBase, Speaker, Turn
+
+    config = RetrieverConfig(encoder=None, fusion="bm25")
+    early = MilvusRetriever(uri, "later", config, language="en")  # no collection yet
+    builder = MilvusRetriever(uri, "later", config, language="en")
+    try:
+        context = [Turn(Speaker.USER, "Is the Gardenia open late?")]
+        assert early.retrieve(context, k=2).ranked == []
+        builder.build(KnowledgeBase([Knowledge("g", "Gardenia is open late daily", SourceKind.FAQ, {})]))
+        assert [r.item.id for r in early.retrieve(context, k=2).ranked] == ["g"]
+    finally:
+        builder.close()
+        early.close()
