@@ -5,6 +5,8 @@ Stand-ins for the reranker and the scorer (no training), a small review KB of ou
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -46,28 +48,34 @@ class AspectScorer:
         return np.array([float(any(w in t.lower() for w in words)) for t in texts], dtype=np.float32)
 
 
-def test_the_held_out_choice_takes_the_smallest_weight_that_reaches_the_best_f1():
+def review_retriever() -> HybridRetriever:
+    """The hotels' reviews, each of its entity, searched lexically within the entity in focus."""
     kb = KnowledgeBase(
         Knowledge(f"{key}:{r}", text, SourceKind.REVIEW, {"domain": "hotel", "entity": HOTELS[key]})
         for key in HOTELS
         for r, text in REVIEWS.items()
     )
-    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=True))
-    examples = [
+    return HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=True))
+
+
+def asked_examples(extra: Callable[[str, str], list[str]] = lambda key, kind: []) -> list[Example]:
+    """One question per hotel and aspect; gold: its two reviews on the aspect (+ ``extra(key, kind)``)."""
+    return [
         Example(
             f"{key}{kind}",
             f"d-{key}{kind}",
             1,
             [Turn(Speaker.USER, text.format(name))],
             True,
-            [
-                f"{key}:{kind}1",
-                f"{key}:{kind}2",
-            ],
+            [f"{key}:{kind}1", f"{key}:{kind}2", *extra(key, kind)],
         )
         for key, name in HOTELS.items()
         for kind, text in ASKED.items()
     ]
+
+
+def test_the_held_out_choice_takes_the_smallest_weight_that_reaches_the_best_f1():
+    retriever, examples = review_retriever(), asked_examples()
     base = Flat()
     model = tuned.train(retriever, examples, base, refit=lambda part: base, negatives=2, new_scorer=AspectScorer)
     # weight 0 leaves every candidate tied at 0.5; from 0.25 on, the two reviews on the asked aspect lead

@@ -10,31 +10,12 @@ pytest.importorskip("torch", reason="tuning needs the torch extra")
 pytest.importorskip("transformers", reason="tuning needs the torch extra")
 
 from ragdial.retrieval import tuned
-from ragdial.retrieval.config import RetrieverConfig
-from ragdial.retrieval.hybrid import HybridRetriever
-from ragdial.schema import Example, Knowledge, KnowledgeBase, SourceKind, Speaker, Turn
-from test_tuned_sample30 import ASKED, HOTELS, REVIEWS, AspectScorer, Flat
+from test_tuned_sample30 import AspectScorer, Flat, asked_examples, review_retriever
 
 
 def test_the_held_out_f1_is_kept_to_four_decimals():
-    kb = KnowledgeBase(
-        Knowledge(f"{key}:{r}", text, SourceKind.REVIEW, {"domain": "hotel", "entity": HOTELS[key]})
-        for key in HOTELS
-        for r, text in REVIEWS.items()
-    )
-    retriever = HybridRetriever(kb, RetrieverConfig(encoder=None, entity_scope=True))
-    examples = [
-        Example(
-            f"{key}{kind}",
-            f"d-{key}{kind}",
-            1,
-            [Turn(Speaker.USER, text.format(name))],
-            True,
-            [f"{key}:{kind}1", f"{key}:{kind}2", *(["s:b1"] if (key, kind) == ("s", "q") else [])],
-        )
-        for key, name in HOTELS.items()
-        for kind, text in ASKED.items()
-    ]
+    retriever = review_retriever()
+    examples = asked_examples(lambda key, kind: ["s:b1"] if (key, kind) == ("s", "q") else [])
     base = Flat()
     model = tuned.train(retriever, examples, base, refit=lambda part: base, negatives=2, new_scorer=AspectScorer)
     # the two reviews on the asked aspect are chosen for each of the 6 questions: 12 chosen, all right, of 13 gold
