@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from ragdial.task.slots import cn_number, parse, parse_date
@@ -177,3 +179,17 @@ def test_noisy_next_week_and_noisy_business_class(gaz):
     assert parse("请帮我顶夏周五素周的酒店", gaz, TODAY).date == "2026-12-11"
     p = parse("榜卧丁12月6日郑州去厦焖的上务舱机票，2300袁以内", gaz, TODAY)
     assert p.seat_class == "商务舱" and p.period is None and p.max_price == 2300
+
+
+@pytest.mark.parametrize(
+    ("said", "today", "meant"),
+    [
+        ("改到20号吧", "2026-11-24", "2026-12-20"),  # already past this month: next month, not next year
+        ("3号那天走", "2026-12-20", "2027-01-03"),  # across the year end
+        ("就今天，24号", "2026-11-24", "2026-11-24"),
+        ("31号", "2026-11-24", "2026-12-31"),  # a day November lacks
+        ("30号", "2027-01-31", "2027-03-30"),  # February has no 30th
+    ],
+)
+def test_a_day_said_by_its_number_alone_is_the_next_one_to_come(said, today, meant):
+    assert parse_date(said, dt.date.fromisoformat(today)) == meant

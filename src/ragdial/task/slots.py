@@ -332,6 +332,21 @@ def _month_day(today: dt.date, month: int, day: int) -> dt.date | None:
     return None
 
 
+def _day_of_month_ahead(today: dt.date, day: int) -> dt.date | None:
+    """A day said by its number alone (20号): this month's if it is today or later, else the next month that has it
+    (20号 said on 11-24 is 12-20, not next November; 31号 in November is 12-31)."""
+    first = today.replace(day=1)
+    for _ in range(3):
+        try:
+            date = first.replace(day=day)
+        except ValueError:
+            date = None
+        if date is not None and date >= today:
+            return date
+        first = (first + dt.timedelta(days=32)).replace(day=1)
+    return None
+
+
 def _english_month_day(lower: str, today: dt.date) -> str | None:
     """A day said as month and day (December 11 / 11th of December) as ISO, "" for an impossible one, None when
     none is said."""
@@ -474,10 +489,7 @@ def parse_date(text: str, today: dt.date, english: bool = False, blocked: frozen
     if m:
         day = cn_number(m.group(1))
         if day and 1 <= day <= 31:
-            date = _month_day(today, today.month, day)
-            if date is None or date < today:
-                nxt = (today.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
-                date = _month_day(nxt, nxt.month, day)
+            date = _day_of_month_ahead(today, day)
             return date.isoformat() if date else None
     return None
 
