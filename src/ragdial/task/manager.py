@@ -147,10 +147,6 @@ GOING_THERE = re.compile(r"(想去|要去|去玩|去看|去逛|打算去|准备�
 RETURN_LEG = re.compile(r"(回程|返程|回来|返回|回去的|回来的|往回)")
 # going on to a further item after a yes (好的订吧，再帮我看看酒店 / 确认，然后… / 另外…)
 NEXT_ITEM = re.compile(r"(然后|另外|再帮|再给|再订|再看|再查|再来|还要|还想|还得|顺便|接着)")
-# a yes after a remark on the offer read back (有点早，不过行，就订它)
-YES_AFTER_ALL = re.compile(
-    r"((不过|但是|还是)(也)?(行|可以|没事)|就订(它|这个|这班|这趟)?吧?$|就订(它|这个|这班|这趟))"
-)
 # a turn asking rather than choosing (what time does the second one leave / 第二个几点到？)
 QUESTION = re.compile(
     r"(^\s*(what|when|where|which|how|does|do|is|are|can)\b|\?|？|吗|几点|什么时候|多久|多长时间|哪个站|哪里|在哪)",
@@ -332,7 +328,6 @@ class TaskBranch(BookingActs, NoMatch):
         acts = self._yes_with_a_change(state, acts, text)
         acts = self._aside_with_a_day(state, acts, text)
         acts = self._fewer_again(state, acts, text)
-        acts = self._comment_then_yes(state, acts, text)
         acts = self._refused_then_chosen(acts)
         acts = self._read_back_refused(state, acts)
         acts = self._asked_not_chosen(acts, text)
@@ -520,17 +515,6 @@ class TaskBranch(BookingActs, NoMatch):
             if named and acts[index + 1].act == "deny" and not any(a.act == "select" for a in acts[index + 1 :]):
                 return acts[:index] + acts[index + 1 :]
         return acts
-
-    @staticmethod
-    def _comment_then_yes(state: TaskState, acts: list[Act], text: str) -> list[Act]:
-        """出发时间有点早，不过行，就订它 at a read-back: a remark on the offer followed by a yes books it (the remark
-        asks for no later one)."""
-        relative = [a for a in acts if a.act == "modify" and "relative" in a.slots]
-        if state["open"] != "confirm_booking" or not relative or any(a.act == "confirm" for a in acts):
-            return acts
-        if not YES_AFTER_ALL.search(text) or any(a.act in ("select", "deny") for a in acts):
-            return acts
-        return [Act("confirm") if a is relative[0] else a for a in acts if a is relative[0] or a not in relative]
 
     @staticmethod
     def _refused_then_chosen(acts: list[Act]) -> list[Act]:
